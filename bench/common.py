@@ -1,0 +1,52 @@
+"""Shared by the benchmarks: a scratch database (embedded server by default, or the server of
+BF4PS_BENCH_DATABASE_URL), machine facts, and median helpers."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import tempfile
+from pathlib import Path
+
+import psutil
+import psycopg
+from psycopg import sql
+
+from bf4ps.db import embedded, migrate
+from bf4ps.db.connect import with_dbname
+
+
+def server_url() -> str:
+    external = os.environ.get("BF4PS_BENCH_DATABASE_URL")
+    if external:
+        return external
+    base = Path(os.environ.get("BF4PS_BENCH_DIR", Path(tempfile.gettempdir()) / "bf4ps-bench"))
+    base.mkdir(parents=True, exist_ok=True)
+    base.chmod(0o755)
+    return embedded.start(base / "pgdata")
+
+
+def fresh_database(name: str, *, migrated: bool = True) -> str:
+    admin = server_url()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+            sql.Identifier(name)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = with_dbname(admin, name)
+    if migrated:
+        import asyncio
+
+        asyncio.run(migrate.upgrade(url))
+    return url
+
+
+def machine() -> str:
+    load = os.getloadavg()
+    return (f"{platform.machine()} {psutil.cpu_count()} cores, "
+            f"{psutil.virtual_memory().total / 2**30:.0f} GiB, Python {platform.python_version()}, "
+            f"load {load[0]:.1f}/{load[1]:.1f}")
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")

@@ -1,0 +1,138 @@
+"""Fenced claim→start→finalize cycles per second (8 workers) at 10k and 1M soldiers, against
+pgqueuer's own queue manager at batch size 1 and 10 on the same server in the same run.
+
+usage: python bench/queue_cycle.py [--jobs 10000] [--runs 3] [--scales 10000,1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from datetime import timedelta
+from pathlib import Path
+from tempfile import mkdtemp
+
+from bench.common import fresh_database, machine, median
+from bf4ps.collector.identity import Wanted, register
+from bf4ps.db.connect import connection
+from bf4ps.domain import Lane
+from bf4ps.policy import Policy
+from bf4ps.queue import claim as qclaim
+from bf4ps.queue import finalize
+from bf4ps.queue.jobs import CollectorRef
+
+WORKERS = 8
+
+
+async def seed(url: str, soldiers: int, jobs: int) -> None:
+    async with connection(url) as conn:
+        await conn.execute(
+            "INSERT INTO soldiers (persona_id, platform, current_name) "
+            "SELECT g, 'pc', 'S' || g FROM generate_series(1, %s) g", [soldiers])
+        await conn.execute(
+            "INSERT INTO collection_state (soldier_id, resource) SELECT soldier_id, r "
+            "FROM soldiers, unnest(ARRAY['detailed','profile','weapons','vehicles']) r")
+        await conn.execute("VACUUM ANALYZE")
+
+
+async def add_jobs(url: str, soldiers: int, jobs: int) -> None:
+    async with connection(url) as conn:
+        await conn.execute(
+            "INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, "
+            "reason) SELECT soldier_id, 'detailed', 'background', 'bootstrap', now(), "
+            "'bootstrap' FROM soldiers WHERE soldier_id %% %s = 0 ORDER BY soldier_id "
+            "LIMIT %s", [max(1, soldiers // jobs), jobs])
+        await conn.execute("ANALYZE collection_jobs")
+
+
+async def worker(url: str, me: CollectorRef, policy: Policy) -> int:
+    done = 0
+    async with connection(url) as conn:
+        while True:
+            job = await qclaim.claim(conn, me, 60)
+            if job is None:
+                return done
+            async with conn.transaction():
+                await qclaim.start(conn, me, job, 60, job.claimed_at)
+            out = await finalize.succeed(conn, me, job, finalize.Attempt(200, 1), policy)
+            done += out.committed
+
+
+async def ours(url: str, soldiers: int, jobs: int) -> float:
+    await add_jobs(url, soldiers, jobs)
+    data_dir = Path(mkdtemp())
+    async with connection(url) as conn:
+        refs = [await register(conn, data_dir, Wanted(f"bench-{i}", "bench", Lane.BACKGROUND,
+                                                      f"eg-{i}", None, "bench"))
+                for i in range(WORKERS)]
+    t0 = time.perf_counter()
+    counts = await asyncio.gather(*(worker(url, r, Policy()) for r in refs))
+    elapsed = time.perf_counter() - t0
+    assert sum(counts) == jobs, (sum(counts), jobs)
+    return jobs / elapsed
+
+
+async def pgqueuer_rate(url: str, jobs: int, batch: int) -> float:
+    import psycopg
+    from pgqueuer import PsycopgDriver, QueueManager
+    from pgqueuer.queries import Queries
+    from pgqueuer.types import QueueExecutionMode
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        queries = Queries(PsycopgDriver(conn))
+        await queries.install()
+        for start in range(0, jobs, 1000):
+            n = min(1000, jobs - start)
+            await queries.enqueue(["noop"] * n, [None] * n, [0] * n)
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        qm = QueueManager(Queries(PsycopgDriver(conn)))
+
+        @qm.entrypoint("noop")
+        async def noop(job: object) -> None:
+            return None
+
+        t0 = time.perf_counter()
+        await qm.run(batch_size=batch, mode=QueueExecutionMode.drain,
+                     dequeue_timeout=timedelta(seconds=1))
+        return jobs / (time.perf_counter() - t0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--jobs", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--scales", default="10000,1000000")
+    args = ap.parse_args()
+    print(f"machine: {machine()}")
+    results: dict[str, float] = {}
+    for scale in (int(s) for s in args.scales.split(",")):
+        url = fresh_database(f"bench_queue_{scale}")
+        t0 = time.perf_counter()
+        asyncio.run(seed(url, scale, args.jobs))
+        print(f"seeded {scale:,} soldiers in {time.perf_counter() - t0:.1f} s")
+        rates = [asyncio.run(ours(url, scale, min(args.jobs, scale))) for _ in range(args.runs)]
+        results[f"bf4ps_{scale}"] = median(rates)
+        print(f"bf4ps fenced cycles/s at {scale:>9,} soldiers, {WORKERS} workers: "
+              f"{median(rates):8.0f}  (runs: {', '.join(f'{r:.0f}' for r in rates)})")
+    for batch in (1, 10):
+        rates = []
+        for run in range(args.runs):
+            url = fresh_database(f"bench_pgq_{batch}_{run}", migrated=False)
+            rates.append(asyncio.run(pgqueuer_rate(url, args.jobs, batch)))
+        results[f"pgqueuer_b{batch}"] = median(rates)
+        print(f"pgqueuer jobs/s, batch {batch:>2}:                      {median(rates):8.0f}  "
+              f"(runs: {', '.join(f'{r:.0f}' for r in rates)})")
+    scales = args.scales.split(",")
+    small = results.get(f"bf4ps_{scales[0]}")
+    large = results.get(f"bf4ps_{scales[-1]}") if len(scales) > 1 else None
+    if small and large:
+        print(f"ratio bf4ps 1M/10k: {large / small:.2f} (target ≥ 0.67, i.e. within 1.5×)")
+    if small:
+        print(f"ratio bf4ps/pgqueuer batch 10: {small / results['pgqueuer_b10']:.2f} "
+              "(target ≥ 1.0)")
+        print(f"ratio bf4ps/pgqueuer batch 1:  {small / results['pgqueuer_b1']:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""One response (or transport failure) -> one classified FetchResult.
+
+HTTP status first, then the body:
+
+==========================================  ===========  ====================================
+what                                        class        why
+==========================================  ===========  ====================================
+403, 429                                    THROTTLE     Battlelog/Akamai refusing our rate
+404, 410                                    NOT_FOUND    the URL (persona) does not exist
+other 4xx, 3xx (redirects are not followed) SERVER       not about the soldier; retryable
+5xx                                         SERVER
+2xx with an HTML body ("errorpage")         SERVER       Battlelog's error page
+2xx, message TOOMANYSEARCHES / "too many"   THROTTLE
+2xx, "type": "error"                        NOT_FOUND    unknown persona (terminal)
+2xx, not JSON / no generalStats etc.        MALFORMED    transient bad payloads (retryable)
+timeouts, connection errors                 TIMEOUT
+content-encoding errors, oversized body     MALFORMED
+a bug in BF4PS (any other exception)        INTERNAL
+==========================================  ===========  ====================================
+
+Messages are short reasons (status, exception type, a cleaned excerpt of Battlelog's own
+``message``), never payload bodies.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+
+from bf4ps.battlelog.envelope import ItemBatch, short
+from bf4ps.battlelog.models import BattlelogParseError, FetchResult, Parsed
+from bf4ps.battlelog.parse_detailed import parse_detailed
+from bf4ps.battlelog.parse_profile import parse_profile
+from bf4ps.battlelog.parse_vehicles import parse_vehicle_batch
+from bf4ps.battlelog.parse_weapons import parse_weapon_batch
+from bf4ps.domain import ErrorClass, Resource
+
+Parser = Callable[[bytes], Parsed | ItemBatch[Any]]
+
+THROTTLE_STATUSES = frozenset({403, 429})
+NOT_FOUND_STATUSES = frozenset({404, 410})
+
+_PARSERS: dict[Resource, Callable[..., Parsed | ItemBatch[Any]]] = {
+    Resource.DETAILED: parse_detailed,
+    Resource.PROFILE: parse_profile,
+    Resource.WEAPONS: parse_weapon_batch,
+    Resource.VEHICLES: parse_vehicle_batch,
+}
+
+
+class BodyTooLarge(Exception):
+    """The response body exceeded the client's size cap (read was stopped)."""
+
+
+def resource_parser(
+    resource: Resource, persona_id: int | None = None, platform_int: int | None = None
+) -> Parser:
+    """The parser of a stats resource, checking the payload's soldier when ids are given."""
+    return functools.partial(
+        _PARSERS[Resource(resource)], persona_id=persona_id, platform_int=platform_int
+    )
+
+
+def status_failure(status: int) -> tuple[ErrorClass, str] | None:
+    """The class of a non-success HTTP status, or None for 2xx."""
+    if 200 <= status < 300:
+        return None
+    if status in THROTTLE_STATUSES:
+        return ErrorClass.THROTTLE, f"HTTP {status}: throttled"
+    if status in NOT_FOUND_STATUSES:
+        return ErrorClass.NOT_FOUND, f"HTTP {status}: not found"
+    if 300 <= status < 400:
+        return ErrorClass.SERVER, f"HTTP {status}: unexpected redirect"
+    return ErrorClass.SERVER, f"HTTP {status}"
+
+
+def classify_response(
+    *,
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    parser: Parser,
+    resource: Resource | None,
+    duration_seconds: float,
+) -> FetchResult:
+    result = FetchResult(
+        resource=resource,
+        http_status=status,
+        duration_seconds=duration_seconds,
+        size_bytes=len(body),
+    )
+    failure = status_failure(status)
+    if failure is not None:
+        result.error_class, result.message = failure
+        result.details.update(_header_details(headers))
+        return result
+    return apply_parser(result, body, parser)
+
+
+def apply_parser(result: FetchResult, body: bytes, parser: Parser) -> FetchResult:
+    """Parse a 2xx body into ``result`` (parsed, or error class and message)."""
+    try:
+        parsed = parser(body)
+    except BattlelogParseError as exc:
+        result.error_class, result.message = exc.error_class, short(str(exc), 200)
+        return result
+    except Exception as exc:  # a parser bug must not escape: INTERNAL, not a crash
+        result.error_class = ErrorClass.INTERNAL
+        result.message = f"parser failure: {type(exc).__name__}"
+        return result
+    if isinstance(parsed, ItemBatch):
+        result.parsed = parsed.items
+        result.details["skipped_items"] = parsed.skipped
+    else:
+        result.parsed = parsed
+    return result
+
+
+def _header_details(headers: Mapping[str, str]) -> dict[str, str]:
+    details: dict[str, str] = {}
+    for name in ("retry-after", "location"):
+        value = headers.get(name)
+        if value:
+            details[name.replace("-", "_")] = short(value, 120)
+    return details
+
+
+def exception_class(exc: BaseException) -> tuple[ErrorClass, str]:
+    """The class and a short reason for a failure that produced no usable response."""
+    name = type(exc).__name__
+    if isinstance(exc, BodyTooLarge):
+        return ErrorClass.MALFORMED, short(str(exc), 200)
+    if isinstance(exc, httpx.TimeoutException | TimeoutError):
+        return ErrorClass.TIMEOUT, f"timeout ({name})"
+    if isinstance(exc, httpx.DecodingError):
+        return ErrorClass.MALFORMED, "undecodable content encoding"
+    if isinstance(exc, httpx.TransportError | OSError):
+        return ErrorClass.TIMEOUT, f"connection error ({name}: {short(str(exc), 100)})"
+    if isinstance(exc, httpx.HTTPError):
+        return ErrorClass.SERVER, f"HTTP failure ({name})"
+    return ErrorClass.INTERNAL, f"client failure ({name})"
+
+
+def classify_exception(
+    exc: BaseException,
+    *,
+    resource: Resource | None,
+    duration_seconds: float,
+    http_status: int | None = None,
+    size_bytes: int = 0,
+) -> FetchResult:
+    error_class, message = exception_class(exc)
+    return FetchResult(
+        resource=resource,
+        http_status=http_status,
+        duration_seconds=duration_seconds,
+        size_bytes=size_bytes,
+        error_class=error_class,
+        message=message,
+    )

@@ -1,0 +1,152 @@
+"""The asynchronous Battlelog client: one call = one physical HTTP request, classified.
+
+* No retries (the queue engine retries), no redirects followed, no proxies from the
+  environment (``trust_env=False``: the egress must be this host, or ``local_address``).
+* ``timeout_seconds`` bounds each phase (connect, read, write, pool) and the whole request
+  (an overall deadline, so a server trickling bytes cannot hold a worker forever).
+* Bodies are read as a stream and cut at ``max_body_bytes`` (default 16 MiB; live weapons
+  bodies are about 0.6 MB): an oversized body is MALFORMED.
+* ``fetch``/``account_soldiers``/``search`` never raise for network, HTTP or payload problems:
+  they return a FetchResult with ``error_class``. Invalid arguments (a non-positive persona id,
+  a blank name) are programming errors and raise ValueError before any request is sent.
+* ``FetchResult.size_bytes`` is the decoded body length; ``details["wire_bytes"]`` the bytes
+  received (compressed); ``duration_seconds`` runs from sending to the last body byte.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from collections.abc import Mapping
+from types import TracebackType
+
+import httpx
+
+from bf4ps.battlelog.classify import (
+    BodyTooLarge,
+    Parser,
+    classify_exception,
+    classify_response,
+    resource_parser,
+)
+from bf4ps.battlelog.endpoints import SEARCH_PATH, account_soldiers_path, search_form, stats_path
+from bf4ps.battlelog.models import FetchResult
+from bf4ps.battlelog.parse_search import parse_account_soldiers, parse_search
+from bf4ps.domain import Platform, Resource
+
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+
+
+class BattlelogClient:
+    def __init__(
+        self,
+        base_url: str,
+        user_agent: str,
+        timeout_seconds: float = 30.0,
+        local_address: str | None = None,
+        *,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    ) -> None:
+        if timeout_seconds <= 0:
+            raise ValueError("timeout_seconds must be positive")
+        self.base_url = base_url.rstrip("/")
+        self.local_address = local_address
+        self._deadline = timeout_seconds
+        self._max_body_bytes = max_body_bytes
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url,
+            headers={
+                "User-Agent": user_agent,
+                "Accept": "application/json",
+                "Accept-Encoding": "gzip, deflate",
+            },
+            timeout=httpx.Timeout(timeout_seconds),
+            transport=httpx.AsyncHTTPTransport(local_address=local_address, retries=0),
+            follow_redirects=False,
+            trust_env=False,
+        )
+
+    async def __aenter__(self) -> BattlelogClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def fetch(self, resource: Resource, persona_id: int, platform: Platform) -> FetchResult:
+        """GET one stats resource of one soldier; parsed is the resource's model."""
+        resource, platform = Resource(resource), Platform(platform)
+        path = stats_path(resource, persona_id, platform.battlelog_int)
+        parser = resource_parser(resource, persona_id, platform.battlelog_int)
+        return await self._request("GET", path, parser, resource, kind=resource.value)
+
+    async def account_soldiers(self, user_id: int) -> FetchResult:
+        """GET a Battlelog user's BF4 soldiers; parsed is tuple[LinkedSoldier, ...]."""
+        path = account_soldiers_path(user_id)
+        return await self._request("GET", path, parse_account_soldiers, None, kind="account")
+
+    async def search(self, name: str) -> FetchResult:
+        """POST a name search; parsed is tuple[SearchHit, ...] of exact-name BF4 personas."""
+        form = search_form(name)
+        parser = functools.partial(parse_search, name=form["query"])
+        return await self._request("POST", SEARCH_PATH, parser, None, "search", form)
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        parser: Parser,
+        resource: Resource | None,
+        kind: str,
+        form: Mapping[str, str] | None = None,
+    ) -> FetchResult:
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(self._deadline):
+                status, headers, body, wire_bytes = await self._send(method, path, form)
+        except Exception as exc:  # classified, never raised: see the module docstring
+            result = classify_exception(
+                exc, resource=resource, duration_seconds=time.perf_counter() - started
+            )
+        else:
+            result = classify_response(
+                status=status,
+                headers=headers,
+                body=body,
+                parser=parser,
+                resource=resource,
+                duration_seconds=time.perf_counter() - started,
+            )
+            result.details["wire_bytes"] = wire_bytes
+        result.details["kind"] = kind
+        return result
+
+    async def _send(
+        self, method: str, path: str, form: Mapping[str, str] | None
+    ) -> tuple[int, httpx.Headers, bytes, int]:
+        data = dict(form) if form is not None else None
+        request = self._http.build_request(method, path, data=data)
+        response = await self._http.send(request, stream=True)
+        try:
+            body = await self._read_body(response)
+        finally:
+            await response.aclose()
+        return response.status_code, response.headers, body, response.num_bytes_downloaded
+
+    async def _read_body(self, response: httpx.Response) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self._max_body_bytes:
+                raise BodyTooLarge(f"body larger than {self._max_body_bytes} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)

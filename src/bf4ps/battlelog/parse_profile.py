@@ -1,0 +1,105 @@
+"""`warsawoverviewpopulate` -> ProfileStats (the soldier overview).
+
+``data.overviewStats`` must be an object (else MALFORMED). Everything else is optional:
+
+* clan tag: ``viewedPersonaInfo.tag``; a null ``viewedPersonaInfo`` or a blank tag is None;
+* Battlelog user id: ``viewedPersonaInfo.userId``, else ``data.currentUserId``;
+* rank name: ``currentRankNeeded.name``; next rank score: ``nextRankNeeded.pointsNeeded``;
+* counters from ``overviewStats`` (same key family as generalStats; accuracy is a percent);
+* ``topWeapons`` / ``topVehicles`` -> TopItem, ``gameProgress`` -> Progress. An entry without
+  a guid (top items) or a slug (progress) is skipped.
+
+The overview carries no linked soldiers: ``linked_soldiers`` stays empty here (they come from
+``overviewBoxStats``, see parse_search.parse_account_soldiers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bf4ps.battlelog.coerce import as_list, as_mapping, to_float, to_id, to_int, to_str, to_text
+from bf4ps.battlelog.envelope import (
+    check_identity,
+    open_envelope,
+    require_data_object,
+    require_object,
+)
+from bf4ps.battlelog.models import ProfileStats, Progress, TopItem
+
+# ProfileStats field -> overviewStats key.
+INT_KEYS: tuple[tuple[str, str], ...] = (
+    ("rank", "rank"),
+    ("rank_score", "rankScore"),
+    ("skill", "skill"),
+    ("score", "score"),
+    ("kills", "kills"),
+    ("deaths", "deaths"),
+    ("time_played_seconds", "timePlayed"),
+    ("wins", "numWins"),
+    ("losses", "numLosses"),
+)
+FLOAT_KEYS: tuple[tuple[str, str], ...] = (
+    ("score_per_minute", "scorePerMinute"),
+    ("kills_per_minute", "killsPerMinute"),
+    ("accuracy_percent", "accuracy"),
+)
+
+
+def parse_profile(
+    body: bytes, *, persona_id: int | None = None, platform_int: int | None = None
+) -> ProfileStats:
+    """Parse an overview response; raises BattlelogParseError when it is not one."""
+    data = require_data_object(open_envelope(body))
+    stats = require_object(data, "overviewStats")
+    check_identity(data, persona_id, platform_int)
+    persona = as_mapping(data.get("viewedPersonaInfo"))
+    values: dict[str, Any] = {field: to_int(stats.get(key)) for field, key in INT_KEYS}
+    values.update({field: to_float(stats.get(key)) for field, key in FLOAT_KEYS})
+    user_id = to_id(persona.get("userId"))
+    return ProfileStats(
+        battlelog_user_id=user_id if user_id is not None else to_id(data.get("currentUserId")),
+        clan_tag=to_text(persona.get("tag")),
+        rank_name=to_text(as_mapping(data.get("currentRankNeeded")).get("name")),
+        next_rank_score=to_int(as_mapping(data.get("nextRankNeeded")).get("pointsNeeded")),
+        top_weapons=top_items(data.get("topWeapons")),
+        top_vehicles=top_items(data.get("topVehicles")),
+        progress=progress_bars(data.get("gameProgress")),
+        **values,
+    )
+
+
+def top_items(value: Any) -> tuple[TopItem, ...]:
+    items: list[TopItem] = []
+    for entry in as_list(value):
+        item = top_item(as_mapping(entry))
+        if item is not None:
+            items.append(item)
+    return tuple(items)
+
+
+def top_item(entry: Mapping[str, Any]) -> TopItem | None:
+    guid = to_text(entry.get("guid"))
+    if guid is None:
+        return None
+    return TopItem(
+        guid=guid,
+        name=to_str(entry.get("name")) or "",
+        slug=to_str(entry.get("slug")),
+        kills=to_int(entry.get("kills")),
+    )
+
+
+def progress_bars(value: Any) -> tuple[Progress, ...]:
+    bars: list[Progress] = []
+    for entry in as_list(value):
+        fields = as_mapping(entry)
+        slug = to_text(fields.get("slug"))
+        if slug is None:
+            continue
+        bars.append(
+            Progress(
+                slug=slug, current=to_int(fields.get("current")), maximum=to_int(fields.get("max"))
+            )
+        )
+    return tuple(bars)

@@ -1,0 +1,1 @@
+"""The `bf4ps` command line: one module per command group."""

@@ -1,0 +1,71 @@
+"""`bf4ps db upgrade|status` and `bf4ps status`."""
+
+from __future__ import annotations
+
+import click
+
+from bf4ps.cli.common import echo_json, run_async, settings_of
+from bf4ps.db import migrate
+from bf4ps.db.connect import connection, resolve_url
+from bf4ps.ops import render_status, status_report
+
+
+@click.group(name="db")
+def group() -> None:
+    """Database schema: migrations."""
+
+
+@group.command()
+@click.pass_context
+@run_async
+async def upgrade(ctx: click.Context) -> None:
+    """Apply pending migrations (safe to run from several hosts at once)."""
+    url = await resolve_url(settings_of(ctx))
+    done = await migrate.upgrade(url)
+    if done:
+        for mig in done:
+            click.echo(f"applied {mig.version:04d}_{mig.name}")
+    else:
+        click.echo("schema is up to date")
+
+
+@group.command(name="status")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+@click.pass_context
+@run_async
+async def db_status(ctx: click.Context, as_json: bool) -> None:
+    """Applied and pending migrations."""
+    url = await resolve_url(settings_of(ctx))
+    st = await migrate.status(url)
+    if as_json:
+        echo_json({"server_version": st.server_version,
+                   "applied": [{"version": v, "name": n, "applied_at": t}
+                               for v, n, t in st.applied],
+                   "pending": [{"version": m.version, "name": m.name} for m in st.pending]})
+        return
+    click.echo(f"PostgreSQL {st.server_version}")
+    for version, name, at in st.applied:
+        click.echo(f"  applied  {version:04d}_{name}  {at:%Y-%m-%d %H:%M:%S} UTC")
+    for mig in st.pending:
+        click.echo(f"  pending  {mig.version:04d}_{mig.name}")
+    if not st.pending:
+        click.echo("schema is up to date")
+
+
+@click.command(name="status")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+@click.option("--window", default=3600.0, show_default=True, help="Throughput window, seconds.")
+@click.pass_context
+@run_async
+async def status(ctx: click.Context, as_json: bool, window: float) -> None:
+    """Fleet health, queue depth (actionable) vs coverage (backlog), throughput."""
+    url = await resolve_url(settings_of(ctx))
+    async with connection(url) as conn:
+        report = await status_report(conn, window)
+    if as_json:
+        echo_json(report)
+    else:
+        click.echo(render_status(report))
+
+
+COMMANDS: list[click.Command] = [group, status]

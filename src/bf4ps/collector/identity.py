@@ -1,0 +1,147 @@
+"""Durable collector identity: a uuid created once, kept in the data directory across restarts,
+reboots and upgrades; a new uuid only on deliberate replacement (--replace)."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.domain import Lane
+from bf4ps.queue import events
+from bf4ps.queue.events import EventType
+from bf4ps.queue.jobs import CollectorRef
+
+
+class IdentityError(RuntimeError):
+    """A start that contradicts the registered identity; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Wanted:
+    name: str
+    hostname: str
+    lane: Lane
+    egress_key: str
+    source_address: str | None
+    version: str
+
+
+def identity_file(data_dir: Path, name: str) -> Path:
+    return data_dir / "collectors" / f"{name.lower()}.json"
+
+
+def read_uuid(data_dir: Path, name: str) -> UUID | None:
+    path = identity_file(data_dir, name)
+    if not path.exists():
+        return None
+    return UUID(json.loads(path.read_text())["collector_uuid"])
+
+
+def write_uuid(data_dir: Path, name: str, collector_uuid: UUID) -> None:
+    path = identity_file(data_dir, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"collector_uuid": str(collector_uuid), "name": name}))
+    os.replace(tmp, path)
+
+
+def _ref(row: dict[str, Any]) -> CollectorRef:
+    return CollectorRef(row["collector_uuid"], row["collector_name"], row["hostname"],
+                        row["egress_key"], Lane(row["lane"]))
+
+
+def _check_same(row: dict[str, Any], want: Wanted) -> None:
+    diffs = [f"{label} is {row[col]!r}, not {new!r}" for label, col, new in (
+        ("name", "collector_name", want.name), ("hostname", "hostname", want.hostname),
+        ("lane", "lane", want.lane.value), ("egress", "egress_key", want.egress_key))
+        if str(row[col]).lower() != str(new).lower()]
+    if diffs:
+        raise IdentityError(
+            f"collector {row['collector_uuid']} is registered differently: {'; '.join(diffs)}. "
+            "Start it as registered, or register a new incarnation with --replace.")
+
+
+async def register(conn: Conn, data_dir: Path, want: Wanted, *, replace: bool = False,
+                   given_uuid: UUID | None = None) -> CollectorRef:
+    """Find or create this collector's registration and mark the process started."""
+    async with conn.transaction():
+        known = given_uuid or read_uuid(data_dir, want.name)
+        row = await _fetch(conn, "collector_by_uuid", collector_uuid=known) if known else None
+        if replace:
+            row = await _replace(conn, want)
+        elif row is None:
+            row = await _new(conn, want, known)
+        else:
+            _check_usable(row, want)
+        ref = _ref(row)
+        await conn.execute(q("collector_started"), {
+            "collector_uuid": ref.collector_uuid, "version": want.version, "pid": os.getpid(),
+            "source_address": want.source_address})
+        await events.record(conn, EventType.COLLECTOR_STARTED, **ref.event_fields(),
+                            lane=ref.lane.value, details={"version": want.version,
+                                                          "pid": os.getpid()})
+    write_uuid(data_dir, want.name, ref.collector_uuid)
+    return ref
+
+
+def _check_usable(row: dict[str, Any], want: Wanted) -> None:
+    if row["retired_at"] is not None:
+        raise IdentityError(
+            f"collector {want.name} ({row['collector_uuid']}) was retired at "
+            f"{row['retired_at']:%Y-%m-%d %H:%M:%S} UTC; register a new one with --replace.")
+    _check_same(row, want)
+    if not row["enabled"]:
+        raise IdentityError(
+            f"collector {want.name} is disabled; `bf4ps collector resume {want.name}` enables it.")
+
+
+async def _fetch(conn: Conn, query: str, **params: Any) -> dict[str, Any] | None:
+    cur = await conn.execute(q(query), params)
+    return await cur.fetchone()
+
+
+async def _new(conn: Conn, want: Wanted, known: UUID | None) -> dict[str, Any]:
+    taken = await _fetch(conn, "collector_by_name", name=want.name)
+    if taken is not None:
+        raise IdentityError(
+            f"the name {want.name} belongs to collector {taken['collector_uuid']} on host "
+            f"{taken['hostname']} (egress {taken['egress_key']}). Start it with its data "
+            "directory, or retire it and register a new incarnation with --replace.")
+    row = await _fetch(conn, "collector_insert", collector_uuid=known or uuid.uuid4(),
+                       name=want.name, hostname=want.hostname, lane=want.lane.value,
+                       egress_key=want.egress_key, source_address=want.source_address,
+                       version=want.version)
+    assert row is not None
+    await events.record(conn, EventType.COLLECTOR_REGISTERED, **_ref(row).event_fields(),
+                        lane=want.lane.value)
+    return row
+
+
+async def _replace(conn: Conn, want: Wanted) -> dict[str, Any]:
+    """Retire the current registration of the name (if any) and register a new uuid."""
+    new_uuid = uuid.uuid4()
+    old = await _fetch(conn, "collector_by_name", name=want.name)
+    if old is not None:  # free the name first: the unique index covers current registrations
+        await conn.execute(q("collector_retire"), {"collector_uuid": old["collector_uuid"],
+                                                   "replaced_by": None})
+    row = await _fetch(conn, "collector_insert", collector_uuid=new_uuid, name=want.name,
+                       hostname=want.hostname, lane=want.lane.value,
+                       egress_key=want.egress_key, source_address=want.source_address,
+                       version=want.version)
+    assert row is not None
+    if old is not None:
+        await conn.execute(q("collector_replaced_by"), {"collector_uuid": old["collector_uuid"],
+                                                        "replaced_by": new_uuid})
+        await events.record(conn, EventType.COLLECTOR_RETIRED, **_ref(old).event_fields(),
+                            details={"replaced_by": str(new_uuid)})
+    await events.record(conn, EventType.COLLECTOR_REGISTERED, **_ref(row).event_fields(),
+                        lane=want.lane.value,
+                        details={"replaces": str(old["collector_uuid"]) if old else None})
+    return row

@@ -1,0 +1,114 @@
+"""Numbered SQL migrations (db/migrations/NNNN_name.sql) applied under an advisory lock.
+
+Each file runs in one transaction together with its bookkeeping row, so a failure leaves nothing
+half-applied and is raised, never swallowed. An applied file whose text changed is an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from importlib import resources
+from typing import cast
+
+import psycopg
+from psycopg.rows import dict_row
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+
+MIGRATION_LOCK = 0x4246_3450_5344_4231  # "BF4PSDB1"
+_FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    text: str
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Status:
+    applied: list[tuple[int, str, datetime]]
+    pending: list[Migration]
+    server_version: str
+
+
+class MigrationError(RuntimeError):
+    pass
+
+
+def available() -> list[Migration]:
+    folder = resources.files("bf4ps.db") / "migrations"
+    found = []
+    for entry in folder.iterdir():
+        match = _FILE.match(entry.name)
+        if match:
+            text = entry.read_text(encoding="utf-8")
+            found.append(Migration(int(match[1]), match[2], text))
+    found.sort(key=lambda m: m.version)
+    versions = [m.version for m in found]
+    if versions != list(range(1, len(found) + 1)):
+        raise MigrationError(f"migration numbers must run 1..n without gaps: {versions}")
+    return found
+
+
+async def _applied(conn: Conn) -> dict[int, dict[str, object]]:
+    await conn.execute(q("create_migrations_table"))
+    cur = await conn.execute(q("list_migrations"))
+    return {cast(int, row["version"]): row for row in await cur.fetchall()}
+
+
+def _check_checksums(applied: dict[int, dict[str, object]], known: list[Migration]) -> None:
+    by_version = {m.version: m for m in known}
+    for version, row in applied.items():
+        mig = by_version.get(version)
+        if mig is None:
+            raise MigrationError(f"database has migration {version} that this code does not know")
+        if row["checksum"] != mig.checksum:
+            raise MigrationError(f"migration {version}_{mig.name} changed after it was applied")
+
+
+async def upgrade(url: str) -> list[Migration]:
+    """Apply every pending migration; returns those applied by this call."""
+    known = available()
+    done: list[Migration] = []
+    async with await psycopg.AsyncConnection.connect(url, row_factory=dict_row,
+                                                     autocommit=True) as conn:
+        await conn.execute("SELECT pg_advisory_lock(%s)", [MIGRATION_LOCK])
+        try:
+            applied = await _applied(conn)
+            _check_checksums(applied, known)
+            for mig in known:
+                if mig.version in applied:
+                    continue
+                async with conn.transaction():
+                    await conn.execute(mig.text)  # packaged migration file, never user input
+                    await conn.execute(q("record_migration"), {
+                        "version": mig.version, "name": mig.name, "checksum": mig.checksum})
+                done.append(mig)
+            await conn.execute(q("ensure_event_partitions"), {"months": 3})
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(%s)", [MIGRATION_LOCK])
+    return done
+
+
+async def status(url: str) -> Status:
+    known = available()
+    async with await psycopg.AsyncConnection.connect(url, row_factory=dict_row,
+                                                     autocommit=True) as conn:
+        applied = await _applied(conn)
+        _check_checksums(applied, known)
+        cur = await conn.execute("SHOW server_version")
+        row = await cur.fetchone()
+    rows = [(v, cast(str, r["name"]), cast(datetime, r["applied_at"]))
+            for v, r in sorted(applied.items())]
+    pending = [m for m in known if m.version not in applied]
+    return Status(rows, pending, str(row["server_version"]) if row else "?")

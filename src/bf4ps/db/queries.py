@@ -1,0 +1,46 @@
+"""Named SQL queries, loaded once from db/sql/*.sql (the procrastinate model).
+
+Each query starts with a header line `-- name: <query_name>`; the lines up to the next header are
+its text. Parameters use psycopg's %(name)s style.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+from typing import LiteralString
+
+_HEADER = re.compile(r"^-- name: ([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
+
+
+def parse(text: str) -> dict[str, str]:
+    parts = _HEADER.split(text)
+    found: dict[str, str] = {}
+    for name, body in zip(parts[1::2], parts[2::2], strict=True):
+        if name in found:
+            raise ValueError(f"query {name!r} defined twice")
+        found[name] = body.strip()
+    return found
+
+
+@cache
+def all_queries() -> dict[str, LiteralString]:
+    loaded: dict[str, LiteralString] = {}
+    folder = resources.files("bf4ps.db") / "sql"
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".sql"):
+            continue
+        for name, text in parse(entry.read_text(encoding="utf-8")).items():
+            if name in loaded:
+                raise ValueError(f"query {name!r} defined in two files")
+            loaded[name] = text  # packaged file text, never user input
+    return loaded
+
+
+def q(name: str) -> LiteralString:
+    """The text of one named query (KeyError names the missing query)."""
+    try:
+        return all_queries()[name]
+    except KeyError:
+        raise KeyError(f"no SQL query named {name!r} in bf4ps/db/sql") from None

@@ -1,0 +1,38 @@
+-- Read-only queries against BF4SW's own database (the intake opens that connection with
+-- default_transaction_read_only). BF4SW keeps one row per alias name of a persona in
+-- bf4_player_aliases(id, platform, persona_id, player_name, first_seen, last_seen), unique on
+-- (platform, persona_id, player_name); `id` only grows, `last_seen` keeps moving on old rows.
+
+-- name: bf4sw_read_only
+SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY
+
+-- name: bf4sw_table_exists
+SELECT to_regclass('bf4_player_aliases') IS NOT NULL AS present
+
+-- name: bf4sw_now
+-- The source's clock: watermarks are compared with last_seen values BF4SW wrote with it.
+SELECT clock_timestamp() AS now
+
+-- name: bf4sw_new_aliases
+-- Discovery: the next rows past the id cursor (primary-key range scan).
+SELECT id, platform, persona_id
+FROM bf4_player_aliases
+WHERE id > %(after_id)s
+ORDER BY id
+LIMIT %(limit)s
+
+-- name: bf4sw_seen_identities
+-- Reconciliation: identities with an alias seen in [since, until] (uses the last_seen index).
+SELECT platform, persona_id, min(id) AS first_id
+FROM bf4_player_aliases
+WHERE last_seen >= %(since)s AND last_seen <= %(until)s
+GROUP BY platform, persona_id
+ORDER BY min(id)
+
+-- name: bf4sw_aliases_of
+-- Every alias of the given (platform, persona_id) identities (prefix of the unique index).
+SELECT a.id, a.platform, a.persona_id, a.player_name, a.first_seen, a.last_seen
+FROM bf4_player_aliases a
+JOIN unnest(%(platforms)s::text[], %(persona_ids)s::bigint[]) AS k(platform, persona_id)
+  ON a.platform = k.platform AND a.persona_id = k.persona_id
+ORDER BY a.id

@@ -1,0 +1,35 @@
+-- Soldiers, their names and provenance.
+
+-- name: soldier_upsert
+-- Earlier first_seen and later last_seen win; the current name follows the newest sighting.
+INSERT INTO soldiers (persona_id, platform, current_name, first_seen_at, last_seen_at)
+VALUES (%(persona_id)s, %(platform)s, %(name)s, %(first_seen)s, %(last_seen)s)
+ON CONFLICT (persona_id, platform) DO UPDATE
+SET current_name = CASE
+        WHEN excluded.last_seen_at IS NOT NULL
+             AND (soldiers.last_seen_at IS NULL OR excluded.last_seen_at >= soldiers.last_seen_at)
+        THEN excluded.current_name ELSE soldiers.current_name END,
+    first_seen_at = LEAST(soldiers.first_seen_at, excluded.first_seen_at),
+    last_seen_at = GREATEST(soldiers.last_seen_at, excluded.last_seen_at),
+    updated_at = now()
+RETURNING soldier_id, (xmax = 0) AS inserted, last_seen_at
+
+-- name: soldier_name_upsert
+INSERT INTO soldier_names (soldier_id, name, first_seen_at, last_seen_at)
+VALUES (%(soldier_id)s, %(name)s, %(first_seen)s, %(last_seen)s)
+ON CONFLICT (soldier_id, name) DO UPDATE
+SET first_seen_at = LEAST(soldier_names.first_seen_at, excluded.first_seen_at),
+    last_seen_at = GREATEST(soldier_names.last_seen_at, excluded.last_seen_at)
+
+-- name: soldier_source_upsert
+INSERT INTO soldier_sources (soldier_id, source_type, first_seen_at, last_seen_at)
+VALUES (%(soldier_id)s, %(source)s, %(first_seen)s, %(last_seen)s)
+ON CONFLICT (soldier_id, source_type) DO UPDATE
+SET first_seen_at = LEAST(soldier_sources.first_seen_at, excluded.first_seen_at),
+    last_seen_at = GREATEST(soldier_sources.last_seen_at, excluded.last_seen_at)
+
+-- name: soldier_by_persona
+SELECT * FROM soldiers WHERE persona_id = %(persona_id)s AND platform = %(platform)s
+
+-- name: soldier_by_id
+SELECT * FROM soldiers WHERE soldier_id = %(soldier_id)s

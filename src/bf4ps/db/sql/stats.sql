@@ -1,0 +1,459 @@
+-- Statistics: the writers collectors pass to finalize.succeed (stats/store.py) and the soldier
+-- page's reads (stats/read.py). Every read is by primary key (prefix).
+--
+-- No-backwards rule everywhere: a write whose fetched_at is not newer than what is stored changes
+-- nothing (the first committed of two equally new results wins), and writes no history.
+
+-- name: detailed_write
+-- One round trip. Upsert the current row unless the stored one is as new or newer; then append
+-- the values actually written to history only when they differ (NULL-safe, every stat column)
+-- from the soldier's latest history row. Nothing written to current means no history.
+WITH cur AS (
+    INSERT INTO detailed_stats_current AS c (
+        soldier_id, fetched_at,
+        rank, skill, score, total_score, rank_score, combat_score, time_played_seconds, kills,
+        deaths, kill_assists, headshots, shots_fired, shots_hit, accuracy_percent,
+        longest_headshot, highest_kill_streak, nemesis_kills, highest_nemesis_streak, num_rounds,
+        wins, losses, score_per_minute, kills_per_minute, quit_percentage, revives, heals, repairs,
+        resupplies, avenger_kills, savior_kills, suppression_assists, flags_captured,
+        flags_defended, dogtags_taken, vehicles_destroyed, vehicle_damage, assault_score,
+        engineer_score, support_score, recon_score, commander_score, squad_score, vehicle_score,
+        award_score, unlock_score, assault_time_seconds, engineer_time_seconds, recon_time_seconds,
+        support_time_seconds, commander_time_seconds, conquest_score, rush_score,
+        team_deathmatch_score, squad_deathmatch_score, domination_score, obliteration_score,
+        defuse_score, capture_the_flag_score, air_superiority_score, carrier_assault_score,
+        chain_link_score)
+    VALUES (
+        %(soldier_id)s, %(fetched_at)s,
+        %(rank)s, %(skill)s, %(score)s, %(total_score)s, %(rank_score)s, %(combat_score)s,
+        %(time_played_seconds)s, %(kills)s, %(deaths)s, %(kill_assists)s, %(headshots)s,
+        %(shots_fired)s, %(shots_hit)s, %(accuracy_percent)s, %(longest_headshot)s,
+        %(highest_kill_streak)s, %(nemesis_kills)s, %(highest_nemesis_streak)s, %(num_rounds)s,
+        %(wins)s, %(losses)s, %(score_per_minute)s, %(kills_per_minute)s, %(quit_percentage)s,
+        %(revives)s, %(heals)s, %(repairs)s, %(resupplies)s, %(avenger_kills)s, %(savior_kills)s,
+        %(suppression_assists)s, %(flags_captured)s, %(flags_defended)s, %(dogtags_taken)s,
+        %(vehicles_destroyed)s, %(vehicle_damage)s, %(assault_score)s, %(engineer_score)s,
+        %(support_score)s, %(recon_score)s, %(commander_score)s, %(squad_score)s,
+        %(vehicle_score)s, %(award_score)s, %(unlock_score)s, %(assault_time_seconds)s,
+        %(engineer_time_seconds)s, %(recon_time_seconds)s, %(support_time_seconds)s,
+        %(commander_time_seconds)s, %(conquest_score)s, %(rush_score)s, %(team_deathmatch_score)s,
+        %(squad_deathmatch_score)s, %(domination_score)s, %(obliteration_score)s, %(defuse_score)s,
+        %(capture_the_flag_score)s, %(air_superiority_score)s, %(carrier_assault_score)s,
+        %(chain_link_score)s)
+    ON CONFLICT (soldier_id) DO UPDATE SET (
+        fetched_at,
+        rank, skill, score, total_score, rank_score, combat_score, time_played_seconds, kills,
+        deaths, kill_assists, headshots, shots_fired, shots_hit, accuracy_percent,
+        longest_headshot, highest_kill_streak, nemesis_kills, highest_nemesis_streak, num_rounds,
+        wins, losses, score_per_minute, kills_per_minute, quit_percentage, revives, heals, repairs,
+        resupplies, avenger_kills, savior_kills, suppression_assists, flags_captured,
+        flags_defended, dogtags_taken, vehicles_destroyed, vehicle_damage, assault_score,
+        engineer_score, support_score, recon_score, commander_score, squad_score, vehicle_score,
+        award_score, unlock_score, assault_time_seconds, engineer_time_seconds, recon_time_seconds,
+        support_time_seconds, commander_time_seconds, conquest_score, rush_score,
+        team_deathmatch_score, squad_deathmatch_score, domination_score, obliteration_score,
+        defuse_score, capture_the_flag_score, air_superiority_score, carrier_assault_score,
+        chain_link_score
+    ) = ROW(
+        excluded.fetched_at,
+        excluded.rank, excluded.skill, excluded.score, excluded.total_score, excluded.rank_score,
+        excluded.combat_score, excluded.time_played_seconds, excluded.kills, excluded.deaths,
+        excluded.kill_assists, excluded.headshots, excluded.shots_fired, excluded.shots_hit,
+        excluded.accuracy_percent, excluded.longest_headshot, excluded.highest_kill_streak,
+        excluded.nemesis_kills, excluded.highest_nemesis_streak, excluded.num_rounds,
+        excluded.wins, excluded.losses, excluded.score_per_minute, excluded.kills_per_minute,
+        excluded.quit_percentage, excluded.revives, excluded.heals, excluded.repairs,
+        excluded.resupplies, excluded.avenger_kills, excluded.savior_kills,
+        excluded.suppression_assists, excluded.flags_captured, excluded.flags_defended,
+        excluded.dogtags_taken, excluded.vehicles_destroyed, excluded.vehicle_damage,
+        excluded.assault_score, excluded.engineer_score, excluded.support_score,
+        excluded.recon_score, excluded.commander_score, excluded.squad_score,
+        excluded.vehicle_score, excluded.award_score, excluded.unlock_score,
+        excluded.assault_time_seconds, excluded.engineer_time_seconds, excluded.recon_time_seconds,
+        excluded.support_time_seconds, excluded.commander_time_seconds, excluded.conquest_score,
+        excluded.rush_score, excluded.team_deathmatch_score, excluded.squad_deathmatch_score,
+        excluded.domination_score, excluded.obliteration_score, excluded.defuse_score,
+        excluded.capture_the_flag_score, excluded.air_superiority_score,
+        excluded.carrier_assault_score, excluded.chain_link_score)
+    WHERE c.fetched_at < excluded.fetched_at
+    RETURNING c.*
+), last AS (
+    SELECT h.*
+    FROM detailed_stats_history h
+    WHERE h.soldier_id = %(soldier_id)s
+    ORDER BY h.fetched_at DESC
+    LIMIT 1
+), hist AS (
+    INSERT INTO detailed_stats_history (
+        soldier_id, fetched_at,
+        rank, skill, score, total_score, rank_score, combat_score, time_played_seconds, kills,
+        deaths, kill_assists, headshots, shots_fired, shots_hit, accuracy_percent,
+        longest_headshot, highest_kill_streak, nemesis_kills, highest_nemesis_streak, num_rounds,
+        wins, losses, score_per_minute, kills_per_minute, quit_percentage, revives, heals, repairs,
+        resupplies, avenger_kills, savior_kills, suppression_assists, flags_captured,
+        flags_defended, dogtags_taken, vehicles_destroyed, vehicle_damage, assault_score,
+        engineer_score, support_score, recon_score, commander_score, squad_score, vehicle_score,
+        award_score, unlock_score, assault_time_seconds, engineer_time_seconds, recon_time_seconds,
+        support_time_seconds, commander_time_seconds, conquest_score, rush_score,
+        team_deathmatch_score, squad_deathmatch_score, domination_score, obliteration_score,
+        defuse_score, capture_the_flag_score, air_superiority_score, carrier_assault_score,
+        chain_link_score)
+    SELECT cur.soldier_id, cur.fetched_at,
+        cur.rank, cur.skill, cur.score, cur.total_score, cur.rank_score, cur.combat_score,
+        cur.time_played_seconds, cur.kills, cur.deaths, cur.kill_assists, cur.headshots,
+        cur.shots_fired, cur.shots_hit, cur.accuracy_percent, cur.longest_headshot,
+        cur.highest_kill_streak, cur.nemesis_kills, cur.highest_nemesis_streak, cur.num_rounds,
+        cur.wins, cur.losses, cur.score_per_minute, cur.kills_per_minute, cur.quit_percentage,
+        cur.revives, cur.heals, cur.repairs, cur.resupplies, cur.avenger_kills, cur.savior_kills,
+        cur.suppression_assists, cur.flags_captured, cur.flags_defended, cur.dogtags_taken,
+        cur.vehicles_destroyed, cur.vehicle_damage, cur.assault_score, cur.engineer_score,
+        cur.support_score, cur.recon_score, cur.commander_score, cur.squad_score,
+        cur.vehicle_score, cur.award_score, cur.unlock_score, cur.assault_time_seconds,
+        cur.engineer_time_seconds, cur.recon_time_seconds, cur.support_time_seconds,
+        cur.commander_time_seconds, cur.conquest_score, cur.rush_score, cur.team_deathmatch_score,
+        cur.squad_deathmatch_score, cur.domination_score, cur.obliteration_score, cur.defuse_score,
+        cur.capture_the_flag_score, cur.air_superiority_score, cur.carrier_assault_score,
+        cur.chain_link_score
+    FROM cur
+    WHERE NOT EXISTS (
+        SELECT 1 FROM last
+        WHERE ROW(
+            last.rank, last.skill, last.score, last.total_score, last.rank_score,
+            last.combat_score, last.time_played_seconds, last.kills, last.deaths,
+            last.kill_assists, last.headshots, last.shots_fired, last.shots_hit,
+            last.accuracy_percent, last.longest_headshot, last.highest_kill_streak,
+            last.nemesis_kills, last.highest_nemesis_streak, last.num_rounds, last.wins,
+            last.losses, last.score_per_minute, last.kills_per_minute, last.quit_percentage,
+            last.revives, last.heals, last.repairs, last.resupplies, last.avenger_kills,
+            last.savior_kills, last.suppression_assists, last.flags_captured, last.flags_defended,
+            last.dogtags_taken, last.vehicles_destroyed, last.vehicle_damage, last.assault_score,
+            last.engineer_score, last.support_score, last.recon_score, last.commander_score,
+            last.squad_score, last.vehicle_score, last.award_score, last.unlock_score,
+            last.assault_time_seconds, last.engineer_time_seconds, last.recon_time_seconds,
+            last.support_time_seconds, last.commander_time_seconds, last.conquest_score,
+            last.rush_score, last.team_deathmatch_score, last.squad_deathmatch_score,
+            last.domination_score, last.obliteration_score, last.defuse_score,
+            last.capture_the_flag_score, last.air_superiority_score, last.carrier_assault_score,
+            last.chain_link_score
+        ) IS NOT DISTINCT FROM ROW(
+            cur.rank, cur.skill, cur.score, cur.total_score, cur.rank_score, cur.combat_score,
+            cur.time_played_seconds, cur.kills, cur.deaths, cur.kill_assists, cur.headshots,
+            cur.shots_fired, cur.shots_hit, cur.accuracy_percent, cur.longest_headshot,
+            cur.highest_kill_streak, cur.nemesis_kills, cur.highest_nemesis_streak, cur.num_rounds,
+            cur.wins, cur.losses, cur.score_per_minute, cur.kills_per_minute, cur.quit_percentage,
+            cur.revives, cur.heals, cur.repairs, cur.resupplies, cur.avenger_kills,
+            cur.savior_kills, cur.suppression_assists, cur.flags_captured, cur.flags_defended,
+            cur.dogtags_taken, cur.vehicles_destroyed, cur.vehicle_damage, cur.assault_score,
+            cur.engineer_score, cur.support_score, cur.recon_score, cur.commander_score,
+            cur.squad_score, cur.vehicle_score, cur.award_score, cur.unlock_score,
+            cur.assault_time_seconds, cur.engineer_time_seconds, cur.recon_time_seconds,
+            cur.support_time_seconds, cur.commander_time_seconds, cur.conquest_score,
+            cur.rush_score, cur.team_deathmatch_score, cur.squad_deathmatch_score,
+            cur.domination_score, cur.obliteration_score, cur.defuse_score,
+            cur.capture_the_flag_score, cur.air_superiority_score, cur.carrier_assault_score,
+            cur.chain_link_score))
+    ON CONFLICT (soldier_id, fetched_at) DO NOTHING
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM cur) AS current_written,
+       (SELECT count(*) FROM hist) AS history_written
+
+-- name: profile_write
+-- One round trip. Upsert profile_current (same no-backwards rule; a known Battlelog user id is
+-- never replaced by an unknown one), then record the user id on the soldier when it is known and
+-- differs. That soldiers row is taken with SKIP LOCKED: if intake holds it right now, the link
+-- waits for the next profile collection instead of making finalize wait (no lock cycle with
+-- intake, and profile_current keeps the id meanwhile).
+WITH cur AS (
+    INSERT INTO profile_current AS c (
+        soldier_id, fetched_at, battlelog_user_id, clan_tag, rank, rank_name, rank_score,
+        next_rank_score, skill, score, kills, deaths, time_played_seconds, score_per_minute,
+        kills_per_minute, accuracy_percent, wins, losses, top_weapons, top_vehicles, progress,
+        linked_soldiers)
+    VALUES (
+        %(soldier_id)s, %(fetched_at)s, %(battlelog_user_id)s, %(clan_tag)s, %(rank)s,
+        %(rank_name)s, %(rank_score)s, %(next_rank_score)s, %(skill)s, %(score)s, %(kills)s,
+        %(deaths)s, %(time_played_seconds)s, %(score_per_minute)s, %(kills_per_minute)s,
+        %(accuracy_percent)s, %(wins)s, %(losses)s, %(top_weapons)s, %(top_vehicles)s,
+        %(progress)s, %(linked_soldiers)s)
+    ON CONFLICT (soldier_id) DO UPDATE SET (
+        fetched_at, battlelog_user_id, clan_tag, rank, rank_name, rank_score, next_rank_score,
+        skill, score, kills, deaths, time_played_seconds, score_per_minute, kills_per_minute,
+        accuracy_percent, wins, losses, top_weapons, top_vehicles, progress, linked_soldiers
+    ) = ROW(
+        excluded.fetched_at, COALESCE(excluded.battlelog_user_id, c.battlelog_user_id),
+        excluded.clan_tag, excluded.rank, excluded.rank_name, excluded.rank_score,
+        excluded.next_rank_score, excluded.skill, excluded.score, excluded.kills,
+        excluded.deaths, excluded.time_played_seconds, excluded.score_per_minute,
+        excluded.kills_per_minute, excluded.accuracy_percent, excluded.wins, excluded.losses,
+        excluded.top_weapons, excluded.top_vehicles, excluded.progress, excluded.linked_soldiers)
+    WHERE c.fetched_at < excluded.fetched_at
+    RETURNING c.soldier_id, c.battlelog_user_id
+), owner AS (
+    SELECT s.soldier_id, cur.battlelog_user_id
+    FROM soldiers s
+    JOIN cur ON cur.soldier_id = s.soldier_id
+    WHERE cur.battlelog_user_id > 0
+      AND s.battlelog_user_id IS DISTINCT FROM cur.battlelog_user_id
+    FOR NO KEY UPDATE OF s SKIP LOCKED
+), linked AS (
+    UPDATE soldiers s
+    SET battlelog_user_id = owner.battlelog_user_id, updated_at = now()
+    FROM owner
+    WHERE s.soldier_id = owner.soldier_id
+    RETURNING s.soldier_id
+)
+SELECT (SELECT count(*) FROM cur) AS current_written,
+       (SELECT count(*) FROM linked) AS user_linked
+
+-- name: weapon_catalog_sync
+-- Statement 1 of a weapons write. Inserts the guids the catalog lacks in guid order, so that
+-- collectors storing the same new weapons at once take the unique-index locks in one order
+-- (they queue behind each other, they cannot deadlock). Refreshes name/slug/category/code only
+-- when they changed, and last_seen_at at most once a day per weapon; those rows are locked
+-- with SKIP LOCKED, so a collector never waits for another one refreshing the same row.
+WITH input AS (
+    SELECT *
+    FROM unnest(%(guid)s::text[], %(name)s::text[], %(slug)s::text[], %(category)s::text[],
+                %(code)s::text[]) AS t(guid, name, slug, category, code)
+), missing AS (
+    INSERT INTO weapon_catalog (guid, name, slug, category, code, first_seen_at, last_seen_at)
+    SELECT i.guid, i.name, i.slug, i.category, i.code, %(seen_at)s, %(seen_at)s
+    FROM input i
+    WHERE NOT EXISTS (SELECT 1 FROM weapon_catalog w WHERE w.guid = i.guid)
+    ORDER BY i.guid
+    ON CONFLICT (guid) DO NOTHING
+    RETURNING weapon_id
+), stale AS (
+    SELECT w.weapon_id
+    FROM weapon_catalog w
+    JOIN input i ON i.guid = w.guid
+    WHERE (w.last_seen_at <= %(seen_at)s
+           AND (w.name, w.slug, w.category, w.code)
+               IS DISTINCT FROM (i.name, i.slug, i.category, i.code))
+       OR w.last_seen_at < %(seen_at)s::timestamptz - interval '1 day'
+    ORDER BY w.weapon_id
+    FOR NO KEY UPDATE OF w SKIP LOCKED
+), refreshed AS (
+    UPDATE weapon_catalog w
+    SET name = i.name, slug = i.slug, category = i.category, code = i.code,
+        last_seen_at = GREATEST(w.last_seen_at, %(seen_at)s)
+    FROM stale s, input i
+    WHERE w.weapon_id = s.weapon_id AND i.guid = w.guid AND w.last_seen_at <= %(seen_at)s
+    RETURNING w.weapon_id
+)
+SELECT (SELECT count(*) FROM missing) AS catalog_inserted,
+       (SELECT count(*) FROM refreshed) AS catalog_refreshed
+
+-- name: vehicle_catalog_sync
+-- Statement 1 of a vehicles write: as weapon_catalog_sync.
+WITH input AS (
+    SELECT *
+    FROM unnest(%(guid)s::text[], %(name)s::text[], %(slug)s::text[], %(category)s::text[],
+                %(code)s::text[]) AS t(guid, name, slug, category, code)
+), missing AS (
+    INSERT INTO vehicle_catalog (guid, name, slug, category, code, first_seen_at, last_seen_at)
+    SELECT i.guid, i.name, i.slug, i.category, i.code, %(seen_at)s, %(seen_at)s
+    FROM input i
+    WHERE NOT EXISTS (SELECT 1 FROM vehicle_catalog v WHERE v.guid = i.guid)
+    ORDER BY i.guid
+    ON CONFLICT (guid) DO NOTHING
+    RETURNING vehicle_id
+), stale AS (
+    SELECT v.vehicle_id
+    FROM vehicle_catalog v
+    JOIN input i ON i.guid = v.guid
+    WHERE (v.last_seen_at <= %(seen_at)s
+           AND (v.name, v.slug, v.category, v.code)
+               IS DISTINCT FROM (i.name, i.slug, i.category, i.code))
+       OR v.last_seen_at < %(seen_at)s::timestamptz - interval '1 day'
+    ORDER BY v.vehicle_id
+    FOR NO KEY UPDATE OF v SKIP LOCKED
+), refreshed AS (
+    UPDATE vehicle_catalog v
+    SET name = i.name, slug = i.slug, category = i.category, code = i.code,
+        last_seen_at = GREATEST(v.last_seen_at, %(seen_at)s)
+    FROM stale s, input i
+    WHERE v.vehicle_id = s.vehicle_id AND i.guid = v.guid AND v.last_seen_at <= %(seen_at)s
+    RETURNING v.vehicle_id
+)
+SELECT (SELECT count(*) FROM missing) AS catalog_inserted,
+       (SELECT count(*) FROM refreshed) AS catalog_refreshed
+
+-- name: weapon_stats_write
+-- Statement 2 of a weapons write (a new statement, so it sees every catalog row committed while
+-- statement 1 waited). Skipped as a whole when it is not newer than what is stored for the
+-- soldier (a stored item or the resource's last success). Current rows: only new or changed
+-- items are written; items absent from this list are kept (last-known-good). History: a row per
+-- item whose counters changed since its current row; for an item seen for the first time, only
+-- when it has a positive counter (an all-zero item has no history until it is first used).
+WITH input AS (
+    SELECT *
+    FROM unnest(%(guid)s::text[], %(kills)s::bigint[], %(headshots)s::bigint[],
+                %(shots_fired)s::bigint[], %(shots_hit)s::bigint[],
+                %(accuracy_fraction)s::float8[], %(time_equipped_seconds)s::bigint[],
+                %(service_stars)s::bigint[], %(service_stars_progress)s::float8[])
+        AS t(guid, kills, headshots, shots_fired, shots_hit, accuracy_fraction,
+             time_equipped_seconds, service_stars, service_stars_progress)
+), outdated AS (
+    SELECT EXISTS (
+        SELECT 1 FROM soldier_weapon_stats
+        WHERE soldier_id = %(soldier_id)s AND fetched_at >= %(fetched_at)s
+    ) OR EXISTS (
+        SELECT 1 FROM collection_state
+        WHERE soldier_id = %(soldier_id)s AND resource = 'weapons'
+          AND last_success_at > %(fetched_at)s
+    ) AS yes
+), items AS (
+    SELECT w.weapon_id, i.*, p.weapon_id IS NULL AS first_seen,
+           (p.kills, p.headshots, p.shots_fired, p.shots_hit, p.time_equipped_seconds)
+               IS DISTINCT FROM (i.kills, i.headshots, i.shots_fired, i.shots_hit,
+                                 i.time_equipped_seconds) AS counters_changed,
+           (p.accuracy_fraction, p.service_stars, p.service_stars_progress)
+               IS DISTINCT FROM (i.accuracy_fraction, i.service_stars,
+                                 i.service_stars_progress) AS extras_changed
+    FROM input i
+    JOIN weapon_catalog w ON w.guid = i.guid
+    LEFT JOIN soldier_weapon_stats p
+           ON p.soldier_id = %(soldier_id)s AND p.weapon_id = w.weapon_id
+    WHERE NOT (SELECT yes FROM outdated)
+), up AS (
+    INSERT INTO soldier_weapon_stats AS s (
+        soldier_id, weapon_id, fetched_at, kills, headshots, shots_fired, shots_hit,
+        accuracy_fraction, time_equipped_seconds, service_stars, service_stars_progress)
+    SELECT %(soldier_id)s, weapon_id, %(fetched_at)s, kills, headshots, shots_fired, shots_hit,
+           accuracy_fraction, time_equipped_seconds, service_stars, service_stars_progress
+    FROM items
+    WHERE first_seen OR counters_changed OR extras_changed
+    ORDER BY weapon_id
+    ON CONFLICT (soldier_id, weapon_id) DO UPDATE SET (
+        fetched_at, kills, headshots, shots_fired, shots_hit, accuracy_fraction,
+        time_equipped_seconds, service_stars, service_stars_progress
+    ) = ROW(
+        excluded.fetched_at, excluded.kills, excluded.headshots, excluded.shots_fired,
+        excluded.shots_hit, excluded.accuracy_fraction, excluded.time_equipped_seconds,
+        excluded.service_stars, excluded.service_stars_progress)
+    WHERE s.fetched_at < excluded.fetched_at
+    RETURNING s.weapon_id
+), hist AS (
+    INSERT INTO soldier_weapon_history (
+        soldier_id, weapon_id, fetched_at, kills, headshots, shots_fired, shots_hit,
+        time_equipped_seconds)
+    SELECT %(soldier_id)s, i.weapon_id, %(fetched_at)s, i.kills, i.headshots, i.shots_fired,
+           i.shots_hit, i.time_equipped_seconds
+    FROM items i
+    JOIN up ON up.weapon_id = i.weapon_id
+    WHERE CASE WHEN i.first_seen
+               THEN GREATEST(i.kills, i.headshots, i.shots_fired, i.shots_hit,
+                             i.time_equipped_seconds) > 0
+               ELSE i.counters_changed END
+    ON CONFLICT (soldier_id, weapon_id, fetched_at) DO NOTHING
+    RETURNING 1
+)
+SELECT (SELECT yes FROM outdated) AS outdated,
+       (SELECT count(*) FROM items) AS matched,
+       (SELECT count(*) FROM up) AS current_written,
+       (SELECT count(*) FROM hist) AS history_written
+
+-- name: vehicle_stats_write
+-- Statement 2 of a vehicles write: as weapon_stats_write (counters: kills, time_in_seconds,
+-- destroy_x_in_y).
+WITH input AS (
+    SELECT *
+    FROM unnest(%(guid)s::text[], %(kills)s::bigint[], %(time_in_seconds)s::bigint[],
+                %(destroy_x_in_y)s::bigint[], %(service_stars)s::bigint[],
+                %(service_stars_progress)s::float8[])
+        AS t(guid, kills, time_in_seconds, destroy_x_in_y, service_stars,
+             service_stars_progress)
+), outdated AS (
+    SELECT EXISTS (
+        SELECT 1 FROM soldier_vehicle_stats
+        WHERE soldier_id = %(soldier_id)s AND fetched_at >= %(fetched_at)s
+    ) OR EXISTS (
+        SELECT 1 FROM collection_state
+        WHERE soldier_id = %(soldier_id)s AND resource = 'vehicles'
+          AND last_success_at > %(fetched_at)s
+    ) AS yes
+), items AS (
+    SELECT v.vehicle_id, i.*, p.vehicle_id IS NULL AS first_seen,
+           (p.kills, p.time_in_seconds, p.destroy_x_in_y)
+               IS DISTINCT FROM (i.kills, i.time_in_seconds, i.destroy_x_in_y)
+               AS counters_changed,
+           (p.service_stars, p.service_stars_progress)
+               IS DISTINCT FROM (i.service_stars, i.service_stars_progress) AS extras_changed
+    FROM input i
+    JOIN vehicle_catalog v ON v.guid = i.guid
+    LEFT JOIN soldier_vehicle_stats p
+           ON p.soldier_id = %(soldier_id)s AND p.vehicle_id = v.vehicle_id
+    WHERE NOT (SELECT yes FROM outdated)
+), up AS (
+    INSERT INTO soldier_vehicle_stats AS s (
+        soldier_id, vehicle_id, fetched_at, kills, time_in_seconds, destroy_x_in_y,
+        service_stars, service_stars_progress)
+    SELECT %(soldier_id)s, vehicle_id, %(fetched_at)s, kills, time_in_seconds, destroy_x_in_y,
+           service_stars, service_stars_progress
+    FROM items
+    WHERE first_seen OR counters_changed OR extras_changed
+    ORDER BY vehicle_id
+    ON CONFLICT (soldier_id, vehicle_id) DO UPDATE SET (
+        fetched_at, kills, time_in_seconds, destroy_x_in_y, service_stars,
+        service_stars_progress
+    ) = ROW(
+        excluded.fetched_at, excluded.kills, excluded.time_in_seconds, excluded.destroy_x_in_y,
+        excluded.service_stars, excluded.service_stars_progress)
+    WHERE s.fetched_at < excluded.fetched_at
+    RETURNING s.vehicle_id
+), hist AS (
+    INSERT INTO soldier_vehicle_history (
+        soldier_id, vehicle_id, fetched_at, kills, time_in_seconds, destroy_x_in_y)
+    SELECT %(soldier_id)s, i.vehicle_id, %(fetched_at)s, i.kills, i.time_in_seconds,
+           i.destroy_x_in_y
+    FROM items i
+    JOIN up ON up.vehicle_id = i.vehicle_id
+    WHERE CASE WHEN i.first_seen
+               THEN GREATEST(i.kills, i.time_in_seconds, i.destroy_x_in_y) > 0
+               ELSE i.counters_changed END
+    ON CONFLICT (soldier_id, vehicle_id, fetched_at) DO NOTHING
+    RETURNING 1
+)
+SELECT (SELECT yes FROM outdated) AS outdated,
+       (SELECT count(*) FROM items) AS matched,
+       (SELECT count(*) FROM up) AS current_written,
+       (SELECT count(*) FROM hist) AS history_written
+
+-- name: detailed_current_of
+SELECT * FROM detailed_stats_current WHERE soldier_id = %(soldier_id)s
+
+-- name: profile_current_of
+SELECT * FROM profile_current WHERE soldier_id = %(soldier_id)s
+
+-- name: collection_states_of
+SELECT resource, status, last_success_at, last_attempt_at, last_error_class
+FROM collection_state
+WHERE soldier_id = %(soldier_id)s
+ORDER BY resource
+
+-- name: weapons_of
+SELECT w.weapon_id, w.guid, w.name, w.slug, w.category, w.code, s.fetched_at, s.kills,
+       s.headshots, s.shots_fired, s.shots_hit, s.accuracy_fraction, s.time_equipped_seconds,
+       s.service_stars, s.service_stars_progress
+FROM soldier_weapon_stats s
+JOIN weapon_catalog w ON w.weapon_id = s.weapon_id
+WHERE s.soldier_id = %(soldier_id)s
+ORDER BY s.kills DESC NULLS LAST, s.time_equipped_seconds DESC NULLS LAST, w.weapon_id
+
+-- name: vehicles_of
+SELECT v.vehicle_id, v.guid, v.name, v.slug, v.category, v.code, s.fetched_at, s.kills,
+       s.time_in_seconds, s.destroy_x_in_y, s.service_stars, s.service_stars_progress
+FROM soldier_vehicle_stats s
+JOIN vehicle_catalog v ON v.vehicle_id = s.vehicle_id
+WHERE s.soldier_id = %(soldier_id)s
+ORDER BY s.kills DESC NULLS LAST, s.time_in_seconds DESC NULLS LAST, v.vehicle_id
+
+-- name: detailed_history_of
+SELECT fetched_at, kills, deaths, score, time_played_seconds, skill, rank, wins, losses,
+       shots_fired, shots_hit, headshots, score_per_minute, kills_per_minute
+FROM detailed_stats_history
+WHERE soldier_id = %(soldier_id)s
+ORDER BY fetched_at DESC
+LIMIT %(limit)s

@@ -1,0 +1,31 @@
+-- Figures for `bf4ps status`, the website and /metrics. None scans collection_state.
+
+-- name: queue_depth
+SELECT lane, priority_class, resource,
+       count(*) FILTER (WHERE status = 'pending' AND eligible_at <= now()) AS ready,
+       count(*) FILTER (WHERE status = 'pending' AND eligible_at > now()) AS waiting_retry,
+       count(*) FILTER (WHERE status = 'claimed') AS claimed,
+       count(*) FILTER (WHERE status = 'running') AS running,
+       min(rank) FILTER (WHERE status = 'pending' AND eligible_at <= now()) AS oldest_rank
+FROM collection_jobs
+GROUP BY lane, priority_class, resource
+ORDER BY lane, priority_class, resource
+
+-- name: coverage
+SELECT resource, status, sum(n)::bigint AS n
+FROM coverage_counters
+GROUP BY resource, status
+HAVING sum(n) <> 0
+ORDER BY resource, status
+
+-- name: soldier_count
+SELECT count(*) AS n FROM soldiers
+
+-- name: throughput
+SELECT resource, event_type, count(*) AS n,
+       avg(duration_ms) FILTER (WHERE duration_ms IS NOT NULL) AS avg_duration_ms
+FROM collection_events
+WHERE occurred_at > now() - make_interval(secs => %(window_seconds)s)
+  AND event_type IN ('succeeded', 'failed')
+GROUP BY resource, event_type
+ORDER BY resource, event_type

@@ -1,0 +1,107 @@
+"""Vocabulary shared by every part: platforms, resources, lanes, classes, failure classes.
+
+These values are also the CHECK constraints of the schema (db/migrations/0001_initial.sql);
+a test keeps the two in agreement.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Platform(StrEnum):
+    PC = "pc"
+    XBOX360 = "xbox360"
+    PS3 = "ps3"
+    PS4 = "ps4"
+    XBOXONE = "xboxone"
+
+    @property
+    def battlelog_int(self) -> int:
+        return PLATFORM_INTS[self]
+
+    @classmethod
+    def from_battlelog_int(cls, value: int) -> Platform:
+        for platform, number in PLATFORM_INTS.items():
+            if number == value:
+                return platform
+        raise ValueError(f"unknown Battlelog platform number {value}")
+
+
+PLATFORM_INTS: dict[Platform, int] = {
+    Platform.PC: 1,
+    Platform.XBOX360: 2,
+    Platform.PS3: 4,
+    Platform.PS4: 32,
+    Platform.XBOXONE: 64,
+}
+
+
+class Resource(StrEnum):
+    DETAILED = "detailed"
+    PROFILE = "profile"
+    WEAPONS = "weapons"
+    VEHICLES = "vehicles"
+
+
+class Lane(StrEnum):
+    BACKGROUND = "background"
+    INTERACTIVE = "interactive"
+
+
+class PriorityClass(StrEnum):
+    """Highest first. The claim order within a lane is the job's rank (see queue/ranking.py)."""
+
+    INTERACTIVE = "interactive"
+    ACTIVE = "active"
+    RECENT = "recent"
+    BOOTSTRAP = "bootstrap"
+
+
+class StateStatus(StrEnum):
+    """Durable per soldier+resource collection status (collection_state.status)."""
+
+    NEVER_ATTEMPTED = "never_attempted"
+    CURRENT = "current"
+    DUE = "due"
+    RETRY_WAIT = "retry_wait"
+    UNAVAILABLE = "unavailable"
+
+
+class JobStatus(StrEnum):
+    PENDING = "pending"
+    CLAIMED = "claimed"
+    RUNNING = "running"
+
+
+class ErrorClass(StrEnum):
+    """How a failed attempt is classified. Retryable classes back off; terminal ones park."""
+
+    THROTTLE = "throttle"  # 403 / 429 / TOOMANYSEARCHES / "too many"
+    TIMEOUT = "timeout"  # timeouts and connection failures
+    SERVER = "server"  # HTTP 5xx and HTML error pages
+    NOT_FOUND = "not_found"  # "type":"error", unknown persona: terminal
+    MALFORMED = "malformed"  # non-JSON, missing generalStats/mainWeaponStats: retryable
+    INTERNAL = "internal"  # BF4PS / database / infrastructure
+
+    @property
+    def retryable(self) -> bool:
+        return self is not ErrorClass.NOT_FOUND
+
+    @property
+    def is_throttle(self) -> bool:
+        return self is ErrorClass.THROTTLE
+
+
+class SourceType(StrEnum):
+    BF4SW = "bf4sw"
+    MANUAL = "manual"
+
+
+class JobReason(StrEnum):
+    BF4SW_DISCOVERY = "bf4sw_discovery"
+    BOOTSTRAP = "bootstrap"
+    ACTIVE_REFRESH = "active_refresh"
+    RETRY = "retry"
+    MANUAL = "manual"
+    LOOKUP = "lookup"

@@ -1,0 +1,69 @@
+"""The operator's status report: one structure for `bf4ps status`, the API and the console."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.queue import figures
+
+
+async def fleet(conn: Conn, include_retired: bool = False) -> list[dict[str, Any]]:
+    cur = await conn.execute(q("collectors_list"), {"include_retired": include_retired})
+    return [dict(r) for r in await cur.fetchall()]
+
+
+def _depth_totals(depth: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    totals: dict[str, dict[str, int]] = {}
+    for row in depth:
+        lane = totals.setdefault(str(row["lane"]), {"ready": 0, "waiting_retry": 0,
+                                                    "claimed": 0, "running": 0})
+        for key in lane:
+            lane[key] += int(row[key])
+    return totals
+
+
+async def status_report(conn: Conn, window_seconds: float = 3600) -> dict[str, Any]:
+    depth = await figures.queue_depth(conn)
+    cur = await conn.execute(q("soldier_count"))
+    row = await cur.fetchone()
+    collectors = [{
+        "name": c["collector_name"], "lane": c["lane"], "egress": c["egress_key"],
+        "health": c["health"], "enabled": c["enabled"], "drained": c["drained"],
+        "heartbeat_age_seconds": float(c["heartbeat_age"]) if c["heartbeat_age"] is not None
+        else None,
+        "current_job": c["current_job_id"], "version": c["software_version"],
+    } for c in await fleet(conn)]
+    return {
+        "soldiers": int(str(row["n"])) if row else 0,
+        "queue_depth": {"by_lane": _depth_totals(depth), "detail": depth},
+        "coverage": await figures.coverage(conn),
+        "throughput": {"window_seconds": window_seconds,
+                       "by_resource": await figures.throughput(conn, window_seconds)},
+        "collectors": collectors,
+    }
+
+
+def render_status(report: dict[str, Any]) -> str:
+    lines = [f"soldiers: {report['soldiers']}", "queue depth (actionable work):"]
+    for lane, t in sorted(report["queue_depth"]["by_lane"].items()):
+        lines.append(f"  {lane:12} ready {t['ready']:>6}  claimed {t['claimed']:>3}  "
+                     f"running {t['running']:>3}  waiting retry {t['waiting_retry']:>5}")
+    if not report["queue_depth"]["by_lane"]:
+        lines.append("  (empty)")
+    lines.append("coverage (backlog, per resource):")
+    for resource, counts in report["coverage"].items():
+        parts = "  ".join(f"{k} {v}" for k, v in counts.items())
+        lines.append(f"  {resource:9} {parts}")
+    window = report["throughput"]["window_seconds"]
+    lines.append(f"throughput (last {window:.0f} s):")
+    for resource, t in sorted(report["throughput"]["by_resource"].items()):
+        lines.append(f"  {resource:9} ok {t['succeeded']:>6}  failed {t['failed']:>4}")
+    lines.append("collectors:")
+    for c in report["collectors"]:
+        age = c["heartbeat_age_seconds"]
+        beat = f"last heartbeat {age:.0f} sec ago" if age is not None else "never seen"
+        flags = " drained" if c["drained"] else ""
+        lines.append(f"  {c['name']:16} {c['health']:8} {beat}  {c['lane']} {c['egress']}{flags}")
+    return "\n".join(lines)

@@ -1,0 +1,120 @@
+"""Run-time scheduling policy: defaults here, overrides in the scheduler_policy table.
+
+`bf4ps config set KEY VALUE` validates a value against this model before storing it, so the
+scheduler and collectors never read a policy they cannot use. No migration is ever needed to
+change a weight, a watermark or an interval.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.domain import Lane, PriorityClass, Resource
+
+DAY = 86_400
+WEEK = 7 * DAY
+
+
+class Policy(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # eligibility: refresh intervals for soldiers in the active window
+    freshness_detailed_seconds: float = Field(DAY, gt=0)
+    freshness_profile_seconds: float = Field(WEEK, gt=0)
+    freshness_weapons_seconds: float = Field(WEEK, gt=0)
+    freshness_vehicles_seconds: float = Field(WEEK, gt=0)
+    interactive_min_age_seconds: float = Field(
+        3600, ge=0, description="A manual request re-collects a resource older than this.")
+    active_window_seconds: float = Field(DAY, gt=0)
+    recent_window_seconds: float = Field(WEEK, gt=0)
+    # fairness: rank offsets (aging) and feeder shares per class
+    aging_recent_seconds: float = Field(600, ge=0)
+    aging_bootstrap_seconds: float = Field(1800, ge=0)
+    share_active: float = Field(0.75, ge=0, le=1)
+    share_recent: float = Field(0.0, ge=0, le=1)
+    share_bootstrap: float = Field(0.20, ge=0, le=1)
+    share_retry: float = Field(0.05, ge=0, le=1)
+    # bounded feeder
+    working_set_background: int = Field(200, ge=1, le=100_000)
+    # progressive bootstrap mix: a resource joins once detailed coverage (attempted share)
+    # reaches its watermark; joined resources are fed in proportion to their weights.
+    watermark_profile: float = Field(0.05, ge=0, le=1)
+    watermark_weapons: float = Field(0.25, ge=0, le=1)
+    watermark_vehicles: float = Field(0.25, ge=0, le=1)
+    weight_detailed: float = Field(6, ge=0)
+    weight_profile: float = Field(2, ge=0)
+    weight_weapons: float = Field(1, ge=0)
+    weight_vehicles: float = Field(1, ge=0)
+    # retries
+    backoff_seconds: tuple[float, ...] = (900, 3600, 21_600, 86_400)
+    backoff_interactive_seconds: tuple[float, ...] = (20, 60, 300, 1800)
+    backoff_throttle_seconds: float = Field(60, ge=0)
+    backoff_jitter: float = Field(0.1, ge=0, le=1)
+    max_consecutive_failures: int = Field(10, ge=1)
+    # retention
+    event_retention_days: float = Field(180, gt=0)
+
+    def freshness(self, resource: Resource) -> float:
+        return float(getattr(self, f"freshness_{resource.value}_seconds"))
+
+    def backoff_steps(self, lane: Lane) -> tuple[float, ...]:
+        if lane is Lane.INTERACTIVE:
+            return self.backoff_interactive_seconds
+        return self.backoff_seconds
+
+    def aging(self, klass: PriorityClass) -> float:
+        if klass is PriorityClass.RECENT:
+            return self.aging_recent_seconds
+        if klass is PriorityClass.BOOTSTRAP:
+            return self.aging_bootstrap_seconds
+        return 0.0
+
+
+class PolicyError(ValueError):
+    pass
+
+
+def parse_value(key: str, raw: str) -> Any:
+    """A CLI value: JSON if it parses (numbers, lists), else the plain string."""
+    if key not in Policy.model_fields:
+        raise PolicyError(f"unknown policy key {key!r}; see `bf4ps config show`")
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def validated(overrides: dict[str, Any]) -> Policy:
+    try:
+        return Policy(**overrides)
+    except ValidationError as exc:
+        raise PolicyError(str(exc)) from None
+
+
+async def load(conn: Conn) -> Policy:
+    cur = await conn.execute(q("policy_overrides"))
+    overrides = {str(r["key"]): r["value"] for r in await cur.fetchall()}
+    known = {k: v for k, v in overrides.items() if k in Policy.model_fields}
+    return validated(known)
+
+
+async def set_value(conn: Conn, key: str, raw: str, *, by: str) -> Policy:
+    value = parse_value(key, raw)
+    current = await load(conn)
+    merged = current.model_dump()
+    merged[key] = value
+    policy = validated(merged)
+    stored = policy.model_dump(mode="json")[key]
+    await conn.execute(q("policy_set"), {"key": key, "value": json.dumps(stored), "by": by})
+    return policy
+
+
+async def unset_value(conn: Conn, key: str) -> None:
+    if key not in Policy.model_fields:
+        raise PolicyError(f"unknown policy key {key!r}")
+    await conn.execute(q("policy_unset"), {"key": key})

@@ -1,0 +1,83 @@
+"""Claim (one statement), claimed → running, lease renewal, release."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.queue import events
+from bf4ps.queue.events import EventType
+from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Lease, job_event_fields
+
+
+def _lease_params(lease: Lease) -> dict[str, Any]:
+    return {"job_id": lease.job_id, "collector_uuid": lease.collector_uuid,
+            "lease_token": lease.lease_token}
+
+
+async def claim(conn: Conn, me: CollectorRef, lease_seconds: float,
+                *, soldier_id: int | None = None) -> ClaimedJob | None:
+    """Claim one job of my lane (or of one soldier, for chaining). The claim, the collector's
+    current-job pointer and the claimed/lease_expired/reclaimed events are one statement."""
+    cur = await conn.execute(q("claim_job"), {
+        "collector_uuid": me.collector_uuid, "lane": me.lane.value,
+        "lease_seconds": lease_seconds, "soldier_id": soldier_id,
+    })
+    row = await cur.fetchone()
+    return ClaimedJob.from_row(row, me.collector_uuid) if row else None
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    claimed_at: datetime
+    started_at: datetime
+    lease_expires_at: datetime
+
+    @property
+    def wait_ms(self) -> int:
+        return max(0, int((self.started_at - self.claimed_at).total_seconds() * 1000))
+
+
+async def start(conn: Conn, me: CollectorRef, job: ClaimedJob, lease_seconds: float,
+                started_at: datetime, details: dict[str, Any] | None = None) -> Started | None:
+    """claimed → running at `started_at` (when the request is sent), with its `started` event
+    recording the claim→start wait. None: the lease is no longer ours."""
+    params = _lease_params(job.lease) | {"lease_seconds": lease_seconds,
+                                          "started_at": started_at,
+                                          "details": Jsonb(details) if details else None}
+    cur = await conn.execute(q("start_job"), params)
+    row = await cur.fetchone()
+    if row is None:
+        return None
+    return Started(_ts(row, "claimed_at"), _ts(row, "started_at"), _ts(row, "lease_expires_at"))
+
+
+async def renew(conn: Conn, lease: Lease, lease_seconds: float) -> datetime | None:
+    """Extend the lease; None when it is no longer ours (the caller must abandon the job)."""
+    cur = await conn.execute(q("renew_lease"), _lease_params(lease) | {
+        "lease_seconds": lease_seconds})
+    row = await cur.fetchone()
+    return _ts(row, "lease_expires_at") if row else None
+
+
+async def release(conn: Conn, me: CollectorRef, job: ClaimedJob, why: str) -> bool:
+    """Give a claimed (not yet running) job back to the queue, e.g. on drain or shutdown."""
+    cur = await conn.execute(q("release_job"), _lease_params(job.lease))
+    if await cur.fetchone() is None:
+        return False
+    await conn.execute(q("clear_current_job"), {"collector_uuid": me.collector_uuid,
+                                                "job_id": job.job_id})
+    await events.record(conn, EventType.RELEASED, result=why, **me.event_fields(),
+                        **job_event_fields(job))
+    return True
+
+
+def _ts(row: dict[str, Any], key: str) -> datetime:
+    value = row[key]
+    assert isinstance(value, datetime)
+    return value

@@ -1,0 +1,78 @@
+"""Event types of the append-only collection_events log, and the one way to write an event."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+
+
+class EventType(StrEnum):
+    # job lifecycle
+    CREATED = "created"
+    PROMOTED = "promoted"
+    CLAIMED = "claimed"
+    STARTED = "started"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    RETRY_SCHEDULED = "retry_scheduled"
+    UNAVAILABLE = "unavailable"
+    RELEASED = "released"
+    LEASE_EXPIRED = "lease_expired"
+    RECLAIMED = "reclaimed"
+    STALE_FINALIZE_REJECTED = "stale_finalize_rejected"
+    PERSISTENCE_FAILED = "persistence_failed"
+    LOOKUP_RESOLVED = "lookup_resolved"
+    # collector health and lifecycle
+    HEARTBEAT_LOST = "heartbeat_lost"
+    HEARTBEAT_RESTORED = "heartbeat_restored"
+    COLLECTOR_REGISTERED = "collector_registered"
+    COLLECTOR_STARTED = "collector_started"
+    COLLECTOR_STOPPED = "collector_stopped"
+    COLLECTOR_DRAINED = "collector_drained"
+    COLLECTOR_RESUMED = "collector_resumed"
+    COLLECTOR_DISABLED = "collector_disabled"
+    COLLECTOR_RETIRED = "collector_retired"
+    # rate gates
+    EGRESS_THROTTLED = "egress_throttled"
+    EGRESS_RECOVERED = "egress_recovered"
+    # scheduler
+    SCHEDULER_STARTED = "scheduler_started"
+    SCHEDULER_STOPPED = "scheduler_stopped"
+
+
+EVENT_COLUMNS = (
+    "collector_uuid", "collector_name", "hostname", "egress_key", "lane", "job_id",
+    "lease_token", "soldier_id", "persona_id", "platform", "resource", "priority_class",
+    "attempt_number", "result", "duration_ms", "wait_ms", "http_status", "error_class",
+    "error_message",
+)
+
+
+def _short(message: str | None) -> str | None:
+    if message is None:
+        return None
+    return message if len(message) <= 500 else message[:497] + "..."
+
+
+async def record(
+    conn: Conn,
+    event_type: EventType,
+    *,
+    details: dict[str, Any] | None = None,
+    **fields: Any,
+) -> None:
+    """Insert one event inside the caller's transaction (so it commits with the change)."""
+    unknown = set(fields) - set(EVENT_COLUMNS)
+    if unknown:
+        raise TypeError(f"unknown event fields: {sorted(unknown)}")
+    params: dict[str, Any] = dict.fromkeys(EVENT_COLUMNS)
+    params.update(fields)
+    params["error_message"] = _short(params["error_message"])
+    params["event_type"] = event_type.value
+    params["details"] = Jsonb(details) if details else None
+    await conn.execute(q("insert_event"), params)

@@ -1,0 +1,34 @@
+"""Queue depth (actionable work) and coverage (total backlog): separate figures by design."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.domain import Resource, StateStatus
+
+
+async def queue_depth(conn: Conn) -> list[dict[str, Any]]:
+    cur = await conn.execute(q("queue_depth"))
+    return [dict(row) for row in await cur.fetchall()]
+
+
+async def coverage(conn: Conn) -> dict[str, dict[str, int]]:
+    """Per resource: count of soldiers per collection-state status (zeros included)."""
+    table = {r.value: {s.value: 0 for s in StateStatus} for r in Resource}
+    cur = await conn.execute(q("coverage"))
+    for row in await cur.fetchall():
+        table[str(row["resource"])][str(row["status"])] = int(str(row["n"]))
+    return table
+
+
+async def throughput(conn: Conn, window_seconds: float) -> dict[str, dict[str, Any]]:
+    cur = await conn.execute(q("throughput"), {"window_seconds": window_seconds})
+    out: dict[str, dict[str, Any]] = {}
+    for row in await cur.fetchall():
+        entry = out.setdefault(str(row["resource"]), {"succeeded": 0, "failed": 0})
+        entry[str(row["event_type"])] = int(str(row["n"]))
+        if row["event_type"] == "succeeded" and row["avg_duration_ms"] is not None:
+            entry["avg_duration_ms"] = round(float(str(row["avg_duration_ms"])), 1)
+    return out

@@ -1,0 +1,109 @@
+"""What the engine hands out and takes back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from bf4ps.domain import Lane, Platform, PriorityClass, Resource
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """Proof of one specific claim: all three must match for any state-changing write."""
+
+    job_id: int
+    collector_uuid: UUID
+    lease_token: UUID
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedJob:
+    lease: Lease
+    soldier_id: int | None
+    resource: str  # a Resource value, or "lookup"
+    lane: Lane
+    priority_class: PriorityClass
+    reason: str
+    attempt_count: int
+    claimed_at: datetime
+    lease_expires_at: datetime
+    reclaimed: bool
+    persona_id: int | None
+    platform: Platform | None
+    soldier_name: str | None
+    request_id: UUID | None
+    lookup_name: str | None
+    lookup_platform: Platform | None
+
+    @property
+    def job_id(self) -> int:
+        return self.lease.job_id
+
+    @property
+    def is_lookup(self) -> bool:
+        return self.resource == "lookup"
+
+    @property
+    def stats_resource(self) -> Resource:
+        return Resource(self.resource)
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any], collector_uuid: UUID) -> ClaimedJob:
+        platform = row.get("platform")
+        lookup_platform = row.get("lookup_platform")
+        return cls(
+            lease=Lease(int(row["job_id"]), collector_uuid, row["lease_token"]),
+            soldier_id=row["soldier_id"],
+            resource=str(row["resource"]),
+            lane=Lane(row["lane"]),
+            priority_class=PriorityClass(row["priority_class"]),
+            reason=str(row["reason"]),
+            attempt_count=int(row["attempt_count"]),
+            claimed_at=row["claimed_at"],
+            lease_expires_at=row["lease_expires_at"],
+            reclaimed=bool(row["reclaimed"]),
+            persona_id=row.get("persona_id"),
+            platform=Platform(platform) if platform else None,
+            soldier_name=row.get("current_name"),
+            request_id=row.get("request_id"),
+            lookup_name=row.get("lookup_name"),
+            lookup_platform=Platform(lookup_platform) if lookup_platform else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a finalize or fail call did."""
+
+    committed: bool
+    event: str
+    next_attempt_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CollectorRef:
+    """The registered collector incarnation acting, snapshotted into its events."""
+
+    collector_uuid: UUID
+    name: str
+    hostname: str
+    egress_key: str
+    lane: Lane
+
+    def event_fields(self) -> dict[str, Any]:
+        return {"collector_uuid": self.collector_uuid, "collector_name": self.name,
+                "hostname": self.hostname, "egress_key": self.egress_key}
+
+
+def job_event_fields(job: ClaimedJob) -> dict[str, Any]:
+    platform = job.platform or job.lookup_platform
+    return {
+        "job_id": job.job_id, "lease_token": job.lease.lease_token,
+        "soldier_id": job.soldier_id, "persona_id": job.persona_id,
+        "platform": platform.value if platform else None, "resource": job.resource,
+        "lane": job.lane.value, "priority_class": job.priority_class.value,
+        "attempt_number": job.attempt_count,
+    }

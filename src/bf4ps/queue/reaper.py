@@ -1,0 +1,12 @@
+"""Expired leases back to the queue (with lease_expired + reclaimed events). Claims also reclaim
+expired leases inline, so correctness never depends on the reaper running."""
+
+from __future__ import annotations
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+
+
+async def reap_expired(conn: Conn, limit: int = 100) -> int:
+    cur = await conn.execute(q("reap_expired"), {"limit": limit})
+    return len(await cur.fetchall())

@@ -1,0 +1,92 @@
+"""The migrations produce exactly the intended schema; enumerations agree with bf4ps.domain;
+the migration runner is safe under concurrency and refuses drift."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+from tests.conftest import create_database, drop_database
+
+from bf4ps.db import catalog, migrate
+from bf4ps.db.connect import Conn, connection
+from bf4ps.domain import ErrorClass, Lane, Platform, PriorityClass, Resource, StateStatus
+
+EXPECTED = Path(__file__).resolve().parent.parent / "schema" / "expected_schema.json"
+
+
+async def test_migrations_produce_the_intended_schema(conn: Conn) -> None:
+    actual = await catalog.describe(conn)
+    expected = json.loads(EXPECTED.read_text())
+    problems = catalog.diff(expected, actual)
+    assert not problems, (
+        "schema drift (if intended, regenerate tests/schema/expected_schema.json with "
+        "`python -m bf4ps.db.catalog URL`):\n" + "\n".join(problems[:40]))
+
+
+def _check_values(definition: str) -> set[str]:
+    return set(re.findall(r"'([a-z_0-9]+)'::text", definition))
+
+
+@pytest.mark.parametrize(("table", "column", "values"), [
+    ("soldiers", "platform", {p.value for p in Platform}),
+    ("collection_state", "resource", {r.value for r in Resource}),
+    ("collection_state", "status", {s.value for s in StateStatus}),
+    ("collection_state", "last_error_class", {e.value for e in ErrorClass}),
+    ("collection_jobs", "lane", {lane.value for lane in Lane}),
+    ("collection_jobs", "priority_class", {c.value for c in PriorityClass}),
+    ("collection_jobs", "resource", {r.value for r in Resource} | {"lookup"}),
+    ("collectors", "lane", {lane.value for lane in Lane}),
+])
+def test_check_constraints_match_the_domain(table: str, column: str, values: set[str]) -> None:
+    expected = json.loads(EXPECTED.read_text())
+    defs = [d for d in expected["tables"][table]["constraints"].values()
+            if d.startswith("CHECK") and f"({column} = ANY" in d.replace('"', "")]
+    assert defs, f"no CHECK on {table}.{column}"
+    assert _check_values(defs[0]) == values
+
+
+async def test_upgrade_is_idempotent_and_detects_drift(db_url: str) -> None:
+    assert await migrate.upgrade(db_url) == []
+    st = await migrate.status(db_url)
+    assert [v for v, _, _ in st.applied] == [m.version for m in migrate.available()]
+    assert st.pending == []
+    async with connection(db_url) as conn:
+        await conn.execute("UPDATE schema_migrations SET checksum = 'x' WHERE version = 1")
+    with pytest.raises(migrate.MigrationError, match="changed after it was applied"):
+        await migrate.upgrade(db_url)
+    good = migrate.available()[0].checksum
+    async with connection(db_url) as conn:
+        await conn.execute("UPDATE schema_migrations SET checksum = %s WHERE version = 1", [good])
+        await conn.execute("INSERT INTO schema_migrations (version, name, checksum) "
+                           "VALUES (999, 'future', 'y')")
+    with pytest.raises(migrate.MigrationError, match="does not know"):
+        await migrate.status(db_url)
+
+
+async def test_concurrent_upgrades_apply_each_migration_once(pg_server_url: str) -> None:
+    name = f"bf4ps_mig_{uuid.uuid4().hex[:8]}"
+    url = create_database(pg_server_url, name)
+    try:
+        results = await asyncio.gather(*(migrate.upgrade(url) for _ in range(5)))
+        assert sorted(len(r) for r in results) == [0, 0, 0, 0, len(migrate.available())]
+        async with connection(url) as conn:
+            cur = await conn.execute("SELECT count(*) AS n FROM schema_migrations")
+            assert await cur.fetchone() == {"n": len(migrate.available())}
+    finally:
+        drop_database(pg_server_url, name)
+
+
+async def test_event_partitions_exist_for_the_coming_months(conn: Conn) -> None:
+    cur = await conn.execute(
+        "SELECT count(*) AS n FROM pg_inherits WHERE inhparent = 'collection_events'::regclass")
+    row = await cur.fetchone()
+    assert row is not None and int(str(row["n"])) >= 4  # default + previous/current/next months
+    await conn.execute("INSERT INTO collection_events (event_type) VALUES ('created')")
+    cur = await conn.execute("SELECT tableoid::regclass::text AS part FROM collection_events")
+    part = await cur.fetchone()
+    assert part is not None and part["part"] != "collection_events_default"

@@ -1,0 +1,29 @@
+"""Starting real worker processes for concurrency and crash tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def spawn(script: str, *args: str, stdin: bool = False) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"), PYTHONUNBUFFERED="1")
+    return subprocess.Popen(
+        [sys.executable, str(REPO / "tests" / "workers" / script), *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL)
+
+
+def read_json_line(proc: subprocess.Popen[str]) -> dict[str, Any]:
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line:
+        err = proc.stderr.read() if proc.stderr else ""
+        raise AssertionError(f"worker exited without output: {err[-2000:]}")
+    return dict(json.loads(line))
