@@ -39,6 +39,11 @@ class Policy(BaseModel):
     share_recent: float = Field(0.0, ge=0, le=1)
     share_bootstrap: float = Field(0.20, ge=0, le=1)
     share_retry: float = Field(0.05, ge=0, le=1)
+    # fleet budget class shares (physical requests per rolling window): caps and floors;
+    # a floor is reserved only while that class has runnable work (unused shares are borrowed)
+    budget_cap_active: float = Field(0.75, ge=0, le=1)
+    budget_floor_bootstrap: float = Field(0.20, ge=0, le=1)
+    budget_floor_retry: float = Field(0.05, ge=0, le=1)
     # bounded feeder
     working_set_background: int = Field(200, ge=1, le=100_000)
     # progressive bootstrap mix: a resource joins once detailed coverage (attempted share)

@@ -66,6 +66,9 @@ class Settings(BaseSettings):
     egress_min_interval_seconds: float = Field(
         5.0, gt=0, description="Default minimum spacing of requests per egress."
     )
+    egress_safety_margin_seconds: float = Field(
+        0.05, ge=0, description="Added to every spacing so network jitter cannot break a limit."
+    )
     egress_window_requests: int | None = Field(
         None, ge=1, description="Optional: at most N requests per egress per window."
     )

@@ -269,7 +269,7 @@ async def test_claim_uses_its_partial_index(conn: Conn, tmp_path: Path) -> None:
     cur = await conn.execute(
         b"EXPLAIN (FORMAT TEXT) " + q("claim_job").encode(),  # type: ignore[arg-type]
         {"collector_uuid": me.collector_uuid, "lane": "background", "lease_seconds": 60,
-         "soldier_id": None})
+         "soldier_id": None, "classes": None})
     plan = "\n".join(str(r["QUERY PLAN"]) for r in await cur.fetchall())
     assert "ix_jobs_claim" in plan, plan
     assert "Seq Scan on collection_jobs" not in plan, plan

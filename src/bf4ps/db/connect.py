@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -18,7 +19,7 @@ from bf4ps.settings import Settings
 BF4PS_DB = "bf4ps"
 BF4SW_DB = "bf4sw"
 
-Conn = psycopg.AsyncConnection[dict[str, object]]
+Conn = psycopg.AsyncConnection[dict[str, Any]]
 
 
 def with_dbname(url: str, dbname: str) -> str:

@@ -21,12 +21,14 @@ def _lease_params(lease: Lease) -> dict[str, Any]:
 
 
 async def claim(conn: Conn, me: CollectorRef, lease_seconds: float,
-                *, soldier_id: int | None = None) -> ClaimedJob | None:
-    """Claim one job of my lane (or of one soldier, for chaining). The claim, the collector's
-    current-job pointer and the claimed/lease_expired/reclaimed events are one statement."""
+                *, soldier_id: int | None = None,
+                classes: list[str] | None = None) -> ClaimedJob | None:
+    """Claim one job of my lane (or of one soldier, for chaining; or of some budget classes).
+    The claim, the collector's current-job pointer and the claimed/lease_expired/reclaimed
+    events are one statement."""
     cur = await conn.execute(q("claim_job"), {
         "collector_uuid": me.collector_uuid, "lane": me.lane.value,
-        "lease_seconds": lease_seconds, "soldier_id": soldier_id,
+        "lease_seconds": lease_seconds, "soldier_id": soldier_id, "classes": classes,
     })
     row = await cur.fetchone()
     return ClaimedJob.from_row(row, me.collector_uuid) if row else None

@@ -31,6 +31,7 @@ class ClaimedJob:
     claimed_at: datetime
     lease_expires_at: datetime
     reclaimed: bool
+    is_retry: bool
     persona_id: int | None
     platform: Platform | None
     soldier_name: str | None
@@ -41,6 +42,11 @@ class ClaimedJob:
     @property
     def job_id(self) -> int:
         return self.lease.job_id
+
+    @property
+    def budget_class(self) -> str:
+        """The fleet budget's class: retries are their own class whatever their priority."""
+        return "retry" if self.is_retry else self.priority_class.value
 
     @property
     def is_lookup(self) -> bool:
@@ -65,6 +71,7 @@ class ClaimedJob:
             claimed_at=row["claimed_at"],
             lease_expires_at=row["lease_expires_at"],
             reclaimed=bool(row["reclaimed"]),
+            is_retry=bool(row.get("is_retry")),
             persona_id=row.get("persona_id"),
             platform=Platform(platform) if platform else None,
             soldier_name=row.get("current_name"),

@@ -315,7 +315,7 @@ CREATE TABLE egress_gates (
     min_interval_seconds double precision NOT NULL CHECK (min_interval_seconds > 0),
     window_requests integer CHECK (window_requests > 0),
     window_seconds double precision CHECK (window_seconds > 0),
-    next_slot_at timestamptz NOT NULL DEFAULT '-infinity',
+    next_slot_at timestamptz NOT NULL DEFAULT '2000-01-01 00:00:00+00',
     cooldown_until timestamptz,
     throttle_streak integer NOT NULL DEFAULT 0 CHECK (throttle_streak >= 0),
     last_throttle_at timestamptz,
@@ -328,7 +328,6 @@ CREATE TABLE fleet_budget (
     budget_id smallint PRIMARY KEY DEFAULT 1 CHECK (budget_id = 1),
     requests integer CHECK (requests > 0),
     window_seconds double precision NOT NULL DEFAULT 3600 CHECK (window_seconds > 0),
-    last_slot_at timestamptz NOT NULL DEFAULT '-infinity',
     updated_at timestamptz NOT NULL DEFAULT now()
 );
 INSERT INTO fleet_budget (budget_id) VALUES (1);

@@ -41,6 +41,8 @@ WITH me AS (
     WHERE lane = %(lane)s AND status IN ('claimed', 'running')
       AND lease_expires_at <= clock_timestamp()
       AND (%(soldier_id)s::bigint IS NULL OR soldier_id = %(soldier_id)s)
+      AND (%(classes)s::text[] IS NULL OR (CASE WHEN last_error_at IS NOT NULL THEN 'retry'
+                                                ELSE priority_class END) = ANY(%(classes)s))
     ORDER BY rank, job_id
     LIMIT 1
     FOR UPDATE SKIP LOCKED
@@ -49,6 +51,8 @@ WITH me AS (
     FROM collection_jobs
     WHERE lane = %(lane)s AND status = 'pending' AND eligible_at <= clock_timestamp()
       AND (%(soldier_id)s::bigint IS NULL OR soldier_id = %(soldier_id)s)
+      AND (%(classes)s::text[] IS NULL OR (CASE WHEN last_error_at IS NOT NULL THEN 'retry'
+                                                ELSE priority_class END) = ANY(%(classes)s))
       AND NOT EXISTS (SELECT 1 FROM expired)
     ORDER BY rank, job_id
     LIMIT 1
@@ -90,7 +94,7 @@ WITH me AS (
     WHERE kind.event_type = 'claimed' OR c.old_token IS NOT NULL
 )
 SELECT c.job_id, c.soldier_id, c.resource, c.lane, c.priority_class, c.rank, c.reason,
-       c.attempt_count, c.lease_token, c.claimed_at, c.lease_expires_at, c.request_id,
+       c.attempt_count, c.last_error_at IS NOT NULL AS is_retry, c.lease_token, c.claimed_at, c.lease_expires_at, c.request_id,
        c.lookup_name, c.lookup_platform, c.old_token IS NOT NULL AS reclaimed,
        s.persona_id, s.platform, s.current_name
 FROM claimed c LEFT JOIN soldiers s ON s.soldier_id = c.soldier_id

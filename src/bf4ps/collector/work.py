@@ -1,0 +1,145 @@
+"""One job, start to finish: wait for the slot, start (fenced), fetch, finalize (fenced)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+from bf4ps.battlelog.client import BattlelogClient
+from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats
+from bf4ps.collector.heartbeat import DB_ERRORS, Heartbeat
+from bf4ps.db.connect import Conn
+from bf4ps.domain import ErrorClass, Resource
+from bf4ps.gates import admission, throttle
+from bf4ps.gates.admission import Admitted, GateConfig, Wait
+from bf4ps.policy import Policy
+from bf4ps.queue import claim as qclaim
+from bf4ps.queue import finalize
+from bf4ps.queue.finalize import Attempt
+from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
+from bf4ps.stats.store import writer_for
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Context:
+    me: CollectorRef
+    client: BattlelogClient
+    gate: GateConfig
+    heartbeat: Heartbeat
+    throttle_base: float
+    throttle_cap: float
+
+
+async def sleep_until(when: datetime, stop: asyncio.Event | None = None) -> bool:
+    """Sleep until `when`; False when `stop` was set first."""
+    delay = (when - datetime.now(UTC)).total_seconds()
+    if delay <= 0:
+        return True
+    if stop is None:
+        await asyncio.sleep(delay)
+        return True
+    try:
+        await asyncio.wait_for(stop.wait(), delay)
+    except TimeoutError:
+        return True
+    return False
+
+
+async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
+                  stop: asyncio.Event) -> Outcome | None:
+    """Serve one admitted job; None when it was given back (shutdown before the send)."""
+    job = adm.job
+    ctx.heartbeat.current = job
+    ctx.heartbeat.lease_lost.clear()
+    try:
+        if not await sleep_until(adm.slot_at, stop):
+            await qclaim.release(conn, ctx.me, job, "shutdown")
+            return None
+        started = await qclaim.start(conn, ctx.me, job, ctx.gate.lease_seconds, adm.slot_at,
+                                     details={"slot_at": adm.slot_at.isoformat()})
+        if started is None:
+            log.warning("job %s: lease lost before the request; nothing sent", job.job_id)
+            return None
+        result = await fetch(conn, ctx, job, policy)
+        return await conclude(conn, ctx, job, result, policy)
+    finally:
+        ctx.heartbeat.current = None
+
+
+async def fetch(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy) -> FetchResult:
+    assert job.persona_id is not None and job.platform is not None
+    result = await ctx.client.fetch(job.stats_resource, job.persona_id, job.platform)
+    parsed = result.parsed
+    if result.ok and isinstance(parsed, ProfileStats) and parsed.battlelog_user_id:
+        linked = await _account_soldiers(conn, ctx, job, policy, parsed.battlelog_user_id)
+        if linked is not None:
+            result.parsed = replace(parsed, linked_soldiers=linked)
+    return result
+
+
+async def _account_soldiers(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
+                            user_id: int) -> tuple[LinkedSoldier, ...] | None:
+    """The owning account's soldiers: a second physical request, through the same gates."""
+    for _ in range(3):
+        slot = await admission.extra_slot(conn, ctx.me, ctx.gate, policy, job)
+        if isinstance(slot, Wait):
+            if slot.until is None:
+                return None
+            await sleep_until(slot.until)
+            continue
+        await sleep_until(slot)
+        extra = await ctx.client.account_soldiers(user_id)
+        if extra.ok and isinstance(extra.parsed, tuple):
+            return tuple(s for s in extra.parsed if isinstance(s, LinkedSoldier))
+        if extra.error_class is ErrorClass.THROTTLE:
+            await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
+                                     extra.http_status)
+        return None
+    return None
+
+
+def _attempt(result: FetchResult) -> Attempt:
+    details: dict[str, int | str] = {"bytes": result.size_bytes}
+    details.update({k: v for k, v in result.details.items() if isinstance(v, int | str)})
+    return Attempt(result.http_status, int(result.duration_seconds * 1000), dict(details))
+
+
+async def conclude(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResult,
+                   policy: Policy) -> Outcome:
+    """Finalize, retrying through database outages (the fence makes retries safe)."""
+    attempt = _attempt(result)
+    for delay in (0.5, 1, 2, 4, 8, 15, 30, 30, 30, 30):
+        try:
+            return await _finalize_once(conn, ctx, job, result, attempt, policy)
+        except DB_ERRORS as exc:
+            if conn.closed:
+                raise
+            log.warning("job %s: finalize failed (%s); retrying in %s s", job.job_id, exc,
+                        delay)
+            await asyncio.sleep(delay)
+    return await _finalize_once(conn, ctx, job, result, attempt, policy)
+
+
+async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResult,
+                         attempt: Attempt, policy: Policy) -> Outcome:
+    if result.ok and result.parsed is not None:
+        resource = Resource(job.resource)
+        try:
+            outcome = await finalize.succeed(conn, ctx.me, job, attempt, policy,
+                                             writer_for(resource, result.parsed))
+        except (ValueError, TypeError) as exc:  # our storage refused the data
+            return await finalize.fail(conn, ctx.me, job, ErrorClass.INTERNAL,
+                                       f"storing failed: {exc}", attempt, policy)
+        if outcome.committed:
+            await throttle.succeeded(conn, ctx.me)
+        return outcome
+    error = result.error_class or ErrorClass.INTERNAL
+    outcome = await finalize.fail(conn, ctx.me, job, error, result.message, attempt, policy)
+    if error is ErrorClass.THROTTLE:
+        await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
+                                 result.http_status)
+    return outcome

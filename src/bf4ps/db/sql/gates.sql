@@ -1,0 +1,81 @@
+-- Rate gates: per-egress pacing, the fleet budget ledger, throttle cool-downs. Every physical
+-- Battlelog request gets a request_ledger row committed before it is sent.
+
+-- name: gate_ensure
+INSERT INTO egress_gates (egress_key, min_interval_seconds, window_requests, window_seconds)
+VALUES (%(egress_key)s, %(min_interval)s, %(window_requests)s, %(window_seconds)s)
+ON CONFLICT (egress_key) DO UPDATE
+SET min_interval_seconds = excluded.min_interval_seconds,
+    window_requests = excluded.window_requests, window_seconds = excluded.window_seconds,
+    updated_at = now()
+
+-- name: gate_peek
+SELECT next_slot_at, cooldown_until, clock_timestamp() AS now
+FROM egress_gates WHERE egress_key = %(egress_key)s
+
+-- name: gate_lock
+SELECT *, clock_timestamp() AS now FROM egress_gates WHERE egress_key = %(egress_key)s
+FOR UPDATE
+
+-- name: egress_nth_latest
+SELECT slot_at FROM request_ledger WHERE egress_key = %(egress_key)s
+ORDER BY slot_at DESC LIMIT 1 OFFSET %(offset)s
+
+-- name: gate_advance
+UPDATE egress_gates
+SET next_slot_at = %(next_slot_at)s, requests_total = requests_total + 1, updated_at = now()
+WHERE egress_key = %(egress_key)s
+
+-- name: ledger_insert
+INSERT INTO request_ledger (slot_at, egress_key, budget_class, collector_uuid, job_id, resource)
+VALUES (%(slot_at)s, %(egress_key)s, %(budget_class)s, %(collector_uuid)s, %(job_id)s,
+        %(resource)s)
+RETURNING request_id
+
+-- name: fleet_lock
+SELECT requests, window_seconds, clock_timestamp() AS now FROM fleet_budget
+WHERE budget_id = 1 FOR UPDATE
+
+-- name: fleet_configure
+UPDATE fleet_budget SET requests = %(requests)s, window_seconds = %(window_seconds)s,
+                        updated_at = now()
+WHERE budget_id = 1
+
+-- name: fleet_window
+SELECT budget_class, count(*) AS n, max(slot_at) AS last_slot
+FROM request_ledger WHERE slot_at > %(since)s GROUP BY budget_class
+
+-- name: fleet_nth_latest
+SELECT slot_at FROM request_ledger ORDER BY slot_at DESC LIMIT 1 OFFSET %(offset)s
+
+-- name: lane_demand
+SELECT DISTINCT CASE WHEN last_error_at IS NOT NULL THEN 'retry' ELSE priority_class END AS cls
+FROM collection_jobs
+WHERE lane = %(lane)s AND status = 'pending' AND eligible_at <= clock_timestamp()
+
+-- name: gate_throttled
+UPDATE egress_gates
+SET throttle_streak = throttle_streak + 1, last_throttle_at = clock_timestamp(),
+    cooldown_until = GREATEST(COALESCE(cooldown_until, '-infinity'), clock_timestamp()
+        + make_interval(secs => LEAST(%(max_seconds)s,
+                                      %(base_seconds)s * power(2, throttle_streak)))),
+    updated_at = now()
+WHERE egress_key = %(egress_key)s
+RETURNING throttle_streak, cooldown_until
+
+-- name: gate_recovered
+UPDATE egress_gates
+SET throttle_streak = throttle_streak - 1, updated_at = now()
+WHERE egress_key = %(egress_key)s AND throttle_streak > 0
+  AND (cooldown_until IS NULL OR cooldown_until <= clock_timestamp())
+RETURNING throttle_streak
+
+-- name: ledger_prune
+DELETE FROM request_ledger WHERE slot_at < %(before)s
+
+-- name: gates_overview
+SELECT g.egress_key, g.min_interval_seconds, g.window_requests, g.window_seconds,
+       g.next_slot_at, g.cooldown_until, g.throttle_streak, g.last_throttle_at, g.requests_total,
+       (SELECT count(*) FROM request_ledger l WHERE l.egress_key = g.egress_key
+          AND l.slot_at > now() - make_interval(secs => %(window_seconds)s)) AS recent_requests
+FROM egress_gates g ORDER BY g.egress_key

@@ -1,0 +1,134 @@
+-- BF4SW intake, BF4PS side: set-based imports of one batch of identities, their first jobs,
+-- activity elevation and the durable cursors (intake_state 'bf4sw' / 'bf4sw_reconcile').
+
+-- name: intake_lock
+-- One importer at a time (held until the batch transaction ends); others skip the tick.
+SELECT pg_try_advisory_xact_lock(hashtext('bf4ps:bf4sw-intake')) AS locked
+
+-- name: intake_now
+SELECT now() AS now
+
+-- name: intake_state_get
+SELECT last_alias_id, reconcile_watermark FROM intake_state WHERE source_name = %(source)s
+
+-- name: intake_cursor_advance
+INSERT INTO intake_state AS st (source_name, last_alias_id, last_run_at, last_success_at)
+VALUES (%(source)s, %(last_alias_id)s, now(), now())
+ON CONFLICT (source_name) DO UPDATE
+SET last_alias_id = GREATEST(st.last_alias_id, excluded.last_alias_id),
+    last_run_at = now(), last_success_at = now(), last_error = NULL, updated_at = now()
+
+-- name: intake_watermark_advance
+INSERT INTO intake_state AS st (source_name, reconcile_watermark, last_run_at, last_success_at)
+VALUES (%(source)s, %(watermark)s, now(), now())
+ON CONFLICT (source_name) DO UPDATE
+SET reconcile_watermark = GREATEST(st.reconcile_watermark, excluded.reconcile_watermark),
+    last_run_at = now(), last_success_at = now(), last_error = NULL, updated_at = now()
+
+-- name: intake_error
+INSERT INTO intake_state AS st (source_name, last_run_at, last_error)
+VALUES (%(source)s, now(), %(error)s)
+ON CONFLICT (source_name) DO UPDATE
+SET last_run_at = now(), last_error = excluded.last_error, updated_at = now()
+
+-- name: intake_upsert_soldiers
+-- soldiers.upsert's rules, for a whole batch: earlier first_seen and later last_seen win; the
+-- current name follows the newest sighting. New soldiers get ids in discovery order.
+INSERT INTO soldiers AS s (persona_id, platform, current_name, first_seen_at, last_seen_at)
+SELECT i.persona_id, i.platform, i.name, i.first_seen, i.last_seen
+FROM unnest(%(persona_ids)s::bigint[], %(platforms)s::text[], %(names)s::text[],
+            %(first_seen)s::timestamptz[], %(last_seen)s::timestamptz[])
+     WITH ORDINALITY AS i(persona_id, platform, name, first_seen, last_seen, ord)
+ORDER BY i.ord
+ON CONFLICT (persona_id, platform) DO UPDATE
+SET current_name = CASE
+        WHEN s.last_seen_at IS NULL OR excluded.last_seen_at >= s.last_seen_at
+        THEN excluded.current_name ELSE s.current_name END,
+    first_seen_at = LEAST(s.first_seen_at, excluded.first_seen_at),
+    last_seen_at = GREATEST(s.last_seen_at, excluded.last_seen_at),
+    updated_at = now()
+RETURNING s.soldier_id, s.persona_id, s.platform, (s.xmax = 0) AS inserted
+
+-- name: intake_upsert_names
+INSERT INTO soldier_names AS n (soldier_id, name, first_seen_at, last_seen_at)
+SELECT * FROM unnest(%(soldier_ids)s::bigint[], %(names)s::text[],
+                     %(first_seen)s::timestamptz[], %(last_seen)s::timestamptz[])
+ON CONFLICT (soldier_id, name) DO UPDATE
+SET first_seen_at = LEAST(n.first_seen_at, excluded.first_seen_at),
+    last_seen_at = GREATEST(n.last_seen_at, excluded.last_seen_at)
+WHERE excluded.first_seen_at < n.first_seen_at OR excluded.last_seen_at > n.last_seen_at
+RETURNING (n.xmax = 0) AS inserted
+
+-- name: intake_upsert_sources
+INSERT INTO soldier_sources AS src (soldier_id, source_type, first_seen_at, last_seen_at)
+SELECT i.soldier_id, %(source)s, i.first_seen, i.last_seen
+FROM unnest(%(soldier_ids)s::bigint[], %(first_seen)s::timestamptz[],
+            %(last_seen)s::timestamptz[]) AS i(soldier_id, first_seen, last_seen)
+ON CONFLICT (soldier_id, source_type) DO UPDATE
+SET first_seen_at = LEAST(src.first_seen_at, excluded.first_seen_at),
+    last_seen_at = GREATEST(src.last_seen_at, excluded.last_seen_at)
+WHERE excluded.first_seen_at < src.first_seen_at OR excluded.last_seen_at > src.last_seen_at
+
+-- name: intake_state_init
+-- Every resource never attempted, eligible since the import (FIFO by import order).
+INSERT INTO collection_state (soldier_id, resource, eligible_since)
+SELECT s.soldier_id, r.resource, %(now)s
+FROM unnest(%(soldier_ids)s::bigint[]) AS s(soldier_id)
+CROSS JOIN unnest(%(resources)s::text[]) AS r(resource)
+ORDER BY s.soldier_id, r.resource
+ON CONFLICT DO NOTHING
+
+-- name: intake_enqueue_discovered
+-- The first job of NEW soldiers (no job can exist yet), with the `created` event enqueue()
+-- writes, in one statement; ids follow discovery order. Returns the soldiers that got a job.
+WITH wanted AS (
+    SELECT * FROM unnest(%(soldier_ids)s::bigint[], %(classes)s::text[],
+                         %(ranks)s::timestamptz[])
+        WITH ORDINALITY AS w(soldier_id, priority_class, rank, ord)
+), made AS (
+    INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason,
+                                 eligible_at)
+    SELECT w.soldier_id, %(resource)s, %(lane)s, w.priority_class, w.rank, %(reason)s, %(now)s
+    FROM wanted w
+    ORDER BY w.ord
+    ON CONFLICT DO NOTHING
+    RETURNING job_id, soldier_id, resource, lane, priority_class, reason
+), ev AS (
+    INSERT INTO collection_events (event_type, lane, job_id, soldier_id, persona_id, platform,
+                                   resource, priority_class, result)
+    SELECT 'created', m.lane, m.job_id, m.soldier_id, s.persona_id, s.platform, m.resource,
+           m.priority_class, m.reason
+    FROM made m JOIN soldiers s ON s.soldier_id = m.soldier_id
+    ORDER BY m.job_id
+)
+SELECT soldier_id, job_id FROM made
+
+-- name: intake_pending_jobs
+-- Background work of seen-again soldiers that activity may promote.
+SELECT j.job_id, j.soldier_id, j.resource, j.priority_class, j.reason, j.eligible_at,
+       s.persona_id, s.platform
+FROM collection_jobs j JOIN soldiers s ON s.soldier_id = j.soldier_id
+WHERE j.soldier_id = ANY(%(soldier_ids)s::bigint[]) AND j.lane = 'background'
+  AND j.status = 'pending'
+ORDER BY j.soldier_id, j.resource
+
+-- name: intake_unqueued_never_attempted
+-- Seen-again soldiers whose resource was never attempted and has no job at all.
+SELECT cs.soldier_id, s.persona_id, s.platform
+FROM collection_state cs JOIN soldiers s ON s.soldier_id = cs.soldier_id
+WHERE cs.soldier_id = ANY(%(soldier_ids)s::bigint[]) AND cs.resource = %(resource)s
+  AND cs.status = 'never_attempted'
+  AND NOT EXISTS (SELECT 1 FROM collection_jobs j
+                  WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
+ORDER BY cs.soldier_id
+
+-- name: intake_mark_due
+-- Active soldiers: resources collected successfully but older than their freshness become due
+-- (the feeder materializes them); fresh ones stay current.
+UPDATE collection_state cs
+SET status = 'due', eligible_since = %(now)s, updated_at = %(now)s
+FROM unnest(%(resources)s::text[], %(freshness_seconds)s::float8[]) AS f(resource, seconds)
+WHERE cs.soldier_id = ANY(%(soldier_ids)s::bigint[]) AND cs.resource = f.resource
+  AND cs.status = 'current'
+  AND cs.last_success_at < %(now)s - make_interval(secs => f.seconds)
+RETURNING cs.soldier_id, cs.resource

@@ -1,0 +1,152 @@
+"""Admission: one transaction that finds the next send slot for this egress (and the fleet
+budget), claims a job allowed to use it, and counts the request in the ledger before anything is
+sent. Nothing is claimed unless the slot opens within the claim horizon."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.gates.budget import Window, allowed_classes, earliest_slot
+from bf4ps.policy import Policy
+from bf4ps.queue import claim as qclaim
+from bf4ps.queue.jobs import ClaimedJob, CollectorRef
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    min_interval: float
+    window_requests: int | None
+    window_seconds: float | None
+    margin: float
+    horizon: float
+    lease_seconds: float
+
+
+@dataclass(frozen=True)
+class Admitted:
+    job: ClaimedJob
+    slot_at: datetime
+    request_id: int
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Nothing claimed: try again at `until` (gate closed) or later (no work: idle)."""
+
+    until: datetime | None
+    idle: bool = False
+
+
+class _Stop(Exception):
+    def __init__(self, wait: Wait) -> None:
+        self.wait = wait
+
+
+async def _one(conn: Conn, name: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    cur = await conn.execute(q(name), params)
+    return await cur.fetchone()
+
+
+def effective_interval(min_interval: float, streak: int, margin: float) -> float:
+    """After throttles the egress recovers gradually: slower pacing until the streak decays."""
+    return min_interval * (1 + 0.5 * streak) + margin
+
+
+async def _egress_slot(conn: Conn, gate: dict[str, Any], cfg: GateConfig) -> datetime:
+    now: datetime = gate["now"]
+    slot: datetime = max(now, gate["next_slot_at"])
+    if gate["cooldown_until"] is not None:
+        slot = max(slot, gate["cooldown_until"])
+    if gate["window_requests"]:
+        nth = await _one(conn, "egress_nth_latest", {"egress_key": gate["egress_key"],
+                                                     "offset": gate["window_requests"] - 1})
+        if nth is not None:
+            slot = max(slot, nth["slot_at"] + timedelta(
+                seconds=float(gate["window_seconds"]) + cfg.margin))
+    return slot
+
+
+async def _fleet(conn: Conn, slot: datetime, me: CollectorRef, cfg: GateConfig,
+                 policy: Policy) -> tuple[datetime, list[str] | None]:
+    fleet = await _one(conn, "fleet_lock", {})
+    if fleet is None or fleet["requests"] is None:
+        return slot, None
+    n, w = int(fleet["requests"]), float(fleet["window_seconds"])
+    cur = await conn.execute(q("fleet_window"), {"since": slot - timedelta(seconds=w)})
+    rows = await cur.fetchall()
+    window = Window({str(r["budget_class"]): int(r["n"]) for r in rows},
+                    max((r["last_slot"] for r in rows), default=None))
+    nth = await _one(conn, "fleet_nth_latest", {"offset": n - 1}) if window.total >= n else None
+    slot = earliest_slot(slot, n=n, window_seconds=w, in_window=window.total,
+                         last_slot=window.last_slot, nth_latest=nth["slot_at"] if nth else None,
+                         margin=cfg.margin)
+    if slot > fleet["now"] + timedelta(seconds=cfg.horizon):
+        raise _Stop(Wait(slot - timedelta(seconds=cfg.horizon)))
+    cur = await conn.execute(q("lane_demand"), {"lane": me.lane.value})
+    demand = {str(r["cls"]) for r in await cur.fetchall()}
+    classes = allowed_classes(n, window, demand, policy)
+    if not classes:
+        raise _Stop(Wait(fleet["now"] + timedelta(seconds=1)))
+    return slot, classes
+
+
+async def admit(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
+                soldier_id: int | None = None) -> Admitted | Wait:
+    try:
+        async with conn.transaction():
+            return await _admit(conn, me, cfg, policy, soldier_id)
+    except _Stop as stop:
+        return stop.wait
+
+
+async def _admit(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
+                 soldier_id: int | None) -> Admitted:
+    gate = await _one(conn, "gate_lock", {"egress_key": me.egress_key})
+    if gate is None:
+        raise RuntimeError(f"no rate gate for egress {me.egress_key}")
+    now: datetime = gate["now"]
+    slot = await _egress_slot(conn, gate, cfg)
+    if slot > now + timedelta(seconds=cfg.horizon):
+        raise _Stop(Wait(slot - timedelta(seconds=cfg.horizon)))
+    slot, classes = await _fleet(conn, slot, me, cfg, policy)
+    job = await qclaim.claim(conn, me, cfg.lease_seconds, soldier_id=soldier_id,
+                             classes=classes)
+    if job is None:
+        raise _Stop(Wait(None, idle=True))
+    row = await _one(conn, "ledger_insert", {
+        "slot_at": slot, "egress_key": me.egress_key, "budget_class": job.budget_class,
+        "collector_uuid": me.collector_uuid, "job_id": job.job_id, "resource": job.resource})
+    assert row is not None
+    interval = effective_interval(float(gate["min_interval_seconds"]),
+                                  int(gate["throttle_streak"]), cfg.margin)
+    await conn.execute(q("gate_advance"), {
+        "egress_key": me.egress_key, "next_slot_at": slot + timedelta(seconds=interval)})
+    return Admitted(job, slot, int(row["request_id"]))
+
+
+async def extra_slot(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
+                     job: ClaimedJob) -> datetime | Wait:
+    """A further request for a job already held (the profile's account lookup)."""
+    try:
+        async with conn.transaction():
+            gate = await _one(conn, "gate_lock", {"egress_key": me.egress_key})
+            assert gate is not None
+            slot = await _egress_slot(conn, gate, cfg)
+            if slot > gate["now"] + timedelta(seconds=cfg.horizon):
+                raise _Stop(Wait(slot - timedelta(seconds=cfg.horizon)))
+            slot, _ = await _fleet(conn, slot, me, cfg, policy)
+            await conn.execute(q("ledger_insert"), {
+                "slot_at": slot, "egress_key": me.egress_key, "budget_class": job.budget_class,
+                "collector_uuid": me.collector_uuid, "job_id": job.job_id,
+                "resource": job.resource})
+            interval = effective_interval(float(gate["min_interval_seconds"]),
+                                          int(gate["throttle_streak"]), cfg.margin)
+            await conn.execute(q("gate_advance"), {
+                "egress_key": me.egress_key, "next_slot_at": slot + timedelta(seconds=interval)})
+            return slot
+    except _Stop as stop:
+        return stop.wait
