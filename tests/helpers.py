@@ -49,5 +49,44 @@ async def add_job(conn: Conn, soldier_id: int, resource: str = "detailed",
 async def count(conn: Conn, sql: str, params: dict[str, object] | None = None) -> int:
     cur = await conn.execute(sql, params or {})  # type: ignore[arg-type]
     row = await cur.fetchone()
-    assert row is not None
-    return int(str(next(iter(row.values()))))
+    if row is None:
+        return 0
+    value = next(iter(row.values()))
+    return 0 if value is None else int(value)
+
+
+async def seed_work(conn: Conn, n: int, resources: tuple[str, ...] = ("detailed",),
+                    persona_base: int = 1_500_000_000, platform: str = "pc") -> None:
+    """n soldiers with never-attempted state and one pending bootstrap job per resource."""
+    await conn.execute(
+        "INSERT INTO soldiers (persona_id, platform, current_name, first_seen_at, last_seen_at) "
+        "SELECT %(base)s + g, %(platform)s, 'Sim' || g, now() - interval '90 days', "
+        "now() - interval '60 days' FROM generate_series(1, %(n)s) g "
+        "ON CONFLICT DO NOTHING",
+        {"base": persona_base, "n": n, "platform": platform})
+    await conn.execute(
+        "INSERT INTO collection_state (soldier_id, resource) SELECT soldier_id, r "
+        "FROM soldiers, unnest(ARRAY['detailed','profile','weapons','vehicles']) r "
+        "ON CONFLICT DO NOTHING")
+    await conn.execute(
+        "INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason) "
+        "SELECT s.soldier_id, r, 'background', 'bootstrap', now() + s.soldier_id * "
+        "interval '1 ms', 'bootstrap' FROM soldiers s, unnest(%(resources)s::text[]) r "
+        "WHERE s.persona_id > %(base)s ON CONFLICT DO NOTHING",
+        {"resources": list(resources), "base": persona_base})
+
+
+async def wait_for(conn: Conn, sql: str, params: dict[str, object] | None = None,
+                   *, timeout: float = 60, poll: float = 0.2) -> int:
+    """Poll until the query's single value is truthy; returns it (AssertionError on timeout)."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = await count(conn, sql, params)
+        if value:
+            return value
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for: {sql}")
+        await asyncio.sleep(poll)

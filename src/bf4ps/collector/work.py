@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats
@@ -64,10 +64,34 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
         if started is None:
             log.warning("job %s: lease lost before the request; nothing sent", job.job_id)
             return None
+        if not await on_time(conn, ctx, job, policy, adm.slot_at):
+            return None
         result = await fetch(conn, ctx, job, policy)
         return await conclude(conn, ctx, job, result, policy)
     finally:
         ctx.heartbeat.current = None
+
+
+async def on_time(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
+                  slot: datetime) -> bool:
+    """Never send late: a request sent well after its slot could follow the next slot's request
+    (another collector's, on time) too closely. A late slot is given up (it stays counted) and
+    a new one taken. False: no slot could be had (the lease will lapse; nothing was sent)."""
+    tolerance = timedelta(seconds=ctx.gate.margin / 2)
+    for _ in range(20):
+        if datetime.now(UTC) - slot <= tolerance:
+            return True
+        got = await admission.extra_slot(conn, ctx.me, ctx.gate, policy, job)
+        if isinstance(got, Wait):
+            if got.until is None:
+                return False
+            await sleep_until(got.until)
+            continue
+        log.info("job %s: slot missed by %.3f s; re-slotted", job.job_id,
+                 (datetime.now(UTC) - slot).total_seconds())
+        slot = got
+        await sleep_until(slot)
+    return False
 
 
 async def fetch(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy) -> FetchResult:
@@ -92,6 +116,8 @@ async def _account_soldiers(conn: Conn, ctx: Context, job: ClaimedJob, policy: P
             await sleep_until(slot.until)
             continue
         await sleep_until(slot)
+        if not await on_time(conn, ctx, job, policy, slot):
+            return None
         extra = await ctx.client.account_soldiers(user_id)
         if extra.ok and isinstance(extra.parsed, tuple):
             return tuple(s for s in extra.parsed if isinstance(s, LinkedSoldier))

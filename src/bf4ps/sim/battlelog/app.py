@@ -1,0 +1,182 @@
+"""The ASGI app: Battlelog's routes, the simulator's control routes under /__sim/.
+
+Every request outside /__sim/ is counted (at arrival, before any latency) and judged by the
+per-IP limiter, then answered: throttled, a fault, an unknown persona, or the real-shaped payload
+after a realistic latency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from typing import Any
+from urllib.parse import parse_qs
+
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from bf4ps.sim.battlelog import templates
+from bf4ps.sim.battlelog.career import is_unknown
+from bf4ps.sim.battlelog.config import ConfigError, SimConfig
+from bf4ps.sim.battlelog.faults import (
+    BAD_PLATFORM,
+    GATEWAY_TIMEOUT,
+    HTML,
+    HTML_ERROR,
+    JSON,
+    NOT_FOUND,
+    THROTTLE,
+    TYPE_ERROR,
+    UNKNOWN_PERSONA,
+    Answer,
+)
+from bf4ps.sim.battlelog.limiter import Verdict
+from bf4ps.sim.battlelog.payloads import ok_body
+from bf4ps.sim.battlelog.state import (
+    PERSONA_RESOURCES,
+    PLATFORM_NUMBERS,
+    Call,
+    SimState,
+    parse_call,
+)
+
+
+def _judge(sim: SimState, call: Call, verdict: Verdict) -> tuple[str, Answer | None]:
+    """The outcome of a request; an Answer for the ones that need no payload."""
+    if call.resource == "unknown":
+        return "not_found", NOT_FOUND
+    mode = sim.config.throttle_status
+    if verdict.throttled and mode != "none":
+        return ("throttled" if verdict.violation else "penalty"), THROTTLE[mode]
+    if call.resource in PERSONA_RESOURCES:
+        persona_id, platform_int = call.ids
+        if platform_int not in PLATFORM_NUMBERS:
+            return "unknown_persona", BAD_PLATFORM
+        if is_unknown(persona_id):
+            return "unknown_persona", UNKNOWN_PERSONA
+    fault = sim.faults.draw(call.resource)
+    fixed = {"html_error": HTML_ERROR, "type_error": TYPE_ERROR, "unknown_persona": UNKNOWN_PERSONA}
+    if fault == "server_error":
+        return fault, sim.faults.server_error()
+    if fault in fixed:
+        return fault, fixed[fault]
+    return fault or "ok", None
+
+
+async def _disconnect(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _hold(request: Request, seconds: float) -> None:
+    """Hold a timed-out request; end early when the client gives up or the server stops."""
+    sim: SimState = request.app.state.sim
+    tasks = {
+        asyncio.ensure_future(asyncio.sleep(seconds)),
+        asyncio.ensure_future(_disconnect(request)),
+        asyncio.ensure_future(sim.stopping.wait()),
+    }
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
+
+
+async def _search_query(request: Request) -> str:
+    if request.method == "POST":
+        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        return form.get("query", [""])[0]
+    return request.query_params.get("query", "")
+
+
+async def battlelog(request: Request) -> Response:
+    arrival = time.monotonic()
+    sim: SimState = request.app.state.sim
+    call = parse_call(request.url.path)
+    if call.resource == "search":
+        call = Call("search", query=await _search_query(request))
+    ip = request.client.host if request.client else "unknown"
+    verdict = sim.limiter.check(ip, arrival)
+    outcome, answer = _judge(sim, call, verdict)
+    sim.stats.record(ip, call.resource, outcome, verdict, time.time())
+    if outcome in ("throttled", "penalty") and answer is not None:
+        return Response(answer.body, answer.status, media_type=answer.media_type)
+    if outcome == "timeout":
+        await _hold(request, sim.faults.timeout_hold())
+        return Response(GATEWAY_TIMEOUT.body, GATEWAY_TIMEOUT.status, media_type=HTML)
+    if answer is None:
+        answer = ok_body(sim, call, missing_general=outcome == "missing_general")
+    await asyncio.sleep(sim.faults.latency(call.resource))
+    response = Response(answer.body, answer.status, media_type=answer.media_type)
+    if call.resource == "index":
+        response.set_cookie("beaker.session.id", secrets.token_hex(16), httponly=True)
+    return response
+
+
+def _json(payload: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(payload), status, media_type=JSON)
+
+
+async def sim_stats(request: Request) -> Response:
+    sim: SimState = request.app.state.sim
+    return _json(sim.stats.snapshot(sim.limiter, time.monotonic()))
+
+
+async def sim_config(request: Request) -> Response:
+    sim: SimState = request.app.state.sim
+    if request.method == "GET":
+        return _json(sim.config.as_dict())
+    try:
+        changes = orjson.loads(await request.body())
+        if not isinstance(changes, dict):
+            raise ConfigError("expected a JSON object of knob: value")
+        changed = sim.config.update(changes)
+    except (orjson.JSONDecodeError, ConfigError) as exc:
+        return _json({"error": str(exc)}, 400)
+    sim.clock.set_speed(sim.config.speed)
+    if "seed" in changed:
+        sim.faults.reseed(sim.config.seed)
+    return _json({"changed": changed, "config": sim.config.as_dict()})
+
+
+async def sim_reset(request: Request) -> Response:
+    sim: SimState = request.app.state.sim
+    sim.stats.reset()
+    sim.limiter.reset()
+    return _json({"reset": True})
+
+
+async def sim_health(request: Request) -> Response:
+    return Response(b'{"ok":true}', media_type=JSON)
+
+
+def create_app(config: SimConfig | None = None) -> Starlette:
+    """The simulator as an ASGI app. Templates are built at startup (lifespan), not at import."""
+    state = SimState(config or SimConfig())
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await asyncio.to_thread(templates.warm)
+        yield
+
+    app = Starlette(
+        routes=[
+            Route("/__sim/stats", sim_stats, methods=["GET"]),
+            Route("/__sim/config", sim_config, methods=["GET", "POST"]),
+            Route("/__sim/reset", sim_reset, methods=["POST"]),
+            Route("/__sim/health", sim_health, methods=["GET"]),
+            Route("/{rest:path}", battlelog, methods=["GET", "POST"]),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.sim = state
+    return app

@@ -1,0 +1,139 @@
+"""Every knob of the Battlelog simulator, in one mutable dataclass changeable at run time.
+
+Time units: latencies, the timeout hold and the activity clock are scaled by `speed` (latency is
+divided by it, simulated play time advances `speed` times faster). Rate-limit knobs (min_interval,
+window, penalty, tolerance, fleet window) are in real seconds and never scaled: they judge what the
+collectors really put on the wire.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+THROTTLE_MODES = ("403", "429", "html", "none")
+FAULT_KNOBS = (
+    "fault_5xx",
+    "fault_timeout",
+    "fault_html",
+    "fault_error",
+    "fault_missing_general",
+    "fault_unknown",
+)
+READ_ONLY = frozenset({"host", "port"})
+
+_FLOATS = frozenset(
+    {
+        "speed",
+        "min_interval",
+        "window_seconds",
+        "penalty",
+        "tolerance",
+        "fleet_window",
+        "timeout_hold",
+        "active_fraction",
+        *FAULT_KNOBS,
+    }
+)
+_OPTIONAL_INTS = frozenset({"window_requests", "fleet_budget"})
+_INTS = frozenset({"seed", "violations_kept"})
+
+
+class ConfigError(ValueError):
+    """A knob value the simulator refuses."""
+
+
+@dataclass(slots=True)
+class SimConfig:
+    host: str = "127.0.0.1"
+    port: int = 8401
+    speed: float = 1.0
+    # per source IP: minimum spacing (0 = off) and/or at most N per rolling window
+    min_interval: float = 5.0
+    window_requests: int | None = None
+    window_seconds: float = 20.0
+    throttle_status: str = "403"  # 403 | 429 | html (HTTP 200 page) | none (count only)
+    penalty: float = 60.0  # cool-down after a violation, every request answered throttled
+    tolerance: float = 0.0  # an arrival this much too early is not yet a violation
+    # fleet: at most N requests across all IPs per rolling window (counted, still served)
+    fleet_budget: int | None = None
+    fleet_window: float = 3600.0
+    # fault rates, each a probability per request (mutually exclusive, checked in this order)
+    fault_timeout: float = 0.0
+    fault_5xx: float = 0.0
+    fault_html: float = 0.0
+    fault_error: float = 0.0
+    fault_missing_general: float = 0.0  # detailed only
+    fault_unknown: float = 0.0
+    timeout_hold: float = 120.0  # a timeout fault holds the request this long / speed
+    active_fraction: float = 0.3  # personas whose counters grow with (simulated) time
+    seed: int = 0
+    violations_kept: int = 1000
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        if not self.speed > 0:
+            raise ConfigError("speed must be > 0")
+        for name in ("min_interval", "penalty", "tolerance", "timeout_hold"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be >= 0")
+        for name in ("window_seconds", "fleet_window"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"{name} must be > 0")
+        for name in _OPTIONAL_INTS:
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"{name} must be >= 1 or null")
+        for name in (*FAULT_KNOBS, "active_fraction"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(f"{name} must be within [0, 1]")
+        if self.throttle_status not in THROTTLE_MODES:
+            raise ConfigError(f"throttle_status must be one of {', '.join(THROTTLE_MODES)}")
+        if self.violations_kept < 1:
+            raise ConfigError("violations_kept must be >= 1")
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def update(self, changes: dict[str, Any]) -> dict[str, Any]:
+        """Apply `changes` atomically (all or nothing); return the knobs that changed."""
+        coerced = {name: _coerce(name, value) for name, value in changes.items()}
+        candidate = dataclasses.replace(self, **coerced)  # validates
+        changed = {}
+        for name, value in coerced.items():
+            if getattr(self, name) != value:
+                changed[name] = value
+            setattr(self, name, getattr(candidate, name))
+        return changed
+
+
+def _coerce(name: str, value: Any) -> Any:
+    if name in READ_ONLY:
+        raise ConfigError(f"{name} cannot change at run time")
+    if isinstance(value, bool):
+        raise ConfigError(f"{name}: booleans are not accepted")
+    if name in _FLOATS:
+        return _number(name, value, float)
+    if name in _INTS:
+        return int(_number(name, value, int))
+    if name in _OPTIONAL_INTS:
+        return None if value is None else int(_number(name, value, int))
+    if name == "throttle_status":
+        return str(value)
+    raise ConfigError(f"unknown knob {name!r}")
+
+
+def _number(name: str, value: Any, kind: type[float] | type[int]) -> float | int:
+    if isinstance(value, int | float):
+        if kind is int and isinstance(value, float) and not value.is_integer():
+            raise ConfigError(f"{name} must be an integer")
+        return kind(value)
+    if isinstance(value, str):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    raise ConfigError(f"{name} must be a number")

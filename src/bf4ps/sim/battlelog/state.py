@@ -1,0 +1,77 @@
+"""Per-process simulator state and the parsing of Battlelog request paths."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+
+from bf4ps.domain import PLATFORM_INTS
+from bf4ps.sim.battlelog.career import SimClock, career_for, is_active
+from bf4ps.sim.battlelog.config import SimConfig
+from bf4ps.sim.battlelog.faults import PERSONA_RESOURCES, Faults
+from bf4ps.sim.battlelog.limiter import RateLimiter
+from bf4ps.sim.battlelog.lookup import Registry
+from bf4ps.sim.battlelog.snapshot import Snapshot, take
+from bf4ps.sim.battlelog.stats import SimStats
+
+PLATFORM_NUMBERS = frozenset(PLATFORM_INTS.values())
+_PREFIX = re.compile(r"/bf4(?:/[a-z]{2}(?:[-_][a-z]{2})?)?(?=/|$)", re.IGNORECASE)
+_ROUTES = tuple(
+    (resource, re.compile(pattern, re.IGNORECASE))
+    for resource, pattern in (
+        ("detailed", r"/warsawdetailedstatspopulate/(\d+)/(\d+)/?"),
+        ("profile", r"/warsawoverviewpopulate/(\d+)/(\d+)/?"),
+        ("weapons", r"/warsawweaponspopulatestats/(\d+)/(\d+)(?:/stats)?/?"),
+        ("vehicles", r"/warsawvehiclespopulatestats/(\d+)/(\d+)(?:/stats)?/?"),
+        ("soldiers", r"/user/overviewboxstats/(\d+)/?"),
+        ("search", r"/search/query/?"),
+        ("index", r"/?"),
+    )
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A parsed Battlelog request."""
+
+    resource: str  # detailed | profile | weapons | vehicles | soldiers | search | index | unknown
+    ids: tuple[int, ...] = ()
+    query: str = ""
+
+
+def parse_call(path: str) -> Call:
+    prefix = _PREFIX.match(path)
+    if prefix is None:
+        return Call("unknown")
+    rest = path[prefix.end() :]
+    for resource, pattern in _ROUTES:
+        match = pattern.fullmatch(rest)
+        if match:
+            return Call(resource, tuple(int(group) for group in match.groups()))
+    return Call("unknown")
+
+
+@dataclass(slots=True)
+class SimState:
+    config: SimConfig
+    clock: SimClock = field(init=False)
+    limiter: RateLimiter = field(init=False)
+    stats: SimStats = field(init=False)
+    faults: Faults = field(init=False)
+    registry: Registry = field(default_factory=Registry)
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)  # set when the server exits
+
+    def __post_init__(self) -> None:
+        self.clock = SimClock(self.config.speed)
+        self.limiter = RateLimiter(self.config)
+        self.stats = SimStats(self.config)
+        self.faults = Faults(self.config)
+
+    def snapshot(self, persona_id: int) -> Snapshot:
+        active = is_active(persona_id, self.config.active_fraction)
+        growth = career_for(persona_id).growth(self.clock.elapsed(), active)
+        return take(persona_id, growth)
+
+
+__all__ = ["PERSONA_RESOURCES", "Call", "SimState", "parse_call"]

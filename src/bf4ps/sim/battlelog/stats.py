@@ -1,0 +1,109 @@
+"""What crossed the wire, counted at arrival (before any latency sleep), served at /__sim/stats."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from bf4ps.sim.battlelog.config import SimConfig
+from bf4ps.sim.battlelog.limiter import RateLimiter, Verdict
+
+OUTCOMES = (
+    "ok",
+    "throttled",
+    "penalty",
+    "server_error",
+    "timeout",
+    "html_error",
+    "type_error",
+    "missing_general",
+    "unknown_persona",
+    "not_found",
+)
+
+
+@dataclass(slots=True)
+class IpCounters:
+    count: int = 0
+    first_at: float = 0.0
+    last_at: float = 0.0
+    min_spacing: float = math.inf
+    violations: int = 0
+    penalty_answers: int = 0
+    by_resource: Counter[str] = field(default_factory=Counter)
+    by_outcome: Counter[str] = field(default_factory=Counter)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "first_at": self.first_at,
+            "last_at": self.last_at,
+            "min_spacing_seconds": None if math.isinf(self.min_spacing) else self.min_spacing,
+            "violations": self.violations,
+            "penalty_answers": self.penalty_answers,
+            "by_resource": dict(self.by_resource),
+            "by_outcome": dict(self.by_outcome),
+        }
+
+
+class SimStats:
+    def __init__(self, config: SimConfig) -> None:
+        self._config = config
+        self.reset()
+
+    def reset(self) -> None:
+        self.since = time.time()
+        self.total = 0
+        self.by_resource: Counter[str] = Counter()
+        self.by_outcome: Counter[str] = Counter({outcome: 0 for outcome in OUTCOMES})
+        self.by_ip: dict[str, IpCounters] = {}
+        self.violations_total = 0
+        self.violations: deque[dict[str, Any]] = deque(maxlen=self._config.violations_kept)
+
+    def record(self, ip: str, resource: str, outcome: str, verdict: Verdict, at: float) -> None:
+        self.total += 1
+        self.by_resource[resource] += 1
+        self.by_outcome[outcome] += 1
+        counters = self.by_ip.get(ip)
+        if counters is None:
+            counters = self.by_ip[ip] = IpCounters(first_at=at)
+        counters.count += 1
+        counters.last_at = at
+        counters.by_resource[resource] += 1
+        counters.by_outcome[outcome] += 1
+        if verdict.spacing is not None:
+            counters.min_spacing = min(counters.min_spacing, verdict.spacing)
+        if verdict.penalised:
+            counters.penalty_answers += 1
+        if verdict.violation is not None:
+            counters.violations += 1
+            self.violations_total += 1
+            self.violations.append(
+                {
+                    "ip": ip,
+                    "at": at,
+                    "resource": resource,
+                    "rule": verdict.violation.rule,
+                    "early_by_seconds": round(verdict.violation.early_by, 6),
+                }
+            )
+
+    def snapshot(self, limiter: RateLimiter, now_monotonic: float) -> dict[str, Any]:
+        return {
+            "since": self.since,
+            "requests_total": self.total,
+            "by_resource": dict(self.by_resource),
+            "by_outcome": dict(self.by_outcome),
+            "by_ip": {ip: counters.as_dict() for ip, counters in sorted(self.by_ip.items())},
+            "violations": {"total": self.violations_total, "recent": list(self.violations)},
+            "fleet": {
+                "window_seconds": self._config.fleet_window,
+                "budget": self._config.fleet_budget,
+                "max_in_window": limiter.fleet_max_in_window,
+                "in_window_now": limiter.fleet_in_window(now_monotonic),
+                "violations": limiter.fleet_violations,
+            },
+        }

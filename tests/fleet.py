@@ -1,0 +1,86 @@
+"""Real collector processes (`bf4ps collector run`) against a real simulator and PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bf4ps.sim.battlelog.config import SimConfig
+from bf4ps.sim.battlelog.server import SimProcess, spawn
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@contextmanager
+def simulator(**knobs: Any) -> Iterator[SimProcess]:
+    """The Battlelog simulator in its own process (its clock is not stalled by the test's)."""
+    sim = spawn(SimConfig(port=0, **knobs))
+    try:
+        yield sim
+    finally:
+        sim.stop()
+
+
+def sim_stats(sim: SimProcess) -> dict[str, Any]:
+    return dict(httpx.get(sim.url("/__sim/stats"), timeout=10).json())
+
+
+@dataclass
+class Fleet:
+    db_url: str
+    sim_url: str
+    data_dir: Path
+    env_extra: dict[str, str] = field(default_factory=dict)
+    procs: dict[str, subprocess.Popen[str]] = field(default_factory=dict)
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BF4PS_")}
+        env.update({
+            "BF4PS_DATABASE_URL": self.db_url, "BF4PS_BATTLELOG_BASE_URL": self.sim_url,
+            "BF4PS_DATA_DIR": str(self.data_dir), "PYTHONUNBUFFERED": "1",
+            "PYTHONPATH": str(REPO / "src"),
+        })
+        env.update(self.env_extra)
+        return env
+
+    def start(self, name: str, egress: str, source: str | None = None,
+              lane: str = "background", *extra: str) -> subprocess.Popen[str]:
+        args = [sys.executable, "-m", "bf4ps.cli.main", "collector", "run", "--name", name,
+                "--egress", egress, "--lane", lane, "--hostname", "test-host", *extra]
+        if source:
+            args += ["--source-address", source]
+        log = open(self.data_dir / f"{name}.log", "a")  # noqa: SIM115 - closed with the process
+        proc = subprocess.Popen(args, env=self.env(), stdout=log, stderr=subprocess.STDOUT,
+                                text=True)
+        self.procs[name] = proc
+        return proc
+
+    def log(self, name: str) -> str:
+        return (self.data_dir / f"{name}.log").read_text()
+
+    def signal(self, name: str, sig: int) -> None:
+        self.procs[name].send_signal(sig)
+
+    def stop_all(self, timeout: float = 30) -> dict[str, int]:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        codes = {}
+        deadline = time.monotonic() + timeout
+        for name, proc in self.procs.items():
+            try:
+                codes[name] = proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                codes[name] = proc.wait()
+        return codes

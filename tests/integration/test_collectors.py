@@ -1,0 +1,162 @@
+"""Collector processes against the Battlelog simulator and one PostgreSQL: shared egress gates,
+the fleet budget at the wire, kill -9, SIGTERM, identity, drain."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+
+import pytest
+
+from bf4ps.db.connect import connection
+from tests.fleet import Fleet, sim_stats, simulator
+from tests.helpers import count, seed_work, wait_for
+
+pytestmark = pytest.mark.slow
+
+FAST = {"BF4PS_HEARTBEAT_SECONDS": "1", "BF4PS_IDLE_POLL_SECONDS": "0.3",
+        "BF4PS_CLAIM_HORIZON_SECONDS": "0.5"}
+
+
+async def test_shared_and_separate_egresses_with_fleet_budget_never_violate(
+        db_url: str, tmp_path: Path) -> None:
+    async with connection(db_url) as conn:
+        await seed_work(conn, 3000)
+    # 5 egresses at 1 request/s could send 40 per 8 s: the fleet budget of 12 binds. The 0.2 s
+    # margin absorbs the send jitter of 10 processes on 2 shared cores (production: 0.05 s on
+    # a 5 s interval).
+    with simulator(speed=40, min_interval=1.0, fleet_budget=12, fleet_window=8.0) as sim:
+        fleet = Fleet(db_url, sim.base_url, tmp_path, FAST | {
+            "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "1.0", "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": "0.2",
+            "BF4PS_FLEET_BUDGET_REQUESTS": "12", "BF4PS_FLEET_BUDGET_WINDOW_SECONDS": "8"})
+        for i in range(4):
+            fleet.start(f"shared-{i}", "egress-a", "127.0.0.2")
+        for i in range(4):
+            fleet.start(f"own-{i}", f"egress-{i}", f"127.0.0.{3 + i}")
+        await asyncio.sleep(26)
+        codes = fleet.stop_all()
+        stats = sim_stats(sim)
+    assert set(codes.values()) == {0}, {n: fleet.log(n)[-1500:] for n in codes}
+    assert stats["violations"]["total"] == 0, stats["violations"]["recent"][:4]
+    for ip, per in stats["by_ip"].items():
+        assert per["violations"] == 0, ip
+        assert per["min_spacing_seconds"] >= 1.0, (ip, per["min_spacing_seconds"])
+    assert stats["fleet"]["violations"] == 0, stats["fleet"]
+    # the budget was the binding limit, and it was used to the last request
+    assert stats["fleet"]["max_in_window"] == 12, stats["fleet"]
+    async with connection(db_url) as conn:
+        sent = await count(conn, "SELECT count(*) FROM request_ledger")
+        assert sent >= stats["requests_total"]  # counted before sent: never fewer counts
+        assert await count(conn, "SELECT count(*) FROM collection_events WHERE "
+                                 "event_type = 'succeeded'") >= stats["requests_total"] - 8
+
+
+async def test_kill_9_mid_request_is_reclaimed_and_identity_survives(
+        db_url: str, tmp_path: Path) -> None:
+    async with connection(db_url) as conn:
+        await seed_work(conn, 3, resources=("weapons",))
+    with simulator(speed=0.4, min_interval=0) as sim:  # weapons take ~3 s: kill mid-request
+        fleet = Fleet(db_url, sim.base_url, tmp_path, FAST | {
+            "BF4PS_LEASE_SECONDS": "4", "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "0.1"})
+        fleet.start("victim", "egress-v", "127.0.0.7")
+        async with connection(db_url) as conn:
+            job = await wait_for(conn, "SELECT job_id FROM collection_jobs "
+                                       "WHERE status = 'running'", timeout=30)
+            cur = await conn.execute("SELECT collector_uuid FROM collectors "
+                                     "WHERE collector_name = 'victim'")
+            first_uuid = (await cur.fetchone() or {})["collector_uuid"]
+            fleet.signal("victim", signal.SIGKILL)
+            fleet.procs["victim"].wait(10)
+            fleet.start("rescuer", "egress-r", "127.0.0.8")
+            await wait_for(conn, "SELECT count(*) FROM collection_events WHERE job_id = %(j)s "
+                                 "AND event_type = 'succeeded'", {"j": job}, timeout=60)
+            cur = await conn.execute(
+                "SELECT event_type, collector_name FROM collection_events WHERE job_id = %s "
+                "AND event_type IN ('lease_expired', 'reclaimed', 'succeeded') ORDER BY event_id",
+                [job])
+            trail = [(r["event_type"], r["collector_name"]) for r in await cur.fetchall()]
+            assert ("lease_expired", "victim") in trail
+            assert trail[-1] == ("succeeded", "rescuer")
+            fleet.start("victim", "egress-v", "127.0.0.7")  # same data directory
+            await wait_for(conn, "SELECT count(*) FROM collectors WHERE collector_name = "
+                                 "'victim' AND health = 'healthy' AND pid IS NOT NULL",
+                           timeout=30)
+            cur = await conn.execute("SELECT collector_uuid FROM collectors "
+                                     "WHERE collector_name = 'victim'")
+            assert [r["collector_uuid"] for r in await cur.fetchall()] == [first_uuid]
+        fleet.stop_all()
+
+
+async def test_sigterm_mid_request_finishes_commits_and_exits_zero(
+        db_url: str, tmp_path: Path) -> None:
+    async with connection(db_url) as conn:
+        await seed_work(conn, 2, resources=("weapons",))
+    with simulator(speed=0.5, min_interval=0) as sim:
+        fleet = Fleet(db_url, sim.base_url, tmp_path, FAST)
+        fleet.start("graceful", "egress-g", "127.0.0.9")
+        async with connection(db_url) as conn:
+            job = await wait_for(conn, "SELECT job_id FROM collection_jobs "
+                                       "WHERE status = 'running'", timeout=30)
+            fleet.signal("graceful", signal.SIGTERM)
+            code = await asyncio.to_thread(fleet.procs["graceful"].wait, 30)
+            assert code == 0, fleet.log("graceful")[-2000:]
+            assert await count(conn, "SELECT count(*) FROM collection_events WHERE job_id = "
+                                     "%(j)s AND event_type = 'succeeded'", {"j": job}) == 1
+            assert await count(conn, "SELECT count(*) FROM collection_jobs") == 1  # 2nd untouched
+            cur = await conn.execute("SELECT health, current_job_id FROM collectors")
+            assert await cur.fetchone() == {"health": "stopped", "current_job_id": None}
+
+
+async def test_identity_conflicts_are_refused_and_replace_makes_a_new_incarnation(
+        db_url: str, tmp_path: Path) -> None:
+    with simulator(speed=50, min_interval=0) as sim:
+        fleet = Fleet(db_url, sim.base_url, tmp_path, FAST)
+        fleet.start("mak-01", "mak-01-public")
+        async with connection(db_url) as conn:
+            await wait_for(conn, "SELECT count(*) FROM collectors WHERE health = 'healthy'")
+        fleet.stop_all()
+        other = Fleet(db_url, sim.base_url, tmp_path, FAST)
+        wrong = other.start("mak-01", "another-egress")  # same data dir, contradicting egress
+        assert wrong.wait(30) == 2
+        assert "registered differently" in other.log("mak-01")
+        elsewhere = Fleet(db_url, sim.base_url, tmp_path / "elsewhere", FAST)
+        (tmp_path / "elsewhere").mkdir()
+        taken = elsewhere.start("mak-01", "mak-01-public")  # no identity file: name is taken
+        assert taken.wait(30) == 2
+        assert "belongs to collector" in elsewhere.log("mak-01")
+        elsewhere.start("mak-01", "mak-01-public", None, "background", "--replace")
+        async with connection(db_url) as conn:
+            await wait_for(conn, "SELECT count(*) FROM collectors WHERE retired_at IS NOT NULL "
+                                 "AND replaced_by IS NOT NULL")
+            assert await count(conn, "SELECT count(*) FROM collectors WHERE "
+                                     "collector_name = 'mak-01'") == 2
+        elsewhere.stop_all()
+
+
+async def test_drained_collector_heartbeats_but_claims_nothing(db_url: str,
+                                                              tmp_path: Path) -> None:
+    from bf4ps.collector import control
+
+    async with connection(db_url) as conn:
+        await seed_work(conn, 5)
+    with simulator(speed=50, min_interval=0) as sim:
+        fleet = Fleet(db_url, sim.base_url, tmp_path, FAST | {
+            "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "0.5"})
+        async with connection(db_url) as conn:
+            fleet.start("hnl-01", "hnl")
+            await wait_for(conn, "SELECT count(*) FROM collectors WHERE health = 'healthy'")
+            await control.act(conn, "drain", "hnl-01")
+            await asyncio.sleep(1.5)
+            before = await count(conn, "SELECT count(*) FROM request_ledger")
+            beat = await count(conn, "SELECT extract(epoch FROM last_heartbeat_at)::bigint "
+                                     "FROM collectors")
+            await asyncio.sleep(3)
+            assert await count(conn, "SELECT count(*) FROM request_ledger") == before
+            assert await count(conn, "SELECT extract(epoch FROM last_heartbeat_at)::bigint "
+                                     "FROM collectors") > beat
+            await control.act(conn, "resume", "hnl-01")
+            await wait_for(conn, "SELECT count(*) FROM collection_events "
+                                 "WHERE event_type = 'succeeded'", timeout=30)
+            await control.act(conn, "disable", "hnl-01")
+            assert await asyncio.to_thread(fleet.procs["hnl-01"].wait, 30) == 0

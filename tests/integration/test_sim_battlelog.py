@@ -1,0 +1,389 @@
+"""The Battlelog simulator over real HTTP on loopback (uvicorn in a background thread).
+
+Clients bind to 127.0.0.x source addresses to stand for different egress IPs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from bf4ps.domain import Platform
+from bf4ps.sim.battlelog.career import is_active, is_unknown
+from bf4ps.sim.battlelog.config import SimConfig
+from bf4ps.sim.battlelog.server import RunningSimulator, spawn, start_in_thread
+from bf4ps.sim.personas import persona_id_for
+
+SPEED = 200.0
+BASELINE: dict[str, Any] = {
+    "speed": SPEED,
+    "min_interval": 0.0,
+    "window_requests": None,
+    "window_seconds": 20.0,
+    "throttle_status": "403",
+    "penalty": 0.0,
+    "tolerance": 0.0,
+    "fleet_budget": None,
+    "fleet_window": 3600.0,
+    "fault_5xx": 0.0,
+    "fault_timeout": 0.0,
+    "fault_html": 0.0,
+    "fault_error": 0.0,
+    "fault_missing_general": 0.0,
+    "fault_unknown": 0.0,
+    "active_fraction": 0.3,
+}
+DETAILED = "/bf4/warsawdetailedstatspopulate/{}/1/"
+PROFILE = "/bf4/warsawoverviewpopulate/{}/1/"
+WEAPONS = "/bf4/warsawWeaponsPopulateStats/{}/1/stats/"
+VEHICLES = "/bf4/warsawvehiclesPopulateStats/{}/1/stats/"
+NAMESPACES = {
+    Platform.PC: "cem_ea_id",
+    Platform.XBOX360: "xbox",
+    Platform.XBOXONE: "xbox",
+    Platform.PS3: "ps3",
+    Platform.PS4: "ps3",
+}
+
+
+def find_persona(accept: Callable[[int], bool]) -> int:
+    for n in range(100_000):
+        persona_id = persona_id_for(f"sim-test-{n}", Platform.PC)
+        if accept(persona_id):
+            return persona_id
+    raise AssertionError("no such persona")
+
+
+INACTIVE = find_persona(lambda p: not is_unknown(p) and not is_active(p, 0.3))
+ACTIVE = find_persona(lambda p: not is_unknown(p) and is_active(p, 0.3))
+UNKNOWN = find_persona(is_unknown)
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[RunningSimulator]:
+    with start_in_thread(SimConfig(port=0, seed=7, **BASELINE)) as running:
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def clean(sim: RunningSimulator) -> None:
+    httpx.post(sim.url("/__sim/config"), json=BASELINE).raise_for_status()
+    httpx.post(sim.url("/__sim/reset")).raise_for_status()
+
+
+MakeClient = Callable[..., httpx.Client]
+
+
+@pytest.fixture
+def client(sim: RunningSimulator) -> MakeClient:
+    def make(ip: str = "127.0.0.1", timeout: float = 10.0) -> httpx.Client:
+        transport = httpx.HTTPTransport(local_address=ip)
+        return httpx.Client(base_url=sim.base_url, transport=transport, timeout=timeout)
+
+    return make
+
+
+def configure(sim: RunningSimulator, **knobs: Any) -> None:
+    httpx.post(sim.url("/__sim/config"), json=knobs).raise_for_status()
+
+
+def stats(sim: RunningSimulator) -> dict[str, Any]:
+    result: dict[str, Any] = httpx.get(sim.url("/__sim/stats")).json()
+    return result
+
+
+def get_json(http: httpx.Client, path: str) -> dict[str, Any]:
+    response = http.get(path)
+    assert response.status_code == 200, response.text[:200]
+    assert response.headers["content-type"].startswith("application/json")
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def within(size: int, target: int, tolerance: float = 0.15) -> bool:
+    return abs(size - target) <= target * tolerance
+
+
+def test_source_ip_is_the_clients_bound_address(sim: RunningSimulator, client: MakeClient) -> None:
+    with client("127.0.0.5") as http:
+        http.get(DETAILED.format(INACTIVE))
+    assert list(stats(sim)["by_ip"]) == ["127.0.0.5"]
+
+
+async def test_async_client_bound_address_is_its_source_ip(sim: RunningSimulator) -> None:
+    transport = httpx.AsyncHTTPTransport(local_address="127.0.0.5")
+    async with httpx.AsyncClient(base_url=sim.base_url, transport=transport) as http:
+        assert (await http.get(DETAILED.format(INACTIVE))).status_code == 200
+    assert stats(sim)["by_ip"]["127.0.0.5"]["count"] == 1
+
+
+def test_detailed_shape_types_and_consistency(client: MakeClient) -> None:
+    with client() as http:
+        response = http.get(DETAILED.format(INACTIVE))
+    body = response.json()
+    assert within(len(response.content), 5_600)
+    assert (body["type"], body["message"]) == ("success", "OK")
+    data = body["data"]
+    assert (data["personaId"], data["platformInt"]) == (INACTIVE, 1)
+    assert data["statsTemplate"] == "profile.warsawdetailedstatspopulate"
+    stats_ = data["generalStats"]
+    assert len(stats_) == 191
+    for key in ("kills", "deaths", "headshots", "shotsFired", "shotsHit", "timePlayed", "score"):
+        assert isinstance(stats_[key], str) and stats_[key].isdigit(), key
+    assert isinstance(stats_["kdRatio"], float) and isinstance(stats_["scorePerMinute"], int)
+    assert 1.0 < stats_["accuracy"] < 60.0  # a percent here
+    assert 0.0 <= stats_["assaultRifleAccuracy"] <= 1.0  # a fraction there
+    assert set(stats_["kitScores"]) == {"1", "2", "8", "32", "2048"}
+    assert int(stats_["kills"]) >= int(stats_["headshots"])
+    assert int(stats_["shotsFired"]) >= int(stats_["shotsHit"])
+    score_from_spm = stats_["scorePerMinute"] * int(stats_["timePlayed"]) / 60
+    assert abs(score_from_spm - int(stats_["score"])) <= 0.01 * int(stats_["score"]) + 100
+
+
+def test_weapons_and_vehicles_shapes_agree_with_detailed(client: MakeClient) -> None:
+    with client() as http:
+        weapons_response = http.get(WEAPONS.format(INACTIVE))
+        vehicles_response = http.get(VEHICLES.format(INACTIVE))
+        general = get_json(http, DETAILED.format(INACTIVE))["data"]["generalStats"]
+    assert within(len(weapons_response.content), 586_000)
+    assert within(len(vehicles_response.content), 453_000)
+    weapons = weapons_response.json()["data"]
+    assert weapons["statsTemplate"] == "profile.warsawweaponsstats"
+    assert "weaponsByCategory" in weapons and "mainWeaponStatsMetadata" in weapons
+    items = weapons["mainWeaponStats"]
+    assert len(items) == 174
+    for item in items:
+        assert {"guid", "name", "slug", "category", "code", "kills", "accuracy"} <= set(item)
+        assert item["accuracy"] is None or 0.0 <= item["accuracy"] <= 1.0
+        if item["shotsFired"] is not None:
+            assert item["shotsFired"] >= item["shotsHit"] and item["kills"] >= item["headshots"]
+    melee = [i for i in items if i["category"] == "Special" and i["headshots"] is None]
+    assert melee and all(i["shotsFired"] is None and i["accuracy"] is None for i in melee)
+    vehicles = vehicles_response.json()["data"]["mainVehicleStats"]
+    assert len(vehicles) == 82 and len({v["category"] for v in vehicles}) == 27
+    assert all({"guid", "kills", "timeIn", "destroyXinY"} <= set(v) for v in vehicles)
+    kills = sum(i["kills"] for i in items) + sum(v["kills"] for v in vehicles)
+    assert abs(kills - int(general["kills"])) <= 0.02 * int(general["kills"]) + 60
+    headshots = sum(i["headshots"] or 0 for i in items)
+    assert abs(headshots - int(general["headshots"])) <= 0.02 * headshots + 60
+
+
+def test_profile_shape(client: MakeClient) -> None:
+    with client() as http:
+        response = http.get(PROFILE.format(INACTIVE))
+    assert 30_000 <= len(response.content) <= 65_000
+    data = response.json()["data"]
+    assert data["statsTemplate"] == "profile.warsawoverviewpopulate"
+    assert (data["personaId"], data["platformInt"]) == (INACTIVE, 1)
+    assert data["viewedPersonaInfo"]["personaId"] == str(INACTIVE)
+    overview = data["overviewStats"]
+    assert isinstance(overview["kills"], int) and isinstance(overview["killsPerMinute"], float)
+    assert len(data["topWeapons"]) == 3 and len(data["topVehicles"]) == 3
+    assert data["nextRankNeeded"]["level"] == min(overview["rank"] + 1, 140)
+
+
+def test_url_variants_are_the_same_resource(client: MakeClient) -> None:
+    variants = (
+        f"/bf4/warsawWeaponsPopulateStats/{INACTIVE}/1/stats/",
+        f"/bf4/en/warsawWeaponsPopulateStats/{INACTIVE}/1/stats",
+        f"/bf4/warsawweaponspopulatestats/{INACTIVE}/1/?cacherand=638400000",
+        f"/bf4/warsawWeaponsPopulateStats/{INACTIVE}/1",
+    )
+    with client() as http:
+        bodies = {http.get(path).content for path in variants}
+        assert http.get("/bf4/warsawWeaponsPopulateStats/x/1/").status_code == 404
+    assert len(bodies) == 1
+
+
+def test_search_and_soldiers_agree_with_persona_ids(client: MakeClient) -> None:
+    name = "Someone-Real"
+    with client() as http:
+        body = http.post("/bf4/search/query/", data={"query": name}).json()
+        assert (body["type"], body["message"]) == ("success", "RESULT")
+        hits = [h for h in body["data"] if h["personaName"] == name]
+        hits = [h for h in hits if any(int(g) & 2048 for g in h["games"].values())]
+        assert hits
+        expected = set()
+        for hit in hits:
+            (platform_key,) = hit["games"]
+            platform = Platform.from_battlelog_int(int(platform_key))
+            assert hit["personaId"] == str(persona_id_for(name, platform))
+            assert hit["namespace"] == NAMESPACES[platform]
+            expected.add((int(hit["personaId"]), platform.battlelog_int))
+        soldiers = get_json(http, f"/bf4/user/overviewBoxStats/{hits[0]['userId']}/")
+    box = soldiers["data"]["soldiersBox"]
+    assert {(int(s["persona"]["personaId"]), s["platform"]) for s in box} == expected
+
+
+def test_same_persona_same_values_and_active_ones_grow(
+    sim: RunningSimulator, client: MakeClient
+) -> None:
+    with client() as http:
+        first, second = (http.get(DETAILED.format(INACTIVE)).content for _ in range(2))
+        assert first == second
+        configure(sim, speed=1_000_000.0)
+        before = get_json(http, DETAILED.format(ACTIVE))["data"]["generalStats"]
+        time.sleep(0.2)
+        after = get_json(http, DETAILED.format(ACTIVE))["data"]["generalStats"]
+    assert int(after["timePlayed"]) > int(before["timePlayed"])
+    assert int(after["kills"]) >= int(before["kills"])
+    assert int(after["score"]) > int(before["score"])
+
+
+def test_back_to_back_requests_of_one_ip_violate(sim: RunningSimulator, client: MakeClient) -> None:
+    configure(sim, min_interval=0.5)
+    with client("127.0.0.2") as second_ip, client("127.0.0.3") as third_ip:
+        assert second_ip.get(DETAILED.format(INACTIVE)).status_code == 200
+        assert second_ip.get(DETAILED.format(INACTIVE)).status_code == 403
+        assert third_ip.get(DETAILED.format(INACTIVE)).status_code == 200
+    counters = stats(sim)
+    assert counters["by_ip"]["127.0.0.2"]["violations"] == 1
+    assert counters["by_ip"]["127.0.0.3"]["violations"] == 0
+    (violation,) = counters["violations"]["recent"]
+    assert violation["ip"] == "127.0.0.2" and violation["rule"] == "interval"
+    assert 0.0 < violation["early_by_seconds"] <= 0.5
+    assert counters["by_outcome"]["throttled"] == 1
+
+
+def test_correctly_spaced_requests_do_not_violate(
+    sim: RunningSimulator, client: MakeClient
+) -> None:
+    configure(sim, min_interval=0.3)
+    with client("127.0.0.4") as http:
+        for _ in range(3):
+            assert http.get(DETAILED.format(INACTIVE)).status_code == 200
+            time.sleep(0.32)
+    counters = stats(sim)
+    assert counters["violations"]["total"] == 0
+    assert counters["by_ip"]["127.0.0.4"]["min_spacing_seconds"] >= 0.3
+
+
+def test_tolerance_and_count_only_mode(sim: RunningSimulator, client: MakeClient) -> None:
+    configure(sim, min_interval=0.6, tolerance=0.3, throttle_status="none")
+    with client("127.0.0.9") as http:
+        codes = [http.get(DETAILED.format(INACTIVE)).status_code]
+        time.sleep(0.4)  # < 0.2 s early: within the tolerance
+        codes.append(http.get(DETAILED.format(INACTIVE)).status_code)
+        codes.append(http.get(DETAILED.format(INACTIVE)).status_code)  # ~0.6 s early
+    assert codes == [200, 200, 200]  # "none": violations are counted, never throttled
+    counters = stats(sim)
+    assert counters["violations"]["total"] == 1
+    assert counters["by_outcome"]["ok"] == 3
+
+
+def test_window_limit(sim: RunningSimulator, client: MakeClient) -> None:
+    configure(sim, window_requests=3, window_seconds=5.0)
+    with client("127.0.0.6") as http:
+        codes = [http.get(DETAILED.format(INACTIVE)).status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 403]
+    assert stats(sim)["violations"]["recent"][0]["rule"] == "window"
+
+
+@pytest.mark.parametrize(("mode", "status"), [("429", 429), ("html", 200)])
+def test_throttle_modes(sim: RunningSimulator, client: MakeClient, mode: str, status: int) -> None:
+    configure(sim, min_interval=1.0, throttle_status=mode)
+    with client("127.0.0.7") as http:
+        http.get(DETAILED.format(INACTIVE))
+        response = http.get(DETAILED.format(INACTIVE))
+    assert response.status_code == status
+    assert response.headers["content-type"].startswith("text/html")
+    assert "too many requests" in response.text.lower()
+
+
+def test_penalty_cool_down(sim: RunningSimulator, client: MakeClient) -> None:
+    configure(sim, min_interval=0.3, penalty=1.0)
+    with client("127.0.0.8") as http:
+        codes = [http.get(DETAILED.format(INACTIVE)).status_code for _ in range(2)]
+        time.sleep(0.4)  # spaced, but still inside the cool-down
+        codes.append(http.get(DETAILED.format(INACTIVE)).status_code)
+        time.sleep(0.8)
+        codes.append(http.get(DETAILED.format(INACTIVE)).status_code)
+    assert codes == [200, 403, 403, 200]
+    counters = stats(sim)
+    assert counters["violations"]["total"] == 1
+    assert counters["by_outcome"]["penalty"] == 1
+    assert counters["by_ip"]["127.0.0.8"]["penalty_answers"] == 1
+
+
+def _is_error_envelope(response: httpx.Response) -> bool:
+    return response.status_code == 200 and response.json()["type"] == "error"
+
+
+FAULTS: list[tuple[str, str, Callable[[httpx.Response], bool]]] = [
+    ("fault_5xx", "server_error", lambda r: r.status_code in (500, 503)),
+    ("fault_html", "html_error", lambda r: r.status_code == 200 and "errorpage" in r.text),
+    ("fault_error", "type_error", _is_error_envelope),
+    ("fault_unknown", "unknown_persona", _is_error_envelope),
+    (
+        "fault_missing_general",
+        "missing_general",
+        lambda r: (
+            r.json()["type"] == "success"
+            and not isinstance(r.json()["data"].get("generalStats"), dict)
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("knob", "outcome", "check"), FAULTS, ids=[f[0] for f in FAULTS])
+def test_faults(
+    sim: RunningSimulator,
+    client: MakeClient,
+    knob: str,
+    outcome: str,
+    check: Callable[[httpx.Response], bool],
+) -> None:
+    configure(sim, **{knob: 1.0})
+    with client() as http:
+        assert check(http.get(DETAILED.format(INACTIVE)))
+    assert stats(sim)["by_outcome"][outcome] == 1
+
+
+def test_timeout_fault_is_counted_at_arrival(sim: RunningSimulator, client: MakeClient) -> None:
+    configure(sim, fault_timeout=1.0)  # held 120 s / speed = 0.6 s, longer than the client waits
+    with client(timeout=0.2) as http, pytest.raises(httpx.ReadTimeout):
+        http.get(WEAPONS.format(INACTIVE))
+    assert stats(sim)["by_outcome"]["timeout"] == 1
+
+
+def test_unknown_personas_are_always_unknown(sim: RunningSimulator, client: MakeClient) -> None:
+    with client() as http:
+        response = http.get(DETAILED.format(UNKNOWN))
+    assert _is_error_envelope(response) and response.json()["message"]
+    assert stats(sim)["by_outcome"]["unknown_persona"] == 1
+
+
+def test_fleet_window_counting(sim: RunningSimulator, client: MakeClient) -> None:
+    configure(sim, fleet_budget=3, fleet_window=30.0)
+    for n in range(2, 7):
+        with client(f"127.0.0.{n}") as http:
+            assert http.get(DETAILED.format(INACTIVE)).status_code == 200  # still served
+    fleet = stats(sim)["fleet"]
+    assert (fleet["violations"], fleet["max_in_window"], fleet["budget"]) == (2, 5, 3)
+
+
+def test_config_endpoint_and_reset(sim: RunningSimulator, client: MakeClient) -> None:
+    current = httpx.get(sim.url("/__sim/config")).json()
+    assert current["speed"] == SPEED and current["port"] == 0
+    assert httpx.post(sim.url("/__sim/config"), json={"bogus": 1}).status_code == 400
+    assert httpx.post(sim.url("/__sim/config"), json={"fault_5xx": 2}).status_code == 400
+    assert httpx.post(sim.url("/__sim/config"), json={"port": 1}).status_code == 400
+    with client() as http:
+        http.get(DETAILED.format(INACTIVE))
+    assert stats(sim)["requests_total"] == 1
+    httpx.post(sim.url("/__sim/reset")).raise_for_status()
+    after = stats(sim)
+    assert after["requests_total"] == 0 and after["by_ip"] == {}
+
+
+def test_child_process_simulator_serves_and_stops() -> None:
+    with spawn(SimConfig(port=0, speed=SPEED, min_interval=0.0)) as process:
+        transport = httpx.HTTPTransport(local_address="127.0.0.7")
+        with httpx.Client(base_url=process.base_url, transport=transport) as http:
+            assert http.get(DETAILED.format(INACTIVE)).status_code == 200
+        assert list(httpx.get(process.url("/__sim/stats")).json()["by_ip"]) == ["127.0.0.7"]
+    assert process.process.poll() is not None
