@@ -9,7 +9,6 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from tests.helpers import T0, add_job, count, demand, make_collector, make_soldier
 
 from bf4ps.db.connect import Conn, connection
 from bf4ps.domain import ErrorClass, Lane, PriorityClass
@@ -19,6 +18,7 @@ from bf4ps.queue import finalize
 from bf4ps.queue.enqueue import enqueue
 from bf4ps.queue.finalize import Attempt
 from bf4ps.queue.jobs import ClaimedJob
+from tests.helpers import T0, add_job, count, demand, make_collector, make_soldier
 
 POLICY = Policy()
 

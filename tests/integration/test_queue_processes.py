@@ -11,10 +11,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from tests.helpers import count
-from tests.procs import read_json_line, spawn
 
 from bf4ps.db.connect import connection
+from tests.helpers import count
+from tests.procs import read_json_line, spawn
 
 pytestmark = pytest.mark.slow
 

@@ -10,11 +10,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from tests.conftest import create_database, drop_database
 
 from bf4ps.db import catalog, migrate
 from bf4ps.db.connect import Conn, connection
 from bf4ps.domain import ErrorClass, Lane, Platform, PriorityClass, Resource, StateStatus
+from tests.conftest import create_database, drop_database
 
 EXPECTED = Path(__file__).resolve().parent.parent / "schema" / "expected_schema.json"
 

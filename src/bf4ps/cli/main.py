@@ -23,3 +23,7 @@ for _module in (db, collector, battlelog, simulate):
 def main() -> None:
     settings = Settings()
     cli(obj=settings, auto_envvar_prefix=None)
+
+
+if __name__ == "__main__":
+    main()
