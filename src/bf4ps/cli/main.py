@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from bf4ps import __version__
-from bf4ps.cli import battlelog, collector, db, simulate
+from bf4ps.cli import battlelog, collector, db, scheduler, simulate
 from bf4ps.settings import Settings
 
 
@@ -15,7 +15,7 @@ def cli() -> None:
     """Battlefield 4 Player Stats: collection fleet, scheduler, website."""
 
 
-for _module in (db, collector, battlelog, simulate):
+for _module in (db, collector, scheduler, battlelog, simulate):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

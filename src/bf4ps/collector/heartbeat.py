@@ -22,6 +22,8 @@ from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 
 log = logging.getLogger(__name__)
 DB_ERRORS = (psycopg.Error, PoolTimeout, OSError)
+# What a database outage looks like (retry later); other psycopg errors are bugs or bad data.
+OUTAGE_ERRORS = (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, OSError)
 
 
 @dataclass

@@ -7,9 +7,11 @@ import logging
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
+import psycopg
+
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats
-from bf4ps.collector.heartbeat import DB_ERRORS, Heartbeat
+from bf4ps.collector.heartbeat import OUTAGE_ERRORS, Heartbeat
 from bf4ps.db.connect import Conn
 from bf4ps.domain import ErrorClass, Resource
 from bf4ps.gates import admission, throttle
@@ -141,7 +143,7 @@ async def conclude(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResul
     for delay in (0.5, 1, 2, 4, 8, 15, 30, 30, 30, 30):
         try:
             return await _finalize_once(conn, ctx, job, result, attempt, policy)
-        except DB_ERRORS as exc:
+        except OUTAGE_ERRORS as exc:
             if conn.closed:
                 raise
             log.warning("job %s: finalize failed (%s); retrying in %s s", job.job_id, exc,
@@ -157,7 +159,8 @@ async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: Fetc
         try:
             outcome = await finalize.succeed(conn, ctx.me, job, attempt, policy,
                                              writer_for(resource, result.parsed))
-        except (ValueError, TypeError) as exc:  # our storage refused the data
+        except (ValueError, TypeError, psycopg.DataError, psycopg.IntegrityError) as exc:
+            # our storage refused the data: a classified internal failure, not an outage
             return await finalize.fail(conn, ctx.me, job, ErrorClass.INTERNAL,
                                        f"storing failed: {exc}", attempt, policy)
         if outcome.committed:

@@ -1,4 +1,4 @@
-"""The claim order inside a lane: a job's rank is when it became eligible, pushed later by its
+"""The claim order inside a lane: a job's rank is when it entered the queue, pushed later by its
 class's aging offset. Ordering by rank gives FIFO inside a class and class preference between
 classes, yet a bootstrap job queued at t outranks every active job queued after
 t + aging_bootstrap_seconds: its wait behind higher classes is bounded by the offset."""

@@ -90,6 +90,11 @@ CREATE TABLE collection_state (
     status text NOT NULL DEFAULT 'never_attempted'
         CHECK (status IN ('never_attempted', 'current', 'due', 'retry_wait', 'unavailable')),
     eligible_since timestamptz NOT NULL DEFAULT now(),
+    -- The soldier's activity as the feeder classifies it (copied from soldiers.last_seen_at by
+    -- intake, decayed by the scheduler's sweep) so each class has its own FIFO index.
+    activity_class text NOT NULL DEFAULT 'bootstrap'
+        CHECK (activity_class IN ('active', 'recent', 'bootstrap')),
+    activity_at timestamptz,
     next_due_at timestamptz,
     next_attempt_at timestamptz,
     consecutive_failures integer NOT NULL DEFAULT 0 CHECK (consecutive_failures >= 0),
@@ -114,13 +119,18 @@ CREATE TABLE collection_state (
         status NOT IN ('retry_wait', 'unavailable') OR last_error_class IS NOT NULL),
     CONSTRAINT state_error_pair CHECK ((last_error_class IS NULL) = (last_error_at IS NULL))
 );
--- The feeder's candidate scans, each FIFO by when the work became eligible.
-CREATE INDEX ix_state_actionable ON collection_state (resource, eligible_since, soldier_id)
+-- The feeder's candidate scans: per activity class and resource, FIFO by when the work became
+-- eligible; retries by their due time; the due sweep over active soldiers only; the decay sweep
+-- over rows whose activity crossed a window boundary.
+CREATE INDEX ix_state_feed ON collection_state
+    (activity_class, resource, eligible_since, soldier_id)
     WHERE status IN ('never_attempted', 'due');
 CREATE INDEX ix_state_retry ON collection_state (next_attempt_at, resource)
     WHERE status = 'retry_wait';
-CREATE INDEX ix_state_current_due ON collection_state (next_due_at)
-    WHERE status = 'current';
+CREATE INDEX ix_state_active_due ON collection_state (next_due_at)
+    WHERE status = 'current' AND activity_class = 'active';
+CREATE INDEX ix_state_activity ON collection_state (activity_class, activity_at)
+    WHERE activity_class <> 'bootstrap';
 
 -- Coverage counters kept by statement triggers, sharded to spread row locks: reading coverage
 -- sums ≤ 5 × 4 × 16 rows instead of scanning collection_state.

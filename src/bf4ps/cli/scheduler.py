@@ -1,0 +1,154 @@
+"""`bf4ps scheduler run`, `bf4ps retention run`, `bf4ps config show|set|unset`, `bf4ps events`."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from datetime import UTC, datetime, timedelta
+
+import click
+
+from bf4ps import policy as policy_mod
+from bf4ps.cli.common import echo_json, run_async, settings_of
+from bf4ps.db.connect import connection, resolve_url
+from bf4ps.domain import Platform, Resource
+from bf4ps.eventlog import EventFilter, render, search
+from bf4ps.logs import setup_logging
+from bf4ps.scheduler import retention
+from bf4ps.scheduler.service import Scheduler
+
+
+@click.group(name="scheduler")
+def scheduler_group() -> None:
+    """The scheduler (one active, others hot standby)."""
+
+
+@scheduler_group.command(name="run")
+@click.pass_context
+def scheduler_run(ctx: click.Context) -> None:
+    """Run until SIGTERM/SIGINT."""
+    settings = settings_of(ctx)
+    setup_logging(settings)
+
+    async def main() -> None:
+        from bf4ps.scheduler.wiring import intake_step
+
+        sched = Scheduler(settings, intake=await intake_step(settings))
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, sched.stop.set)
+        await sched.run()
+
+    asyncio.run(main())
+
+
+@click.group(name="retention")
+def retention_group() -> None:
+    """Collector-event retention."""
+
+
+@retention_group.command(name="run")
+@click.option("--days", type=float, default=None, help="Override the policy's horizon.")
+@click.pass_context
+@run_async
+async def retention_run(ctx: click.Context, days: float | None) -> None:
+    """Delete collector events past the retention horizon, once."""
+    async with connection(await resolve_url(settings_of(ctx))) as conn:
+        pol = await policy_mod.load(conn)
+        report = await retention.run(conn, days if days is not None else
+                                     pol.event_retention_days)
+        await retention.ensure_partitions(conn)
+    click.echo(f"events before {report.cutoff:%Y-%m-%d %H:%M} UTC removed: "
+               f"{len(report.dropped_partitions)} partitions dropped, "
+               f"{report.deleted_rows} rows deleted")
+
+
+@click.group(name="config")
+def config_group() -> None:
+    """Run-time scheduling policy (stored in the database, no restart or migration)."""
+
+
+@config_group.command(name="show")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+@run_async
+async def config_show(ctx: click.Context, as_json: bool) -> None:
+    async with connection(await resolve_url(settings_of(ctx))) as conn:
+        pol = await policy_mod.load(conn)
+    data = pol.model_dump(mode="json")
+    if as_json:
+        echo_json(data)
+        return
+    for key, value in data.items():
+        click.echo(f"{key} = {value}")
+
+
+@config_group.command(name="set")
+@click.argument("key")
+@click.argument("value")
+@click.pass_context
+@run_async
+async def config_set(ctx: click.Context, key: str, value: str) -> None:
+    async with connection(await resolve_url(settings_of(ctx))) as conn:
+        try:
+            pol = await policy_mod.set_value(conn, key, value, by="cli")
+        except policy_mod.PolicyError as exc:
+            raise click.ClickException(str(exc)) from None
+    click.echo(f"{key} = {getattr(pol, key)}")
+
+
+@config_group.command(name="unset")
+@click.argument("key")
+@click.pass_context
+@run_async
+async def config_unset(ctx: click.Context, key: str) -> None:
+    async with connection(await resolve_url(settings_of(ctx))) as conn:
+        try:
+            await policy_mod.unset_value(conn, key)
+        except policy_mod.PolicyError as exc:
+            raise click.ClickException(str(exc)) from None
+    click.echo(f"{key} back to its default")
+
+
+def _since(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    if value[-1:] in units and value[:-1].isdigit():
+        return datetime.now(UTC) - timedelta(seconds=int(value[:-1]) * units[value[-1]])
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(
+            "use an ISO time (2026-11-30T12:00) or an age (15m, 6h, 7d)") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+@click.command(name="events")
+@click.option("--persona", type=int, default=None)
+@click.option("--platform", type=click.Choice([p.value for p in Platform]), default=None)
+@click.option("--collector", default=None)
+@click.option("--resource", type=click.Choice([*(r.value for r in Resource), "lookup"]),
+              default=None)
+@click.option("--type", "event_type", default=None)
+@click.option("--since", default=None, help="ISO time or age: 15m, 6h, 7d")
+@click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+@run_async
+async def events_cmd(ctx: click.Context, persona: int | None, platform: str | None,
+                     collector: str | None, resource: str | None, event_type: str | None,
+                     since: str | None, limit: int, as_json: bool) -> None:
+    """Search the collector event log (newest first)."""
+    flt = EventFilter(persona, platform, collector, resource, event_type, _since(since),
+                      None, limit)
+    async with connection(await resolve_url(settings_of(ctx))) as conn:
+        rows = await search(conn, flt)
+    if as_json:
+        echo_json(rows)
+        return
+    for row in rows:
+        click.echo(render(row))
+
+
+COMMANDS: list[click.Command] = [scheduler_group, retention_group, config_group, events_cmd]

@@ -1,0 +1,21 @@
+-- Event retention: whole monthly partitions are dropped; the rest is deleted in small batches.
+-- Soldiers and statistics are never touched.
+
+-- name: event_partitions
+SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
+FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+WHERE i.inhparent = 'collection_events'::regclass
+ORDER BY c.relname
+
+-- name: events_delete_batch
+DELETE FROM collection_events
+WHERE (event_id, occurred_at) IN (
+    SELECT event_id, occurred_at FROM collection_events
+    WHERE occurred_at < %(cutoff)s
+    LIMIT %(batch)s)
+
+-- name: events_older_than
+SELECT count(*) AS n FROM collection_events WHERE occurred_at < %(cutoff)s
+
+-- name: ensure_partitions_ahead
+SELECT bf4ps_ensure_event_partitions(date_trunc('month', now())::date, %(months)s) AS created

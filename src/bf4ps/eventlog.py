@@ -1,0 +1,56 @@
+"""Reading the event log: one search for the CLI, the API and the console, and the human text
+rendered from an event's structured fields."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    persona_id: int | None = None
+    platform: str | None = None
+    collector: str | None = None
+    resource: str | None = None
+    event_type: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: int = 100
+
+    def params(self) -> dict[str, Any]:
+        return {"persona_id": self.persona_id, "platform": self.platform,
+                "collector": self.collector, "resource": self.resource,
+                "event_type": self.event_type, "since": self.since, "until": self.until,
+                "limit": max(1, min(self.limit, 1000))}
+
+
+async def search(conn: Conn, flt: EventFilter) -> list[dict[str, Any]]:
+    cur = await conn.execute(q("events_search"), flt.params())
+    return [dict(r) for r in await cur.fetchall()]
+
+
+def render(e: dict[str, Any]) -> str:
+    """One line of human text, built from the fields (the log stores no prose)."""
+    who = e.get("collector_name") or "scheduler"
+    what = e["event_type"].replace("_", " ")
+    target = ""
+    if e.get("persona_id"):
+        target = f" {e.get('resource') or ''} of {e['persona_id']}/{e.get('platform')}"
+    extras = []
+    if e.get("attempt_number"):
+        extras.append(f"attempt {e['attempt_number']}")
+    if e.get("http_status"):
+        extras.append(f"HTTP {e['http_status']}")
+    if e.get("duration_ms") is not None:
+        extras.append(f"{e['duration_ms']} ms")
+    if e.get("wait_ms") is not None:
+        extras.append(f"waited {e['wait_ms']} ms")
+    if e.get("error_class"):
+        extras.append(f"{e['error_class']}: {e.get('error_message') or ''}".strip())
+    tail = f" ({', '.join(extras)})" if extras else ""
+    return f"{e['occurred_at']:%Y-%m-%d %H:%M:%S} UTC  {who}: {what}{target}{tail}"

@@ -1,0 +1,34 @@
+"""Activity classes on the collection state: intake copies sightings in, the scheduler decays
+them as windows pass, and stale resources of active soldiers become due."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.policy import Policy
+
+
+def _windows(policy: Policy) -> dict[str, float]:
+    return {"active_seconds": policy.active_window_seconds,
+            "recent_seconds": policy.recent_window_seconds}
+
+
+async def refresh(conn: Conn, soldier_ids: Sequence[int], policy: Policy) -> int:
+    """Reclassify these soldiers' resources from their last_seen (after an intake batch)."""
+    if not soldier_ids:
+        return 0
+    cur = await conn.execute(q("activity_refresh"),
+                             {"soldier_ids": list(soldier_ids), **_windows(policy)})
+    return cur.rowcount
+
+
+async def decay(conn: Conn, policy: Policy) -> int:
+    cur = await conn.execute(q("activity_decay"), _windows(policy))
+    return cur.rowcount
+
+
+async def mark_due(conn: Conn) -> int:
+    cur = await conn.execute(q("due_sweep"))
+    return cur.rowcount

@@ -1,0 +1,55 @@
+"""Shares (pure arithmetic): how a deficit splits across classes, and across resources inside
+a class by the progressive bootstrap mix (a resource joins once detailed coverage reaches its
+watermark; joined resources share by weight; phase advance never needs 100 % success)."""
+
+from __future__ import annotations
+
+from bf4ps.domain import Resource
+from bf4ps.policy import Policy
+
+FEED_CLASSES = ("active", "recent", "bootstrap", "retry")
+
+
+def _split(total: int, weights: dict[str, float]) -> dict[str, int]:
+    """Largest-remainder split of `total` by weights (keys with weight 0 get nothing)."""
+    positive = {k: w for k, w in weights.items() if w > 0}
+    if total <= 0 or not positive:
+        return dict.fromkeys(weights, 0)
+    scale = sum(positive.values())
+    exact = {k: total * w / scale for k, w in positive.items()}
+    out = {k: int(v) for k, v in exact.items()}
+    rest = total - sum(out.values())
+    for k in sorted(exact, key=lambda k: exact[k] - out[k], reverse=True)[:rest]:
+        out[k] += 1
+    return {k: out.get(k, 0) for k in weights}
+
+
+def class_quota(deficit: int, policy: Policy) -> dict[str, int]:
+    return _split(deficit, {"active": policy.share_active, "recent": policy.share_recent,
+                            "bootstrap": policy.share_bootstrap, "retry": policy.share_retry})
+
+
+def attempted_share(coverage: dict[str, dict[str, int]], resource: str = "detailed") -> float:
+    counts = coverage.get(resource, {})
+    total = sum(counts.values())
+    if total == 0:
+        return 0.0
+    return 1 - counts.get("never_attempted", 0) / total
+
+
+def joined(policy: Policy, coverage: dict[str, dict[str, int]]) -> dict[str, float]:
+    """Resource weights of the bootstrap mix, for the resources that have joined."""
+    done = attempted_share(coverage)
+    weights = {"detailed": policy.weight_detailed}
+    for resource in ("profile", "weapons", "vehicles"):
+        if done >= float(getattr(policy, f"watermark_{resource}")):
+            weights[resource] = float(getattr(policy, f"weight_{resource}"))
+    return weights
+
+
+def resource_quota(activity: str, n: int, policy: Policy,
+                   coverage: dict[str, dict[str, int]]) -> dict[str, int]:
+    """Active soldiers bypass the bootstrap progression: every resource, equal shares."""
+    if activity == "active":
+        return _split(n, {r.value: 1.0 for r in Resource})
+    return _split(n, joined(policy, coverage))

@@ -1,0 +1,55 @@
+"""Collector-event retention without long locks or bloat: monthly partitions wholly past the
+horizon are dropped (instant, no dead tuples); events past the horizon inside the boundary
+partition (and any in the default partition) go in small batched deletes. Never touches
+soldiers or statistics."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from psycopg import sql
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+
+_UPPER = re.compile(r"TO \('([^']+)'\)")
+
+
+@dataclass
+class RetentionReport:
+    cutoff: datetime
+    dropped_partitions: list[str]
+    deleted_rows: int
+
+
+def partition_upper_bound(bound: str) -> datetime | None:
+    match = _UPPER.search(bound)
+    if not match:
+        return None  # the DEFAULT partition
+    return datetime.fromisoformat(match[1].replace(" ", "T")).astimezone(UTC)
+
+
+async def run(conn: Conn, retention_days: float, *, batch: int = 5000,
+              now: datetime | None = None) -> RetentionReport:
+    cutoff = (now or datetime.now(UTC)) - timedelta(days=retention_days)
+    report = RetentionReport(cutoff, [], 0)
+    cur = await conn.execute(q("event_partitions"))
+    for row in await cur.fetchall():
+        upper = partition_upper_bound(str(row["bound"]))
+        if upper is not None and upper <= cutoff:
+            await conn.execute(sql.SQL("DROP TABLE {}").format(sql.Identifier(row["name"])))
+            report.dropped_partitions.append(str(row["name"]))
+    while True:
+        cur = await conn.execute(q("events_delete_batch"), {"cutoff": cutoff, "batch": batch})
+        report.deleted_rows += cur.rowcount
+        if cur.rowcount < batch:
+            break
+    return report
+
+
+async def ensure_partitions(conn: Conn, months_ahead: int = 3) -> int:
+    cur = await conn.execute(q("ensure_partitions_ahead"), {"months": months_ahead})
+    row = await cur.fetchone()
+    return int(row["created"]) if row else 0

@@ -1,0 +1,127 @@
+"""`bf4ps scheduler run`: one active scheduler at a time (a session advisory lock), any number of
+hot standbys that take over when it dies. Every tick: reap expired leases, mark silent collectors
+lost, decay activity, mark due work, replenish the working set; now and then BF4SW intake,
+retention and partition upkeep. All state lives in PostgreSQL, so a restart at any moment is
+safe."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from bf4ps import policy as policy_mod
+from bf4ps.collector.heartbeat import DB_ERRORS
+from bf4ps.db.connect import Conn, connection, resolve_url
+from bf4ps.db.queries import q
+from bf4ps.queue import events
+from bf4ps.queue.events import EventType
+from bf4ps.queue.reaper import reap_expired
+from bf4ps.scheduler import activity, feeder, retention
+from bf4ps.settings import Settings
+
+log = logging.getLogger(__name__)
+SCHEDULER_LOCK = 0x4246_3450_5343_4844  # "BF4PSCHD"
+
+
+@dataclass
+class Every:
+    """Run an action at most every `seconds` (first run at once)."""
+
+    seconds: float
+    action: Callable[[], Awaitable[None]]
+    last: float = field(default=-1e18)
+
+    async def maybe(self) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.seconds:
+            self.last = now
+            await self.action()
+
+
+class Scheduler:
+    def __init__(self, settings: Settings, *, intake: Callable[[Conn], Awaitable[None]] | None
+                 = None) -> None:
+        self.settings = settings
+        self.stop = asyncio.Event()
+        self.intake = intake
+        self.identity = f"{socket.gethostname()}:{os.getpid()}"
+
+    async def run(self) -> None:
+        url = await resolve_url(self.settings)
+        while not self.stop.is_set():
+            try:
+                async with connection(url) as lock_conn:
+                    if await self._acquire(lock_conn):
+                        await self._lead(url, lock_conn)
+            except DB_ERRORS as exc:
+                log.warning("scheduler: database unavailable (%s); retrying", exc)
+            await self._sleep(self.settings.scheduler_tick_seconds)
+
+    async def _acquire(self, conn: Conn) -> bool:
+        while not self.stop.is_set():
+            cur = await conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", [SCHEDULER_LOCK])
+            row = await cur.fetchone()
+            if row and row["ok"]:
+                return True
+            await self._sleep(self.settings.scheduler_tick_seconds)  # hot standby
+        return False
+
+    async def _lead(self, url: str, lock_conn: Conn) -> None:
+        log.info("scheduler %s is active", self.identity)
+        async with connection(url) as conn:
+            await events.record(conn, EventType.SCHEDULER_STARTED,
+                                details={"scheduler": self.identity})
+            jobs = self._periodic(conn)
+            while not self.stop.is_set():
+                await lock_conn.execute("SELECT 1")  # lost the lock's session? stop leading
+                for job in jobs:
+                    await job.maybe()
+                await self._sleep(self.settings.scheduler_tick_seconds)
+            await events.record(conn, EventType.SCHEDULER_STOPPED,
+                                details={"scheduler": self.identity})
+
+    def _periodic(self, conn: Conn) -> list[Every]:
+        s = self.settings
+        jobs = [Every(0, lambda: self.tick(conn)),
+                Every(60, lambda: self.sweeps(conn)),
+                Every(3600, lambda: self.upkeep(conn))]
+        if self.intake is not None:
+            intake = self.intake
+            jobs.insert(0, Every(s.bf4sw_sync_seconds, lambda: intake(conn)))
+        return jobs
+
+    async def tick(self, conn: Conn) -> None:
+        policy = await policy_mod.load(conn)
+        reaped = await reap_expired(conn)
+        cur = await conn.execute(q("collectors_mark_silent"), {
+            "silence_seconds": self.settings.heartbeat_lost_after_seconds})
+        lost = [r["collector_name"] for r in await cur.fetchall()]
+        fed = await feeder.replenish(conn, policy)
+        if reaped or lost or fed.total:
+            log.info("tick: reaped %d, lost %s, fed %d (depth was %d/%d)", reaped, lost or "-",
+                     fed.total, fed.depth_before, fed.target)
+
+    async def sweeps(self, conn: Conn) -> None:
+        policy = await policy_mod.load(conn)
+        decayed = await activity.decay(conn, policy)
+        due = await activity.mark_due(conn)
+        if decayed or due:
+            log.info("sweeps: %d rows decayed, %d became due", decayed, due)
+
+    async def upkeep(self, conn: Conn) -> None:
+        policy = await policy_mod.load(conn)
+        report = await retention.run(conn, policy.event_retention_days)
+        created = await retention.ensure_partitions(conn)
+        log.info("upkeep: dropped %s, deleted %d events, %d partitions created",
+                 report.dropped_partitions or "-", report.deleted_rows, created)
+
+    async def _sleep(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.stop.wait(), seconds)
+

@@ -1,0 +1,125 @@
+"""Per-item statistics (weapons, vehicles): catalog, current row per item, compact history.
+
+A write is two statements, each one round trip whatever the number of items (columns are sent
+as arrays and unnested server-side):
+
+1. `<kind>_catalog_sync`: insert the guids the catalog lacks, in guid order (several collectors
+   storing the same new weapons queue on the unique index in one order instead of deadlocking);
+   refresh a catalog row only when its name/slug/category/code changed, or its last_seen_at is
+   more than a day old, under SKIP LOCKED (no collector waits for another's refresh).
+2. `<kind>_stats_write`: a new statement, so it sees every catalog row committed meanwhile;
+   upserts only new or changed items and appends history for items whose counters changed.
+
+Choices (see stats.sql for the SQL):
+
+* Items missing from a list are kept, never deleted: Battlelog always sends the full list, so a
+  missing item means a partial or odd answer, and such an answer never erases last-known-good
+  stats. The page can tell by the item's fetched_at (the collection that last changed it).
+* An unchanged item is not rewritten: fetched_at of a current row is the collection that last
+  changed it; when the list as a whole was last collected is collection_state.last_success_at.
+* History: a row for an item whose counters changed since its current row; for an item seen
+  for the first time, only when one of its counters is positive (an unused weapon has no
+  history until first used: its baseline is zero). 175 weapons x 200k soldiers therefore adds
+  rows only for what was actually played.
+* No backwards: the whole write is skipped when a stored item of the soldier, or the resource's
+  last success, is as new as or newer than this fetch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bf4ps.battlelog.models import VehicleItem, WeaponItem
+from bf4ps.db.connect import Conn
+from bf4ps.stats.written import Written, one_row
+
+CATALOG_FIELDS = ("guid", "name", "slug", "category", "code")
+WEAPON_STAT_FIELDS = ("guid", "kills", "headshots", "shots_fired", "shots_hit",
+                      "accuracy_fraction", "time_equipped_seconds", "service_stars",
+                      "service_stars_progress")
+VEHICLE_STAT_FIELDS = ("guid", "kills", "time_in_seconds", "destroy_x_in_y", "service_stars",
+                       "service_stars_progress")
+FLOAT_FIELDS = frozenset({"accuracy_fraction", "service_stars_progress"})
+GUID_MAX_LENGTH = 64  # the catalogs' CHECK
+
+
+class CatalogMismatch(ValueError):
+    """An item's guid was not in the catalog right after the catalog sync (cannot happen unless
+    the catalog is edited concurrently); raised so the write is not silently partial."""
+
+
+@dataclass(frozen=True, slots=True)
+class ItemKind:
+    """The queries and stat columns of one item kind."""
+
+    catalog_query: str
+    stats_query: str
+    stat_fields: tuple[str, ...]
+
+
+WEAPONS = ItemKind("weapon_catalog_sync", "weapon_stats_write", WEAPON_STAT_FIELDS)
+VEHICLES = ItemKind("vehicle_catalog_sync", "vehicle_stats_write", VEHICLE_STAT_FIELDS)
+
+
+def unique_by_guid(items: Sequence[WeaponItem | VehicleItem]) -> list[WeaponItem | VehicleItem]:
+    """First occurrence of each guid (the parsers already drop repeats; a repeat here would make
+    an upsert touch one row twice). ValueError for a guid the catalog cannot hold, before any
+    statement runs: a data error, not a database outage to retry."""
+    seen: set[str] = set()
+    kept = []
+    for item in items:
+        if not item.guid.strip() or len(item.guid) > GUID_MAX_LENGTH:
+            raise ValueError(f"unusable item guid {item.guid[:80]!r}")
+        if item.guid not in seen:
+            seen.add(item.guid)
+            kept.append(item)
+    return kept
+
+
+def column(items: Sequence[WeaponItem | VehicleItem], name: str) -> list[Any]:
+    values = [getattr(item, name) for item in items]
+    if name in FLOAT_FIELDS:  # psycopg refuses lists mixing int and float (0 vs 0.5)
+        return [None if v is None else float(v) for v in values]
+    return values
+
+
+def columns(items: Sequence[WeaponItem | VehicleItem], fields: tuple[str, ...]) -> dict[str, Any]:
+    """One array parameter per field: {"kills": [12, None, ...], ...}."""
+    return {name: column(items, name) for name in fields}
+
+
+async def write_items(conn: Conn, kind: ItemKind, soldier_id: int,
+                      items: Sequence[WeaponItem | VehicleItem], fetched_at: datetime) -> Written:
+    """Catalog sync, then current rows and history: two statements, whatever the item count."""
+    unique = unique_by_guid(items)
+    if not unique:
+        return Written()  # an empty list keeps everything stored (last-known-good)
+    catalog = await one_row(conn, kind.catalog_query,
+                            {**columns(unique, CATALOG_FIELDS), "seen_at": fetched_at})
+    params = {**columns(unique, kind.stat_fields), "soldier_id": soldier_id,
+              "fetched_at": fetched_at}
+    row = await one_row(conn, kind.stats_query, params)
+    if row["outdated"]:
+        return Written(catalog_inserted=int(catalog["catalog_inserted"]),
+                       catalog_refreshed=int(catalog["catalog_refreshed"]), outdated=True)
+    if int(row["matched"]) != len(unique):
+        raise CatalogMismatch(f"{len(unique) - int(row['matched'])} item(s) not in the catalog")
+    return Written(current_rows=int(row["current_written"]),
+                   history_rows=int(row["history_written"]),
+                   catalog_inserted=int(catalog["catalog_inserted"]),
+                   catalog_refreshed=int(catalog["catalog_refreshed"]))
+
+
+async def write_weapons(conn: Conn, soldier_id: int, items: Sequence[WeaponItem],
+                        fetched_at: datetime) -> Written:
+    """Store a soldier's weapon list (catalog, current per weapon, history of changes)."""
+    return await write_items(conn, WEAPONS, soldier_id, items, fetched_at)
+
+
+async def write_vehicles(conn: Conn, soldier_id: int, items: Sequence[VehicleItem],
+                         fetched_at: datetime) -> Written:
+    """Store a soldier's vehicle list (catalog, current per vehicle, history of changes)."""
+    return await write_items(conn, VEHICLES, soldier_id, items, fetched_at)

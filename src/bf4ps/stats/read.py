@@ -1,0 +1,159 @@
+"""The soldier page's reads. Every query is a primary-key lookup or a primary-key prefix range
+(one soldier's rows), so the page costs the same at 1M soldiers as at 1k."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import Any
+
+from bf4ps.battlelog.models import (
+    DetailedStats,
+    LinkedSoldier,
+    ProfileStats,
+    Progress,
+    TopItem,
+    VehicleItem,
+    WeaponItem,
+)
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.domain import ErrorClass, Resource, StateStatus
+
+DETAILED_FIELDS = tuple(f.name for f in fields(DetailedStats))
+PROFILE_SCALARS = tuple(f.name for f in fields(ProfileStats)
+                        if f.name not in ("top_weapons", "top_vehicles", "progress",
+                                          "linked_soldiers"))
+WEAPON_FIELDS = tuple(f.name for f in fields(WeaponItem))
+VEHICLE_FIELDS = tuple(f.name for f in fields(VehicleItem))
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDetailed:
+    fetched_at: datetime
+    stats: DetailedStats
+
+
+@dataclass(frozen=True, slots=True)
+class StoredProfile:
+    fetched_at: datetime
+    stats: ProfileStats
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceState:
+    """Where collection of one resource stands (collection_state)."""
+
+    resource: Resource
+    status: StateStatus
+    last_success_at: datetime | None
+    last_attempt_at: datetime | None
+    last_error_class: ErrorClass | None
+
+
+@dataclass(frozen=True, slots=True)
+class SoldierOverview:
+    soldier_id: int
+    detailed: StoredDetailed | None
+    profile: StoredProfile | None
+    states: dict[Resource, ResourceState]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredWeapon:
+    weapon_id: int
+    fetched_at: datetime  # the collection that last changed this weapon's values
+    item: WeaponItem
+
+
+@dataclass(frozen=True, slots=True)
+class StoredVehicle:
+    vehicle_id: int
+    fetched_at: datetime
+    item: VehicleItem
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPoint:
+    """One detailed_stats_history row's headline values."""
+
+    fetched_at: datetime
+    kills: int | None
+    deaths: int | None
+    score: int | None
+    time_played_seconds: int | None
+    skill: int | None
+    rank: int | None
+    wins: int | None
+    losses: int | None
+    shots_fired: int | None
+    shots_hit: int | None
+    headshots: int | None
+    score_per_minute: float | None
+    kills_per_minute: float | None
+
+
+async def _rows(conn: Conn, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    cur = await conn.execute(q(query), params)
+    return await cur.fetchall()
+
+
+def detailed_from_row(row: dict[str, Any]) -> StoredDetailed:
+    return StoredDetailed(row["fetched_at"],
+                          DetailedStats(**{name: row[name] for name in DETAILED_FIELDS}))
+
+
+def profile_from_row(row: dict[str, Any]) -> StoredProfile:
+    stats = ProfileStats(
+        **{name: row[name] for name in PROFILE_SCALARS},
+        top_weapons=tuple(TopItem(**x) for x in row["top_weapons"]),
+        top_vehicles=tuple(TopItem(**x) for x in row["top_vehicles"]),
+        progress=tuple(Progress(**x) for x in row["progress"]),
+        linked_soldiers=tuple(LinkedSoldier(**x) for x in row["linked_soldiers"]),
+    )
+    return StoredProfile(row["fetched_at"], stats)
+
+
+def state_from_row(row: dict[str, Any]) -> ResourceState:
+    error = row["last_error_class"]
+    return ResourceState(Resource(row["resource"]), StateStatus(row["status"]),
+                         row["last_success_at"], row["last_attempt_at"],
+                         ErrorClass(error) if error else None)
+
+
+async def soldier_overview(conn: Conn, soldier_id: int) -> SoldierOverview:
+    """Detailed and profile current rows (None until first collected) and the collection state
+    of each resource. Three primary-key reads, sent in one pipeline."""
+    params = {"soldier_id": soldier_id}
+    async with conn.pipeline():
+        detailed = await conn.execute(q("detailed_current_of"), params)
+        profile = await conn.execute(q("profile_current_of"), params)
+        states = await conn.execute(q("collection_states_of"), params)
+    detailed_row = await detailed.fetchone()
+    profile_row = await profile.fetchone()
+    return SoldierOverview(
+        soldier_id=soldier_id,
+        detailed=detailed_from_row(detailed_row) if detailed_row else None,
+        profile=profile_from_row(profile_row) if profile_row else None,
+        states={s.resource: s for s in map(state_from_row, await states.fetchall())},
+    )
+
+
+async def weapons_of(conn: Conn, soldier_id: int) -> list[StoredWeapon]:
+    """The soldier's weapons with their catalog names, most kills first."""
+    return [StoredWeapon(row["weapon_id"], row["fetched_at"],
+                         WeaponItem(**{name: row[name] for name in WEAPON_FIELDS}))
+            for row in await _rows(conn, "weapons_of", {"soldier_id": soldier_id})]
+
+
+async def vehicles_of(conn: Conn, soldier_id: int) -> list[StoredVehicle]:
+    """The soldier's vehicles with their catalog names, most kills first."""
+    return [StoredVehicle(row["vehicle_id"], row["fetched_at"],
+                          VehicleItem(**{name: row[name] for name in VEHICLE_FIELDS}))
+            for row in await _rows(conn, "vehicles_of", {"soldier_id": soldier_id})]
+
+
+async def detailed_history(conn: Conn, soldier_id: int, limit: int = 100) -> list[HistoryPoint]:
+    """The newest `limit` detailed snapshots that differ from their predecessor, newest first."""
+    rows = await _rows(conn, "detailed_history_of", {"soldier_id": soldier_id, "limit": limit})
+    return [HistoryPoint(**row) for row in rows]

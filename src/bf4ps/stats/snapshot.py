@@ -1,0 +1,61 @@
+"""Single-row statistics: a soldier's detailed stats (current + change history) and overview.
+
+Both writers are one statement each (stats.sql `detailed_write`, `profile_write`) and open no
+transaction of their own: inside finalize.succeed they are part of its fenced transaction.
+
+No-backwards rule: a write whose fetched_at is not newer than the stored current row changes
+nothing and writes no history (the newest fetch wins; of two equally new ones, the first
+committed). Values are stored as Battlelog sent them: None stays NULL, never 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from bf4ps.battlelog.models import DetailedStats, ProfileStats
+from bf4ps.db.connect import Conn
+from bf4ps.stats.written import Written, one_row
+
+PROFILE_LISTS = ("top_weapons", "top_vehicles", "progress", "linked_soldiers")
+CLAN_TAG_MAX_LENGTH = 16  # profile_current's CHECK
+
+
+async def write_detailed(conn: Conn, soldier_id: int, stats: DetailedStats,
+                         fetched_at: datetime) -> Written:
+    """Upsert detailed_stats_current; add a history row only when some value changed."""
+    params = asdict(stats)
+    params.update(soldier_id=soldier_id, fetched_at=fetched_at)
+    row = await one_row(conn, "detailed_write", params)
+    current = int(row["current_written"])
+    return Written(current_rows=current, history_rows=int(row["history_written"]),
+                   outdated=current == 0)
+
+
+def profile_params(soldier_id: int, profile: ProfileStats,
+                   fetched_at: datetime) -> dict[str, Any]:
+    """Column values of profile_current: scalars as they are, the tuples as jsonb lists of
+    objects (field name -> value). ValueError for a value the table cannot hold (a data error,
+    raised before any statement runs, not a database outage to retry)."""
+    if profile.clan_tag is not None and len(profile.clan_tag) > CLAN_TAG_MAX_LENGTH:
+        raise ValueError(f"clan tag longer than {CLAN_TAG_MAX_LENGTH}: {profile.clan_tag[:40]!r}")
+    params: dict[str, Any] = {
+        name: value for name, value in asdict(profile).items() if name not in PROFILE_LISTS}
+    for name in PROFILE_LISTS:
+        params[name] = Jsonb([asdict(item) for item in getattr(profile, name)])
+    params.update(soldier_id=soldier_id, fetched_at=fetched_at)
+    return params
+
+
+async def write_profile(conn: Conn, soldier_id: int, profile: ProfileStats,
+                        fetched_at: datetime) -> Written:
+    """Upsert profile_current and record a known Battlelog user id on the soldier. Linked
+    soldiers are stored in profile_current only; whether they become known soldiers is the
+    scheduler's decision."""
+    row = await one_row(conn, "profile_write", profile_params(soldier_id, profile, fetched_at))
+    current = int(row["current_written"])
+    return Written(current_rows=current, user_linked=int(row["user_linked"]) > 0,
+                   outdated=current == 0)

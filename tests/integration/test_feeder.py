@@ -1,0 +1,134 @@
+"""The bounded feeder: deficit only, never a second job per pair, class shares with borrowing,
+the progressive resource mix, activity classes and due sweeps."""
+
+from __future__ import annotations
+
+from bf4ps import policy as policy_mod
+from bf4ps.db.connect import Conn
+from bf4ps.policy import Policy
+from bf4ps.scheduler import activity, feeder
+from tests.helpers import count
+
+
+async def population(conn: Conn, n: int, *, active: int = 0, recent: int = 0,
+                     base: int = 3_000_000_000) -> None:
+    """n soldiers: the first `active` seen an hour ago, the next `recent` 3 days ago, the rest
+    60 days ago; every resource never attempted, eligible in discovery (id) order."""
+    await conn.execute(
+        "INSERT INTO soldiers (persona_id, platform, current_name, first_seen_at, last_seen_at) "
+        "SELECT %(base)s + g, 'pc', 'F' || g, now() - interval '90 days', "
+        "CASE WHEN g <= %(active)s THEN now() - interval '1 hour' "
+        "     WHEN g <= %(active)s + %(recent)s THEN now() - interval '3 days' "
+        "     ELSE now() - interval '60 days' END "
+        "FROM generate_series(1, %(n)s) g",
+        {"base": base, "n": n, "active": active, "recent": recent})
+    await conn.execute(
+        "INSERT INTO collection_state (soldier_id, resource, eligible_since) "
+        "SELECT soldier_id, r, now() - interval '30 days' + soldier_id * interval '1 s' "
+        "FROM soldiers, unnest(ARRAY['detailed','profile','weapons','vehicles']) r "
+        "ON CONFLICT DO NOTHING")
+    cur = await conn.execute("SELECT array_agg(soldier_id) AS ids FROM soldiers")
+    row = await cur.fetchone()
+    await activity.refresh(conn, row["ids"] if row else [], Policy())
+
+
+async def jobs_by(conn: Conn, column: str) -> dict[str, int]:
+    cur = await conn.execute(  # type: ignore[call-overload]
+        f"SELECT {column} AS k, count(*) AS n FROM collection_jobs GROUP BY 1")
+    return {str(r["k"]): int(r["n"]) for r in await cur.fetchall()}
+
+
+async def test_feeds_only_the_deficit_and_never_duplicates(conn: Conn) -> None:
+    await population(conn, 500)
+    pol = Policy(working_set_background=40)
+    first = await feeder.replenish(conn, pol)
+    assert first.total == 40 and first.depth_before == 0
+    again = await feeder.replenish(conn, pol)
+    assert again.total == 0 and again.depth_before == 40
+    await conn.execute("DELETE FROM collection_jobs WHERE job_id IN "
+                       "(SELECT job_id FROM collection_jobs ORDER BY job_id LIMIT 15)")
+    third = await feeder.replenish(conn, pol)
+    assert third.total == 15
+    assert await count(conn, "SELECT count(*) FROM collection_jobs") == 40
+    assert await count(conn, "SELECT count(*) FROM (SELECT soldier_id, resource FROM "
+                             "collection_jobs GROUP BY 1, 2 HAVING count(*) > 1) d") == 0
+    assert await count(conn, "SELECT count(*) FROM collection_events "
+                             "WHERE event_type = 'created'") == 55
+
+
+async def test_a_job_waiting_out_a_retry_is_not_capacity(conn: Conn) -> None:
+    await population(conn, 100)
+    pol = Policy(working_set_background=10)
+    await feeder.replenish(conn, pol)
+    await conn.execute("UPDATE collection_jobs SET eligible_at = now() + interval '1 hour' "
+                       "WHERE job_id IN (SELECT job_id FROM collection_jobs LIMIT 4)")
+    report = await feeder.replenish(conn, pol)
+    assert report.depth_before == 6 and report.total == 4
+
+
+async def test_class_shares_and_borrowing(conn: Conn) -> None:
+    await population(conn, 400, active=100, recent=0)
+    pol = Policy(working_set_background=100)
+    await feeder.replenish(conn, pol)
+    by_class = await jobs_by(conn, "priority_class")
+    assert by_class == {"active": 75 + 5, "bootstrap": 20}  # retry's unused 5 % borrowed
+    assert (await jobs_by(conn, "resource"))["detailed"] >= 20  # bootstrap starts detailed-first
+
+
+async def test_active_soldiers_get_every_resource_bootstrap_only_detailed_at_first(
+        conn: Conn) -> None:
+    await population(conn, 300, active=10)
+    await feeder.replenish(conn, Policy(working_set_background=100))
+    cur = await conn.execute("SELECT priority_class, resource, count(*) AS n FROM "
+                             "collection_jobs GROUP BY 1, 2")
+    got = {(r["priority_class"], r["resource"]): r["n"] for r in await cur.fetchall()}
+    assert {r for c, r in got if c == "active"} == {"detailed", "profile", "weapons",
+                                                    "vehicles"}
+    assert {r for c, r in got if c == "bootstrap"} == {"detailed"}
+    assert sum(n for (c, _), n in got.items() if c == "active") == 40  # all 10 × 4
+
+
+async def test_progressive_mix_joins_resources_at_their_watermarks(conn: Conn) -> None:
+    await population(conn, 200)
+    # 60 % of detailed attempted (current or unavailable): past the weapons watermark (25 %)
+    await conn.execute(
+        "UPDATE collection_state SET status = 'current', last_attempt_at = now(), "
+        "last_success_at = now(), next_due_at = now() + interval '1 day' "
+        "WHERE resource = 'detailed' AND soldier_id % 5 IN (0, 1, 2)")
+    await feeder.replenish(conn, Policy(working_set_background=100, share_active=0,
+                                        share_bootstrap=1, share_retry=0))
+    by_resource = await jobs_by(conn, "resource")
+    assert set(by_resource) == {"detailed", "profile", "weapons", "vehicles"}
+    assert by_resource["detailed"] == 60  # weights 6:2:1:1
+    await conn.execute("DELETE FROM collection_jobs")
+    pol = await policy_mod.set_value(conn, "watermark_weapons", "0.9", by="test")
+    await feeder.replenish(conn, pol.model_copy(update={
+        "working_set_background": 100, "share_active": 0, "share_bootstrap": 1,
+        "share_retry": 0}))
+    assert "weapons" not in await jobs_by(conn, "resource")
+
+
+async def test_due_sweep_and_decay(conn: Conn) -> None:
+    await population(conn, 4, active=2)
+    await conn.execute(
+        "UPDATE collection_state SET status = 'current', last_attempt_at = now(), "
+        "last_success_at = now() - interval '2 days', next_due_at = now() - interval '1 day'")
+    assert await activity.mark_due(conn) == 8  # only the 2 active soldiers × 4 resources
+    await conn.execute("UPDATE soldiers SET last_seen_at = now() - interval '2 days'")
+    await conn.execute("UPDATE collection_state SET activity_at = now() - interval '2 days' "
+                       "WHERE activity_class = 'active'")
+    assert await activity.decay(conn, Policy()) == 8
+    assert await count(conn, "SELECT count(*) FROM collection_state "
+                             "WHERE activity_class = 'recent'") == 8
+
+
+async def test_feed_query_uses_the_class_fifo_index(conn: Conn) -> None:
+    await population(conn, 3000, active=30)
+    await conn.execute("ANALYZE")
+    from bf4ps.db.queries import q
+
+    cur = await conn.execute(b"EXPLAIN " + q("feed_class").encode(),  # type: ignore[arg-type]
+                             {"activity_class": "bootstrap", "resource": "detailed", "n": 100,
+                              "priority_class": "bootstrap", "aging_seconds": 0})
+    plan = "\n".join(str(r["QUERY PLAN"]) for r in await cur.fetchall())
+    assert "ix_state_feed" in plan, plan
