@@ -82,3 +82,11 @@ def db_url(pg_server_url: str, template_db: str) -> Iterator[str]:
 async def conn(db_url: str) -> AsyncIterator[Conn]:
     async with connection(db_url) as c:
         yield c
+
+
+@pytest.fixture(autouse=True)
+def _no_process_outlives_its_test() -> Iterator[None]:
+    yield
+    from tests.fleet import stop_every_fleet
+
+    stop_every_fleet()

@@ -19,6 +19,12 @@ from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import SimProcess, spawn
 
 REPO = Path(__file__).resolve().parent.parent
+LIVE: list[Fleet] = []
+
+
+def stop_every_fleet() -> None:
+    while LIVE:
+        LIVE.pop().stop_all(timeout=20)
 
 
 @contextmanager
@@ -42,6 +48,9 @@ class Fleet:
     data_dir: Path
     env_extra: dict[str, str] = field(default_factory=dict)
     procs: dict[str, subprocess.Popen[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        LIVE.append(self)  # stopped after every test even when the test fails (conftest)
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("BF4PS_")}
@@ -70,6 +79,12 @@ class Fleet:
 
     def signal(self, name: str, sig: int) -> None:
         self.procs[name].send_signal(sig)
+
+    def __enter__(self) -> Fleet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop_all()
 
     def stop_all(self, timeout: float = 30) -> dict[str, int]:
         for proc in self.procs.values():

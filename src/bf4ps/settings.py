@@ -85,6 +85,8 @@ class Settings(BaseSettings):
     # --- scheduler ---
     scheduler_tick_seconds: float = Field(2.0, gt=0, description="Scheduler loop period.")
     bf4sw_sync_seconds: float = Field(60.0, gt=0, description="BF4SW discovery period.")
+    sweep_seconds: float = Field(
+        60.0, gt=0, description="Activity decay and due-marking period.")
 
     # --- website ---
     web_host: str = Field("127.0.0.1", description="Website bind address.")

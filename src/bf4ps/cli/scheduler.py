@@ -16,6 +16,7 @@ from bf4ps.eventlog import EventFilter, render, search
 from bf4ps.logs import setup_logging
 from bf4ps.scheduler import retention
 from bf4ps.scheduler.service import Scheduler
+from bf4ps.scheduler.wiring import intake_loop
 
 
 @click.group(name="scheduler")
@@ -31,9 +32,7 @@ def scheduler_run(ctx: click.Context) -> None:
     setup_logging(settings)
 
     async def main() -> None:
-        from bf4ps.scheduler.wiring import intake_step
-
-        sched = Scheduler(settings, intake=await intake_step(settings))
+        sched = Scheduler(settings, intake=intake_loop(settings))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, sched.stop.set)

@@ -12,8 +12,9 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 from bf4ps import policy as policy_mod
 from bf4ps.collector.heartbeat import DB_ERRORS
@@ -45,8 +46,9 @@ class Every:
 
 
 class Scheduler:
-    def __init__(self, settings: Settings, *, intake: Callable[[Conn], Awaitable[None]] | None
-                 = None) -> None:
+    def __init__(self, settings: Settings, *,
+                 intake: Callable[[asyncio.Event], Coroutine[Any, Any, None]] | None = None,
+                 ) -> None:
         self.settings = settings
         self.stop = asyncio.Event()
         self.intake = intake
@@ -74,27 +76,32 @@ class Scheduler:
 
     async def _lead(self, url: str, lock_conn: Conn) -> None:
         log.info("scheduler %s is active", self.identity)
-        async with connection(url) as conn:
-            await events.record(conn, EventType.SCHEDULER_STARTED,
-                                details={"scheduler": self.identity})
-            jobs = self._periodic(conn)
-            while not self.stop.is_set():
-                await lock_conn.execute("SELECT 1")  # lost the lock's session? stop leading
-                for job in jobs:
-                    await job.maybe()
-                await self._sleep(self.settings.scheduler_tick_seconds)
-            await events.record(conn, EventType.SCHEDULER_STOPPED,
-                                details={"scheduler": self.identity})
+        intake_stop = asyncio.Event()
+        intake: asyncio.Task[None] | None = None
+        if self.intake is not None:
+            intake = asyncio.create_task(self.intake(intake_stop))
+        try:
+            async with connection(url) as conn:
+                await events.record(conn, EventType.SCHEDULER_STARTED,
+                                    details={"scheduler": self.identity})
+                jobs = self._periodic(conn)
+                while not self.stop.is_set():
+                    await lock_conn.execute("SELECT 1")  # lost the lock's session? stop leading
+                    for job in jobs:
+                        await job.maybe()
+                    await self._sleep(self.settings.scheduler_tick_seconds)
+                await events.record(conn, EventType.SCHEDULER_STOPPED,
+                                    details={"scheduler": self.identity})
+        finally:
+            intake_stop.set()
+            if intake is not None:
+                await intake
 
     def _periodic(self, conn: Conn) -> list[Every]:
         s = self.settings
-        jobs = [Every(0, lambda: self.tick(conn)),
-                Every(60, lambda: self.sweeps(conn)),
+        return [Every(0, lambda: self.tick(conn)),
+                Every(s.sweep_seconds, lambda: self.sweeps(conn)),
                 Every(3600, lambda: self.upkeep(conn))]
-        if self.intake is not None:
-            intake = self.intake
-            jobs.insert(0, Every(s.bf4sw_sync_seconds, lambda: intake(conn)))
-        return jobs
 
     async def tick(self, conn: Conn) -> None:
         policy = await policy_mod.load(conn)

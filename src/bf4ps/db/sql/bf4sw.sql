@@ -29,6 +29,17 @@ WHERE last_seen >= %(since)s AND last_seen <= %(until)s
 GROUP BY platform, persona_id
 ORDER BY min(id)
 
+-- name: bf4sw_platform_strings
+-- The distinct platform strings, by a loose scan of the unique index (one probe per string).
+WITH RECURSIVE p(platform) AS (
+    (SELECT platform FROM bf4_player_aliases ORDER BY platform LIMIT 1)
+    UNION ALL
+    SELECT (SELECT a.platform FROM bf4_player_aliases a WHERE a.platform > p.platform
+            ORDER BY a.platform LIMIT 1)
+    FROM p WHERE p.platform IS NOT NULL
+)
+SELECT platform FROM p WHERE platform IS NOT NULL
+
 -- name: bf4sw_aliases_of
 -- Every alias of the given (platform, persona_id) identities (prefix of the unique index).
 SELECT a.id, a.platform, a.persona_id, a.player_name, a.first_seen, a.last_seen

@@ -8,6 +8,11 @@ SELECT pg_try_advisory_xact_lock(hashtext('bf4ps:bf4sw-intake')) AS locked
 -- name: intake_now
 SELECT now() AS now
 
+-- name: intake_analyze
+-- After a bulk import (the first 190k soldiers arrive within a minute, faster than autovacuum
+-- analyzes): fresh statistics keep the per-soldier look-ups on their indexes.
+ANALYZE soldiers, soldier_names, soldier_sources, collection_state, collection_jobs
+
 -- name: intake_state_get
 SELECT last_alias_id, reconcile_watermark FROM intake_state WHERE source_name = %(source)s
 
@@ -104,20 +109,23 @@ WITH wanted AS (
 SELECT soldier_id, job_id FROM made
 
 -- name: intake_pending_jobs
--- Background work of seen-again soldiers that activity may promote.
+-- Background work of seen-again soldiers that activity may promote. Driven by the id list, so
+-- the plan stays one index probe per soldier even with stale statistics.
 SELECT j.job_id, j.soldier_id, j.resource, j.priority_class, j.reason, j.eligible_at,
        s.persona_id, s.platform
-FROM collection_jobs j JOIN soldiers s ON s.soldier_id = j.soldier_id
-WHERE j.soldier_id = ANY(%(soldier_ids)s::bigint[]) AND j.lane = 'background'
-  AND j.status = 'pending'
+FROM unnest(%(soldier_ids)s::bigint[]) AS w(soldier_id)
+JOIN collection_jobs j ON j.soldier_id = w.soldier_id
+JOIN soldiers s ON s.soldier_id = w.soldier_id
+WHERE j.lane = 'background' AND j.status = 'pending'
 ORDER BY j.soldier_id, j.resource
 
 -- name: intake_unqueued_never_attempted
 -- Seen-again soldiers whose resource was never attempted and has no job at all.
 SELECT cs.soldier_id, s.persona_id, s.platform
-FROM collection_state cs JOIN soldiers s ON s.soldier_id = cs.soldier_id
-WHERE cs.soldier_id = ANY(%(soldier_ids)s::bigint[]) AND cs.resource = %(resource)s
-  AND cs.status = 'never_attempted'
+FROM unnest(%(soldier_ids)s::bigint[]) AS w(soldier_id)
+JOIN collection_state cs ON cs.soldier_id = w.soldier_id AND cs.resource = %(resource)s
+JOIN soldiers s ON s.soldier_id = w.soldier_id
+WHERE cs.status = 'never_attempted'
   AND NOT EXISTS (SELECT 1 FROM collection_jobs j
                   WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
 ORDER BY cs.soldier_id
@@ -127,8 +135,9 @@ ORDER BY cs.soldier_id
 -- (the feeder materializes them); fresh ones stay current.
 UPDATE collection_state cs
 SET status = 'due', eligible_since = %(now)s, updated_at = %(now)s
-FROM unnest(%(resources)s::text[], %(freshness_seconds)s::float8[]) AS f(resource, seconds)
-WHERE cs.soldier_id = ANY(%(soldier_ids)s::bigint[]) AND cs.resource = f.resource
+FROM unnest(%(soldier_ids)s::bigint[]) AS w(soldier_id)
+CROSS JOIN unnest(%(resources)s::text[], %(freshness_seconds)s::float8[]) AS f(resource, seconds)
+WHERE cs.soldier_id = w.soldier_id AND cs.resource = f.resource
   AND cs.status = 'current'
   AND cs.last_success_at < %(now)s - make_interval(secs => f.seconds)
 RETURNING cs.soldier_id, cs.resource

@@ -1,0 +1,157 @@
+"""`bf4ps bf4sw sync` (the BF4SW intake) and `bf4ps simulate bf4sw` (a local BF4SW).
+
+BF4SW's database is settings.bf4sw_database_url, or the database "bf4sw" on BF4PS's own server.
+The lead attaches `group` to the main CLI (COMMANDS) and `simulate_bf4sw` to `simulate`
+(SIMULATE_COMMANDS).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from bf4ps.cli.common import echo_json, fail, run_async, settings_of
+from bf4ps.db.connect import BF4SW_DB, Conn, connection, resolve_url
+from bf4ps.scheduler.intake import IntakeReport, Options
+from bf4ps.scheduler.intake_loop import LoopConfig, SourceMissing, run
+from bf4ps.settings import Settings
+
+if TYPE_CHECKING:
+    from bf4ps.sim.bf4sw.live import LiveCounts
+
+
+async def bf4sw_url(settings: Settings) -> str:
+    return settings.bf4sw_database_url or await resolve_url(settings, BF4SW_DB)
+
+
+@contextlib.contextmanager
+def stop_on_signals(stop: asyncio.Event) -> Iterator[None]:
+    """SIGINT and SIGTERM set `stop`: the work in hand finishes (a batch commits) first."""
+    loop = asyncio.get_running_loop()
+    sigs = (signal.SIGINT, signal.SIGTERM)
+    for sig in sigs:
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        yield
+    finally:
+        for sig in sigs:
+            loop.remove_signal_handler(sig)
+
+
+@click.group(name="bf4sw")
+def group() -> None:
+    """BF4SW intake: soldiers and their activity from BF4SW (read-only)."""
+
+
+@group.command(name="sync")
+@click.option("--once", is_flag=True, help="Catch up, reconcile once, exit.")
+@click.option("--batch-size", default=1000, show_default=True, type=click.IntRange(1, 100_000))
+@click.option("--bootstrap-jobs/--no-bootstrap-jobs", default=False, show_default=True,
+              help="Queue the detailed job of long-inactive new soldiers at once (else the "
+                   "feeder materializes them from collection_state).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per pass.")
+@click.pass_context
+@run_async
+async def sync(ctx: click.Context, once: bool, batch_size: int, bootstrap_jobs: bool,
+               as_json: bool) -> None:
+    """Import new BF4SW aliases (id cursor) every bf4sw_sync_seconds and reconcile moved
+    last_seen values every 5 x that; SIGINT/SIGTERM stop after the current batch."""
+    settings = settings_of(ctx)
+    options = Options(batch_size=batch_size, bootstrap_jobs=bootstrap_jobs)
+    config = LoopConfig(await resolve_url(settings), await bf4sw_url(settings),
+                        settings.bf4sw_sync_seconds, once, options)
+
+    def show(report: IntakeReport) -> None:
+        if as_json:
+            echo_json(report.as_dict())
+        elif once or report.batches or report.reconciled:
+            click.echo(render(report))
+
+    stop = asyncio.Event()
+    with stop_on_signals(stop):
+        try:
+            await run(config, stop, show)
+        except SourceMissing as exc:
+            fail(str(exc))
+
+
+def render(r: IntakeReport) -> str:
+    classes = ", ".join(f"{k} {v}" for k, v in sorted(r.created_by_class.items())) or "none"
+    watermark = f"{r.watermark:%Y-%m-%d %H:%M:%S} UTC" if r.watermark else "none"
+    return (f"bf4sw: {r.aliases_new} new aliases in {r.batches} batches, {r.aliases_read} read"
+            f" ({r.aliases_skipped} skipped); soldiers +{r.soldiers_new} new,"
+            f" {r.soldiers_updated} updated, {r.names_new} new names; jobs {r.jobs_created}"
+            f" created ({classes}), {r.jobs_promoted} promoted; {r.marked_due} marked due;"
+            f" cursor {r.cursor}, watermark {watermark}"
+            f"{' (reconciled)' if r.reconciled else ''}{' (busy: skipped)' if r.busy else ''}")
+
+
+@click.command(name="bf4sw")
+@click.option("--soldiers", default=190_000, show_default=True, type=click.IntRange(min=0),
+              help="Personas to create (when the table is empty or --reset).")
+@click.option("--live", is_flag=True, help="Keep running: sightings, new soldiers, renames.")
+@click.option("--rate", default=1.0, show_default=True,
+              type=click.FloatRange(min=0.0, min_open=True),
+              help="Simulated days per real day (60: an hour a minute).")
+@click.option("--tick", default=1.0, show_default=True,
+              type=click.FloatRange(min=0.05), help="Seconds between live ticks.")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--reset", is_flag=True, help="Empty the table and fill it again.")
+@click.pass_context
+@run_async
+async def simulate_bf4sw(ctx: click.Context, soldiers: int, live: bool, rate: float,
+                         tick: float, seed: int, reset: bool) -> None:
+    """Fill (and with --live keep moving) BF4SW's bf4_player_aliases table."""
+    import time
+
+    from bf4ps.sim.bf4sw import live as sim_live
+    from bf4ps.sim.bf4sw import population
+
+    url = await bf4sw_url(settings_of(ctx))
+    async with connection(url) as conn:
+        started = time.perf_counter()
+        written = await population.fill(conn, soldiers, seed, reset=reset)
+        if written:
+            click.echo(f"BF4SW: {written} alias rows for {soldiers} soldiers in "
+                       f"{time.perf_counter() - started:.1f} s")
+        else:
+            click.echo("BF4SW: table already populated (--reset to fill it again)")
+        for row in await population.census(conn):
+            click.echo(_census_line(row))
+        if not live:
+            return
+        stop = asyncio.Event()
+        with stop_on_signals(stop):
+            counts = await sim_live.run(
+                conn, soldiers=await _personas(conn, soldiers), rate=rate, tick=tick,
+                seed=seed, stop=stop, report=lambda c: click.echo(_live_line(c)))
+        click.echo(f"stopped: {_live_line(counts)}")
+
+
+async def _personas(conn: Conn, fallback: int) -> int:
+    from bf4ps.sim.bf4sw import population
+
+    rows = await population.census(conn)
+    return sum(int(r["personas"]) for r in rows) or fallback
+
+
+def _census_line(row: dict[str, Any]) -> str:
+    n = max(int(row["personas"]), 1)
+    cum = " ".join(f"{k[5:]} {100 * int(row[k]) / n:.1f}%"
+                   for k in ("seen_1h", "seen_24h", "seen_7d", "seen_30d"))
+    return (f"  {row['platform']:<11} {row['personas']:>7} soldiers {row['aliases']:>7} aliases"
+            f" {row['renamed']:>5} renamed; seen within {cum}")
+
+
+def _live_line(c: LiveCounts) -> str:
+    return (f"live: {c.ticks} ticks, {c.sightings} sightings, {c.new_soldiers} new soldiers, "
+            f"{c.renames} renames")
+
+
+COMMANDS: list[click.Command] = [group]
+SIMULATE_COMMANDS: list[click.Command] = [simulate_bf4sw]

@@ -1,0 +1,95 @@
+"""docs/configuration.md, generated from the Settings and Policy models so it cannot drift
+(a test compares the file with this output): python -m bf4ps.confdoc > docs/configuration.md"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic.fields import FieldInfo
+
+from bf4ps.policy import Policy
+from bf4ps.settings import Settings
+
+HEADER = """# Configuration reference
+
+Generated from `bf4ps.settings.Settings` and `bf4ps.policy.Policy` by
+`python -m bf4ps.confdoc`; a test fails when this file and the code disagree.
+
+## Process settings
+
+Every process reads one settings object, built in `main()` from `BF4PS_*` environment
+variables and, when `BF4PS_CONFIG_FILE` names one, a TOML file (keys without the prefix,
+lower case). Environment variables win over the file.
+
+| variable | default | meaning |
+|---|---|---|
+"""
+
+POLICY = """
+## Run-time policy
+
+Stored in the `scheduler_policy` table and read by the scheduler and collectors on every
+tick: change a value with `bf4ps config set KEY VALUE` (validated first), see all with
+`bf4ps config show`, go back to the default with `bf4ps config unset KEY`. No restart and no
+migration is needed.
+
+| key | default | meaning |
+|---|---|---|
+"""
+
+POLICY_HELP = {
+    "freshness_detailed_seconds": "Active soldiers' detailed stats are refreshed after this.",
+    "freshness_profile_seconds": "Active soldiers' profile is refreshed after this.",
+    "freshness_weapons_seconds": "Active soldiers' weapons are refreshed after this.",
+    "freshness_vehicles_seconds": "Active soldiers' vehicles are refreshed after this.",
+    "active_window_seconds": "Seen by BF4SW within this: class active.",
+    "recent_window_seconds": "Seen within this (but not active): class recent.",
+    "aging_recent_seconds": "Rank offset of recent work (its longest wait behind active work).",
+    "aging_bootstrap_seconds": "Rank offset of bootstrap work (its bounded wait).",
+    "share_active": "Feeder share of the deficit for active work.",
+    "share_recent": "Feeder share for recent work.",
+    "share_bootstrap": "Feeder share for bootstrap work.",
+    "share_retry": "Feeder share for retry-due work whose job is gone.",
+    "budget_cap_active": "Fleet budget: active work's cap (share of N).",
+    "budget_floor_bootstrap": "Fleet budget: bootstrap's reserved floor while it has work.",
+    "budget_floor_retry": "Fleet budget: retries' reserved floor while they have work.",
+    "working_set_background": "Runnable background jobs the feeder keeps in the queue.",
+    "watermark_profile": "Detailed coverage (attempted share) at which profile joins bootstrap.",
+    "watermark_weapons": "... at which weapons join bootstrap.",
+    "watermark_vehicles": "... at which vehicles join bootstrap.",
+    "weight_detailed": "Bootstrap mix weight of detailed.",
+    "weight_profile": "Bootstrap mix weight of profile.",
+    "weight_weapons": "Bootstrap mix weight of weapons.",
+    "weight_vehicles": "Bootstrap mix weight of vehicles.",
+    "backoff_seconds": "Retry delays after 1, 2, 3, 4+ consecutive failures (background).",
+    "backoff_interactive_seconds": "The same for interactive requests.",
+    "backoff_throttle_seconds": "Retry delay of a throttled job.",
+    "backoff_jitter": "± fraction of jitter on every retry delay.",
+    "max_consecutive_failures": "Retryable failures in a row before a resource is unavailable.",
+    "interactive_min_age_seconds": "A manual request re-collects resources older than this.",
+    "event_retention_days": "Collector events older than this are removed.",
+}
+
+
+def _default(field: FieldInfo) -> Any:
+    if field.default_factory is not None:
+        return "(computed)"
+    return field.default
+
+
+def render() -> str:
+    lines = [HEADER.rstrip("\n")]
+    for name, field in Settings.model_fields.items():
+        default = _default(field)
+        shown = "unset" if default is None else f"`{default}`"
+        if name == "data_dir":
+            shown = "`/var/lib/bf4ps` as root, else `~/.local/share/bf4ps`"
+        lines.append(f"| `BF4PS_{name.upper()}` | {shown} | {field.description or ''} |")
+    lines.append(POLICY.rstrip("\n"))
+    for name, field in Policy.model_fields.items():
+        lines.append(f"| `{name}` | `{_default(field)}` | {POLICY_HELP.get(name, '')} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(render(), end="")

@@ -1,0 +1,195 @@
+"""BF4SW intake: soldiers and their activity from BF4SW's read-only database into BF4PS.
+
+* Discovery: alias rows past the id cursor (intake_state 'bf4sw'.last_alias_id), a batch at a
+  time; every alias of each identity in the batch is reloaded and imported; the cursor
+  advances in the same BF4PS transaction as the import, so a crash repeats a batch, never skips.
+* Reconciliation: last_seen keeps moving on old rows. Aliases with last_seen in
+  [watermark - overlap, source now] are re-imported, "now" being BF4SW's clock_timestamp(); the
+  first run looks back 24 h. The overlap also covers rows whose id was assigned before, but
+  committed after, a discovery batch read past it (sequence order is not commit order).
+* Each batch also copies the sightings into collection_state's activity class (the feeder's
+  view, scheduler/activity.py) and makes work actionable: see intake_materialize.
+
+One importer at a time: each batch transaction takes a transaction-level advisory lock and a
+busy tick is skipped (sync_once reports busy=True). BF4SW is only ever read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, cast
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.policy import Policy
+from bf4ps.scheduler import activity
+from bf4ps.scheduler import intake_source as src
+from bf4ps.scheduler.intake_materialize import Clocks, materialize
+from bf4ps.scheduler.intake_store import store
+
+CURSOR = "bf4sw"
+RECONCILE = "bf4sw_reconcile"
+DEFAULT_BATCH = 1000
+DEFAULT_OVERLAP = timedelta(minutes=15)
+RECONCILE_EVERY = 300.0  # seconds: 5 x the default bf4sw_sync_seconds
+FIRST_WINDOW = timedelta(hours=24)
+ANALYZE_EVERY = 25_000  # new soldiers imported by one call between two ANALYZEs
+
+
+@dataclass(slots=True)
+class IntakeReport:
+    aliases_new: int = 0  # alias rows past the cursor
+    aliases_read: int = 0  # alias rows imported (every alias of every identity touched)
+    aliases_skipped: int = 0  # unknown platform string or unusable name
+    identities: int = 0
+    soldiers_new: int = 0
+    soldiers_updated: int = 0
+    names_new: int = 0
+    jobs_created: int = 0
+    jobs_promoted: int = 0
+    marked_due: int = 0
+    created_by_class: dict[str, int] = field(default_factory=dict)
+    batches: int = 0
+    reconciled: bool = False
+    busy: bool = False
+    cursor: int = 0
+    watermark: datetime | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def merge(self, other: IntakeReport) -> None:
+        """Add a later report's counts; its cursor and watermark win."""
+        for name in COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for klass, n in other.created_by_class.items():
+            self.created_by_class[klass] = self.created_by_class.get(klass, 0) + n
+        self.reconciled = self.reconciled or other.reconciled
+        self.busy = self.busy or other.busy
+        self.cursor = max(self.cursor, other.cursor)
+        self.watermark = other.watermark or self.watermark
+
+
+COUNTS = ("aliases_new", "aliases_read", "aliases_skipped", "identities", "soldiers_new",
+          "soldiers_updated", "names_new", "jobs_created", "jobs_promoted", "marked_due",
+          "batches")
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    batch_size: int = DEFAULT_BATCH
+    overlap: timedelta = DEFAULT_OVERLAP
+    first_window: timedelta = FIRST_WINDOW
+    bootstrap_jobs: bool = True  # False: bootstrap-class soldiers are left to the feeder
+
+
+async def sync_once(bf4ps_conn: Conn, bf4sw_conn: Conn, policy: Policy,
+                    batch_size: int = DEFAULT_BATCH, *,
+                    reconcile_every: float | None = RECONCILE_EVERY,
+                    max_batches: int | None = None, options: Options | None = None,
+                    ) -> IntakeReport:
+    """Discovery until caught up (or `max_batches` batches), then a reconciliation when the
+    previous one is at least `reconcile_every` seconds old on the source's clock (0: always,
+    None: never). Both connections are autocommit; every batch is one BF4PS transaction."""
+    opts = options or Options(batch_size=batch_size)
+    report = IntakeReport()
+    await discover(bf4ps_conn, bf4sw_conn, policy, opts, report, max_batches)
+    if not report.busy and reconcile_every is not None:
+        await reconcile(bf4ps_conn, bf4sw_conn, policy, opts, report, reconcile_every)
+    return report
+
+
+async def discover(bf4ps: Conn, bf4sw: Conn, policy: Policy, opts: Options,
+                   report: IntakeReport, max_batches: int | None = None) -> None:
+    analyzed_at = 0
+    while max_batches is None or report.batches < max_batches:
+        async with bf4ps.transaction():
+            if not await _lock(bf4ps, report):
+                return
+            cursor, _ = await _state(bf4ps)
+            batch = await src.new_aliases(bf4sw, cursor, opts.batch_size)
+            if batch.keys:
+                await _import(bf4ps, bf4sw, batch.keys, policy, opts, report)
+            await bf4ps.execute(q("intake_cursor_advance"),
+                                {"source": CURSOR, "last_alias_id": batch.last_id})
+        report.cursor = batch.last_id
+        if not batch.keys:
+            return
+        report.aliases_new += batch.rows
+        report.batches += 1
+        if report.soldiers_new - analyzed_at >= ANALYZE_EVERY:
+            await bf4ps.execute(q("intake_analyze"))
+            analyzed_at = report.soldiers_new
+
+
+async def reconcile(bf4ps: Conn, bf4sw: Conn, policy: Policy, opts: Options,
+                    report: IntakeReport, every: float = 0.0) -> None:
+    now = await src.source_now(bf4sw)
+    _, watermark = await _state(bf4ps, RECONCILE)
+    report.watermark = watermark
+    if watermark is not None and (now - watermark).total_seconds() < every:
+        return
+    since = now - opts.first_window if watermark is None else watermark - opts.overlap
+    keys = await src.seen_identities(bf4sw, since, now)
+    for start in range(0, len(keys), opts.batch_size):
+        async with bf4ps.transaction():
+            if not await _lock(bf4ps, report):
+                return
+            await _import(bf4ps, bf4sw, keys[start:start + opts.batch_size], policy, opts,
+                          report)
+    async with bf4ps.transaction():
+        await bf4ps.execute(q("intake_watermark_advance"),
+                            {"source": RECONCILE, "watermark": now})
+    report.reconciled, report.watermark = True, max(now, watermark or now)
+
+
+async def record_error(bf4ps: Conn, error: BaseException) -> None:
+    await bf4ps.execute(q("intake_error"), {"source": CURSOR,
+                                            "error": f"{type(error).__name__}: {error}"[:500]})
+
+
+async def _import(bf4ps: Conn, bf4sw: Conn, keys: list[src.Key], policy: Policy,
+                  opts: Options, report: IntakeReport) -> None:
+    aliases = await src.aliases_of(bf4sw, keys)
+    grouped = src.group(aliases)
+    clocks = Clocks(await src.source_now(bf4sw), await _now(bf4ps))
+    stored = await store(bf4ps, grouped.identities, clocks.now)
+    await activity.refresh(bf4ps, [s.soldier_id for s in stored.soldiers], policy)
+    made = await materialize(bf4ps, stored.soldiers, clocks, policy,
+                             bootstrap_jobs=opts.bootstrap_jobs)
+    new = sum(1 for s in stored.soldiers if s.inserted)
+    report.aliases_read += len(aliases)
+    report.aliases_skipped += grouped.skipped
+    report.identities += len(grouped.identities)
+    report.soldiers_new += new
+    report.soldiers_updated += len(stored.soldiers) - new
+    report.names_new += stored.names_new
+    report.jobs_created += made.jobs_created
+    report.jobs_promoted += made.jobs_promoted
+    report.marked_due += made.marked_due
+    for klass, n in made.created_by_class.items():
+        report.created_by_class[klass] = report.created_by_class.get(klass, 0) + n
+
+
+async def _lock(bf4ps: Conn, report: IntakeReport) -> bool:
+    cur = await bf4ps.execute(q("intake_lock"))
+    row = await cur.fetchone()
+    locked = bool(row and row["locked"])
+    report.busy = report.busy or not locked
+    return locked
+
+
+async def _state(bf4ps: Conn, source: str = CURSOR) -> tuple[int, datetime | None]:
+    cur = await bf4ps.execute(q("intake_state_get"), {"source": source})
+    row = await cur.fetchone()
+    if row is None:
+        return 0, None
+    return cast(int, row["last_alias_id"]), cast("datetime | None", row["reconcile_watermark"])
+
+
+async def _now(bf4ps: Conn) -> datetime:
+    cur = await bf4ps.execute(q("intake_now"))
+    row = await cur.fetchone()
+    assert row is not None
+    return cast(datetime, row["now"])

@@ -1,0 +1,155 @@
+"""What an imported batch makes actionable (architecture: "Job materialization policy" and
+"Activity and manual work bypass bootstrap age").
+
+* A NEW soldier: its `detailed` resource becomes a background job at once (reason
+  bf4sw_discovery), classed by BF4SW activity: active (last seen within the active window),
+  recent (within the recent window) or bootstrap. Its rank is rank(import time, class): FIFO by
+  import order inside a class, since a batch is inserted in BF4SW discovery order. The other
+  resources stay never_attempted: the feeder materializes them progressively.
+* A soldier SEEN AGAIN within the active/recent window: its pending background jobs of a lower
+  class are promoted (enqueue() does it and writes the `promoted` event; the job keeps its
+  reason and its eligible_at, so a retry backoff is not skipped); a never-attempted `detailed`
+  without any job gets one; when active, its current-but-stale resources are marked due.
+
+Activity is measured on the source's clock (last_seen against BF4SW's now); queue times (rank,
+eligible_at, eligible_since) on BF4PS's clock.
+
+The look-ups of seen-again soldiers run unprepared: a generic plan cached while the tables were
+small (early in a 190k-soldier first import) could outlive the growth (see intake_analyze too).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import cast
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.domain import JobReason, Lane, PriorityClass, Resource
+from bf4ps.policy import Policy
+from bf4ps.queue.enqueue import Demand, enqueue
+from bf4ps.queue.ranking import outranks, rank
+from bf4ps.scheduler.intake_store import Stored
+
+FIRST_RESOURCE = Resource.DETAILED
+
+
+def classify(last_seen: datetime, source_now: datetime, policy: Policy) -> PriorityClass:
+    age = (source_now - last_seen).total_seconds()
+    if age <= policy.active_window_seconds:
+        return PriorityClass.ACTIVE
+    if age <= policy.recent_window_seconds:
+        return PriorityClass.RECENT
+    return PriorityClass.BOOTSTRAP
+
+
+@dataclass(slots=True)
+class Materialized:
+    jobs_created: int = 0
+    jobs_promoted: int = 0
+    marked_due: int = 0
+    created_by_class: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True, slots=True)
+class Clocks:
+    source_now: datetime  # BF4SW's clock: activity windows
+    now: datetime  # BF4PS's clock: ranks and eligibility
+
+
+async def materialize(conn: Conn, stored: Sequence[Stored], clocks: Clocks, policy: Policy,
+                      *, bootstrap_jobs: bool = True) -> Materialized:
+    out = Materialized()
+    new = [s for s in stored if s.inserted]
+    classes = {s.soldier_id: classify(s.identity.last_seen, clocks.source_now, policy)
+               for s in stored}
+    wanted = [(s.soldier_id, classes[s.soldier_id]) for s in new
+              if bootstrap_jobs or classes[s.soldier_id] is not PriorityClass.BOOTSTRAP]
+    await _first_jobs(conn, wanted, clocks.now, policy, out)
+    seen = [(s.soldier_id, classes[s.soldier_id]) for s in stored
+            if not s.inserted and classes[s.soldier_id] is not PriorityClass.BOOTSTRAP]
+    if seen:
+        await _promote(conn, seen, clocks.now, policy, out)
+        await _unqueued(conn, seen, clocks.now, policy, out)
+        active = [sid for sid, klass in seen if klass is PriorityClass.ACTIVE]
+        out.marked_due += await mark_due(conn, active, clocks.now, policy)
+    return out
+
+
+async def _first_jobs(conn: Conn, wanted: list[tuple[int, PriorityClass]], now: datetime,
+                      policy: Policy, out: Materialized) -> None:
+    if not wanted:
+        return
+    cur = await conn.execute(q("intake_enqueue_discovered"), {
+        "soldier_ids": [sid for sid, _ in wanted],
+        "classes": [klass.value for _, klass in wanted],
+        "ranks": [rank(now, klass, policy) for _, klass in wanted],
+        "resource": FIRST_RESOURCE.value, "lane": Lane.BACKGROUND.value,
+        "reason": JobReason.BF4SW_DISCOVERY.value, "now": now})
+    made = {cast(int, r["soldier_id"]) for r in await cur.fetchall()}
+    classes = dict(wanted)
+    for sid in made:
+        out.created_by_class[classes[sid].value] += 1
+    out.jobs_created += len(made)
+    for sid, klass in wanted:  # a job appeared meanwhile (cannot for a new soldier): coalesce
+        if sid not in made:
+            await _enqueue_first(conn, sid, klass, now, policy, out)
+
+
+async def _enqueue_first(conn: Conn, soldier_id: int, klass: PriorityClass, now: datetime,
+                         policy: Policy, out: Materialized, persona_id: int | None = None,
+                         platform: str | None = None) -> None:
+    demand = Demand(soldier_id, FIRST_RESOURCE.value, Lane.BACKGROUND, klass,
+                    rank(now, klass, policy), JobReason.BF4SW_DISCOVERY, now)
+    done = await enqueue(conn, demand, persona_id=persona_id, platform=platform)
+    if done.action == "created":
+        out.jobs_created += 1
+        out.created_by_class[klass.value] += 1
+    elif done.action == "promoted":
+        out.jobs_promoted += 1
+
+
+async def _promote(conn: Conn, seen: list[tuple[int, PriorityClass]], now: datetime,
+                   policy: Policy, out: Materialized) -> None:
+    classes = dict(seen)
+    cur = await conn.execute(q("intake_pending_jobs"), {"soldier_ids": list(classes)},
+                             prepare=False)
+    for job in await cur.fetchall():
+        soldier_id = cast(int, job["soldier_id"])
+        target = classes[soldier_id]
+        if not outranks(target, PriorityClass(str(job["priority_class"]))):
+            continue
+        demand = Demand(soldier_id, str(job["resource"]), Lane.BACKGROUND, target,
+                        rank(now, target, policy), JobReason(str(job["reason"])),
+                        cast(datetime, job["eligible_at"]))
+        done = await enqueue(conn, demand, persona_id=cast(int, job["persona_id"]),
+                             platform=str(job["platform"]))
+        if done.action == "promoted":
+            out.jobs_promoted += 1
+
+
+async def _unqueued(conn: Conn, seen: list[tuple[int, PriorityClass]], now: datetime,
+                    policy: Policy, out: Materialized) -> None:
+    classes = dict(seen)
+    cur = await conn.execute(q("intake_unqueued_never_attempted"), {
+        "soldier_ids": list(classes), "resource": FIRST_RESOURCE.value}, prepare=False)
+    for row in await cur.fetchall():
+        sid = cast(int, row["soldier_id"])
+        await _enqueue_first(conn, sid, classes[sid], now, policy, out,
+                             cast(int, row["persona_id"]), str(row["platform"]))
+
+
+async def mark_due(conn: Conn, soldier_ids: Sequence[int], now: datetime,
+                   policy: Policy) -> int:
+    """Mark the current-but-stale resources of these (active) soldiers due; returns how many
+    (soldier, resource) pairs changed. Jobs are left to the feeder."""
+    if not soldier_ids:
+        return 0
+    cur = await conn.execute(q("intake_mark_due"), {
+        "soldier_ids": list(soldier_ids), "now": now,
+        "resources": [r.value for r in Resource],
+        "freshness_seconds": [policy.freshness(r) for r in Resource]}, prepare=False)
+    return len(await cur.fetchall())

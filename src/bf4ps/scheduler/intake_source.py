@@ -1,0 +1,186 @@
+"""BF4SW, the read-only source: its platform strings, its alias rows, and one identity per
+(BF4PS platform, persona id) merged from them.
+
+BF4SW writes platform strings of its own ("PC", "PS4", "PS5", "XBox", "XBoxOne", ...). They map
+to BF4PS platforms case-insensitively; a persona seen under two strings that map to the same
+platform (an Xbox One player now on a Series console) is one BF4PS soldier, and its aliases are
+always read under all those strings together, so a batch never sees half a soldier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import cast
+
+from bf4ps.db.connect import Conn, connection
+from bf4ps.db.queries import q
+from bf4ps.domain import Platform
+
+EXACT_PLATFORMS: dict[str, Platform] = {
+    "pc": Platform.PC,
+    "ps4": Platform.PS4,
+    "ps5": Platform.PS4,
+    "ps3": Platform.PS3,
+    "xbox360": Platform.XBOX360,
+}
+MAX_NAME_LENGTH = 64
+
+
+def map_platform(raw: str) -> Platform | None:
+    """BF4SW's platform string as a BF4PS platform; None when unknown (the alias is skipped)."""
+    key = raw.strip().casefold().replace(" ", "")
+    if key in EXACT_PLATFORMS:
+        return EXACT_PLATFORMS[key]
+    if key.startswith("xbox"):  # XBox, XBoxOne, XBoxSeries...: Battlelog's xboxone
+        return Platform.XBOXONE
+    return None
+
+
+def usable_name(name: str) -> bool:
+    return bool(name.strip()) and len(name) <= MAX_NAME_LENGTH
+
+
+@dataclass(frozen=True, slots=True)
+class Alias:
+    id: int
+    platform: str
+    persona_id: int
+    name: str
+    first_seen: datetime | None  # as BF4SW might have them: see dated()
+    last_seen: datetime | None
+
+
+@dataclass(slots=True)
+class Identity:
+    """One BF4PS soldier as BF4SW knows it: every alias folded together."""
+
+    persona_id: int
+    platform: Platform
+    first_id: int
+    current_name: str
+    current_key: tuple[datetime, int]
+    first_seen: datetime
+    last_seen: datetime
+    names: dict[str, tuple[datetime, datetime]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, alias: Alias, platform: Platform, first: datetime, last: datetime) -> Identity:
+        return cls(alias.persona_id, platform, alias.id, alias.name, (last, alias.id), first,
+                   last, {alias.name: (first, last)})
+
+    def add(self, alias: Alias, first: datetime, last: datetime) -> None:
+        self.first_id = min(self.first_id, alias.id)
+        self.first_seen = min(self.first_seen, first)
+        self.last_seen = max(self.last_seen, last)
+        if (last, alias.id) > self.current_key:
+            self.current_name, self.current_key = alias.name, (last, alias.id)
+        seen = self.names.get(alias.name)
+        self.names[alias.name] = (min(seen[0], first), max(seen[1], last)) if seen else (
+            first, last)
+
+
+def dated(alias: Alias) -> tuple[datetime, datetime] | None:
+    """Usable (first, last) times of an alias: a missing one takes the other's value, an
+    inverted pair is put in order (BF4PS insists on first <= last); None when both are missing.
+    """
+    first = alias.first_seen or alias.last_seen
+    last = alias.last_seen or alias.first_seen
+    if first is None or last is None:
+        return None
+    return (first, last) if first <= last else (last, first)
+
+
+@dataclass(frozen=True, slots=True)
+class Grouped:
+    identities: list[Identity]  # in BF4SW discovery order (smallest alias id first)
+    skipped: int  # aliases with an unknown platform, an unusable name or no times
+
+
+def group(aliases: Iterable[Alias]) -> Grouped:
+    merged: dict[tuple[int, Platform], Identity] = {}
+    skipped = 0
+    for alias in aliases:
+        platform = map_platform(alias.platform)
+        seen = dated(alias)
+        if platform is None or seen is None or not usable_name(alias.name) or (
+                alias.persona_id <= 0):
+            skipped += 1
+            continue
+        key = (alias.persona_id, platform)
+        if key in merged:
+            merged[key].add(alias, *seen)
+        else:
+            merged[key] = Identity.of(alias, platform, *seen)
+    return Grouped(sorted(merged.values(), key=lambda i: i.first_id), skipped)
+
+
+# ---------------------------------------------------------------- reads
+
+
+@asynccontextmanager
+async def source_connection(url: str) -> AsyncIterator[Conn]:
+    """A connection to BF4SW on which every transaction is read-only."""
+    async with connection(url) as conn:
+        await conn.execute(q("bf4sw_read_only"))
+        yield conn
+
+
+async def table_present(conn: Conn) -> bool:
+    cur = await conn.execute(q("bf4sw_table_exists"))
+    row = await cur.fetchone()
+    return bool(row and row["present"])
+
+
+async def source_now(conn: Conn) -> datetime:
+    cur = await conn.execute(q("bf4sw_now"))
+    row = await cur.fetchone()
+    assert row is not None
+    return cast(datetime, row["now"])
+
+
+Key = tuple[str, int]  # BF4SW's identity: (platform string, persona id)
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    keys: list[Key]  # distinct identities, in id order
+    rows: int  # alias rows read
+    last_id: int  # the last id read, or the cursor itself when nothing is new
+
+
+async def new_aliases(conn: Conn, after_id: int, limit: int) -> Batch:
+    """The identities of the next `limit` alias rows past the cursor."""
+    cur = await conn.execute(q("bf4sw_new_aliases"), {"after_id": after_id, "limit": limit})
+    rows = await cur.fetchall()
+    keys = [(str(r["platform"]), cast(int, r["persona_id"])) for r in rows]
+    last = cast(int, rows[-1]["id"]) if rows else after_id
+    return Batch(list(dict.fromkeys(keys)), len(rows), last)
+
+
+async def seen_identities(conn: Conn, since: datetime, until: datetime) -> list[Key]:
+    cur = await conn.execute(q("bf4sw_seen_identities"), {"since": since, "until": until})
+    return [(str(r["platform"]), cast(int, r["persona_id"])) for r in await cur.fetchall()]
+
+
+async def platform_strings(conn: Conn) -> list[str]:
+    cur = await conn.execute(q("bf4sw_platform_strings"))
+    return [str(r["platform"]) for r in await cur.fetchall()]
+
+
+async def aliases_of(conn: Conn, keys: Sequence[Key]) -> list[Alias]:
+    """Every alias of these identities, under every platform string that maps to the same
+    BF4PS platform (a persona seen as "XBox" and as "XBoxSeries" is one soldier)."""
+    variants: dict[Platform | None, list[str]] = {}
+    for raw in await platform_strings(conn):
+        variants.setdefault(map_platform(raw), []).append(raw)
+    wanted = dict.fromkeys((v, persona) for raw, persona in keys
+                           for v in variants.get(map_platform(raw), [raw]))
+    cur = await conn.execute(q("bf4sw_aliases_of"), {
+        "platforms": [k[0] for k in wanted], "persona_ids": [k[1] for k in wanted]})
+    return [Alias(cast(int, r["id"]), str(r["platform"]), cast(int, r["persona_id"]),
+                  str(r["player_name"] or ""), cast("datetime | None", r["first_seen"]),
+                  cast("datetime | None", r["last_seen"]))
+            for r in await cur.fetchall()]

@@ -1,0 +1,83 @@
+"""Writing one batch of BF4SW identities into BF4PS, set-based: soldiers, name history,
+provenance and collection state, a handful of statements per batch whatever its size.
+
+The merge rules are soldiers.upsert's (bf4ps/soldiers.py), applied to whole arrays: earlier
+first_seen and later last_seen win, the current name follows the newest sighting, so importing
+the same identity twice (or in two halves) converges to the same row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import cast
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.domain import Platform, Resource, SourceType
+from bf4ps.scheduler.intake_source import Identity
+
+ALL_RESOURCES = [r.value for r in Resource]
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    soldier_id: int
+    identity: Identity
+    inserted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StoreResult:
+    soldiers: list[Stored]  # in the identities' (discovery) order
+    names_new: int
+
+
+async def store(conn: Conn, identities: list[Identity], now: datetime) -> StoreResult:
+    """Upsert the identities and everything that hangs off them (caller's transaction)."""
+    if not identities:
+        return StoreResult([], 0)
+    stored = await _soldiers(conn, identities)
+    ids = [s.soldier_id for s in stored]
+    names_new = await _names(conn, stored)
+    await conn.execute(q("intake_upsert_sources"), {
+        "source": SourceType.BF4SW.value, "soldier_ids": ids,
+        "first_seen": [s.identity.first_seen for s in stored],
+        "last_seen": [s.identity.last_seen for s in stored]})
+    await conn.execute(q("intake_state_init"), {
+        "soldier_ids": ids, "resources": ALL_RESOURCES, "now": now})
+    return StoreResult(stored, names_new)
+
+
+async def _soldiers(conn: Conn, identities: list[Identity]) -> list[Stored]:
+    cur = await conn.execute(q("intake_upsert_soldiers"), {
+        "persona_ids": [i.persona_id for i in identities],
+        "platforms": [i.platform.value for i in identities],
+        "names": [i.current_name for i in identities],
+        "first_seen": [i.first_seen for i in identities],
+        "last_seen": [i.last_seen for i in identities]})
+    by_key: dict[tuple[int, Platform], tuple[int, bool]] = {}
+    for row in await cur.fetchall():
+        key = (cast(int, row["persona_id"]), Platform(str(row["platform"])))
+        by_key[key] = (cast(int, row["soldier_id"]), bool(row["inserted"]))
+    out: list[Stored] = []
+    for identity in identities:
+        soldier_id, inserted = by_key[(identity.persona_id, identity.platform)]
+        out.append(Stored(soldier_id, identity, inserted))
+    return out
+
+
+async def _names(conn: Conn, stored: list[Stored]) -> int:
+    soldier_ids: list[int] = []
+    names: list[str] = []
+    firsts: list[datetime] = []
+    lasts: list[datetime] = []
+    for s in stored:
+        for name, (first, last) in s.identity.names.items():
+            soldier_ids.append(s.soldier_id)
+            names.append(name)
+            firsts.append(first)
+            lasts.append(last)
+    cur = await conn.execute(q("intake_upsert_names"), {
+        "soldier_ids": soldier_ids, "names": names, "first_seen": firsts, "last_seen": lasts})
+    return sum(1 for row in await cur.fetchall() if row["inserted"])

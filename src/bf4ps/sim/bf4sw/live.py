@@ -1,0 +1,145 @@
+"""`bf4ps simulate bf4sw --live`: BF4SW keeps watching servers. Every tick some personas are
+seen (last_seen moves to now), a few new soldiers appear, now and then one changes name.
+
+Volumes at full scale (190,000 soldiers) and rate 1 follow the census (upstream-facts §3):
+~25,000 distinct soldiers seen per 24 h, ~2,400 new per day. Sightings are concentrated on the
+recently active like reality: half of them re-sight someone already seen today, the rest bring
+back soldiers last seen 1-7 days (35 %), 7-30 days (12 %) or longer (3 %) ago; ~45,000 sightings
+a day give ~25,000 distinct. Everything scales with soldiers / 190,000 and with `rate` (a demo
+at rate 60 lives an hour a minute).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import cast
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.scheduler.intake_source import map_platform
+from bf4ps.sim.bf4sw.names import NameBook
+from bf4ps.sim.bf4sw.shape import DAY, HISTORY, PLATFORM_SHARES, raw_string
+from bf4ps.sim.personas import persona_id_for
+
+FULL_SCALE = 190_000
+SIGHTING_TIERS: tuple[tuple[float, float, float], ...] = (  # (min age, max age, share)
+    (0.0, DAY, 0.50), (DAY, 7 * DAY, 0.35), (7 * DAY, 30 * DAY, 0.12),
+    (30 * DAY, 2 * HISTORY, 0.03))
+
+
+@dataclass(frozen=True, slots=True)
+class LiveRates:
+    sightings_per_day: float = 45_000.0
+    new_per_day: float = 2_400.0
+    renames_per_day: float = 60.0
+
+
+@dataclass(slots=True)
+class LiveCounts:
+    ticks: int = 0
+    sightings: int = 0
+    new_soldiers: int = 0
+    renames: int = 0
+    carry: dict[str, float] = field(default_factory=dict)
+
+    def due(self, what: str, expected: float) -> int:
+        """Whole events due this tick; the fractions carry over to the next ones."""
+        total = self.carry.get(what, 0.0) + expected
+        whole = int(total)
+        self.carry[what] = total - whole
+        return whole
+
+
+class Live:
+    def __init__(self, conn: Conn, book: NameBook, rng: random.Random, soldiers: int,
+                 rate: float, rates: LiveRates | None = None) -> None:
+        self.conn, self.book, self.rng = conn, book, rng
+        self.scale = max(soldiers, 1) / FULL_SCALE * rate
+        self.rates = rates or LiveRates()
+        self.counts = LiveCounts()
+
+    async def tick(self, seconds: float) -> None:
+        share = self.scale * seconds / DAY
+        c = self.counts
+        for i, (lo, hi, tier_share) in enumerate(SIGHTING_TIERS):
+            n = c.due(f"sight{i}", self.rates.sightings_per_day * share * tier_share)
+            if n:
+                c.sightings += await self._sight(lo, hi, n)
+        new = c.due("new", self.rates.new_per_day * share)
+        if new:
+            c.new_soldiers += await self._new_soldiers(new)
+        renames = c.due("rename", self.rates.renames_per_day * share)
+        if renames:
+            c.renames += await self._renames(renames)
+        c.ticks += 1
+
+    async def _sight(self, min_age: float, max_age: float, n: int) -> int:
+        cur = await self.conn.execute(q("sim_bf4sw_sight"),
+                                      {"min_age": min_age, "max_age": max_age, "n": n})
+        return len(await cur.fetchall())
+
+    async def _new_soldiers(self, n: int) -> int:
+        platforms = self.rng.choices([p for p, _ in PLATFORM_SHARES],
+                                     [w for _, w in PLATFORM_SHARES], k=n)
+        names = [self.book.take(p) for p in platforms]
+        return await self._insert([raw_string(self.rng, p) for p in platforms],
+                                  [persona_id_for(m, p) for m, p in zip(names, platforms,
+                                                                        strict=True)], names)
+
+    async def _renames(self, n: int) -> int:
+        cur = await self.conn.execute(q("sim_bf4sw_pick_recent"), {"n": n})
+        picked = [(str(r["platform"]), cast(int, r["persona_id"])) for r in await cur.fetchall()]
+        known = [(raw, persona, map_platform(raw)) for raw, persona in picked]
+        chosen = [(raw, persona, p) for raw, persona, p in known if p is not None]
+        names = [self.book.take(p, first=False) for _, _, p in chosen]
+        return await self._insert([raw for raw, _, _ in chosen],
+                                  [persona for _, persona, _ in chosen], names)
+
+    async def _insert(self, platforms: list[str], personas: list[int], names: list[str]) -> int:
+        if not names:
+            return 0
+        cur = await self.conn.execute(q("sim_bf4sw_insert"), {
+            "platforms": platforms, "persona_ids": personas, "names": names})
+        return len(await cur.fetchall())
+
+
+async def name_book(conn: Conn, rng: random.Random) -> NameBook:
+    """A name book that knows every name and persona already in the table."""
+    book = NameBook(rng)
+    cur = await conn.execute(q("sim_bf4sw_names"))
+    for row in await cur.fetchall():
+        platform = map_platform(str(row["platform"]))
+        if platform is not None:
+            book.remember(str(row["player_name"]), platform, cast(int, row["persona_id"]))
+    return book
+
+
+async def run(conn: Conn, *, soldiers: int, rate: float, tick: float, seed: int,
+              stop: asyncio.Event, report: Callable[[LiveCounts], None],
+              report_every: float = 10.0) -> LiveCounts:
+    """Tick until `stop` is set; `report` gets the running totals every `report_every` s."""
+    rng = random.Random(seed ^ 0x5EED)
+    live = Live(conn, await name_book(conn, random.Random(seed + 2)), rng, soldiers, rate)
+    last_report = time.monotonic()
+    while not stop.is_set():
+        started = time.monotonic()
+        await live.tick(tick)
+        if time.monotonic() - last_report >= report_every:
+            report(live.counts)
+            last_report = time.monotonic()
+        await _sleep(stop, tick - (time.monotonic() - started))
+    return live.counts
+
+
+async def _sleep(stop: asyncio.Event, seconds: float) -> None:
+    if seconds <= 0:
+        return
+    try:
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
+    except TimeoutError:
+        return
+

@@ -1,0 +1,92 @@
+"""The settings object (env + TOML) and the run-time policy's validation and arithmetic."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from bf4ps.domain import ErrorClass, Lane, PriorityClass
+from bf4ps.gates.budget import Window, allowed_classes, earliest_slot
+from bf4ps.policy import Policy, PolicyError, parse_value, validated
+from bf4ps.queue.backoff import is_terminal, retry_delay
+from bf4ps.scheduler.mix import class_quota, joined, resource_quota
+from bf4ps.settings import Settings
+
+
+def test_env_wins_over_the_toml_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    toml = tmp_path / "bf4ps.toml"
+    toml.write_text('lease_seconds = 77\nweb_port = 9001\nbattlelog_base_url = "http://x"\n')
+    monkeypatch.setenv("BF4PS_CONFIG_FILE", str(toml))
+    monkeypatch.setenv("BF4PS_WEB_PORT", "9002")
+    s = Settings()
+    assert (s.lease_seconds, s.web_port, s.battlelog_base_url) == (77, 9002, "http://x")
+
+
+def test_invalid_settings_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BF4PS_LEASE_SECONDS", "-1")
+    with pytest.raises(ValueError, match="lease_seconds"):
+        Settings()
+
+
+def test_policy_values_are_validated() -> None:
+    with pytest.raises(PolicyError, match="unknown policy key"):
+        parse_value("no_such_key", "1")
+    with pytest.raises(PolicyError):
+        validated({"share_active": 2})
+    assert parse_value("backoff_seconds", "[1, 2]") == [1, 2]
+
+
+def test_backoff_is_capped_exponential_with_jitter() -> None:
+    pol = Policy(backoff_jitter=0.1)
+    rng = random.Random(1)
+    delays = [retry_delay(n, ErrorClass.SERVER, Lane.BACKGROUND, pol, rng) for n in (1, 2, 3, 4, 9)]
+    for got, base in zip(delays, (900, 3600, 21600, 86400, 86400), strict=True):
+        assert base * 0.9 <= got <= base * 1.1
+    assert retry_delay(1, ErrorClass.SERVER, Lane.INTERACTIVE, Policy(backoff_jitter=0)) == 20
+    assert retry_delay(5, ErrorClass.THROTTLE, Lane.BACKGROUND, Policy(backoff_jitter=0)) == 60
+    assert is_terminal(1, ErrorClass.NOT_FOUND, pol)
+    assert not is_terminal(50, ErrorClass.THROTTLE, pol)
+    assert is_terminal(10, ErrorClass.MALFORMED, pol)
+    assert not is_terminal(9, ErrorClass.MALFORMED, pol)
+
+
+def test_class_quota_splits_by_largest_remainder() -> None:
+    assert class_quota(100, Policy()) == {"active": 75, "recent": 0, "bootstrap": 20, "retry": 5}
+    assert sum(class_quota(7, Policy()).values()) == 7
+
+
+def test_progressive_mix_follows_the_watermarks() -> None:
+    cov = {"detailed": {"never_attempted": 90, "current": 10}}
+    assert set(joined(Policy(), cov)) == {"detailed", "profile"}
+    cov = {"detailed": {"never_attempted": 50, "current": 40, "unavailable": 10}}
+    assert set(joined(Policy(), cov)) == {"detailed", "profile", "weapons", "vehicles"}
+    assert resource_quota("active", 8, Policy(), cov) == dict.fromkeys(
+        ("detailed", "profile", "weapons", "vehicles"), 2)
+
+
+def test_fleet_budget_classes_respect_caps_and_floors() -> None:
+    pol = Policy()
+    full_active = Window({"active": 75}, None)
+    assert "active" not in allowed_classes(100, full_active, {"bootstrap"}, pol)
+    # 80 used, 20 left: all of it is bootstrap's reserved floor, so only bootstrap (and
+    # interactive, which keeps no floor) may go
+    w = Window({"active": 70, "bootstrap": 0, "recent": 10}, None)
+    assert set(allowed_classes(100, w, {"bootstrap"}, pol)) == {"interactive", "bootstrap"}
+    # no bootstrap demand: its floor is borrowable
+    assert "recent" in allowed_classes(100, w, set(), pol)
+    assert allowed_classes(100, Window({"active": 100}, None), set(), pol) == []
+
+
+def test_earliest_slot_keeps_every_window_within_the_budget() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    t = datetime(2026, 1, 1, tzinfo=UTC)
+    assert earliest_slot(t, n=3, window_seconds=10, in_window=2, last_slot=t,
+                         nth_latest=None, margin=0) == t
+    slot = earliest_slot(t, n=3, window_seconds=10, in_window=3,
+                         last_slot=t + timedelta(seconds=1), nth_latest=t - timedelta(seconds=4),
+                         margin=0.05)
+    assert slot == t + timedelta(seconds=6.05)
+    assert PriorityClass.ACTIVE.value == "active"
