@@ -465,7 +465,8 @@ def test_cli_simulate_then_sync_once(db_url: str, sw_url: str) -> None:
     made = runner.invoke(simulate_bf4sw, ["--soldiers", "400", "--seed", "5"], obj=settings)
     assert made.exit_code == 0, made.output
     assert "for 400 soldiers" in made.output and "XBox" in made.output
-    synced = runner.invoke(bf4sw_group, ["sync", "--once", "--json"], obj=settings)
+    synced = runner.invoke(bf4sw_group, ["sync", "--once", "--json", "--bootstrap-jobs"],
+                           obj=settings)
     assert synced.exit_code == 0, synced.output
     report = json.loads(synced.output.strip().splitlines()[-1])
     assert report["soldiers_new"] == 400 and report["jobs_created"] == 400
