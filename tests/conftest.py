@@ -75,6 +75,9 @@ def db_url(pg_server_url: str, template_db: str) -> Iterator[str]:
     name = f"bf4ps_t_{uuid.uuid4().hex[:12]}"
     url = create_database(pg_server_url, name, template=template_db)
     yield url
+    from tests.fleet import stop_every_fleet
+
+    stop_every_fleet()  # processes of this test go before their database does
     drop_database(pg_server_url, name)
 
 

@@ -124,10 +124,12 @@ class Collector:
                     seconds=self.settings.idle_poll_seconds)
                 await sleep_until(until, self.stop)
                 return chain
+            ctx.resolved_soldier = None
             await run_job(conn, ctx, got, policy, self.stop)
-        if ctx.me.lane is Lane.INTERACTIVE and not got.job.is_lookup:
-            return got.job.soldier_id
-        return None
+        if ctx.me.lane is not Lane.INTERACTIVE:
+            return None
+        # an interactive full collection chains the same soldier's other resources
+        return ctx.resolved_soldier if got.job.is_lookup else got.job.soldier_id
 
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):

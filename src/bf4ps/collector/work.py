@@ -10,12 +10,13 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 
 from bf4ps.battlelog.client import BattlelogClient
-from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats
+from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
 from bf4ps.collector.heartbeat import OUTAGE_ERRORS, Heartbeat
 from bf4ps.db.connect import Conn
 from bf4ps.domain import ErrorClass, Resource
 from bf4ps.gates import admission, throttle
 from bf4ps.gates.admission import Admitted, GateConfig, Wait
+from bf4ps.interactive.lookup import resolve_lookup
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
@@ -34,6 +35,7 @@ class Context:
     heartbeat: Heartbeat
     throttle_base: float
     throttle_cap: float
+    resolved_soldier: int | None = None  # the soldier a lookup just found (for chaining)
 
 
 async def sleep_until(when: datetime, stop: asyncio.Event | None = None) -> bool:
@@ -97,6 +99,9 @@ async def on_time(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
 
 
 async def fetch(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy) -> FetchResult:
+    if job.is_lookup:
+        assert job.lookup_name is not None
+        return await ctx.client.search(job.lookup_name)
     assert job.persona_id is not None and job.platform is not None
     result = await ctx.client.fetch(job.stats_resource, job.persona_id, job.platform)
     parsed = result.parsed
@@ -154,6 +159,8 @@ async def conclude(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResul
 
 async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResult,
                          attempt: Attempt, policy: Policy) -> Outcome:
+    if job.is_lookup and result.ok:
+        return await _finalize_lookup(conn, ctx, job, result, attempt, policy)
     if result.ok and result.parsed is not None:
         resource = Resource(job.resource)
         try:
@@ -171,4 +178,33 @@ async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: Fetc
     if error is ErrorClass.THROTTLE:
         await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
                                  result.http_status)
+    return outcome
+
+
+class _NoSuchSoldier(Exception):
+    pass
+
+
+async def _finalize_lookup(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResult,
+                           attempt: Attempt, policy: Policy) -> Outcome:
+    """A name search answered: the soldier is recorded and its request becomes collection work
+    in the same fenced transaction as the lookup job's removal; no match is a not-found."""
+    parsed = result.parsed if isinstance(result.parsed, tuple) else ()
+    hits = tuple(h for h in parsed if isinstance(h, SearchHit))
+    found: list[int] = []
+
+    async def resolve(c: Conn, j: ClaimedJob, now: datetime) -> None:
+        soldier_id = await resolve_lookup(c, j, hits, policy)
+        if soldier_id is None:
+            raise _NoSuchSoldier
+        found.append(soldier_id)
+
+    try:
+        outcome = await finalize.succeed(conn, ctx.me, job, attempt, policy, resolve)
+    except _NoSuchSoldier:
+        platform = job.lookup_platform.value if job.lookup_platform else "?"
+        return await finalize.fail(conn, ctx.me, job, ErrorClass.NOT_FOUND,
+                                   f"no BF4 soldier named {job.lookup_name!r} on {platform}",
+                                   attempt, policy)
+    ctx.resolved_soldier = found[0] if found and outcome.committed else None
     return outcome

@@ -1,0 +1,178 @@
+-- Interactive requests: submission, lookups, queue position and ETA inputs, request status.
+
+-- name: interactive_lock
+-- Serializes submissions for one key (a client's rate count, one soldier, one looked-up name).
+SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))
+
+-- name: interactive_rate_count
+SELECT count(*) AS n, min(created_at) AS oldest, now() AS now
+FROM interactive_requests
+WHERE client_key = %(client_key)s
+  AND created_at > now() - make_interval(secs => %(window_seconds)s)
+
+-- name: interactive_soldier_by_persona
+SELECT soldier_id, persona_id, platform, current_name
+FROM soldiers WHERE persona_id = %(persona_id)s AND platform = %(platform)s
+
+-- name: interactive_soldier_by_name
+-- The current name first, then the name history; the most recently seen soldier wins.
+SELECT soldier_id, persona_id, platform, current_name FROM (
+    (SELECT soldier_id, persona_id, platform, current_name, 0 AS pref, last_seen_at AS seen
+     FROM soldiers
+     WHERE lower(current_name) = lower(%(name)s) AND platform = %(platform)s
+     ORDER BY last_seen_at DESC NULLS LAST LIMIT 1)
+    UNION ALL
+    (SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, 1, n.last_seen_at
+     FROM soldier_names n JOIN soldiers s ON s.soldier_id = n.soldier_id
+     WHERE lower(n.name) = lower(%(name)s) AND s.platform = %(platform)s
+     ORDER BY n.last_seen_at DESC LIMIT 1)
+) AS found
+ORDER BY pref, seen DESC NULLS LAST
+LIMIT 1
+
+-- name: interactive_open_for_soldier
+SELECT request_id, soldier_id, status, resources, eta_at, created_at
+FROM interactive_requests
+WHERE status IN ('queued', 'collecting') AND soldier_id = %(soldier_id)s
+ORDER BY created_at DESC LIMIT 1
+
+-- name: interactive_open_for_name
+SELECT request_id, soldier_id, status, resources, eta_at, created_at
+FROM interactive_requests
+WHERE status IN ('queued', 'collecting') AND soldier_id IS NULL
+  AND lower(lookup_name) = lower(%(name)s) AND platform = %(platform)s
+ORDER BY created_at DESC LIMIT 1
+
+-- name: interactive_stale_resources
+-- The resources a manual request re-collects: never collected, not current, or older than the
+-- policy's minimum age (a missing state row counts as never collected).
+SELECT r.resource
+FROM unnest(%(resources)s::text[]) WITH ORDINALITY AS r(resource, ord)
+LEFT JOIN collection_state cs ON cs.soldier_id = %(soldier_id)s AND cs.resource = r.resource
+WHERE cs.status IS DISTINCT FROM 'current' OR cs.last_success_at IS NULL
+   OR cs.last_success_at < now() - make_interval(secs => %(min_age_seconds)s)
+ORDER BY r.ord
+
+-- name: interactive_request_insert
+INSERT INTO interactive_requests (request_id, soldier_id, lookup_name, platform, client_key,
+                                  resources)
+VALUES (%(request_id)s, %(soldier_id)s, %(lookup_name)s, %(platform)s, %(client_key)s,
+        %(resources)s)
+RETURNING created_at, clock_timestamp() AS now
+
+-- name: interactive_request_planned
+-- After its jobs were enqueued: the resources asked for, and the ETA made at submission
+-- (done at once when nothing needed collecting).
+UPDATE interactive_requests
+SET resources = %(resources)s, eta_at = COALESCE(%(eta_at)s, eta_at),
+    status = CASE WHEN %(done)s THEN 'done' ELSE status END,
+    finished_at = CASE WHEN %(done)s THEN clock_timestamp() ELSE finished_at END,
+    message = COALESCE(%(message)s, message), updated_at = clock_timestamp()
+WHERE request_id = %(request_id)s
+RETURNING status
+
+-- name: interactive_request_attach_soldier
+-- A lookup found the soldier: the request now targets it.
+UPDATE interactive_requests
+SET soldier_id = %(soldier_id)s, updated_at = clock_timestamp()
+WHERE request_id = %(request_id)s
+RETURNING created_at, status
+
+-- name: interactive_request_jobs
+SELECT count(*) AS n FROM collection_jobs WHERE request_id = %(request_id)s
+
+-- name: interactive_first_job
+-- The request's job served first (claim order: rank, then job id).
+SELECT job_id, rank, status, resource, claimed_at, started_at
+FROM collection_jobs
+WHERE request_id = %(request_id)s
+ORDER BY rank, job_id
+LIMIT 1
+
+-- name: interactive_pending_ahead
+-- Interactive jobs waiting to be claimed before (rank, job_id), per resource.
+SELECT resource, count(*) AS n
+FROM collection_jobs
+WHERE lane = 'interactive' AND status = 'pending'
+  AND eligible_at <= clock_timestamp() + make_interval(secs => %(horizon_seconds)s)
+  AND (rank, job_id) < (%(rank)s, %(job_id)s)
+GROUP BY resource
+
+-- name: interactive_leased_ahead
+-- Interactive jobs held by collectors now, with the physical requests already counted for them.
+SELECT j.job_id, j.resource, j.status, j.claimed_at, j.started_at,
+       (SELECT count(*) FROM request_ledger l
+        WHERE l.egress_key = c.egress_key AND l.slot_at >= j.claimed_at - interval '1 second'
+          AND l.job_id = j.job_id) AS requests_counted
+FROM collection_jobs j
+JOIN collectors c ON c.collector_uuid = j.collector_uuid
+WHERE j.lane = 'interactive' AND j.status IN ('claimed', 'running')
+  AND (j.rank, j.job_id) < (%(rank)s, %(job_id)s)
+
+-- name: interactive_gates
+-- The rate gates of the egresses interactive collectors use, and whether one serves them now.
+SELECT g.egress_key, g.min_interval_seconds, g.next_slot_at, g.cooldown_until,
+       g.throttle_streak, clock_timestamp() AS now,
+       bool_or(c.enabled AND NOT c.drained AND c.health = 'healthy') AS serving
+FROM collectors c
+JOIN egress_gates g ON g.egress_key = c.egress_key
+WHERE c.lane = 'interactive' AND c.retired_at IS NULL
+GROUP BY g.egress_key
+
+-- name: interactive_measured_durations
+-- Per resource, the lane's recent successes: mean time from the started to the succeeded event.
+WITH recent AS (
+    SELECT job_id, lease_token, resource, occurred_at
+    FROM collection_events
+    WHERE event_type = 'succeeded' AND lane = 'interactive'
+      AND occurred_at > now() - make_interval(secs => %(window_seconds)s)
+    ORDER BY occurred_at DESC
+    LIMIT %(limit)s
+)
+SELECT r.resource, count(*) AS n,
+       avg(extract(epoch FROM r.occurred_at - st.occurred_at)) AS mean_seconds
+FROM recent r
+CROSS JOIN LATERAL (
+    SELECT occurred_at FROM collection_events s
+    WHERE s.job_id = r.job_id AND s.lease_token = r.lease_token AND s.event_type = 'started'
+      AND s.occurred_at <= r.occurred_at
+    ORDER BY s.occurred_at DESC LIMIT 1
+) st
+GROUP BY r.resource
+
+-- name: interactive_measured_requests
+-- Per resource, physical requests per job on the interactive egresses (a profile job also
+-- asks for the owning account's soldiers).
+SELECT resource, count(*) AS requests, count(DISTINCT job_id) AS jobs
+FROM request_ledger
+WHERE egress_key = ANY(%(egresses)s)
+  AND slot_at > now() - make_interval(secs => %(window_seconds)s)
+  AND job_id IS NOT NULL
+GROUP BY resource
+
+-- name: interactive_request_get
+SELECT r.request_id, r.soldier_id, r.lookup_name, r.platform, r.status, r.resources,
+       r.eta_at, r.first_request_at, r.finished_at, r.message, r.created_at, r.updated_at,
+       s.persona_id, s.current_name, clock_timestamp() AS now
+FROM interactive_requests r
+LEFT JOIN soldiers s ON s.soldier_id = r.soldier_id
+WHERE r.request_id = %(request_id)s
+
+-- name: interactive_request_resources
+-- Per resource of the request's soldier: the live job (if any) and the collection state.
+SELECT r.resource, j.job_id, j.status AS job_status, j.lane, j.attempt_count,
+       j.request_id = %(request_id)s AS own_job, j.last_error_class AS job_error_class,
+       j.eligible_at, cs.status AS state_status, cs.last_success_at, cs.last_attempt_at,
+       cs.last_error_class
+FROM unnest(%(resources)s::text[]) WITH ORDINALITY AS r(resource, ord)
+LEFT JOIN collection_jobs j ON j.soldier_id = %(soldier_id)s AND j.resource = r.resource
+LEFT JOIN collection_state cs ON cs.soldier_id = %(soldier_id)s AND cs.resource = r.resource
+ORDER BY r.ord
+
+-- name: interactive_lookup_job
+SELECT job_id, status, attempt_count, last_error_class, eligible_at
+FROM collection_jobs
+WHERE request_id = %(request_id)s AND resource = 'lookup'
+
+-- name: interactive_now
+SELECT clock_timestamp() AS now

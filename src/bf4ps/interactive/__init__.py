@@ -1,0 +1,1 @@
+"""Interactive requests: submission, name lookups, queue position and ETA, status."""

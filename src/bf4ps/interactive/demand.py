@@ -1,0 +1,71 @@
+"""Turn a request for a known soldier into interactive jobs: every resource that is missing,
+not current or older than the policy's minimum age. Coalescing and promotion of existing work
+are the queue engine's (enqueue); this module only decides what to ask for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.domain import JobReason, Lane, Platform, PriorityClass
+from bf4ps.policy import Policy
+from bf4ps.queue.enqueue import Demand, enqueue
+from bf4ps.queue.ranking import rank
+from bf4ps.soldiers import ALL_RESOURCES
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A known soldier."""
+
+    soldier_id: int
+    persona_id: int
+    platform: Platform
+    name: str
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Target:
+        return cls(int(row["soldier_id"]), int(row["persona_id"]), Platform(row["platform"]),
+                   str(row["current_name"]))
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    resources: tuple[str, ...]
+    created: int  # new jobs; the others were coalesced into (or promoted) existing work
+
+
+async def lock(conn: Conn, key: str) -> None:
+    """A transaction-scoped advisory lock on `key` (serializes submissions for it)."""
+    await conn.execute(q("interactive_lock"), {"key": key})
+
+
+async def stale_resources(conn: Conn, soldier_id: int, policy: Policy) -> tuple[str, ...]:
+    cur = await conn.execute(q("interactive_stale_resources"), {
+        "soldier_id": soldier_id, "resources": ALL_RESOURCES,
+        "min_age_seconds": policy.interactive_min_age_seconds})
+    return tuple(str(r["resource"]) for r in await cur.fetchall())
+
+
+async def plan(conn: Conn, target: Target, request_id: UUID, since: datetime,
+               policy: Policy) -> Planned:
+    """Enqueue the stale resources of `target` as interactive work of `request_id`, ranked at
+    `since` (FIFO among interactive requests). Runs in the caller's transaction."""
+    await conn.execute(q("state_init"), {"soldier_id": target.soldier_id,
+                                         "resources": ALL_RESOURCES, "eligible_since": since})
+    wanted = await stale_resources(conn, target.soldier_id, policy)
+    created = 0
+    for resource in wanted:
+        demand = Demand(
+            soldier_id=target.soldier_id, resource=resource, lane=Lane.INTERACTIVE,
+            priority_class=PriorityClass.INTERACTIVE,
+            rank=rank(since, PriorityClass.INTERACTIVE, policy), reason=JobReason.MANUAL,
+            eligible_at=since, request_id=request_id)
+        result = await enqueue(conn, demand, persona_id=target.persona_id,
+                               platform=target.platform.value)
+        created += result.action == "created"
+    return Planned(wanted, created)

@@ -1,0 +1,168 @@
+"""When will a request's first Battlelog request be sent? A best-effort estimate from measured
+throughput and the work ahead of it.
+
+The interactive lane serves its jobs one at a time per egress, FIFO by rank, each at a rate-gate
+slot. A job costs max(its physical requests x the gate interval, its measured started ->
+succeeded time): the gate paces short jobs, long ones pace themselves. So the first job of the
+request starts at
+
+    free_at + sum(cost of each pending job ahead)
+
+where free_at is when the egress can take the next job: its next slot (or cool-down end), after
+the jobs collectors hold now have used their remaining slots and finished, and never before the
+idle collector's next poll. Durations and requests per job are measured from the lane's recent
+events and request ledger; defaults stand in until something was measured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.gates.admission import effective_interval
+from bf4ps.settings import Settings
+
+# Until measured: seconds from started to succeeded, and physical requests per job.
+DEFAULT_DURATION = {"detailed": 0.6, "profile": 1.2, "weapons": 1.6, "vehicles": 1.3,
+                    "lookup": 1.0}
+DEFAULT_REQUESTS = {"detailed": 1.0, "profile": 2.0, "weapons": 1.0, "vehicles": 1.0,
+                    "lookup": 1.0}
+OVERHEAD_SECONDS = 0.05  # finalize + next claim, when a job outlasts the gate interval
+MEASURE_WINDOW_SECONDS = 6 * 3600.0
+MEASURE_LIMIT = 200
+
+
+@dataclass(frozen=True, slots=True)
+class GateDefaults:
+    """Collector settings the estimate needs when the database cannot tell."""
+
+    interval: float = 5.0
+    margin: float = 0.05
+    idle_poll: float = 1.0
+    horizon: float = 1.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> GateDefaults:
+        return cls(settings.egress_min_interval_seconds, settings.egress_safety_margin_seconds,
+                   settings.idle_poll_seconds, settings.claim_horizon_seconds)
+
+
+@dataclass(frozen=True, slots=True)
+class Costs:
+    """The lane's service model: gate interval and per-resource job cost."""
+
+    interval: float
+    next_free: datetime
+    now: datetime
+    serving: bool
+    durations: dict[str, float] = field(default_factory=dict)
+    requests: dict[str, float] = field(default_factory=dict)
+    measured: bool = False
+
+    def duration(self, resource: str) -> float:
+        return self.durations.get(resource, DEFAULT_DURATION.get(resource, 1.0))
+
+    def requests_per_job(self, resource: str) -> float:
+        return self.requests.get(resource, DEFAULT_REQUESTS.get(resource, 1.0))
+
+    def job_cost(self, resource: str) -> float:
+        return max(self.requests_per_job(resource) * self.interval,
+                   self.duration(resource) + OVERHEAD_SECONDS)
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    position: int  # jobs served before the request's first job
+    eta_at: datetime  # when its first Battlelog request should be sent
+    seconds: float  # from now
+    per_job_seconds: float  # the lane's typical job cost (gate interval or duration)
+    measured: bool  # from measured throughput (else defaults)
+    serving: bool  # an interactive collector is healthy and not drained
+
+
+async def _rows(conn: Conn, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    cur = await conn.execute(q(name), params)
+    return await cur.fetchall()
+
+
+async def costs(conn: Conn, defaults: GateDefaults) -> Costs:
+    gates = await _rows(conn, "interactive_gates", {})
+    rows = await _rows(conn, "interactive_measured_durations",
+                       {"window_seconds": MEASURE_WINDOW_SECONDS, "limit": MEASURE_LIMIT})
+    durations = {str(r["resource"]): float(r["mean_seconds"]) for r in rows
+                 if r["mean_seconds"] is not None}
+    egresses = [str(g["egress_key"]) for g in gates]
+    requests: dict[str, float] = {}
+    if egresses:
+        rows = await _rows(conn, "interactive_measured_requests",
+                           {"egresses": egresses, "window_seconds": MEASURE_WINDOW_SECONDS})
+        requests = {str(r["resource"]): int(r["requests"]) / max(1, int(r["jobs"]))
+                    for r in rows}
+    interval, next_free, now, serving = await _gate_model(conn, gates, defaults)
+    return Costs(interval, next_free, now, serving, durations, requests, bool(durations))
+
+
+async def _gate_model(conn: Conn, gates: list[dict[str, Any]],
+                      defaults: GateDefaults) -> tuple[float, datetime, datetime, bool]:
+    """Combined interval of the interactive egresses (rates add up), their earliest slot."""
+    if not gates:
+        cur = await conn.execute(q("interactive_now"))
+        row = await cur.fetchone()
+        assert row is not None
+        return defaults.interval + defaults.margin, row["now"], row["now"], False
+    now: datetime = gates[0]["now"]
+    rate = 0.0
+    slots = []
+    for g in gates:
+        rate += 1.0 / effective_interval(float(g["min_interval_seconds"]),
+                                         int(g["throttle_streak"]), defaults.margin)
+        slot = max(now, g["next_slot_at"])
+        if g["cooldown_until"] is not None:
+            slot = max(slot, g["cooldown_until"])
+        slots.append(slot)
+    serving = any(bool(g["serving"]) for g in gates)
+    return 1.0 / rate, min(slots), now, serving
+
+
+async def estimate(conn: Conn, request_id: UUID, defaults: GateDefaults,
+                   model: Costs | None = None) -> Estimate | None:
+    """The request's place in the interactive queue and when its first request should go out;
+    None when it has no job left in the queue."""
+    cur = await conn.execute(q("interactive_first_job"), {"request_id": request_id})
+    first = await cur.fetchone()
+    if first is None:
+        return None
+    c = model or await costs(conn, defaults)
+    typical = c.job_cost("detailed")
+    if first["status"] != "pending":
+        at = first["started_at"] or max(c.now, c.next_free)
+        return Estimate(0, at, max(0.0, (at - c.now).total_seconds()), typical, c.measured,
+                        c.serving)
+    params = {"rank": first["rank"], "job_id": first["job_id"], "horizon_seconds": 0.0}
+    pending = await _rows(conn, "interactive_pending_ahead", params)
+    leased = await _rows(conn, "interactive_leased_ahead", params)
+    free_at = _free_at(c, leased, defaults)
+    ahead = sum(int(r["n"]) for r in pending)
+    eta_at = free_at + timedelta(seconds=sum(int(r["n"]) * c.job_cost(str(r["resource"]))
+                                             for r in pending))
+    return Estimate(ahead + len(leased), eta_at, max(0.0, (eta_at - c.now).total_seconds()),
+                    typical, c.measured, c.serving)
+
+
+def _free_at(c: Costs, leased: list[dict[str, Any]], defaults: GateDefaults) -> datetime:
+    """When the lane can start the next pending job."""
+    free_at = c.next_free
+    if not leased:  # an idle collector finds new work at its next poll
+        return max(free_at, c.now + timedelta(seconds=defaults.idle_poll / 2))
+    for job in leased:
+        resource = str(job["resource"])
+        left = max(0.0, c.requests_per_job(resource) - int(job["requests_counted"]))
+        free_at += timedelta(seconds=left * c.interval)
+        began = job["started_at"] or max(c.now, job["claimed_at"])
+        free_at = max(free_at, began + timedelta(seconds=c.duration(resource)
+                                                 + OVERHEAD_SECONDS))
+    return free_at

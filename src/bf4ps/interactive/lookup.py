@@ -1,0 +1,61 @@
+"""Resolving a lookup job: the interactive collector searched Battlelog for a name; this picks
+the persona, records the soldier and turns the request into collection work. Called inside the
+collector's fenced success transaction, so all of it commits (or not) with the job's removal."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bf4ps import soldiers
+from bf4ps.battlelog.models import SearchHit
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.domain import Platform, SourceType
+from bf4ps.interactive import demand
+from bf4ps.interactive.demand import Target
+from bf4ps.policy import Policy
+from bf4ps.queue import events
+from bf4ps.queue.events import EventType
+from bf4ps.queue.jobs import ClaimedJob
+
+
+def pick(hits: tuple[SearchHit, ...], name: str, platform: Platform) -> SearchHit | None:
+    """The hit on the wanted platform whose name is exactly `name` (case-insensitive)."""
+    wanted = name.strip().casefold()
+    for hit in hits:
+        if hit.platform_int == platform.battlelog_int and hit.name.casefold() == wanted:
+            return hit
+    return None
+
+
+async def resolve_lookup(conn: Conn, job: ClaimedJob, hits: tuple[SearchHit, ...],
+                         policy: Policy) -> int | None:
+    """The soldier id the lookup found (upserted, source manual, seen now), with its request
+    attached to it and its stale resources enqueued as interactive jobs of that request (ranked
+    at the request's submission, so it keeps its place); None when no hit matches (the caller
+    records not-found). Writes a lookup_resolved event. Runs in the caller's transaction."""
+    if job.lookup_name is None or job.lookup_platform is None or job.request_id is None:
+        raise ValueError(f"job {job.job_id} is not a lookup job")
+    hit = pick(hits, job.lookup_name, job.lookup_platform)
+    if hit is None:
+        return None
+    now = datetime.now(UTC)
+    up = await soldiers.upsert(conn, soldiers.Sighting(
+        hit.persona_id, job.lookup_platform, hit.name, now, now, SourceType.MANUAL))
+    target = Target(up.soldier_id, hit.persona_id, job.lookup_platform, hit.name)
+    await demand.lock(conn, f"soldier:{target.soldier_id}")
+    cur = await conn.execute(q("interactive_request_attach_soldier"),
+                             {"request_id": job.request_id, "soldier_id": target.soldier_id})
+    row = await cur.fetchone()
+    since: datetime = row["created_at"] if row else now
+    planned = await demand.plan(conn, target, job.request_id, since, policy)
+    await conn.execute(q("interactive_request_planned"), {
+        "request_id": job.request_id, "resources": list(planned.resources), "eta_at": None,
+        "done": False, "message": None})
+    await events.record(
+        conn, EventType.LOOKUP_RESOLVED, job_id=job.job_id, soldier_id=target.soldier_id,
+        persona_id=target.persona_id, platform=target.platform.value, resource="lookup",
+        lane=job.lane.value, priority_class=job.priority_class.value, result="found",
+        details={"name": hit.name, "new_soldier": up.inserted,
+                 "resources": list(planned.resources), "jobs_created": planned.created})
+    return target.soldier_id

@@ -1,0 +1,203 @@
+"""A player's submission: validated, rate limited per client, and turned into interactive work
+in one transaction. Never calls Battlelog: a known soldier's stale resources become interactive
+jobs (existing work is coalesced or promoted by the queue engine); an unknown name becomes one
+lookup job that the interactive collector resolves (see lookup.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID, uuid4
+
+from bf4ps import soldiers
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.domain import JobReason, Lane, Platform, PriorityClass, SourceType
+from bf4ps.interactive import demand, eta
+from bf4ps.interactive.demand import Target
+from bf4ps.interactive.eta import GateDefaults
+from bf4ps.interactive.inputs import (
+    InputError,
+    parse_client_key,
+    parse_name,
+    parse_persona_id,
+    parse_platform,
+)
+from bf4ps.policy import Policy
+from bf4ps.queue.enqueue import Demand, enqueue
+from bf4ps.queue.ranking import rank
+
+
+class SubmitError(Exception):
+    """A submission refused for a reason other than its input's shape."""
+
+
+class RateLimited(SubmitError):
+    def __init__(self, retry_after: float, limits: Limits) -> None:
+        super().__init__(f"too many requests: at most {limits.requests} per "
+                         f"{limits.window_seconds:.0f} s; retry in {retry_after:.0f} s")
+        self.retry_after = retry_after
+
+
+class UnknownSoldier(SubmitError, LookupError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Per client: at most `requests` new requests per `window_seconds`."""
+
+    requests: int = 10
+    window_seconds: float = 60.0
+
+
+DEFAULT_LIMITS = Limits()
+DEFAULT_GATE = GateDefaults()
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    request_id: UUID
+    soldier_id: int | None
+    status: str  # queued | done (nothing was stale) | collecting (an open request reused)
+    eta_at: datetime | None  # when the first Battlelog request should be sent
+    position: int | None  # interactive jobs ahead of this request's first job
+    created: int  # jobs created (the rest were coalesced into or promoted from existing work)
+    resources: tuple[str, ...]  # what the request collects ("lookup" first for unknown names)
+    reused: bool = False  # an open request for the same soldier/name was returned instead
+    lookup_name: str | None = None
+
+
+async def submit(conn: Conn, *, platform: Platform | str, name: str | None = None,
+                 persona_id: int | str | None = None, client_key: str, policy: Policy,
+                 limits: Limits = DEFAULT_LIMITS,
+                 gate: GateDefaults = DEFAULT_GATE) -> Submission:
+    """Submit a collection request for a soldier named by persona id (+ platform) or by name.
+    Raises InputError, RateLimited or UnknownSoldier (a persona id not known here and no name
+    to register it under)."""
+    plat = parse_platform(platform)
+    clean_name = parse_name(name) if name is not None else None
+    pid = parse_persona_id(persona_id) if persona_id is not None else None
+    if clean_name is None and pid is None:
+        raise InputError("name", "a soldier name or persona id is required")
+    key = parse_client_key(client_key)
+    async with conn.transaction():
+        await _rate_check(conn, key, limits)
+        target = await find(conn, plat, clean_name, pid)
+        if target is None and pid is not None:
+            if clean_name is None:
+                raise UnknownSoldier(f"persona {pid} on {plat} is not known here; "
+                                     "submit it by name or by its Battlelog URL")
+            target = await _register(conn, pid, plat, clean_name)
+        if target is not None:
+            return await _for_soldier(conn, target, key, policy, gate)
+        assert clean_name is not None
+        return await _for_lookup(conn, clean_name, plat, key, policy, gate)
+
+
+async def find(conn: Conn, platform: Platform, name: str | None,
+               persona_id: int | None) -> Target | None:
+    """A known soldier by persona id + platform, else by name (current or former)."""
+    if persona_id is not None:
+        cur = await conn.execute(q("interactive_soldier_by_persona"),
+                                 {"persona_id": persona_id, "platform": platform.value})
+    else:
+        cur = await conn.execute(q("interactive_soldier_by_name"),
+                                 {"name": name, "platform": platform.value})
+    row = await cur.fetchone()
+    return Target.from_row(row) if row else None
+
+
+async def _rate_check(conn: Conn, key: str, limits: Limits) -> None:
+    await demand.lock(conn, f"rate:{key}")
+    cur = await conn.execute(q("interactive_rate_count"),
+                             {"client_key": key, "window_seconds": limits.window_seconds})
+    row = await cur.fetchone()
+    assert row is not None
+    if int(row["n"]) >= limits.requests:
+        wait = (row["oldest"] - row["now"]).total_seconds() + limits.window_seconds
+        raise RateLimited(max(1.0, wait), limits)
+
+
+async def _register(conn: Conn, persona_id: int, platform: Platform, name: str) -> Target:
+    now = datetime.now(UTC)
+    up = await soldiers.upsert(conn, soldiers.Sighting(persona_id, platform, name, now, now,
+                                                       SourceType.MANUAL))
+    return Target(up.soldier_id, persona_id, platform, name)
+
+
+async def _insert(conn: Conn, request_id: UUID, platform: Platform, key: str,
+                  soldier_id: int | None, lookup_name: str | None) -> datetime:
+    cur = await conn.execute(q("interactive_request_insert"), {
+        "request_id": request_id, "soldier_id": soldier_id, "lookup_name": lookup_name,
+        "platform": platform.value, "client_key": key, "resources": []})
+    row = await cur.fetchone()
+    assert row is not None
+    created_at: datetime = row["created_at"]
+    return created_at
+
+
+async def _for_soldier(conn: Conn, target: Target, key: str, policy: Policy,
+                       gate: GateDefaults) -> Submission:
+    await demand.lock(conn, f"soldier:{target.soldier_id}")
+    cur = await conn.execute(q("interactive_open_for_soldier"),
+                             {"soldier_id": target.soldier_id})
+    existing = await cur.fetchone()
+    if existing is not None:
+        return await _reused(conn, existing, gate)
+    request_id = uuid4()
+    since = await _insert(conn, request_id, target.platform, key, target.soldier_id, None)
+    planned = await demand.plan(conn, target, request_id, since, policy)
+    cur = await conn.execute(q("interactive_request_jobs"), {"request_id": request_id})
+    row = await cur.fetchone()
+    attached = int(row["n"]) if row else 0
+    if not planned.resources or attached == 0:
+        message = ("every resource is fresh" if not planned.resources
+                   else "already being collected")
+        await _planned(conn, request_id, planned.resources, None, done=True, message=message)
+        return Submission(request_id, target.soldier_id, "done", None, None, planned.created,
+                          planned.resources)
+    est = await eta.estimate(conn, request_id, gate)
+    await _planned(conn, request_id, planned.resources, est.eta_at if est else None)
+    return Submission(request_id, target.soldier_id, "queued", est.eta_at if est else None,
+                      est.position if est else None, planned.created, planned.resources)
+
+
+async def _for_lookup(conn: Conn, name: str, platform: Platform, key: str, policy: Policy,
+                      gate: GateDefaults) -> Submission:
+    await demand.lock(conn, f"lookup:{platform.value}:{name.lower()}")
+    cur = await conn.execute(q("interactive_open_for_name"),
+                             {"name": name, "platform": platform.value})
+    existing = await cur.fetchone()
+    if existing is not None:
+        return await _reused(conn, existing, gate, lookup_name=name)
+    request_id = uuid4()
+    since = await _insert(conn, request_id, platform, key, None, name)
+    await enqueue(conn, Demand(
+        soldier_id=None, resource="lookup", lane=Lane.INTERACTIVE,
+        priority_class=PriorityClass.INTERACTIVE,
+        rank=rank(since, PriorityClass.INTERACTIVE, policy), reason=JobReason.LOOKUP,
+        eligible_at=since, request_id=request_id, lookup_name=name, lookup_platform=platform))
+    est = await eta.estimate(conn, request_id, gate)
+    await _planned(conn, request_id, (), est.eta_at if est else None)
+    return Submission(request_id, None, "queued", est.eta_at if est else None,
+                      est.position if est else None, 1, ("lookup",), lookup_name=name)
+
+
+async def _planned(conn: Conn, request_id: UUID, resources: tuple[str, ...],
+                   eta_at: datetime | None, *, done: bool = False,
+                   message: str | None = None) -> None:
+    await conn.execute(q("interactive_request_planned"), {
+        "request_id": request_id, "resources": list(resources), "eta_at": eta_at,
+        "done": done, "message": message})
+
+
+async def _reused(conn: Conn, row: dict[str, Any], gate: GateDefaults,
+                  lookup_name: str | None = None) -> Submission:
+    request_id: UUID = row["request_id"]
+    est = await eta.estimate(conn, request_id, gate)
+    resources = tuple(row["resources"]) or (("lookup",) if lookup_name else ())
+    return Submission(request_id, row["soldier_id"], str(row["status"]),
+                      est.eta_at if est else row["eta_at"], est.position if est else None, 0,
+                      resources, reused=True, lookup_name=lookup_name)
