@@ -160,3 +160,33 @@ async def test_drained_collector_heartbeats_but_claims_nothing(db_url: str,
                                  "WHERE event_type = 'succeeded'", timeout=30)
             await control.act(conn, "disable", "hnl-01")
             assert await asyncio.to_thread(fleet.procs["hnl-01"].wait, 30) == 0
+
+
+async def test_a_throttle_cools_the_whole_egress_down(db_url: str, tmp_path: Path) -> None:
+    """Battlelog (the simulator) allows one request per 2 s per IP with a 1 s penalty; two
+    collectors share an egress paced at 0.5 s, so they get throttled. After a 403 nobody on that
+    egress may send during the cool-down (2 s, longer than the penalty): the simulator must
+    never answer a request inside its penalty, and the throttled jobs are retried, not lost."""
+    async with connection(db_url) as conn:
+        await seed_work(conn, 40)
+    with simulator(speed=50, min_interval=2.0, penalty=1.0) as sim:
+        fleet = Fleet(db_url, sim.base_url, tmp_path, FAST | {
+            "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "0.5",
+            "BF4PS_THROTTLE_COOLDOWN_SECONDS": "2", "BF4PS_THROTTLE_COOLDOWN_MAX_SECONDS": "8"})
+        fleet.start("t-1", "shared-egress", "127.0.0.11")
+        fleet.start("t-2", "shared-egress", "127.0.0.11")
+        await asyncio.sleep(20)
+        codes = fleet.stop_all()
+        stats = sim_stats(sim)
+    assert set(codes.values()) == {0}
+    per = stats["by_ip"]["127.0.0.11"]
+    assert stats["by_outcome"]["throttled"] >= 1  # the egress really was throttled
+    assert per["penalty_answers"] == 0, per  # and nobody sent into the cool-down
+    async with connection(db_url) as conn:
+        assert await count(conn, "SELECT count(*) FROM collection_events "
+                                 "WHERE event_type = 'egress_throttled'") >= 1
+        assert await count(conn, "SELECT count(*) FROM collection_state "
+                                 "WHERE status = 'unavailable'") == 0
+        assert await count(conn, "SELECT count(*) FROM collection_events WHERE event_type = "
+                                 "'failed' AND error_class = 'throttle'") == \
+            stats["by_outcome"]["throttled"]

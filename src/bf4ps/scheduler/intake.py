@@ -82,6 +82,7 @@ class Options:
     overlap: timedelta = DEFAULT_OVERLAP
     first_window: timedelta = FIRST_WINDOW
     bootstrap_jobs: bool = True  # False: bootstrap-class soldiers are left to the feeder
+    first_jobs: bool = True  # False: no job at all is created here, the feeder does it
 
 
 async def sync_once(bf4ps_conn: Conn, bf4sw_conn: Conn, policy: Policy,
@@ -157,7 +158,8 @@ async def _import(bf4ps: Conn, bf4sw: Conn, keys: list[src.Key], policy: Policy,
     stored = await store(bf4ps, grouped.identities, clocks.now)
     await activity.refresh(bf4ps, [s.soldier_id for s in stored.soldiers], policy)
     made = await materialize(bf4ps, stored.soldiers, clocks, policy,
-                             bootstrap_jobs=opts.bootstrap_jobs)
+                             bootstrap_jobs=opts.bootstrap_jobs,
+                             first_jobs=opts.first_jobs)
     new = sum(1 for s in stored.soldiers if s.inserted)
     report.aliases_read += len(aliases)
     report.aliases_skipped += grouped.skipped

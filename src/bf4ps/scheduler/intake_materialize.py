@@ -61,19 +61,25 @@ class Clocks:
 
 
 async def materialize(conn: Conn, stored: Sequence[Stored], clocks: Clocks, policy: Policy,
-                      *, bootstrap_jobs: bool = True) -> Materialized:
+                      *, bootstrap_jobs: bool = True, first_jobs: bool = True) -> Materialized:
+    """first_jobs=False (the scheduler's intake): no job is created here at all; the bounded
+    feeder materializes the new soldiers' work from their state and activity class within a
+    tick, so even a first import of 190k soldiers never floods the live queue. Pending jobs of
+    soldiers seen again are still promoted and stale active resources still marked due."""
     out = Materialized()
     new = [s for s in stored if s.inserted]
     classes = {s.soldier_id: classify(s.identity.last_seen, clocks.source_now, policy)
                for s in stored}
     wanted = [(s.soldier_id, classes[s.soldier_id]) for s in new
               if bootstrap_jobs or classes[s.soldier_id] is not PriorityClass.BOOTSTRAP]
-    await _first_jobs(conn, wanted, clocks.now, policy, out)
+    if first_jobs:
+        await _first_jobs(conn, wanted, clocks.now, policy, out)
     seen = [(s.soldier_id, classes[s.soldier_id]) for s in stored
             if not s.inserted and classes[s.soldier_id] is not PriorityClass.BOOTSTRAP]
     if seen:
         await _promote(conn, seen, clocks.now, policy, out)
-        await _unqueued(conn, seen, clocks.now, policy, out)
+        if first_jobs:
+            await _unqueued(conn, seen, clocks.now, policy, out)
         active = [sid for sid, klass in seen if klass is PriorityClass.ACTIVE]
         out.marked_due += await mark_due(conn, active, clocks.now, policy)
     return out

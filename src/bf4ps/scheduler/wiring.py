@@ -27,9 +27,10 @@ async def bf4sw_url(settings: Settings) -> str:
 
 
 def intake_loop(settings: Settings) -> IntakeLoop:
-    """Bounded by design: long-inactive new soldiers are left to the feeder (bootstrap_jobs
-    off), so a first import of 190k soldiers never floods the live queue."""
-    options = Options(bootstrap_jobs=False)
+    """Bounded by design: intake only records soldiers, activity and due work; the feeder
+    materializes jobs (active first), so a first import of 190k soldiers never floods the
+    live queue and bootstrap keeps its share from the first minute."""
+    options = Options(bootstrap_jobs=False, first_jobs=False)
     interval = settings.bf4sw_sync_seconds
 
     async def loop(stop: asyncio.Event) -> None:
