@@ -59,9 +59,12 @@ async def worker(url: str, me: CollectorRef, policy: Policy) -> int:
             done += out.committed
 
 
+DATA_DIR = Path(mkdtemp(prefix="bf4ps-bench-ids-"))  # same identities in every run
+
+
 async def ours(url: str, soldiers: int, jobs: int) -> float:
     await add_jobs(url, soldiers, jobs)
-    data_dir = Path(mkdtemp())
+    data_dir = DATA_DIR
     async with connection(url) as conn:
         refs = [await register(conn, data_dir, Wanted(f"bench-{i}", "bench", Lane.BACKGROUND,
                                                       f"eg-{i}", None, "bench"))

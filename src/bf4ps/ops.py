@@ -24,6 +24,25 @@ def _depth_totals(depth: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return totals
 
 
+async def budget_use(conn: Conn, window_seconds: float) -> dict[str, Any]:
+    """Requests counted per egress over the window (against what its pacing allows), and the
+    fleet budget's use over its own rolling window."""
+    cur = await conn.execute(q("gates_overview"), {"window_seconds": window_seconds})
+    egresses = [{
+        "egress": g["egress_key"], "min_interval_seconds": g["min_interval_seconds"],
+        "requests": int(g["recent_requests"]),
+        "allowed": int(window_seconds / float(g["min_interval_seconds"])),
+        "throttle_streak": g["throttle_streak"], "cooldown_until": g["cooldown_until"],
+    } for g in await cur.fetchall()]
+    cur = await conn.execute(q("fleet_use"))
+    row = await cur.fetchone()
+    fleet = None
+    if row is not None and row["requests"] is not None:
+        fleet = {"requests": row["requests"], "window_seconds": row["window_seconds"],
+                 "used": int(row["used"]), "use": round(int(row["used"]) / row["requests"], 3)}
+    return {"window_seconds": window_seconds, "egresses": egresses, "fleet": fleet}
+
+
 async def status_report(conn: Conn, window_seconds: float = 3600) -> dict[str, Any]:
     depth = await figures.queue_depth(conn)
     cur = await conn.execute(q("soldier_count"))
@@ -42,6 +61,7 @@ async def status_report(conn: Conn, window_seconds: float = 3600) -> dict[str, A
         "throughput": {"window_seconds": window_seconds,
                        "by_resource": await figures.throughput(conn, window_seconds)},
         "collectors": collectors,
+        "budget": await budget_use(conn, window_seconds),
     }
 
 
@@ -60,6 +80,15 @@ def render_status(report: dict[str, Any]) -> str:
     lines.append(f"throughput (last {window:.0f} s):")
     for resource, t in sorted(report["throughput"]["by_resource"].items()):
         lines.append(f"  {resource:9} ok {t['succeeded']:>6}  failed {t['failed']:>4}")
+    budget = report["budget"]
+    lines.append(f"budget use (last {budget['window_seconds']:.0f} s):")
+    for g in budget["egresses"]:
+        lines.append(f"  {g['egress']:20} {g['requests']:>6} of {g['allowed']:>6} allowed"
+                     + (f"  throttled x{g['throttle_streak']}" if g["throttle_streak"] else ""))
+    if budget["fleet"]:
+        f = budget["fleet"]
+        lines.append(f"  fleet budget: {f['used']} of {f['requests']} per "
+                     f"{f['window_seconds']:.0f} s ({100 * f['use']:.0f} %)")
     lines.append("collectors:")
     for c in report["collectors"]:
         age = c["heartbeat_age_seconds"]

@@ -84,6 +84,11 @@ async def _coalesce(conn: Conn, demand: Demand, existing: dict[str, Any],
 async def _event(conn: Conn, kind: EventType, demand: Demand, job_id: int,
                  persona_id: int | None, platform: str | None,
                  details: dict[str, Any] | None = None) -> None:
+    if persona_id is None and demand.soldier_id is not None:  # the audit identity
+        cur = await conn.execute(q("soldier_by_id"), {"soldier_id": demand.soldier_id})
+        row = await cur.fetchone()
+        if row is not None:
+            persona_id, platform = row["persona_id"], row["platform"]
     await events.record(
         conn, kind, job_id=job_id, soldier_id=demand.soldier_id, persona_id=persona_id,
         platform=platform or (demand.lookup_platform.value if demand.lookup_platform else None),

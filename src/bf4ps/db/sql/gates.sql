@@ -79,3 +79,9 @@ SELECT g.egress_key, g.min_interval_seconds, g.window_requests, g.window_seconds
        (SELECT count(*) FROM request_ledger l WHERE l.egress_key = g.egress_key
           AND l.slot_at > now() - make_interval(secs => %(window_seconds)s)) AS recent_requests
 FROM egress_gates g ORDER BY g.egress_key
+
+-- name: fleet_use
+SELECT b.requests, b.window_seconds,
+       (SELECT count(*) FROM request_ledger l
+         WHERE l.slot_at > now() - make_interval(secs => b.window_seconds)) AS used
+FROM fleet_budget b WHERE b.budget_id = 1

@@ -1,0 +1,65 @@
+"""The command-line contract against a real database: db, status, config, events, collector
+registry actions, retention."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from bf4ps.cli.main import cli
+from bf4ps.db.connect import connection
+from bf4ps.settings import Settings
+from tests.helpers import add_job, make_collector, make_soldier
+
+
+def run(settings: Settings, *args: str) -> str:
+    result = CliRunner().invoke(cli, list(args), obj=settings, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+async def setup(db_url: str, tmp_path: Path) -> None:
+    async with connection(db_url) as conn:
+        sid = await make_soldier(conn, 4242)
+        await add_job(conn, sid)
+        await make_collector(conn, tmp_path, "mak-01")
+
+
+def test_status_config_events_and_registry(db_url: str, tmp_path: Path) -> None:
+    """Sync on purpose: each command runs its own event loop, as from a shell."""
+    settings = Settings(database_url=db_url, data_dir=tmp_path)
+    asyncio.run(setup(db_url, tmp_path))
+    assert "schema is up to date" in run(settings, "db", "upgrade")
+    assert "applied  0001_initial" in run(settings, "db", "status")
+    status = json.loads(run(settings, "status", "--json"))
+    assert status["soldiers"] == 1
+    assert status["queue_depth"]["by_lane"]["background"]["ready"] == 1
+    assert status["coverage"]["detailed"]["never_attempted"] == 1
+    assert status["collectors"][0]["name"] == "mak-01"
+    assert "budget" in status and status["budget"]["fleet"] is None
+    assert "queue depth (actionable work)" in run(settings, "status")
+
+    assert "working_set_background = 500" in run(settings, "config", "set",
+                                                 "working_set_background", "500")
+    shown = json.loads(run(settings, "config", "show", "--json"))
+    assert shown["working_set_background"] == 500
+    bad = CliRunner().invoke(cli, ["config", "set", "share_active", "7"], obj=settings)
+    assert bad.exit_code != 0 and "share_active" in bad.output
+    run(settings, "config", "unset", "working_set_background")
+    assert json.loads(run(settings, "config", "show", "--json"))["working_set_background"] == 200
+
+    assert "mak-01: drain recorded" in run(settings, "collector", "drain", "mak-01")
+    assert "drained" in run(settings, "collector", "list")
+    listed = json.loads(run(settings, "collector", "list", "--json"))
+    assert listed[0]["drained"] is True
+    run(settings, "collector", "resume", "mak-01")
+    events = json.loads(run(settings, "events", "--persona", "4242", "--json"))
+    assert [e["event_type"] for e in events] == ["created"]
+    text = run(settings, "events", "--collector", "mak-01", "--since", "1h")
+    assert "collector drained" in text and "collector resumed" in text
+    missing = CliRunner().invoke(cli, ["collector", "drain", "nobody"], obj=settings)
+    assert missing.exit_code != 0 and "no current collector named" in missing.output
+    assert "0 rows deleted" in run(settings, "retention", "run")
