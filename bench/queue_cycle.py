@@ -101,6 +101,16 @@ async def pgqueuer_rate(url: str, jobs: int, batch: int) -> float:
         return jobs / (time.perf_counter() - t0)
 
 
+def _run_once(urls: dict[int, str], jobs: int, run: int) -> dict[str, float]:
+    """One round: every contender back to back, so machine load hits them alike."""
+    out = {f"bf4ps_{scale}": asyncio.run(ours(url, scale, min(jobs, scale)))
+           for scale, url in urls.items()}
+    for batch in (1, 10):
+        url = fresh_database(f"bench_pgq_{batch}_{run}", migrated=False)
+        out[f"pgqueuer_b{batch}"] = asyncio.run(pgqueuer_rate(url, jobs, batch))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--jobs", type=int, default=10_000)
@@ -108,33 +118,24 @@ def main() -> None:
     ap.add_argument("--scales", default="10000,1000000")
     args = ap.parse_args()
     print(f"machine: {machine()}")
-    results: dict[str, float] = {}
+    urls: dict[int, str] = {}
     for scale in (int(s) for s in args.scales.split(",")):
-        url = fresh_database(f"bench_queue_{scale}")
+        urls[scale] = fresh_database(f"bench_queue_{scale}")
         t0 = time.perf_counter()
-        asyncio.run(seed(url, scale, args.jobs))
+        asyncio.run(seed(urls[scale], scale, args.jobs))
         print(f"seeded {scale:,} soldiers in {time.perf_counter() - t0:.1f} s")
-        rates = [asyncio.run(ours(url, scale, min(args.jobs, scale))) for _ in range(args.runs)]
-        results[f"bf4ps_{scale}"] = median(rates)
-        print(f"bf4ps fenced cycles/s at {scale:>9,} soldiers, {WORKERS} workers: "
-              f"{median(rates):8.0f}  (runs: {', '.join(f'{r:.0f}' for r in rates)})")
-    for batch in (1, 10):
-        rates = []
-        for run in range(args.runs):
-            url = fresh_database(f"bench_pgq_{batch}_{run}", migrated=False)
-            rates.append(asyncio.run(pgqueuer_rate(url, args.jobs, batch)))
-        results[f"pgqueuer_b{batch}"] = median(rates)
-        print(f"pgqueuer jobs/s, batch {batch:>2}:                      {median(rates):8.0f}  "
-              f"(runs: {', '.join(f'{r:.0f}' for r in rates)})")
-    scales = args.scales.split(",")
-    small = results.get(f"bf4ps_{scales[0]}")
-    large = results.get(f"bf4ps_{scales[-1]}") if len(scales) > 1 else None
-    if small and large:
-        print(f"ratio bf4ps 1M/10k: {large / small:.2f} (target ≥ 0.67, i.e. within 1.5×)")
-    if small:
-        print(f"ratio bf4ps/pgqueuer batch 10: {small / results['pgqueuer_b10']:.2f} "
-              "(target ≥ 1.0)")
-        print(f"ratio bf4ps/pgqueuer batch 1:  {small / results['pgqueuer_b1']:.2f}")
+    rounds = [_run_once(urls, args.jobs, run) for run in range(args.runs)]
+    results = {k: median([r[k] for r in rounds]) for k in rounds[0]}
+    for key, value in results.items():
+        runs = ", ".join(f"{r[key]:.0f}" for r in rounds)
+        print(f"{key:>16}: {value:8.0f} per second (runs: {runs})")
+    scales = list(urls)
+    small = results[f"bf4ps_{scales[0]}"]
+    if len(scales) > 1:
+        print(f"ratio bf4ps {scales[-1]:,}/{scales[0]:,}: "
+              f"{results[f'bf4ps_{scales[-1]}'] / small:.2f} (target ≥ 0.67, i.e. within 1.5×)")
+    print(f"ratio bf4ps/pgqueuer batch 10: {small / results['pgqueuer_b10']:.2f} (target ≥ 1.0)")
+    print(f"ratio bf4ps/pgqueuer batch 1:  {small / results['pgqueuer_b1']:.2f}")
 
 
 if __name__ == "__main__":

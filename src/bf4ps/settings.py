@@ -28,7 +28,9 @@ def default_data_dir() -> Path:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="BF4PS_", extra="ignore")
+    # an empty BF4PS_X= means "not set" (the default), not an invalid value
+    model_config = SettingsConfigDict(env_prefix="BF4PS_", extra="ignore",
+                                      env_ignore_empty=True)
 
     # --- storage ---
     database_url: str | None = Field(

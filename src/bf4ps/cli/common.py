@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from decimal import Decimal
 from functools import wraps
+from ipaddress import IPv4Address, IPv4Interface, IPv6Address, IPv6Interface
 from typing import Any, ParamSpec, TypeVar
 from uuid import UUID
 
@@ -39,8 +40,10 @@ def run_async(fn: Callable[P, Awaitable[R]]) -> Callable[P, R]:
 def _default(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
-    if isinstance(value, UUID | Decimal):
-        return str(value) if isinstance(value, UUID) else float(value)
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, UUID | IPv4Address | IPv6Address | IPv4Interface | IPv6Interface):
+        return str(value)
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 

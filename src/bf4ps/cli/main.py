@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from bf4ps import __version__
-from bf4ps.cli import battlelog, bf4sw, collector, db, scheduler, simulate
+from bf4ps.cli import battlelog, bf4sw, collector, db, demo, request, scheduler, simulate, web
 from bf4ps.settings import Settings
 
 
@@ -15,7 +15,7 @@ def cli() -> None:
     """Battlefield 4 Player Stats: collection fleet, scheduler, website."""
 
 
-for _module in (db, collector, scheduler, bf4sw, battlelog, simulate):
+for _module in (demo, db, collector, scheduler, web, request, bf4sw, battlelog, simulate):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 for _command in bf4sw.SIMULATE_COMMANDS:

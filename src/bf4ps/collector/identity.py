@@ -81,9 +81,14 @@ async def register(conn: Conn, data_dir: Path, want: Wanted, *, replace: bool = 
         else:
             _check_usable(row, want)
         ref = _ref(row)
-        await conn.execute(q("collector_started"), {
+        cur = await conn.execute(q("collector_started"), {
             "collector_uuid": ref.collector_uuid, "version": want.version, "pid": os.getpid(),
             "source_address": want.source_address})
+        started = await cur.fetchone()
+        if started is not None and started["previous_health"] == "lost":
+            # back after an outage (crash, reboot): the first good heartbeat is this start
+            await events.record(conn, EventType.HEARTBEAT_RESTORED, **ref.event_fields(),
+                                lane=ref.lane.value, details={"by": "restart"})
         await events.record(conn, EventType.COLLECTOR_STARTED, **ref.event_fields(),
                             lane=ref.lane.value, details={"version": want.version,
                                                           "pid": os.getpid()})

@@ -67,7 +67,7 @@ async def open_pool(url: str, *, max_size: int = 4, min_size: int = 1) -> AsyncC
         url,
         min_size=min_size,
         max_size=max_size,
-        kwargs={"row_factory": dict_row, "autocommit": True},
+        kwargs={"row_factory": dict_row, "autocommit": True, **KEEPALIVES},
         configure=configure,
         open=False,
         reconnect_timeout=3600,
@@ -77,9 +77,16 @@ async def open_pool(url: str, *, max_size: int = 4, min_size: int = 1) -> AsyncC
     return pool
 
 
+# TCP keepalives: a peer whose host died is noticed within about a minute, so a session lock
+# (the scheduler's leadership) is released and a standby takes over. Ignored on Unix sockets.
+KEEPALIVES: dict[str, Any] = {"keepalives": 1, "keepalives_idle": 30,
+                              "keepalives_interval": 10, "keepalives_count": 3}
+
+
 @asynccontextmanager
 async def connection(url: str) -> AsyncIterator[Conn]:
-    conn = await psycopg.AsyncConnection.connect(url, row_factory=dict_row, autocommit=True)
+    conn = await psycopg.AsyncConnection.connect(
+        url, row_factory=dict_row, autocommit=True, **KEEPALIVES)
     try:
         await configure(conn)
         yield conn

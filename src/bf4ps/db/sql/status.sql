@@ -19,7 +19,8 @@ HAVING sum(n) <> 0
 ORDER BY resource, status
 
 -- name: soldier_count
-SELECT count(*) AS n FROM soldiers
+-- Every soldier has one detailed state row: the coverage counters know how many (no scan).
+SELECT coalesce(sum(n), 0)::bigint AS n FROM coverage_counters WHERE resource = 'detailed'
 
 -- name: throughput
 SELECT resource, event_type, count(*) AS n,

@@ -1,0 +1,328 @@
+"""Website latency at scale: 1,000,000 soldiers with detailed stats (history for a tenth, weapons
+and vehicles for a sample) seeded with generate_series, the app served by uvicorn in a
+subprocess, and concurrent clients on soldier pages, the soldier API, the operator console and
+the operator status API. Prints p50/p95/p99 per endpoint (targets: soldier page p99 <= 50 ms,
+status/ops <= 200 ms). Prints figures, asserts nothing.
+
+Latencies are measured by the client (httpx, its own process) and include its overhead; both
+processes share the machine's cores.
+
+Two load shapes: an open loop (Poisson arrivals at --rate over all endpoints, latency from
+each request's scheduled time) and a closed loop (--concurrency clients back to back: the
+saturation throughput, where latency is mostly queueing).
+
+Run: ``python -m bench.web_load [--soldiers 1000000] [--sample 10000] [--requests 3000]
+      [--concurrency 16] [--workers 2] [--rate 100] [--seconds 30] [--reuse] [--open-only]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import psycopg
+
+from bench.common import fresh_database, machine, server_url
+from bf4ps.battlelog.parse_vehicles import parse_vehicles
+from bf4ps.battlelog.parse_weapons import parse_weapons
+from bf4ps.db.connect import connection, with_dbname
+from bf4ps.stats.store import write_vehicles, write_weapons
+from bf4ps.web.serve import free_port
+
+DB = "bf4ps_bench_web"
+DATA = Path(__file__).resolve().parents[1] / "src/bf4ps/sim/battlelog/data"
+OPS = ("bench", "bench-pass")
+BASE_PERSONA = 1_000_000_000
+
+SEED_SQL = [
+    # soldiers: 65 % pc, 17 % ps4, 18 % xboxone
+    """INSERT INTO soldiers (persona_id, platform, current_name, first_seen_at, last_seen_at)
+       SELECT %(base)s + g,
+              CASE WHEN g %% 100 < 65 THEN 'pc' WHEN g %% 100 < 82 THEN 'ps4' ELSE 'xboxone' END,
+              'Bench' || g, now() - interval '600 days', now() - (g %% 500) * interval '1 day'
+       FROM generate_series(1, %(n)s) g""",
+    """INSERT INTO soldier_names (soldier_id, name, first_seen_at, last_seen_at)
+       SELECT soldier_id, current_name, first_seen_at, last_seen_at FROM soldiers""",
+    """INSERT INTO collection_state (soldier_id, resource, status, last_attempt_at,
+                                     last_success_at, next_due_at)
+       SELECT soldier_id, 'detailed', 'current', now() - interval '1 day',
+              now() - interval '1 day', now() + interval '6 days' FROM soldiers""",
+    """INSERT INTO collection_state (soldier_id, resource)
+       SELECT soldier_id, r FROM soldiers, unnest(ARRAY['profile', 'weapons', 'vehicles']) r""",
+    """INSERT INTO detailed_stats_current (
+           soldier_id, fetched_at, rank, skill, score, time_played_seconds, kills, deaths,
+           kill_assists, headshots, shots_fired, shots_hit, accuracy_percent, num_rounds, wins,
+           losses, score_per_minute, kills_per_minute, revives, heals, repairs, resupplies,
+           assault_score, engineer_score, support_score, recon_score, commander_score,
+           assault_time_seconds, engineer_time_seconds, support_time_seconds,
+           recon_time_seconds, commander_time_seconds)
+       SELECT soldier_id, now() - interval '1 day', 1 + soldier_id %% 140, 100 + soldier_id %% 400,
+              soldier_id * 37 %% 9000000, soldier_id %% 2000000, soldier_id %% 50000,
+              1 + soldier_id %% 45000, soldier_id %% 9000, soldier_id %% 7000,
+              soldier_id %% 900000, soldier_id %% 130000, 14.5, soldier_id %% 3000,
+              soldier_id %% 1600, 1 + soldier_id %% 1400, 300 + soldier_id %% 500,
+              0.4 + (soldier_id %% 100) / 100.0, soldier_id %% 4000, soldier_id %% 5000,
+              soldier_id %% 2000, soldier_id %% 3000, soldier_id %% 900000,
+              soldier_id %% 800000, soldier_id %% 700000, soldier_id %% 600000,
+              soldier_id %% 10000, soldier_id %% 400000, soldier_id %% 300000,
+              soldier_id %% 200000, soldier_id %% 100000, soldier_id %% 1000
+       FROM soldiers""",
+    # five older snapshots for every tenth soldier
+    """INSERT INTO detailed_stats_history (soldier_id, fetched_at, rank, skill, score, kills,
+                                           deaths, time_played_seconds, wins, losses,
+                                           shots_fired, shots_hit, headshots,
+                                           score_per_minute, kills_per_minute)
+       SELECT d.soldier_id, d.fetched_at - k * interval '9 days', d.rank, d.skill - k,
+              d.score - k * 1000, d.kills - k * 50, d.deaths - k * 40,
+              d.time_played_seconds - k * 3000, d.wins - k, d.losses - k, d.shots_fired,
+              d.shots_hit, d.headshots, d.score_per_minute, d.kills_per_minute
+       FROM detailed_stats_current d, generate_series(1, 5) k
+       WHERE d.soldier_id %% 10 = 0""",
+]
+SAMPLE_SQL = [
+    """INSERT INTO soldier_weapon_stats (soldier_id, weapon_id, fetched_at, kills, headshots,
+                                         shots_fired, shots_hit, accuracy_fraction,
+                                         time_equipped_seconds, service_stars)
+       SELECT s.soldier_id, w.weapon_id, now(), (s.soldier_id + w.weapon_id) %% 900,
+              (s.soldier_id + w.weapon_id) %% 90, 10000, 1500, 0.15,
+              ((s.soldier_id * w.weapon_id) %% 50000), (s.soldier_id + w.weapon_id) %% 10
+       FROM (SELECT soldier_id FROM soldiers WHERE soldier_id %% %(every)s = 1) s
+       CROSS JOIN weapon_catalog w
+       ON CONFLICT DO NOTHING""",
+    """INSERT INTO soldier_vehicle_stats (soldier_id, vehicle_id, fetched_at, kills,
+                                          time_in_seconds, destroy_x_in_y, service_stars)
+       SELECT s.soldier_id, v.vehicle_id, now(), (s.soldier_id + v.vehicle_id) %% 400,
+              (s.soldier_id * v.vehicle_id) %% 30000, (s.soldier_id + v.vehicle_id) %% 50,
+              (s.soldier_id + v.vehicle_id) %% 5
+       FROM (SELECT soldier_id FROM soldiers WHERE soldier_id %% %(every)s = 1) s
+       CROSS JOIN vehicle_catalog v
+       ON CONFLICT DO NOTHING""",
+    """UPDATE collection_state SET status = 'current', last_attempt_at = now(),
+              last_success_at = now(), next_due_at = now() + interval '7 days'
+       WHERE resource IN ('weapons', 'vehicles') AND soldier_id %% %(every)s = 1""",
+]
+
+
+async def seed(url: str, n: int, sample: int) -> None:
+    async with connection(url) as conn:
+        t0 = time.perf_counter()
+        for sql in SEED_SQL:
+            await conn.execute(sql, {"base": BASE_PERSONA, "n": n})  # type: ignore[arg-type]
+        print(f"seeded {n:,} soldiers (detailed, state, history) in "
+              f"{time.perf_counter() - t0:.0f} s", flush=True)
+        t0 = time.perf_counter()
+        now = datetime.now(UTC)
+        await write_weapons(conn, 1, parse_weapons((DATA / "weapon-stats.json").read_bytes()),
+                            now)
+        await write_vehicles(conn, 1, parse_vehicles((DATA / "vehicles-stats.json")
+                                                     .read_bytes()), now)
+        every = max(1, n // sample)
+        for sql in SAMPLE_SQL:
+            await conn.execute(sql, {"every": every})  # type: ignore[arg-type]
+        await conn.execute("VACUUM ANALYZE")
+        print(f"weapons and vehicles for every {every}th soldier in "
+              f"{time.perf_counter() - t0:.0f} s", flush=True)
+
+
+def seeded_count(url: str) -> int:
+    try:
+        with psycopg.connect(url) as conn:
+            row = conn.execute("SELECT count(*) FROM soldiers").fetchone()
+            return int(row[0]) if row else 0
+    except psycopg.Error:
+        return 0
+
+
+@dataclass
+class Sample:
+    latencies: list[float] = field(default_factory=list)
+    errors: int = 0
+    statuses: dict[int, int] = field(default_factory=dict)
+
+
+async def drive(base: str, paths: list[str], concurrency: int,
+                auth: tuple[str, str] | None) -> tuple[Sample, float]:
+    out = Sample()
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    for p in paths:
+        queue.put_nowait(p)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=base, limits=limits, auth=auth, timeout=30) as client:
+        async def worker() -> None:
+            while not queue.empty():
+                path = queue.get_nowait()
+                t0 = time.perf_counter()
+                try:
+                    r = await client.get(path)
+                    out.statuses[r.status_code] = out.statuses.get(r.status_code, 0) + 1
+                    if r.status_code >= 400:
+                        out.errors += 1
+                except httpx.HTTPError:
+                    out.errors += 1
+                out.latencies.append((time.perf_counter() - t0) * 1000)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return out, time.perf_counter() - started
+
+
+async def open_loop(base: str, mix: list[tuple[str, list[str], tuple[str, str] | None]],
+                    rate: float, seconds: float) -> dict[str, Sample]:
+    """Poisson arrivals at `rate` per second over the endpoints of `mix` (round robin); each
+    latency counts from the request's scheduled time, so a stalled server cannot hide queueing
+    (no coordinated omission)."""
+    out = {name: Sample() for name, _, _ in mix}
+    rng = random.Random(7)
+    limits = httpx.Limits(max_connections=128, max_keepalive_connections=128)
+    clients = {auth: httpx.AsyncClient(base_url=base, limits=limits, auth=auth, timeout=30)
+               for _, _, auth in mix}
+
+    async def one(name: str, path: str, client: httpx.AsyncClient, due: float) -> None:
+        try:
+            r = await client.get(path)
+            if r.status_code >= 400:
+                out[name].errors += 1
+        except httpx.HTTPError:
+            out[name].errors += 1
+        out[name].latencies.append((time.perf_counter() - due) * 1000)
+
+    tasks = []
+    start = time.perf_counter()
+    due = start
+    i = 0
+    while due - start < seconds:
+        due += rng.expovariate(rate)
+        await asyncio.sleep(max(0.0, due - time.perf_counter()))
+        name, paths, auth = mix[i % len(mix)]
+        tasks.append(asyncio.create_task(one(name, paths[(i // len(mix)) % len(paths)],
+                                             clients[auth], due)))
+        i += 1
+    await asyncio.gather(*tasks)
+    for c in clients.values():
+        await c.aclose()
+    return out
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def report(name: str, s: Sample, elapsed: float, target: float | None) -> None:
+    lat = s.latencies
+    if not lat:
+        print(f"{name:34} no samples", flush=True)
+        return
+    p99 = pct(lat, 99)
+    print(f"{name:34} n={len(lat):5}  rps={len(lat) / elapsed:7.1f}  p50={pct(lat, 50):7.1f}  "
+          f"p95={pct(lat, 95):7.1f}  p99={p99:7.1f}  max={max(lat):7.1f} ms  "
+          f"mean={statistics.fmean(lat):6.1f}  errors={s.errors}"
+          + (f"  target p99<={target:.0f} ms: {'met' if p99 <= target else 'MISSED'}"
+             if target is not None else ""), flush=True)
+
+
+def start_server(url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BF4PS_")}
+    env.update({"BF4PS_DATABASE_URL": url, "BF4PS_OPS_USERNAME": OPS[0],
+                "BF4PS_OPS_PASSWORD": OPS[1], "BF4PS_SECRET_KEY": "bench",
+                "BF4PS_DB_POOL_MAX": "8", "BF4PS_LOG_LEVEL": "WARNING"})
+    args = [sys.executable, "-m", "uvicorn", "--factory", "bf4ps.web.app:app_from_env",
+            "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers),
+            "--log-level", "warning", "--no-access-log"]
+    proc = subprocess.Popen(args, env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("the web server did not start")
+
+
+def soldier_paths(n: int, every: int, count: int, sampled: bool, prefix: str = "",
+                  suffix: str = "") -> list[str]:
+    rng = random.Random(count + every + len(prefix) + len(suffix) + sampled)
+    out = []
+    for _ in range(count):
+        g = (rng.randrange(n // every) * every + 1) if sampled else rng.randrange(1, n + 1)
+        g = min(g, n)
+        plat = "pc" if g % 100 < 65 else ("ps4" if g % 100 < 82 else "xboxone")
+        out.append(f"{prefix}/soldiers/{plat}/{BASE_PERSONA + g}{suffix}")
+    return out
+
+
+async def run_load(base: str, n: int, every: int, requests: int, concurrency: int,
+                   rate: float, seconds: float, open_only: bool = False) -> None:
+    plans = [
+        ("soldier page (with weapons)", soldier_paths(n, every, requests, True), None, 50.0),
+        ("soldier page (any soldier)", soldier_paths(n, every, requests, False), None, 50.0),
+        ("GET /api/soldiers/{p}/{id}", soldier_paths(n, every, requests, False, "/api"),
+         None, 50.0),
+        ("GET /api/soldiers/.../weapons", soldier_paths(n, every, requests // 2, True, "/api",
+                                                        "/weapons"), None, 50.0),
+        ("GET /ops", ["/ops"] * max(200, requests // 10), OPS, 200.0),
+        ("GET /api/ops/status", ["/api/ops/status"] * max(200, requests // 10), OPS, 200.0),
+    ]
+    await drive(base, soldier_paths(n, every, 200, True), 4, None)  # warm up
+    print(f"-- open loop: {rate:.0f} requests/s (Poisson) for {seconds:.0f} s, mixed "
+          "endpoints", flush=True)
+    results = await open_loop(base, [(name, paths, auth) for name, paths, auth, _ in plans],
+                              rate, seconds)
+    for name, _, _, target in plans:
+        report(name, results[name], seconds, target)
+    if open_only:
+        return
+    print(f"-- closed loop: {concurrency} clients back to back (saturation)", flush=True)
+    for name, paths, auth, _ in plans:
+        sample, elapsed = await drive(base, paths, concurrency, auth)
+        report(name, sample, elapsed, None)
+    print("-- one client (service time)", flush=True)
+    for name, paths, auth, _ in plans:
+        sample, elapsed = await drive(base, paths[: len(paths) // 4], 1, auth)
+        report(name, sample, elapsed, None)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--soldiers", type=int, default=1_000_000)
+    ap.add_argument("--sample", type=int, default=10_000, help="soldiers with weapons/vehicles")
+    ap.add_argument("--requests", type=int, default=3000, help="per soldier endpoint")
+    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--workers", type=int, default=2, help="uvicorn worker processes")
+    ap.add_argument("--rate", type=float, default=100.0, help="open-loop requests per second")
+    ap.add_argument("--seconds", type=float, default=30.0, help="open-loop duration")
+    ap.add_argument("--reuse", action="store_true", help="reuse an already seeded database")
+    ap.add_argument("--open-only", action="store_true", help="skip the closed-loop runs")
+    args = ap.parse_args()
+    print(f"machine: {machine()}", flush=True)
+    url = with_dbname(server_url(), DB)
+    if not (args.reuse and seeded_count(url) == args.soldiers):
+        url = fresh_database(DB)
+        asyncio.run(seed(url, args.soldiers, args.sample))
+    every = max(1, args.soldiers // args.sample)
+    port = free_port()
+    proc = start_server(url, port, args.workers)
+    try:
+        print(f"uvicorn workers={args.workers}, concurrency={args.concurrency}", flush=True)
+        asyncio.run(run_load(f"http://127.0.0.1:{port}", args.soldiers, every, args.requests,
+                             args.concurrency, args.rate, args.seconds, args.open_only))
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""`bf4ps demo`: the whole system on its embedded defaults."""
+
+from __future__ import annotations
+
+import click
+
+from bf4ps.cli.common import echo_json, settings_of
+
+
+@click.command(name="demo")
+@click.option("--soldiers", default=3000, show_default=True, type=click.IntRange(10, 500_000))
+@click.option("--collectors", default=4, show_default=True, type=click.IntRange(1, 16),
+              help="Background collectors, each on its own loopback egress.")
+@click.option("--duration", default=None, type=click.FloatRange(min=5),
+              help="Run this many seconds, then stop and print a summary.")
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535),
+              help="Website port (0: any free port).")
+@click.option("--speed", default=10.0, show_default=True, type=click.FloatRange(1, 100),
+              help="Simulated time runs this much faster (latency and pacing ÷ speed).")
+@click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
+@click.pass_context
+def demo(ctx: click.Context, soldiers: int, collectors: int, duration: float | None,
+         port: int, speed: float, as_json: bool) -> None:
+    """Run everything locally: embedded PostgreSQL, simulated BF4SW and Battlelog, scheduler,
+    collectors, the website. Ctrl-C stops it all."""
+    from bf4ps.demo.run import DemoOptions, run_demo
+
+    opts = DemoOptions(soldiers, collectors, duration, port, speed, as_json)
+    result = run_demo(settings_of(ctx), opts)
+    if as_json:
+        echo_json(result)
+        return
+    click.echo(f"summary: {result['requests']['total']} Battlelog requests in "
+               f"{result['duration_seconds']:.0f} s; collected (current) "
+               f"{result['coverage']['collected_end']}; budget use {result['budget']['use']}; "
+               f"violations {result['violations']}")
+
+
+COMMANDS: list[click.Command] = [demo]

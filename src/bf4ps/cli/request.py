@@ -1,0 +1,76 @@
+"""`bf4ps request NAME --platform P`: what the website's submit button does."""
+
+from __future__ import annotations
+
+import getpass
+from datetime import UTC, datetime
+
+import click
+
+from bf4ps import policy as policy_mod
+from bf4ps.cli.common import echo_json, fail, run_async, settings_of
+from bf4ps.db.connect import connection, resolve_url
+from bf4ps.domain import Platform
+from bf4ps.interactive.eta import GateDefaults
+from bf4ps.interactive.inputs import InputError, looks_like_url, parse_soldier_url
+from bf4ps.interactive.submit import RateLimited, Submission, UnknownSoldier, submit
+
+
+def _describe(sub: Submission) -> str:
+    target = f"soldier {sub.soldier_id}" if sub.soldier_id else f"lookup of {sub.lookup_name!r}"
+    head = f"request {sub.request_id}: {sub.status} ({target})"
+    if sub.reused:
+        head += ", an open request for it already existed"
+    lines = [head]
+    if sub.resources:
+        lines.append(f"  collects: {', '.join(sub.resources)} ({sub.created} new jobs)")
+    else:
+        lines.append("  nothing to collect: every resource is fresh")
+    if sub.eta_at is not None:
+        wait = max(0.0, (sub.eta_at - datetime.now(UTC)).total_seconds())
+        lines.append(f"  position {sub.position}; first Battlelog request expected at "
+                     f"{sub.eta_at:%H:%M:%S} UTC (in ~{wait:.0f} s)")
+    lines.append(f"  status: /requests/{sub.request_id}")
+    return "\n".join(lines)
+
+
+@click.command(name="request")
+@click.argument("name")
+@click.option("--platform", "platform", type=click.Choice([p.value for p in Platform]),
+              default=None, help="Required unless NAME is a Battlelog soldier URL.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+@click.pass_context
+@run_async
+async def request(ctx: click.Context, name: str, platform: str | None, as_json: bool) -> None:
+    """Request a fresh collection of soldier NAME (or a Battlelog soldier URL): queued as
+    interactive work, never a synchronous Battlelog call."""
+    settings = settings_of(ctx)
+    try:
+        persona_id: int | None = None
+        soldier_name: str | None = name
+        if looks_like_url(name):
+            ref = parse_soldier_url(name, "NAME")
+            platform, persona_id, soldier_name = ref.platform.value, ref.persona_id, ref.name
+        elif platform is None:
+            raise InputError("platform", "--platform is required with a soldier name")
+        async with connection(await resolve_url(settings)) as conn:
+            policy = await policy_mod.load(conn)
+            sub = await submit(conn, platform=platform, name=soldier_name,
+                               persona_id=persona_id, client_key=f"cli:{getpass.getuser()}",
+                               policy=policy, gate=GateDefaults.from_settings(settings))
+    except InputError as exc:
+        fail(f"{exc.field}: {exc.message}", 2)
+        return
+    except (RateLimited, UnknownSoldier) as exc:
+        fail(str(exc), 3)
+        return
+    if as_json:
+        echo_json({"request_id": sub.request_id, "status": sub.status,
+                   "soldier_id": sub.soldier_id, "lookup_name": sub.lookup_name,
+                   "eta_at": sub.eta_at, "position": sub.position, "jobs_created": sub.created,
+                   "resources": list(sub.resources), "reused": sub.reused})
+    else:
+        click.echo(_describe(sub))
+
+
+COMMANDS: list[click.Command] = [request]

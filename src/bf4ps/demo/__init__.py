@@ -1,0 +1,1 @@
+"""`bf4ps demo`: the whole system on its embedded defaults, in one command."""

@@ -1,0 +1,59 @@
+"""The demo's terminal progress (rich): coverage per resource, requests per second, budget
+use, collector health. With --json it writes to stderr so stdout stays one JSON object."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+
+class Progress:
+    def __init__(self, json_mode: bool) -> None:
+        self.console = Console(stderr=json_mode)
+        self.live: Live | None = None
+        self.prev: tuple[float, int] | None = None
+
+    def say(self, text: str) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+        self.console.print(f"[bold]bf4ps demo[/bold] {text}")
+
+    def started(self, url: str, password: str, logs: Path) -> None:
+        self.say(f"website: [link={url}]{url}[/link]   operator console: {url}ops "
+                 f"(user [bold]ops[/bold], password [bold]{password}[/bold])")
+        self.console.print(f"  process logs in {logs}; Ctrl-C stops everything")
+        self.live = Live(console=self.console, refresh_per_second=2, transient=False)
+        self.live.start()
+
+    def update(self, snap: dict[str, Any], elapsed: float, dead: list[str]) -> None:
+        if self.live is None:
+            return
+        total = snap["sim"]["requests_total"]
+        rate = 0.0
+        if self.prev is not None and elapsed > self.prev[0]:
+            rate = (total - self.prev[1]) / (elapsed - self.prev[0])
+        self.prev = (elapsed, total)
+        self.live.update(self._table(snap, elapsed, rate, dead))
+
+    def _table(self, snap: dict[str, Any], elapsed: float, rate: float,
+               dead: list[str]) -> Table:
+        t = Table(title=f"BF4PS demo — {elapsed:.0f} s, {snap['soldiers']} soldiers, "
+                        f"{snap['healthy']} collectors healthy, {rate:.1f} requests/s, "
+                        f"{snap['ready']} jobs ready")
+        t.add_column("resource")
+        for status in ("current", "retry_wait", "unavailable", "due", "never_attempted"):
+            t.add_column(status.replace("_", " "), justify="right")
+        for resource, counts in snap["coverage"].items():
+            t.add_row(resource, *(str(counts.get(s, 0)) for s in (
+                "current", "retry_wait", "unavailable", "due", "never_attempted")))
+        sim = snap["sim"]
+        t.caption = (f"Battlelog requests {sim['requests_total']}, counted in the last minute "
+                     f"{snap['counted_recent']}; violations seen by the simulator: "
+                     f"{sim['violations']['total']}" + (f"; exited: {', '.join(dead)}"
+                                                        if dead else ""))
+        return t

@@ -1,0 +1,82 @@
+"""The website's application factory. Nothing happens at import time: create_app builds the
+app, its lifespan opens the database pool (unless one is given)."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import jinja2
+from psycopg_pool import AsyncConnectionPool
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from bf4ps.db.connect import Conn, open_pool, resolve_url
+from bf4ps.interactive.eta import GateDefaults
+from bf4ps.interactive.submit import Limits
+from bf4ps.settings import Settings
+from bf4ps.web import routes_api, routes_ops, routes_public
+from bf4ps.web.errors import HANDLERS
+from bf4ps.web.format import FILTERS
+from bf4ps.web.metrics import Metrics, RequestMetrics
+from bf4ps.web.security import BODY_LIMIT, BodyLimit, Csrf, OpsAuth, SecurityHeaders
+from bf4ps.web.state import WebState
+
+log = logging.getLogger(__name__)
+HERE = Path(__file__).resolve().parent
+
+
+def _templates() -> Jinja2Templates:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(FILTERS)
+    return Jinja2Templates(env=env)
+
+
+@asynccontextmanager
+async def _lifespan(app: Starlette) -> AsyncIterator[None]:
+    web: WebState = app.state.web
+    if web.pool is None:
+        url = await resolve_url(web.settings)
+        web.pool = await open_pool(url, max_size=web.settings.db_pool_max)
+        web.owns_pool = True
+    if not web.ops.configured:
+        log.warning("operator console %s: BF4PS_OPS_USERNAME/BF4PS_OPS_PASSWORD are unset",
+                    "open (local demo)" if web.ops.demo else "disabled")
+    try:
+        yield
+    finally:
+        if web.owns_pool and web.pool is not None:
+            await web.pool.close()
+            web.pool = None
+
+
+def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None, *,
+               limits: Limits | None = None) -> Starlette:
+    """The website and API. With `pool`, that pool is used (and not closed); else the
+    lifespan opens one on settings' database."""
+    secret = (settings.secret_key.get_secret_value().encode() if settings.secret_key
+              else secrets.token_bytes(32))
+    web = WebState(settings=settings, templates=_templates(), csrf=Csrf(secret),
+                   ops=OpsAuth(settings), metrics=Metrics(), limits=limits or Limits(),
+                   gate=GateDefaults.from_settings(settings), pool=pool)
+    routes = [*routes_public.ROUTES, *routes_api.ROUTES, *routes_ops.ROUTES,
+              Mount("/static", StaticFiles(directory=HERE / "static"), name="static")]
+    middleware = [Middleware(RequestMetrics, metrics=web.metrics), Middleware(SecurityHeaders),
+                  Middleware(BodyLimit, max_bytes=BODY_LIMIT)]
+    app = Starlette(routes=routes, middleware=middleware, exception_handlers=HANDLERS,
+                    lifespan=_lifespan)
+    app.state.web = web
+    app.state.templates = web.templates
+    return app
+
+
+def app_from_env() -> Starlette:
+    """For `uvicorn --factory bf4ps.web.app:app_from_env`: settings from BF4PS_* variables."""
+    return create_app(Settings())

@@ -1,0 +1,111 @@
+"""Errors as answers: JSON under /api (and for JSON clients), an HTML page elsewhere. Input
+problems are 4xx with a message saying what to fix; an unexpected exception is a bug (500,
+logged), and an unreachable database is 503."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import psycopg
+from psycopg_pool import PoolTimeout
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+
+from bf4ps.interactive.inputs import InputError
+
+log = logging.getLogger(__name__)
+
+REASONS = {400: "Bad request", 401: "Authentication required", 403: "Forbidden",
+           404: "Not found", 405: "Method not allowed", 413: "Request too large",
+           415: "Unsupported media type", 422: "Unprocessable input",
+           429: "Too many requests", 500: "Internal error", 503: "Service unavailable"}
+
+
+class WebError(Exception):
+    """An answer other than success, with a message meant for the user."""
+
+    def __init__(self, status: int, message: str, *, field: str | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.field = field
+        self.headers = headers or {}
+
+
+def from_input(exc: InputError, status: int = 422) -> WebError:
+    return WebError(status, exc.message, field=exc.field)
+
+
+def wants_json(request: Request) -> bool:
+    path = request.url.path
+    if path.startswith("/api/") or path in ("/openapi.json", "/healthz", "/metrics"):
+        return True
+    accept = request.headers.get("accept", "")
+    return "application/json" in accept and "text/html" not in accept
+
+
+def error_response(request: Request, status: int, message: str, *, field: str | None = None,
+                   headers: Mapping[str, str] | None = None) -> Response:
+    if wants_json(request):
+        body: dict[str, Any] = {"error": message, "status": status}
+        if field:
+            body["field"] = field
+        return JSONResponse(body, status, headers=headers)
+    templates = getattr(request.app.state, "templates", None)
+    if templates is None:
+        return HTMLResponse(f"<h1>{status}</h1>", status, headers=headers)
+    return templates.TemplateResponse(  # type: ignore[no-any-return]
+        request, "error.html", {"status": status, "reason": REASONS.get(status, "Error"),
+                                "message": message, "field": field},
+        status_code=status, headers=headers)
+
+
+async def on_web_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, WebError)
+    return error_response(request, exc.status, exc.message, field=exc.field,
+                          headers=exc.headers)
+
+
+async def on_http_exception(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    message = {404: "no such page", 405: "method not allowed here"}.get(
+        exc.status_code, str(exc.detail))
+    return error_response(request, exc.status_code, message, headers=exc.headers)
+
+
+async def on_input_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, InputError)
+    return error_response(request, 422, exc.message, field=exc.field)
+
+
+async def on_data_error(request: Request, exc: Exception) -> Response:
+    """A value PostgreSQL refused: inputs are validated first, so this names a gap in the
+    validation; still the client's value, so 400."""
+    log.warning("database refused a value for %s: %s", request.url.path, exc)
+    return error_response(request, 400, "a value in the request is out of range or malformed")
+
+
+async def on_unavailable(request: Request, exc: Exception) -> Response:
+    log.warning("database unavailable for %s: %s", request.url.path, exc)
+    return error_response(request, 503, "the database is unavailable; try again shortly",
+                          headers={"Retry-After": "5"})
+
+
+async def on_bug(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error for %s %s", request.method, request.url.path)
+    return error_response(request, 500, "internal error")
+
+
+HANDLERS: dict[Any, Any] = {
+    WebError: on_web_error,
+    HTTPException: on_http_exception,
+    InputError: on_input_error,
+    psycopg.DataError: on_data_error,
+    psycopg.OperationalError: on_unavailable,
+    PoolTimeout: on_unavailable,
+    Exception: on_bug,
+}

@@ -1,0 +1,113 @@
+"""Display helpers (Jinja filters): readable item names from Battlelog slugs/SIDs, numbers,
+durations and ages."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from functools import lru_cache
+
+_SMALL_WORDS = frozenset({"of", "the", "and", "for"})
+_SID_PREFIX = re.compile(r"^WARSAW_ID_P_(?:XP\d+_|SP_)?(?:[WV]NAME_|INAME_|ANAME_)?")
+
+
+def _token(word: str) -> str:
+    if word in _SMALL_WORDS:
+        return word
+    if any(ch.isdigit() for ch in word) or len(word) <= 3:
+        return word.upper()
+    return word.capitalize()
+
+
+@lru_cache(maxsize=4096)
+def item_name(name: str | None, slug: str | None) -> str:
+    """'u-100-mk5' -> 'U-100 MK5', 'repair-tool' -> 'Repair Tool'; without a slug the
+    localisation SID loses its prefix: 'WARSAW_ID_P_WNAME_ULTIM' -> 'Ultim'."""
+    if slug:
+        words = [w for w in slug.strip().lower().split("-") if w]
+        out = ""
+        for i, word in enumerate(words):
+            joiner = "-" if i and word.isdigit() and words[i - 1].isalpha() else " "
+            out += (joiner if i else "") + _token(word)
+        if out:
+            return out
+    if not name:
+        return "unknown"
+    bare = _SID_PREFIX.sub("", name.strip())
+    return " ".join(_token(w.lower()) for w in bare.split("_") if w) or name
+
+
+@lru_cache(maxsize=512)
+def category_name(category: str | None) -> str:
+    """'Vehicle Air Helicopter Attack' -> 'Air Helicopter Attack'."""
+    if not category:
+        return "Other"
+    text = category.strip()
+    return text[len("Vehicle "):] if text.startswith("Vehicle ") else text
+
+
+def number(value: float | int | None, digits: int = 0) -> str:
+    """Grouped with narrow no-break spaces: 1 234 567."""
+    if value is None:
+        return "–"
+    if digits:
+        text = f"{value:,.{digits}f}"
+    elif isinstance(value, int):
+        text = f"{value:,}"
+    else:
+        text = f"{value:,.0f}"
+    return text.replace(",", "\u202f") if "," in text else text
+
+
+def ratio(a: float | int | None, b: float | int | None, digits: int = 2) -> float | None:
+    if a is None or b is None or b == 0:
+        return None
+    return round(a / b, digits + 2)
+
+
+def percent(a: float | int | None, b: float | int | None) -> float | None:
+    value = ratio(a, b, 4)
+    return None if value is None else round(value * 100, 2)
+
+
+def duration(seconds: float | int | None) -> str:
+    if seconds is None:
+        return "–"
+    s = int(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min"
+    hours, minutes = divmod(s // 60, 60)
+    if hours >= 100:
+        return f"{hours:,} h".replace(",", "\u202f")
+    return f"{hours} h {minutes:02d} min"
+
+
+def ago(when: datetime | None, now: datetime | None = None) -> str:
+    if when is None:
+        return "never"
+    delta = ((now or datetime.now(UTC)) - when).total_seconds()
+    if delta < 0:
+        return "in " + duration(-delta)
+    if delta < 90:
+        return f"{int(delta)} sec ago"
+    if delta < 5400:
+        return f"{int(delta // 60)} min ago"
+    if delta < 2 * 86400:
+        return f"{int(delta // 3600)} h ago"
+    return f"{int(delta // 86400)} days ago"
+
+
+def stamp(when: datetime | None) -> str:
+    if when is None:
+        return "–"
+    return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def iso(when: datetime | None) -> str:
+    return when.isoformat() if when is not None else ""
+
+
+FILTERS = {"item_name": item_name, "category_name": category_name, "number": number,
+           "duration": duration, "ago": ago, "stamp": stamp, "iso": iso}

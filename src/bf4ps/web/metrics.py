@@ -1,0 +1,253 @@
+"""Prometheus exposition on a registry owned by the app (no global registry).
+
+Gauges are read from the database on each scrape (queue depth, coverage counters, collector
+health, budget use). Counters and histograms of collection work are accumulated from the
+event log: each scrape reads only the events added since the previous one (by event id), so a
+scrape stays cheap however long the log is. The web process's own requests are counted in
+process. Label values are bounded: resources, lanes, classes, event types, collector names and
+egress keys of the (small) fleet, and coarse route groups.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.web import ops_view
+
+BOUNDS_SECONDS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+# width_bucket counts thresholds <= value: value_ms <= b*1000  <=>  value_ms < b*1000 + 1
+BOUNDS_MS = [int(b * 1000) + 1 for b in BOUNDS_SECONDS]
+MAX_EVENTS_PER_SCRAPE = 200_000
+ROUTE_GROUPS = ("/api/ops", "/api/soldiers", "/api/requests", "/api/search", "/api",
+                "/soldiers", "/requests", "/ops", "/static", "/metrics", "/healthz",
+                "/openapi.json")
+
+
+@dataclass
+class _Hist:
+    buckets: list[int] = field(default_factory=lambda: [0] * (len(BOUNDS_MS) + 1))
+    total: float = 0.0
+
+    def add(self, bucket: int, n: int, total_ms: int) -> None:
+        self.buckets[bucket] += n
+        self.total += total_ms / 1000.0
+
+    def exposition(self) -> list[tuple[str, float]]:
+        out, running = [], 0
+        for bound, n in zip(BOUNDS_SECONDS, self.buckets, strict=False):
+            running += n
+            out.append((str(bound), float(running)))
+        out.append(("+Inf", float(sum(self.buckets))))
+        return out
+
+
+@dataclass
+class EventTally:
+    """Cumulative counts of the event log since this process first looked at it."""
+
+    cursor: int | None = None
+    events: dict[tuple[str, str, str], int] = field(default_factory=lambda: defaultdict(int))
+    durations: dict[str, _Hist] = field(default_factory=lambda: defaultdict(_Hist))
+    waits: dict[str, _Hist] = field(default_factory=lambda: defaultdict(_Hist))
+    throttles: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def advance(self, conn: Conn) -> None:
+        async with self.lock:
+            cur = await conn.execute(q("web_metrics_last_event"))
+            row = await cur.fetchone()
+            last = int(row["event_id"]) if row else 0
+            if self.cursor is None:
+                self.cursor = last
+                return
+            upto = min(last, self.cursor + MAX_EVENTS_PER_SCRAPE)
+            if upto <= self.cursor:
+                return
+            params = {"after": self.cursor, "upto": upto, "bounds": BOUNDS_MS}
+            cur = await conn.execute(q("web_metrics_events"), params)
+            for r in await cur.fetchall():
+                self._add(r)
+            cur = await conn.execute(q("web_metrics_throttles"), params)
+            for r in await cur.fetchall():
+                self.throttles[str(r["egress_key"])] += int(r["n"])
+            self.cursor = upto
+
+    def _add(self, r: dict[str, Any]) -> None:
+        n = int(r["n"])
+        kind, resource, lane = str(r["event_type"]), str(r["resource"]), str(r["lane"])
+        self.events[(kind, resource, lane)] += n
+        if kind in ("succeeded", "failed") and r["duration_bucket"] is not None:
+            self.durations[resource].add(int(r["duration_bucket"]), n, int(r["duration_sum"]))
+        if kind == "started" and r["wait_bucket"] is not None:
+            self.waits[lane].add(int(r["wait_bucket"]), n, int(r["wait_sum"]))
+
+    def families(self) -> Iterable[Metric]:
+        events = CounterMetricFamily("bf4ps_events", "Collection events logged",
+                                     labels=["event_type", "resource", "lane"])
+        for (kind, resource, lane), n in sorted(self.events.items()):
+            events.add_metric([kind, resource, lane], n)
+        durations = HistogramMetricFamily(
+            "bf4ps_battlelog_request_duration_seconds",
+            "Battlelog request durations of finished attempts", labels=["resource"])
+        for resource, h in sorted(self.durations.items()):
+            durations.add_metric([resource], h.exposition(), h.total)
+        waits = HistogramMetricFamily("bf4ps_gate_wait_seconds",
+                                      "Claim to start waits at the rate gate", labels=["lane"])
+        for lane, h in sorted(self.waits.items()):
+            waits.add_metric([lane], h.exposition(), h.total)
+        throttles = CounterMetricFamily("bf4ps_egress_throttles", "Egress throttle cool-downs",
+                                        labels=["egress"])
+        for egress, n in sorted(self.throttles.items()):
+            throttles.add_metric([egress], n)
+        return [events, durations, waits, throttles]
+
+
+class _Snapshot(Collector):
+    def __init__(self) -> None:
+        self.current: list[Metric] = []
+
+    def collect(self) -> Iterable[Metric]:
+        return list(self.current)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.snapshot = _Snapshot()
+        self.registry.register(self.snapshot)
+        self.tally = EventTally()
+        self.http_requests = Counter("bf4ps_http_requests", "Web requests served",
+                                     ["route", "method", "status"], registry=self.registry)
+        self.http_seconds = Histogram("bf4ps_http_request_duration_seconds",
+                                      "Web request durations", ["route"],
+                                      registry=self.registry,
+                                      buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5))
+
+    async def render(self, conn: Conn) -> bytes:
+        await self.tally.advance(conn)
+        families = [*await db_gauges(conn), *self.tally.families()]
+        self.snapshot.current = families  # no await between this and the render below
+        return generate_latest(self.registry)
+
+    def observe(self, path: str, method: str, status: int, seconds: float) -> None:
+        route = route_group(path)
+        self.http_requests.labels(route, method if method in ("GET", "POST", "HEAD")
+                                  else "other", str(status)).inc()
+        self.http_seconds.labels(route).observe(seconds)
+
+
+def route_group(path: str) -> str:
+    if path == "/":
+        return "/"
+    for prefix in ROUTE_GROUPS:
+        if path == prefix or path.startswith(prefix + "/"):
+            return prefix
+    return "other"
+
+
+async def db_gauges(conn: Conn) -> list[Metric]:
+    depth = GaugeMetricFamily("bf4ps_queue_jobs", "Live jobs by lane, class, resource, state",
+                              labels=["lane", "priority_class", "resource", "state"])
+    for row in (await ops_view.queue(conn))["detail"]:
+        for state in ops_view.DEPTH_KEYS:
+            depth.add_metric([row["lane"], row["priority_class"], row["resource"], state],
+                             int(row[state]))
+    cov = GaugeMetricFamily("bf4ps_coverage_soldiers", "Soldiers per resource and status",
+                            labels=["resource", "status"])
+    for resource, counts in (await ops_view.coverage(conn))["by_resource"].items():
+        for status, n in counts.items():
+            cov.add_metric([resource, status], n)
+    return [depth, cov, *await _fleet_gauges(conn), *await _budget_gauges(conn),
+            await _request_gauge(conn)]
+
+
+async def _fleet_gauges(conn: Conn) -> list[Metric]:
+    labels = ["collector", "lane", "egress"]
+    healthy = GaugeMetricFamily("bf4ps_collector_healthy", "1 when heartbeating", labels=labels)
+    serving = GaugeMetricFamily("bf4ps_collector_serving",
+                                "1 when healthy, enabled and not drained", labels=labels)
+    age = GaugeMetricFamily("bf4ps_collector_heartbeat_age_seconds",
+                            "Seconds since the last heartbeat", labels=labels)
+    for c in await ops_view.fleet(conn):
+        key = [c["name"], c["lane"], c["egress"]]
+        healthy.add_metric(key, 1.0 if c["health"] == "healthy" else 0.0)
+        serving.add_metric(key, 1.0 if c["state"] == "healthy" else 0.0)
+        if c["heartbeat_age_seconds"] is not None:
+            age.add_metric(key, c["heartbeat_age_seconds"])
+    return [healthy, serving, age]
+
+
+async def _budget_gauges(conn: Conn) -> list[Metric]:
+    b = await ops_view.budget(conn)
+    fleet_used = GaugeMetricFamily("bf4ps_fleet_budget_used_requests",
+                                   "Physical requests in the fleet window")
+    fleet_used.add_metric([], b["fleet"]["used"])
+    fleet_limit = GaugeMetricFamily("bf4ps_fleet_budget_limit_requests",
+                                    "Fleet budget per window (0: no budget)")
+    fleet_limit.add_metric([], b["fleet"]["limit"] or 0)
+    window = GaugeMetricFamily("bf4ps_egress_requests_window",
+                               "Physical requests in the last hour", labels=["egress"])
+    total = CounterMetricFamily("bf4ps_egress_requests", "Physical requests counted by the gate",
+                                labels=["egress"])
+    cooling = GaugeMetricFamily("bf4ps_egress_throttle_streak",
+                                "Throttle streak of the egress (0: normal pacing)",
+                                labels=["egress"])
+    for g in b["egresses"]:
+        window.add_metric([g["egress"]], g["recent_requests"])
+        total.add_metric([g["egress"]], g["requests_total"])
+        cooling.add_metric([g["egress"]], g["throttle_streak"])
+    return [fleet_used, fleet_limit, window, total, cooling]
+
+
+async def _request_gauge(conn: Conn) -> Metric:
+    gauge = GaugeMetricFamily("bf4ps_interactive_requests_open", "Open interactive requests",
+                              labels=["status"])
+    cur = await conn.execute(q("web_requests_open"))
+    counts = {str(r["status"]): int(r["n"]) for r in await cur.fetchall()}
+    for status in ("queued", "collecting"):
+        gauge.add_metric([status], counts.get(status, 0))
+    return gauge
+
+
+class RequestMetrics:
+    """ASGI middleware: counts and times every HTTP request by route group."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def remember(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, remember)
+        finally:
+            self.metrics.observe(str(scope.get("path", "")), str(scope.get("method", "")),
+                                 status, time.perf_counter() - started)

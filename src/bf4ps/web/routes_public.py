@@ -1,0 +1,95 @@
+"""The player's pages: search and submit, a request's status, a soldier's stats."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from bf4ps.domain import Platform
+from bf4ps.interactive.inputs import InputError
+from bf4ps.interactive.status import request_status
+from bf4ps.web import actions, soldier_view, tables
+from bf4ps.web.errors import WebError
+from bf4ps.web.params import form, form_text, platform_query, query, soldier_path, uuid_path
+from bf4ps.web.security import CSRF_FIELD
+from bf4ps.web.state import db, render, state_of
+
+PLATFORMS = [p.value for p in Platform]
+
+
+def _index(request: Request, *, status: int = 200, headers: dict[str, str] | None = None,
+           **context: Any) -> Response:
+    ctx = {"platforms": PLATFORMS, "q": "", "platform": "pc", "result": None, "error": None,
+           **context}
+    return render(request, "index.html", ctx, status=status, headers=headers)
+
+
+async def index(request: Request) -> Response:
+    try:
+        text = query(request, "q", max_len=300)
+        platform = platform_query(request)
+    except WebError as exc:
+        return _index(request, status=exc.status, error=exc.message)
+    if text is None:
+        return _index(request, platform=platform.value if platform else "pc")
+    try:
+        async with db(request) as conn:
+            result = await actions.search(conn, text, platform)
+    except InputError as exc:
+        return _index(request, status=422, error=exc.message, q=text,
+                      platform=platform.value if platform else "pc")
+    if result["kind"] == "url" and result["soldiers"]:
+        return RedirectResponse(result["soldiers"][0]["url"], 303)
+    return _index(request, q=text, platform=result["platform"] or (
+        platform.value if platform else "pc"), result=result)
+
+
+async def submit_form(request: Request) -> Response:
+    data = await form(request)
+    state_of(request).csrf.check(request, data.get(CSRF_FIELD))
+    fields = {"name": form_text(data, "name"), "platform": form_text(data, "platform", 20),
+              "persona_id": form_text(data, "persona_id", 20),
+              "url": form_text(data, "url")}
+    try:
+        sub = await actions.submit_from(request, fields)
+    except WebError as exc:
+        return _index(request, status=exc.status, error=exc.message, q=fields["name"] or "",
+                      platform=fields["platform"] if fields["platform"] in PLATFORMS
+                      else "pc", headers=exc.headers)
+    return RedirectResponse(f"/requests/{sub.request_id}", 303)
+
+
+async def request_page(request: Request) -> Response:
+    request_id = uuid_path(request)
+    async with db(request) as conn:
+        st = await request_status(conn, request_id, state_of(request).gate)
+    if st is None:
+        raise WebError(404, "no such request")
+    return render(request, "request.html", {"req": st.as_dict(), "is_open": st.is_open})
+
+
+async def soldier_page(request: Request) -> Response:
+    platform, persona_id = soldier_path(request)
+    async with db(request) as conn:
+        found = await soldier_view.find(conn, platform, persona_id)
+        if found is None:
+            raise WebError(404, "this soldier is not known here yet: search for its name (or "
+                                "paste its Battlelog URL) to have it collected")
+        data = await soldier_view.page(conn, found)
+    return render(request, "soldier.html", {
+        "s": data, "chart": actions.plain(data["history"]), "platforms": PLATFORMS,
+        "weapons_html": tables.weapon_rows(data["weapons"]),
+        "vehicles_html": tables.vehicle_rows(data["vehicles"]),
+        "weapon_categories": sorted({w["category"] for w in data["weapons"]}),
+        "vehicle_categories": sorted({v["category"] for v in data["vehicles"]})})
+
+
+ROUTES = [
+    Route("/", index, methods=["GET"]),
+    Route("/requests", submit_form, methods=["POST"]),
+    Route("/requests/{request_id}", request_page, methods=["GET"]),
+    Route("/soldiers/{platform}/{persona_id}", soldier_page, methods=["GET"]),
+]

@@ -1,0 +1,193 @@
+"""Security: response headers, a request body limit, CSRF tokens (signed double submit) and
+the operator console's Basic authentication (constant-time compare; refused outright when no
+credentials are configured, unless the local demo switch is on)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import secrets
+
+from starlette.datastructures import MutableHeaders
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from bf4ps.settings import Settings
+from bf4ps.web.errors import WebError
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+HEADERS = {
+    "content-security-policy": CSP,
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "same-origin",
+    "cross-origin-opener-policy": "same-origin",
+    "permissions-policy": "camera=(), microphone=(), geolocation=()",
+}
+PRIVATE_PREFIXES = ("/ops", "/api/ops")
+CSRF_COOKIE = "bf4ps_csrf"
+CSRF_FIELD = "csrf_token"
+BODY_LIMIT = 16 * 1024
+
+
+class SecurityHeaders:
+    """Adds the security headers to every HTTP response; operator pages are never cached."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        private = str(scope.get("path", "")).startswith(PRIVATE_PREFIXES)
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in HEADERS.items():
+                    headers.setdefault(name, value)
+                if private:
+                    headers["cache-control"] = "no-store"
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class BodyLimit:
+    """Refuses request bodies over `max_bytes` with 413, by Content-Length or while reading."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int = BODY_LIMIT) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers", [])).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
+            await _refuse(send, self.max_bytes)
+            return
+        seen = 0
+        started = False
+
+        async def counting_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise _TooLarge
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counting_receive, tracking_send)
+        except _TooLarge:
+            if not started:
+                await _refuse(send, self.max_bytes)
+
+
+async def _refuse(send: Send, limit: int) -> None:
+    body = json.dumps({"error": f"request body larger than {limit} bytes",
+                       "status": 413}).encode()
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class Csrf:
+    """Signed double submit: a random value + its HMAC, in a SameSite=Strict cookie and in the
+    form; a POST must carry the same valid token in both."""
+
+    def __init__(self, secret: bytes) -> None:
+        self._key = hashlib.sha256(b"bf4ps-csrf:" + secret).digest()
+
+    def _sign(self, raw: str) -> str:
+        return hmac.new(self._key, raw.encode(), hashlib.sha256).hexdigest()[:32]
+
+    def new_token(self) -> str:
+        raw = secrets.token_urlsafe(24)
+        return f"{raw}.{self._sign(raw)}"
+
+    def valid(self, token: str | None) -> bool:
+        if not token or len(token) > 100 or "." not in token:
+            return False
+        raw, _, sig = token.partition(".")
+        return hmac.compare_digest(sig.encode(), self._sign(raw).encode())
+
+    def token_for(self, request: Request) -> tuple[str, bool]:
+        """The request's valid cookie token, or a new one (True: set the cookie)."""
+        cookie = request.cookies.get(CSRF_COOKIE)
+        if cookie and self.valid(cookie):
+            return cookie, False
+        return self.new_token(), True
+
+    def check(self, request: Request, submitted: object) -> None:
+        cookie = request.cookies.get(CSRF_COOKIE)
+        if not (isinstance(submitted, str) and cookie and self.valid(cookie)
+                and hmac.compare_digest(cookie.encode(), submitted.encode())):
+            raise WebError(403, "the form's security token is missing or expired: reload the "
+                                "page and submit again")
+
+
+def set_csrf_cookie(response: Response, token: str, request: Request) -> None:
+    response.set_cookie(CSRF_COOKIE, token, max_age=12 * 3600, path="/", httponly=True,
+                        samesite="strict", secure=request.url.scheme == "https")
+
+
+class OpsAuth:
+    """HTTP Basic for /ops and /api/ops/*."""
+
+    REALM = 'Basic realm="BF4PS operator console", charset="UTF-8"'
+
+    def __init__(self, settings: Settings) -> None:
+        password = settings.ops_password.get_secret_value() if settings.ops_password else ""
+        self._user = (settings.ops_username or "").encode()
+        self._password = password.encode()
+        self.configured = bool(self._user and self._password)
+        self.demo = settings.ops_local_demo
+
+    def check(self, request: Request) -> str:
+        """The operator's name, or a WebError: 403 when the console is not configured, 401
+        when the credentials are missing or wrong."""
+        if not self.configured:
+            if self.demo:
+                return "local-demo"
+            raise WebError(403, "the operator console is disabled: set BF4PS_OPS_USERNAME and "
+                                "BF4PS_OPS_PASSWORD (or BF4PS_OPS_LOCAL_DEMO=true on a local "
+                                "demo)")
+        user, password = _basic(request.headers.get("authorization", ""))
+        ok_user = hmac.compare_digest(user, self._user)
+        ok_password = hmac.compare_digest(password, self._password)
+        if not (ok_user and ok_password):
+            raise WebError(401, "operator credentials required",
+                           headers={"WWW-Authenticate": self.REALM})
+        return user.decode("utf-8", "replace")
+
+
+def _basic(header: str) -> tuple[bytes, bytes]:
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "basic" or not value or len(value) > 1024:
+        return b"", b""
+    try:
+        decoded = base64.b64decode(value.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        return b"", b""
+    user, sep, password = decoded.partition(b":")
+    return (user, password) if sep else (b"", b"")

@@ -1,0 +1,212 @@
+"""The website in a real browser (Playwright driving Debian's Chromium), with the Battlelog
+simulator and a real interactive collector process: search a soldier by name, ask for a refresh,
+watch the status page's position and ETA, then the soldier page (headline stats, weapons table,
+history chart); a name not known here is looked up and collected; the operator console
+refuses without credentials and works with them.
+
+Screenshots go to a temporary folder (or BF4PS_SCREENSHOT_DIR)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bf4ps.battlelog.models import DetailedStats
+from bf4ps.db.connect import connection
+from bf4ps.domain import Platform
+from bf4ps.settings import Settings
+from bf4ps.sim.battlelog.lookup import name_platforms
+from bf4ps.stats.snapshot import write_detailed
+from bf4ps.web.app import create_app
+from bf4ps.web.serve import serve_in_thread
+from tests.fleet import Fleet, simulator
+from tests.helpers import make_soldier
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = [
+    pytest.mark.browser, pytest.mark.slow,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at "
+                       "/usr/bin/chromium (apt-get install -y chromium)"),
+]
+CHROME_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run"]
+OPS = ("operator", "browser-pass")
+INTERVAL = "1.0"
+FAST = {"BF4PS_HEARTBEAT_SECONDS": "1", "BF4PS_IDLE_POLL_SECONDS": "0.3",
+        "BF4PS_CLAIM_HORIZON_SECONDS": "0.5", "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": INTERVAL,
+        "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": "0.05"}
+HERO = 1_500_000_777
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    folder = Path(os.environ.get("BF4PS_SCREENSHOT_DIR", tmp_path / "screens"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+def web(db_url: str) -> Iterator[str]:
+    settings = Settings(database_url=db_url, ops_username=OPS[0],  # type: ignore[arg-type]
+                        ops_password=OPS[1], secret_key="browser",
+                        egress_min_interval_seconds=float(INTERVAL), idle_poll_seconds=0.3)
+    with serve_in_thread(create_app(settings)) as base:
+        yield base
+
+
+async def seed(db_url: str) -> None:
+    """The hero with a month of older snapshots (collected long ago), and two soldiers whose
+    requests will queue ahead of the hero's."""
+    async with connection(db_url) as conn:
+        sid = await make_soldier(conn, HERO, name="BrowserHero")
+        now = datetime.now(UTC)
+        for i, days in enumerate((40, 30, 20, 12)):
+            await write_detailed(conn, sid, DetailedStats(
+                kills=10_000 + 900 * i, deaths=9_000 + 500 * i, skill=250 + 12 * i,
+                score_per_minute=420.0 + 15 * i, kills_per_minute=0.7 + 0.05 * i,
+                shots_fired=200_000 + 20_000 * i, shots_hit=30_000 + 3_500 * i,
+                score=3_000_000 + 200_000 * i), now - timedelta(days=days))
+        await conn.execute(
+            "UPDATE collection_state SET status = 'current', last_attempt_at = now() - "
+            "interval '12 days', last_success_at = now() - interval '12 days', next_due_at = "
+            "now() WHERE soldier_id = %s", [sid])
+        for pid in (1_500_000_801, 1_500_000_802):
+            await make_soldier(conn, pid, name=f"Ahead{pid % 1000}")
+
+
+async def test_player_journey_and_ops(db_url: str, web: str, tmp_path: Path,
+                                      shots: Path) -> None:
+    from playwright.async_api import async_playwright, expect
+
+    await seed(db_url)
+    with simulator(speed=20, min_interval=float(INTERVAL)) as sim:
+        fleet = Fleet(db_url, sim.base_url, tmp_path, FAST)
+        fleet.start("web-interactive-01", "interactive-egress", "127.0.0.30", "interactive")
+        try:
+            async with async_playwright() as pw:
+                browser = await pw.chromium.launch(executable_path=str(CHROMIUM),
+                                                   args=CHROME_ARGS)
+                try:
+                    await _journey(browser, web, shots)
+                    await _lookup(browser, web, shots)
+                    await _ops(browser, web, shots)
+                finally:
+                    await browser.close()
+        finally:
+            codes = fleet.stop_all()
+    assert codes == {"web-interactive-01": 0}, fleet.log("web-interactive-01")[-2000:]
+    del expect
+
+
+async def _journey(browser, web: str, shots: Path) -> None:  # type: ignore[no-untyped-def]
+    from playwright.async_api import expect
+
+    page = await browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    # two other players asked first: the hero's request queues behind their jobs
+    async with httpx.AsyncClient(base_url=web) as api:
+        for pid in (1_500_000_801, 1_500_000_802):
+            r = await api.post("/api/requests", json={"platform": "pc", "persona_id": pid})
+            assert r.status_code == 202, r.text
+    await page.goto(web + "/")
+    await page.fill("#q", "browserhero")
+    await page.select_option("#search-form select[name=platform]", "pc")
+    await page.click("#search-form button[type=submit]")
+    await expect(page.locator("a.soldier-link", has_text="BrowserHero")).to_be_visible()
+    await page.screenshot(path=str(shots / "1-search.png"), full_page=True)
+    await page.locator("ul.results li", has_text="BrowserHero").get_by_role(
+        "button", name="Refresh stats").click()
+    await page.wait_for_url(re.compile(r".*/requests/[0-9a-f-]{36}$"))
+    position = page.locator("#req-position")
+    await expect(position).to_be_visible()
+    assert int((await position.inner_text()).strip()) > 0
+    await expect(page.locator("#req-eta")).to_contain_text(re.compile(r"in ~\d+ s|any moment"))
+    await page.screenshot(path=str(shots / "2-request.png"), full_page=True)
+    link = page.locator("#soldier-link")
+    await expect(link).to_be_visible(timeout=90_000)
+    await page.screenshot(path=str(shots / "3-request-done.png"), full_page=True)
+    await link.click()
+    await page.wait_for_url(f"**/soldiers/pc/{HERO}")
+    await expect(page.locator("#soldier-name")).to_have_text("BrowserHero")
+    headline = page.locator("#headline")
+    await expect(headline).to_be_visible()
+    await expect(headline).to_contain_text("K/D")
+    await expect(headline).to_contain_text("Skill")
+    weapons = page.locator("#weapons-table tbody tr")
+    assert await weapons.count() > 50
+    await expect(page.locator("#history-chart svg path.line")).to_be_visible()
+    assert await page.locator("#history-chart svg circle").count() >= 5
+    await page.locator("#weapons-table th", has_text="Kills").click()  # sortable
+    await page.select_option("select[data-filter-table=weapons-table]", index=1)
+    visible = page.locator("#weapons-table tbody tr:not(.hidden)")
+    assert 0 < await visible.count() < await weapons.count()
+    await page.select_option("select[data-filter-table=weapons-table]", "")
+    await page.evaluate("window.scrollTo(0, 0)")
+    await page.screenshot(path=str(shots / "4-soldier.png"))
+    await page.locator("#history-chart").scroll_into_view_if_needed()
+    await page.screenshot(path=str(shots / "5-soldier-chart.png"))
+    await page.screenshot(path=str(shots / "6-soldier-full.png"), full_page=True)
+    assert not errors, errors  # no CSP violations or script errors
+    await page.close()
+
+
+async def _lookup(browser, web: str, shots: Path) -> None:  # type: ignore[no-untyped-def]
+    """A name not known here: looked up on (simulated) Battlelog, then collected."""
+    from playwright.async_api import expect
+
+    name = next(n for n in (f"Newcomer{i}" for i in range(1000))
+                if Platform.PC in name_platforms(n))
+    page = await browser.new_page(viewport={"width": 1280, "height": 900})
+    await page.goto(web + "/?q=" + name + "&platform=pc")
+    await page.get_by_role("button", name=f"Collect {name} on pc").click()
+    await page.wait_for_url(re.compile(r".*/requests/[0-9a-f-]{36}$"))
+    await expect(page.locator("h1")).to_contain_text(name)
+    link = page.locator("#soldier-link")
+    await expect(link).to_be_visible(timeout=90_000)
+    await link.click()
+    await expect(page.locator("#soldier-name")).to_have_text(name)
+    await expect(page.locator("#headline")).to_contain_text("K/D")
+    await page.screenshot(path=str(shots / "8-looked-up.png"))
+    await page.close()
+
+
+async def _ops(browser, web: str, shots: Path) -> None:  # type: ignore[no-untyped-def]
+    from playwright.async_api import expect
+
+    anonymous = await browser.new_context()
+    refused = await anonymous.request.get(web + "/ops")
+    assert refused.status == 401 and refused.headers["www-authenticate"].startswith("Basic")
+    page = await anonymous.new_page()
+    with pytest.raises(Exception, match="ERR_INVALID_AUTH_CREDENTIALS"):
+        await page.goto(web + "/ops")  # headless Chromium gives up on the Basic challenge
+    await anonymous.close()
+    operator = await browser.new_context(
+        http_credentials={"username": OPS[0], "password": OPS[1]},
+        viewport={"width": 1400, "height": 1000})
+    page = await operator.new_page()
+    ok = await page.goto(web + "/ops")
+    assert ok is not None and ok.status == 200
+    fleet = page.locator("#fleet")
+    await expect(fleet).to_contain_text("web-interactive-01")
+    await expect(fleet).to_contain_text("healthy")
+    await expect(page.locator("#queue-coverage")).to_contain_text("weapons")
+    await page.screenshot(path=str(shots / "7-ops.png"), full_page=True)
+    await page.locator("#fleet tr", has_text="web-interactive-01").get_by_role(
+        "button", name="Drain").click()
+    await expect(page.locator("#fleet tr", has_text="web-interactive-01")).to_contain_text(
+        "drained")
+    await page.locator("#fleet tr", has_text="web-interactive-01").get_by_role(
+        "button", name="Resume").click()
+    await expect(page.locator("#fleet tr", has_text="web-interactive-01")).to_contain_text(
+        "healthy")
+    await page.goto(web + "/ops/events?collector=web-interactive-01&type=succeeded")
+    assert await page.locator("#events tbody tr").count() >= 4
+    await operator.close()

@@ -1,0 +1,273 @@
+"""Interactive submissions against real PostgreSQL: coalescing and promotion, lookup jobs for
+unknown names, resolve_lookup, the per-client rate limit and the ETA recorded at submission."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bf4ps.battlelog.models import SearchHit
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.domain import Lane, Platform, PriorityClass
+from bf4ps.interactive import eta
+from bf4ps.interactive.eta import GateDefaults
+from bf4ps.interactive.inputs import InputError, parse_soldier_url
+from bf4ps.interactive.lookup import resolve_lookup
+from bf4ps.interactive.status import request_status
+from bf4ps.interactive.submit import Limits, RateLimited, UnknownSoldier, submit
+from bf4ps.policy import Policy
+from bf4ps.queue import claim as qclaim
+from tests.helpers import add_job, count, make_collector, make_soldier
+
+POLICY = Policy()
+GATE = GateDefaults(interval=2.0, margin=0.0, idle_poll=1.0)
+
+
+async def jobs(conn: Conn) -> list[dict[str, object]]:
+    cur = await conn.execute(
+        "SELECT soldier_id, resource, lane, priority_class, reason, status, request_id, "
+        "lookup_name, lookup_platform FROM collection_jobs ORDER BY job_id")
+    return await cur.fetchall()
+
+
+async def interactive_gate(conn: Conn, tmp_path: Path, interval: float = 2.0) -> None:
+    await make_collector(conn, tmp_path, "web-int-1", Lane.INTERACTIVE, "int-egress")
+    await conn.execute(q("gate_ensure"), {"egress_key": "int-egress", "min_interval": interval,
+                                          "window_requests": None, "window_seconds": None})
+
+
+async def test_known_soldier_gets_four_interactive_jobs_and_an_eta(
+        conn: Conn, tmp_path: Path) -> None:
+    await interactive_gate(conn, tmp_path)
+    sid = await make_soldier(conn, 4001)
+    sub = await submit(conn, platform="pc", persona_id=4001, client_key="t", policy=POLICY,
+                       gate=GATE)
+    assert sub.status == "queued" and sub.soldier_id == sid and sub.created == 4
+    assert sub.resources == ("detailed", "profile", "weapons", "vehicles")
+    assert sub.position == 0 and sub.eta_at is not None
+    rows = await jobs(conn)
+    assert {r["resource"] for r in rows} == set(sub.resources)
+    assert all(r["lane"] == "interactive" and r["priority_class"] == "interactive"
+               and r["reason"] == "manual" and r["request_id"] == sub.request_id for r in rows)
+    cur = await conn.execute("SELECT status, resources, eta_at, created_at FROM "
+                             "interactive_requests WHERE request_id = %s", [sub.request_id])
+    req = await cur.fetchone()
+    assert req is not None and req["status"] == "queued" and req["eta_at"] == sub.eta_at
+    # an idle lane: the first request goes out within the collector's poll, not a whole queue
+    assert timedelta(0) <= req["eta_at"] - req["created_at"] < timedelta(seconds=3)
+
+
+async def test_by_name_case_insensitive_and_former_name(conn: Conn) -> None:
+    sid = await make_soldier(conn, 4002, name="OldName")
+    await make_soldier(conn, 4002, name="NewName", seen=datetime(2027, 1, 1, tzinfo=UTC))
+    by_current = await submit(conn, platform="pc", name="newname", client_key="t",
+                              policy=POLICY)
+    assert by_current.soldier_id == sid
+    # the open request is reused for the same soldier, also when named by its former name
+    by_former = await submit(conn, platform="PC", name="OLDNAME", client_key="t",
+                             policy=POLICY)
+    assert by_former.reused and by_former.request_id == by_current.request_id
+    assert await count(conn, "SELECT count(*) FROM interactive_requests") == 1
+    # other platforms are other soldiers
+    other = await submit(conn, platform="ps4", name="NewName", client_key="t", policy=POLICY)
+    assert other.soldier_id is None and other.resources == ("lookup",)
+
+
+async def test_promotes_pending_background_work_and_attaches_to_running(
+        conn: Conn, tmp_path: Path) -> None:
+    sid = await make_soldier(conn, 4003)
+    pending = await add_job(conn, sid, "weapons", PriorityClass.BOOTSTRAP)
+    running = await add_job(conn, sid, "detailed", PriorityClass.ACTIVE)
+    me = await make_collector(conn, tmp_path, "bg-1", Lane.BACKGROUND, "bg-egress")
+    claimed = await qclaim.claim(conn, me, 60, soldier_id=sid)
+    assert claimed is not None and claimed.resource == "detailed"
+    sub = await submit(conn, platform="pc", persona_id=4003, client_key="t", policy=POLICY)
+    assert sub.created == 2  # profile, vehicles; weapons promoted, detailed attached
+    cur = await conn.execute("SELECT job_id, resource, lane, status, request_id FROM "
+                             "collection_jobs ORDER BY resource")
+    by_resource = {r["resource"]: r for r in await cur.fetchall()}
+    assert by_resource["weapons"]["job_id"] == pending.job_id
+    assert by_resource["weapons"]["lane"] == "interactive"
+    assert by_resource["detailed"]["job_id"] == running.job_id
+    assert by_resource["detailed"]["lane"] == "background"  # a held job is never moved
+    assert all(r["request_id"] == sub.request_id for r in by_resource.values())
+    assert await count(conn, "SELECT count(*) FROM collection_events WHERE job_id = %(j)s "
+                             "AND event_type = 'promoted'", {"j": pending.job_id}) == 1
+    assert await count(conn, "SELECT count(*) FROM collection_jobs") == 4
+
+
+async def test_fresh_resources_are_not_recollected(conn: Conn) -> None:
+    sid = await make_soldier(conn, 4004)
+    await conn.execute(
+        "UPDATE collection_state SET status = 'current', last_success_at = now(), "
+        "last_attempt_at = now(), next_due_at = now() + interval '1 day' "
+        "WHERE soldier_id = %s AND resource IN ('detailed', 'weapons')", [sid])
+    sub = await submit(conn, platform="pc", persona_id=4004, client_key="t", policy=POLICY)
+    assert sub.resources == ("profile", "vehicles")
+    await conn.execute("UPDATE collection_state SET status = 'current', last_success_at = "
+                       "now() - interval '2 hours', last_attempt_at = now() - interval "
+                       "'2 hours', next_due_at = now() WHERE soldier_id = %s", [sid])
+    await conn.execute("DELETE FROM collection_jobs")
+    await conn.execute("UPDATE interactive_requests SET status = 'done'")
+    older = await submit(conn, platform="pc", persona_id=4004, client_key="t", policy=POLICY)
+    assert len(older.resources) == 4  # older than interactive_min_age_seconds (1 h)
+    await conn.execute("DELETE FROM collection_jobs")
+    await conn.execute("UPDATE interactive_requests SET status = 'done'")
+    await conn.execute("UPDATE collection_state SET last_success_at = now() WHERE "
+                       "soldier_id = %s", [sid])
+    fresh = await submit(conn, platform="pc", persona_id=4004, client_key="t", policy=POLICY)
+    assert fresh.status == "done" and fresh.resources == () and fresh.eta_at is None
+    assert await count(conn, "SELECT count(*) FROM collection_jobs") == 0
+
+
+async def test_unknown_name_gets_one_lookup_job(conn: Conn) -> None:
+    sub = await submit(conn, platform="xboxone", name="Some Gamertag", client_key="t",
+                       policy=POLICY)
+    assert sub.soldier_id is None and sub.lookup_name == "Some Gamertag" and sub.created == 1
+    rows = await jobs(conn)
+    assert rows == [{"soldier_id": None, "resource": "lookup", "lane": "interactive",
+                     "priority_class": "interactive", "reason": "lookup", "status": "pending",
+                     "request_id": sub.request_id, "lookup_name": "Some Gamertag",
+                     "lookup_platform": "xboxone"}]
+    again = await submit(conn, platform="xboxone", name="some gamertag", client_key="u",
+                         policy=POLICY)
+    assert again.reused and again.request_id == sub.request_id
+
+
+async def test_persona_url_registers_an_unknown_soldier(conn: Conn) -> None:
+    ref = parse_soldier_url(
+        "https://battlelog.battlefield.com/bf4/soldier/Url_Guy/stats/1003662931478/ps4/")
+    assert (ref.persona_id, ref.platform, ref.name) == (1003662931478, Platform.PS4, "Url_Guy")
+    sub = await submit(conn, platform=ref.platform, persona_id=ref.persona_id, name=ref.name,
+                       client_key="t", policy=POLICY)
+    assert sub.soldier_id is not None and sub.created == 4
+    assert await count(conn, "SELECT count(*) FROM soldier_sources WHERE source_type = "
+                             "'manual'") == 1
+    with pytest.raises(UnknownSoldier):
+        await submit(conn, platform="pc", persona_id=77, client_key="t", policy=POLICY)
+
+
+async def test_resolve_lookup(conn: Conn, tmp_path: Path) -> None:
+    me = await make_collector(conn, tmp_path, "int-1", Lane.INTERACTIVE, "int-egress")
+    sub = await submit(conn, platform="pc", name="LookMeUp", client_key="t", policy=POLICY)
+    later = await submit(conn, platform="pc", name="Later", client_key="t", policy=POLICY)
+    job = await qclaim.claim(conn, me, 60)
+    assert job is not None and job.is_lookup and job.request_id == sub.request_id
+    # no exact name on the platform: None, nothing written
+    assert await resolve_lookup(conn, job, (SearchHit(9, "LookMeUp2", 1),
+                                            SearchHit(8, "LookMeUp", 32)), POLICY) is None
+    assert await count(conn, "SELECT count(*) FROM soldiers") == 0
+    hits = (SearchHit(555, "LOOKMEUP", Platform.PS4.battlelog_int),
+            SearchHit(556, "LookMeUpToo", Platform.PC.battlelog_int),
+            SearchHit(557, "lookmeup", Platform.PC.battlelog_int))
+    async with conn.transaction():
+        sid = await resolve_lookup(conn, job, hits, POLICY)
+    assert sid is not None
+    cur = await conn.execute("SELECT persona_id, platform, current_name FROM soldiers")
+    assert await cur.fetchall() == [{"persona_id": 557, "platform": "pc",
+                                     "current_name": "lookmeup"}]
+    cur = await conn.execute("SELECT soldier_id, resources FROM interactive_requests WHERE "
+                             "request_id = %s", [sub.request_id])
+    assert await cur.fetchone() == {"soldier_id": sid, "resources": [
+        "detailed", "profile", "weapons", "vehicles"]}
+    assert await count(conn, "SELECT count(*) FROM collection_jobs WHERE soldier_id = %(s)s "
+                             "AND request_id = %(r)s AND lane = 'interactive'",
+                       {"s": sid, "r": sub.request_id}) == 4
+    assert await count(conn, "SELECT count(*) FROM collection_events WHERE event_type = "
+                             "'lookup_resolved'") == 1
+    # the found soldier's jobs keep the request's place: ahead of a later request
+    await conn.execute("DELETE FROM collection_jobs WHERE job_id = %s", [job.job_id])
+    nxt = await qclaim.claim(conn, me, 60)
+    assert nxt is not None and nxt.soldier_id == sid and nxt.request_id == sub.request_id
+    assert later.position == 1
+
+
+async def test_rate_limit_per_client(conn: Conn) -> None:
+    limits = Limits(requests=3, window_seconds=60)
+    for i in range(3):
+        await submit(conn, platform="pc", name=f"Rate{i}", client_key="10.0.0.1",
+                     policy=POLICY, limits=limits)
+    with pytest.raises(RateLimited) as exc:
+        await submit(conn, platform="pc", name="Rate9", client_key="10.0.0.1",
+                     policy=POLICY, limits=limits)
+    assert 1 <= exc.value.retry_after <= 60
+    await submit(conn, platform="pc", name="Rate9", client_key="10.0.0.2", policy=POLICY,
+                 limits=limits)
+
+
+async def test_eta_grows_with_the_queue_ahead(conn: Conn, tmp_path: Path) -> None:
+    await interactive_gate(conn, tmp_path, interval=2.0)
+    subs = []
+    for i in range(3):
+        await make_soldier(conn, 4100 + i)
+        subs.append(await submit(conn, platform="pc", persona_id=4100 + i, client_key="t",
+                                 policy=POLICY, gate=GATE))
+    assert [s.position for s in subs] == [0, 4, 8]
+    # per soldier: detailed, weapons, vehicles one slot each, profile two (its account lookup)
+    gaps = [(b.eta_at - a.eta_at).total_seconds()  # type: ignore[operator]
+            for a, b in itertools.pairwise(subs)]
+    assert all(abs(g - 10.0) < 0.5 for g in gaps), gaps
+    status = await request_status(conn, subs[2].request_id, GATE)
+    assert status is not None and status.estimate is not None
+    assert status.estimate.position == 8
+    assert [r.job_status for r in status.resources] == ["pending"] * 4
+
+
+async def test_eta_uses_measured_durations(conn: Conn, tmp_path: Path) -> None:
+    await interactive_gate(conn, tmp_path, interval=0.5)
+    cur = await conn.execute("SELECT collector_uuid FROM collectors")
+    row = await cur.fetchone()
+    assert row is not None
+    for job_id in range(1, 6):  # weapons jobs measured at 3 s each, longer than the gate
+        await conn.execute(
+            "INSERT INTO collection_events (event_type, occurred_at, lane, job_id, "
+            "lease_token, resource) VALUES ('started', now() - interval '10 s', 'interactive',"
+            " %(j)s, %(t)s, 'weapons'), ('succeeded', now() - interval '7 s', 'interactive', "
+            "%(j)s, %(t)s, 'weapons')",
+            {"j": job_id, "t": "00000000-0000-0000-0000-00000000000" + str(job_id)})
+    model = await eta.costs(conn, GATE)
+    assert model.measured and abs(model.duration("weapons") - 3.0) < 0.01
+    assert model.job_cost("weapons") >= 3.0 and 0.5 <= model.job_cost("detailed") < 1.0
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"platform": "pc", "name": "bad;name"}, "name"),
+    ({"platform": "pc", "name": "x" * 40}, "name"),
+    ({"platform": "pc", "name": "' OR 1=1 --"}, "name"),
+    ({"platform": "nintendo", "name": "ok"}, "platform"),
+    ({"platform": "pc", "persona_id": 2**63}, "persona_id"),
+    ({"platform": "pc", "persona_id": "-5"}, "persona_id"),
+    ({"platform": "pc"}, "name"),
+])
+async def test_invalid_input(conn: Conn, kwargs: dict[str, object], field: str) -> None:
+    with pytest.raises(InputError) as exc:
+        await submit(conn, client_key="t", policy=POLICY, **kwargs)  # type: ignore[arg-type]
+    assert exc.value.field == field
+    assert await count(conn, "SELECT count(*) FROM interactive_requests") == 0
+
+
+def test_cli_request(db_url: str) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from bf4ps.cli.request import request as request_cmd
+    from bf4ps.settings import Settings
+
+    runner = CliRunner()
+    settings = Settings(database_url=db_url)
+    done = runner.invoke(request_cmd, ["Some_Body", "--platform", "pc", "--json"], obj=settings)
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.output)
+    assert data["resources"] == ["lookup"] and data["status"] == "queued"
+    url = "https://battlelog.battlefield.com/bf4/soldier/UrlMan/stats/31337/ps4/"
+    text = runner.invoke(request_cmd, [url], obj=settings)
+    assert text.exit_code == 0 and "collects: detailed, profile, weapons, vehicles" in text.output
+    bad = runner.invoke(request_cmd, ["bad;name", "--platform", "pc"], obj=settings)
+    assert bad.exit_code == 2 and "soldier names use" in bad.output
+    missing = runner.invoke(request_cmd, ["Someone"], obj=settings)
+    assert missing.exit_code == 2

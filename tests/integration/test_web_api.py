@@ -1,0 +1,397 @@
+"""The website and JSON API in process (httpx over ASGI) against real PostgreSQL: every
+endpoint, CSRF, operator authentication, and hostile input that must get 4xx, never 5xx."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from psycopg_pool import AsyncConnectionPool
+
+from bf4ps.battlelog.parse_detailed import parse_detailed
+from bf4ps.battlelog.parse_profile import parse_profile
+from bf4ps.battlelog.parse_vehicles import parse_vehicles
+from bf4ps.battlelog.parse_weapons import parse_weapons
+from bf4ps.db.connect import Conn, open_pool
+from bf4ps.domain import Lane
+from bf4ps.interactive.submit import Limits
+from bf4ps.settings import Settings
+from bf4ps.stats.items import write_vehicles, write_weapons
+from bf4ps.stats.snapshot import write_detailed, write_profile
+from bf4ps.web.app import create_app
+from tests.helpers import count, make_collector, make_soldier
+
+DATA = Path(__file__).resolve().parents[2] / "src" / "bf4ps" / "sim" / "battlelog" / "data"
+PERSONA = 1003662931478
+OPS = ("operator", "s3cret-pass")
+SETTINGS = Settings(ops_username=OPS[0], ops_password=OPS[1], secret_key="test-key")  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def pool(db_url: str) -> AsyncIterator[AsyncConnectionPool[Conn]]:
+    p = await open_pool(db_url, max_size=4)
+    yield p
+    await p.close()
+
+
+def client_for(app: Any) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
+
+
+@pytest.fixture
+async def client(pool: AsyncConnectionPool[Conn]) -> AsyncIterator[httpx.AsyncClient]:
+    async with client_for(create_app(SETTINGS, pool=pool, limits=Limits(1000, 60))) as c:
+        yield c
+
+
+async def seed_soldier(conn: Conn, persona_id: int = PERSONA, name: str = "TheOnlyBond") -> int:
+    sid = await make_soldier(conn, persona_id, name=name)
+    now = datetime.now(UTC)
+    detailed = parse_detailed((DATA / "detailed-TheOnlyBond.json").read_bytes())
+    for days, extra in ((20, 0), (10, 150), (0, 400)):
+        stats = dataclasses.replace(detailed, kills=(detailed.kills or 0) + extra,
+                                    skill=(detailed.skill or 0) + extra // 10)
+        await write_detailed(conn, sid, stats, now - timedelta(days=days))
+    await write_profile(conn, sid, parse_profile((DATA / "soldieroverview.json").read_bytes()),
+                        now)
+    await write_weapons(conn, sid, parse_weapons((DATA / "weapon-stats.json").read_bytes()), now)
+    await write_vehicles(conn, sid, parse_vehicles((DATA / "vehicles-stats.json").read_bytes()),
+                         now)
+    await conn.execute(
+        "UPDATE collection_state SET status = 'current', last_attempt_at = now(), "
+        "last_success_at = now(), next_due_at = now() + interval '1 day' WHERE soldier_id = %s",
+        [sid])
+    return sid
+
+
+def csrf_of(html: str) -> str:
+    match = re.search(r'name="csrf_token" value="([^"]+)"', html)
+    assert match, "no CSRF token in the page"
+    return match[1]
+
+
+def assert_4xx(response: httpx.Response) -> None:
+    assert 400 <= response.status_code < 500, (response.status_code, response.text[:300])
+
+
+# ---------------------------------------------------------------- public pages and API
+async def test_soldier_page_and_api(client: httpx.AsyncClient, conn: Conn) -> None:
+    await seed_soldier(conn)
+    page = await client.get(f"/soldiers/pc/{PERSONA}")
+    assert page.status_code == 200
+    html = page.text
+    for needle in ("TheOnlyBond", "K/D", "weapons-table", "vehicles-table", "history-chart",
+                   "Freshness", "Assault"):
+        assert needle in html, needle
+    assert "WARSAW_ID_P_WNAME" not in re.sub(r'title="[^"]*"', "", html)  # readable names
+    headers = page.headers
+    assert "script-src 'self'" in headers["content-security-policy"]
+    assert headers["x-frame-options"] == "DENY" and headers["x-content-type-options"] == "nosniff"
+    assert headers["referrer-policy"] == "same-origin"
+    overview = (await client.get(f"/api/soldiers/pc/{PERSONA}")).json()
+    assert overview["soldier"]["name"] == "TheOnlyBond"
+    assert overview["headline"]["kd"] > 0 and overview["headline"]["kills"] > 0
+    assert [f["status"] for f in overview["freshness"]] == ["current"] * 4
+    weapons = (await client.get(f"/api/soldiers/pc/{PERSONA}/weapons")).json()["weapons"]
+    assert len(weapons) > 100 and weapons[0]["kills"] >= weapons[-1]["kills"]
+    assert weapons[0]["name"] and weapons[0]["category"]
+    vehicles = (await client.get(f"/api/soldiers/pc/{PERSONA}/vehicles")).json()["vehicles"]
+    assert len(vehicles) > 40
+    history = (await client.get(f"/api/soldiers/pc/{PERSONA}/history?limit=2")).json()
+    assert len(history["history"]) == 2
+    points = history["history"]
+    assert points[0]["fetched_at"] < points[1]["fetched_at"]  # oldest first
+
+
+async def test_failed_attempt_is_shown_honestly(client: httpx.AsyncClient, conn: Conn) -> None:
+    sid = await seed_soldier(conn)
+    await conn.execute(
+        "UPDATE collection_state SET status = 'retry_wait', last_attempt_at = now(), "
+        "last_success_at = now() - interval '3 days', consecutive_failures = 1, "
+        "next_attempt_at = now() + interval '1 hour', last_error_class = 'server', "
+        "last_error_at = now() WHERE soldier_id = %s AND resource = 'weapons'", [sid])
+    html = (await client.get(f"/soldiers/pc/{PERSONA}")).text
+    assert "the last attempt failed" in html and "showing older data" in html
+    overview = (await client.get(f"/api/soldiers/pc/{PERSONA}")).json()
+    weapons = next(f for f in overview["freshness"] if f["resource"] == "weapons")
+    assert weapons["failed_since_success"] and weapons["last_error_class"] == "server"
+
+
+async def test_search(client: httpx.AsyncClient, conn: Conn) -> None:
+    await seed_soldier(conn)
+    await make_soldier(conn, 77, name="TheOnlyBondFan")
+    found = (await client.get("/api/search", params={"q": "theonly"})).json()
+    assert [s["name"] for s in found["soldiers"]] == ["TheOnlyBond", "TheOnlyBondFan"]
+    exact = (await client.get("/api/search", params={"q": "TheOnlyBond", "platform": "pc"}))
+    assert exact.json()["exact"] is True
+    url = f"https://battlelog.battlefield.com/bf4/soldier/TheOnlyBond/stats/{PERSONA}/pc/"
+    by_url = await client.get("/", params={"q": url})
+    assert by_url.status_code == 303 and by_url.headers["location"] == f"/soldiers/pc/{PERSONA}"
+    html = (await client.get("/", params={"q": "theonly"})).text
+    assert f'href="/soldiers/pc/{PERSONA}"' in html and "Refresh stats" in html
+    unknown = (await client.get("/", params={"q": "NobodyHere"})).text
+    assert "Collect NobodyHere on pc" in unknown
+    wildcard = (await client.get("/api/search", params={"q": "_"})).json()
+    assert wildcard["soldiers"] == []  # '_' is a literal, not a LIKE wildcard
+
+
+async def test_submit_through_the_form(client: httpx.AsyncClient, conn: Conn) -> None:
+    await make_soldier(conn, 4242, name="FormUser")
+    token = csrf_of((await client.get("/", params={"q": "FormUser"})).text)
+    posted = await client.post("/requests", data={"csrf_token": token, "platform": "pc",
+                                                  "persona_id": "4242"})
+    assert posted.status_code == 303, posted.text
+    location = posted.headers["location"]
+    assert location.startswith("/requests/")
+    page = await client.get(location)
+    assert page.status_code == 200 and "Jobs ahead" in page.text and "FormUser" in page.text
+    status = (await client.get("/api" + location)).json()
+    assert status["status"] == "queued" and status["position"] == 0
+    assert status["eta_at"] is not None and status["estimated_start_at"] is not None
+    assert [r["job_status"] for r in status["resources"]] == ["pending"] * 4
+    by_name = await client.post("/requests", data={"csrf_token": token, "platform": "ps4",
+                                                   "name": "Not Known Yet"})
+    assert by_name.status_code == 303
+    lookup = (await client.get("/api" + by_name.headers["location"])).json()
+    assert lookup["lookup_name"] == "Not Known Yet" and lookup["resources"][0]["resource"] == \
+        "lookup"
+    bad = await client.post("/requests", data={"csrf_token": token, "platform": "pc",
+                                               "name": "<script>alert(1)</script>"})
+    assert bad.status_code == 422 and "<script>alert" not in bad.text
+    assert "soldier names use letters" in bad.text
+
+
+async def test_csrf_is_enforced(client: httpx.AsyncClient, conn: Conn) -> None:
+    await make_soldier(conn, 4243, name="CsrfUser")
+    no_token = await client.post("/requests", data={"platform": "pc", "persona_id": "4243"})
+    assert no_token.status_code == 403
+    token = csrf_of((await client.get("/", params={"q": "CsrfUser"})).text)
+    forged = await client.post("/requests", data={"csrf_token": token[:-1] + "x",
+                                                  "platform": "pc", "persona_id": "4243"})
+    assert forged.status_code == 403
+    client.cookies.clear()
+    cookieless = await client.post("/requests", data={"csrf_token": token, "platform": "pc",
+                                                      "persona_id": "4243"})
+    assert cookieless.status_code == 403
+    assert await count(conn, "SELECT count(*) FROM interactive_requests") == 0
+
+
+async def test_api_submit(client: httpx.AsyncClient, conn: Conn) -> None:
+    await make_soldier(conn, 4244, name="ApiUser")
+    ok = await client.post("/api/requests", json={"platform": "pc", "name": "apiuser"})
+    assert ok.status_code == 202 and ok.json()["jobs_created"] == 4
+    assert ok.headers["location"] == f"/api/requests/{ok.json()['request_id']}"
+    url = "https://battlelog.battlefield.com/bf4/soldier/Other/stats/555/xboxone/"
+    by_url = await client.post("/api/requests", json={"url": url})
+    assert by_url.status_code == 202 and by_url.json()["soldier_id"] is not None
+    cases: list[tuple[dict[str, Any], int, str | None]] = [
+        ({"content": "platform=pc&name=x", "headers": {"content-type":
+                                                        "application/x-www-form-urlencoded"}},
+         415, None),
+        ({"content": "{not json", "headers": {"content-type": "application/json"}}, 400, None),
+        ({"json": ["pc"]}, 422, None),
+        ({"json": {"platform": "pc", "name": "ok", "admin": True}}, 422, "admin"),
+        ({"json": {"platform": "pc", "name": 5}}, 422, "name"),
+        ({"json": {"platform": "pc", "persona_id": True}}, 422, "persona_id"),
+        ({"json": {"platform": "pc", "persona_id": 2**64}}, 422, "persona_id"),
+        ({"json": {"platform": "pc", "persona_id": 999}}, 404, "persona_id"),
+        ({"json": {"name": "NoPlatform"}}, 422, "platform"),
+        ({"json": {"url": "https://evil.example/bf4/soldier/x/stats/1/pc/"}}, 422, "url"),
+        ({"json": {"url": "javascript:alert(1)"}}, 422, "url"),
+        ({"content": "[" * 5000 + "]" * 5000, "headers": {"content-type":
+                                                            "application/json"}}, 400, None),
+    ]
+    for kwargs, status, field in cases:
+        r = await client.post("/api/requests", **kwargs)
+        assert r.status_code == status, (kwargs, r.status_code, r.text)
+        body = r.json()
+        assert body["error"] and body["status"] == status
+        if field:
+            assert body["field"] == field, body
+
+
+async def test_rate_limit_is_429(pool: AsyncConnectionPool[Conn]) -> None:
+    app = create_app(SETTINGS, pool=pool, limits=Limits(2, 60))
+    async with client_for(app) as c:
+        for i in range(2):
+            assert (await c.post("/api/requests", json={"platform": "pc",
+                                                        "name": f"Rl{i}"})).status_code == 202
+        limited = await c.post("/api/requests", json={"platform": "pc", "name": "Rl9"})
+        assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+        assert "too many requests" in limited.json()["error"]
+
+
+# ---------------------------------------------------------------- operators
+async def test_ops_refused_without_configured_credentials(
+        pool: AsyncConnectionPool[Conn]) -> None:
+    async with client_for(create_app(Settings(), pool=pool)) as c:
+        for path in ("/ops", "/ops/events", "/api/ops/status", "/api/ops/fleet"):
+            r = await c.get(path, auth=OPS)
+            assert r.status_code == 403, path
+            assert "disabled" in r.text
+        drain = await c.post("/api/ops/collectors/x/drain", json={})
+        assert drain.status_code == 403
+    async with client_for(create_app(Settings(ops_local_demo=True), pool=pool)) as c:
+        assert (await c.get("/ops")).status_code == 200
+        assert (await c.get("/api/ops/status")).status_code == 200
+
+
+async def test_ops_console_and_api(client: httpx.AsyncClient, conn: Conn,
+                                   tmp_path: Path) -> None:
+    await seed_soldier(conn)
+    await make_collector(conn, tmp_path, "mak-01", Lane.BACKGROUND, "mak-egress")
+    await make_collector(conn, tmp_path, "web-int-01", Lane.INTERACTIVE, "int-egress")
+    for auth in (None, ("operator", "wrong"), ("nobody", OPS[1])):
+        r = await client.get("/ops", auth=auth)
+        assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Basic")
+        assert (await client.get("/api/ops/status", auth=auth)).status_code == 401
+    r = await client.get("/ops", headers={"authorization": "Basic %%%notbase64"})
+    assert r.status_code == 401
+    page = await client.get("/ops", auth=OPS)
+    assert page.status_code == 200 and page.headers["cache-control"] == "no-store"
+    assert "mak-01" in page.text and "healthy" in page.text and "last heartbeat" in page.text
+    for path in ("status", "fleet", "queue", "coverage", "budget", "throttles", "events"):
+        r = await client.get(f"/api/ops/{path}", auth=OPS)
+        assert r.status_code == 200, (path, r.text)
+    fleet = (await client.get("/api/ops/fleet", auth=OPS)).json()["collectors"]
+    assert {c["name"] for c in fleet} == {"mak-01", "web-int-01"}
+    assert (await client.get("/api/ops/coverage", auth=OPS)).json()["soldiers"] == 1
+    events = (await client.get("/api/ops/events", auth=OPS,
+                               params={"type": "collector_registered", "window": "1h"})).json()
+    assert len(events["events"]) == 2
+    html = (await client.get("/ops/events", auth=OPS, params={"collector": "mak-01"})).text
+    assert "collector_registered" in html
+    # drain and resume: JSON API, then the console's CSRF-checked form
+    drained = await client.post("/api/ops/collectors/mak-01/drain", auth=OPS,
+                                json={"reason": "upgrade"})
+    assert drained.status_code == 200 and drained.json()["drained"] is True
+    assert (await client.post("/api/ops/collectors/mak-01/drain", auth=OPS,
+                              data={"reason": "x"})).status_code == 415
+    assert (await client.post("/api/ops/collectors/ghost/drain", auth=OPS,
+                              json={})).status_code == 404
+    assert (await client.post("/api/ops/collectors/mak-01/retire", auth=OPS,
+                              json={})).status_code == 404
+    token = csrf_of((await client.get("/ops", auth=OPS)).text)
+    assert (await client.post("/ops/collectors/mak-01/resume", auth=OPS,
+                              data={"reason": "no token"})).status_code == 403
+    resumed = await client.post("/ops/collectors/mak-01/resume", auth=OPS,
+                                data={"csrf_token": token})
+    assert resumed.status_code == 303
+    assert await count(conn, "SELECT count(*) FROM collectors WHERE drained") == 0
+
+
+# ---------------------------------------------------------------- health, metrics, openapi
+async def test_healthz_metrics_openapi(client: httpx.AsyncClient, conn: Conn,
+                                       pool: AsyncConnectionPool[Conn]) -> None:
+    await seed_soldier(conn)
+    health = await client.get("/healthz")
+    assert health.status_code == 200 and health.json()["status"] == "ok"
+    first = await client.get("/metrics")
+    assert first.status_code == 200
+    text = first.text
+    for name in ("bf4ps_queue_jobs", "bf4ps_coverage_soldiers{resource=\"detailed\"",
+                 "bf4ps_http_requests_total", "bf4ps_fleet_budget_used_requests",
+                 "bf4ps_interactive_requests_open"):
+        assert name in text, name
+    await client.post("/api/requests", json={"platform": "pc", "name": "MetricsGuy"})
+    second = (await client.get("/metrics")).text
+    assert 'bf4ps_events_total{event_type="created",lane="interactive",resource="lookup"} 1.0' \
+        in second
+    spec = (await client.get("/openapi.json")).json()
+    assert spec["openapi"].startswith("3.") and "/api/requests" in spec["paths"]
+    await pool.close()
+    down = await client.get("/healthz")
+    assert down.status_code == 503 and down.json()["status"] == "down"
+
+
+# ---------------------------------------------------------------- hostile input
+HOSTILE: list[tuple[str, str, dict[str, Any]]] = [
+    ("GET", "/static/../../../../etc/passwd", {}),
+    ("GET", "/static/..%2f..%2f..%2fetc%2fpasswd", {}),
+    ("GET", "/soldiers/pc/..%2F..%2Fetc%2Fpasswd", {}),
+    ("GET", "/soldiers/pc/99999999999999999999999999", {}),
+    ("GET", "/soldiers/pc/9223372036854775808", {}),
+    ("GET", "/soldiers/pc/-1", {}),
+    ("GET", "/soldiers/pc/0", {}),
+    ("GET", "/soldiers/nintendo/1", {}),
+    ("GET", "/soldiers/pc/1", {}),
+    ("GET", "/soldiers/%00/1", {}),
+    ("GET", "/api/soldiers/pc/1e5", {}),
+    ("GET", "/api/soldiers/pc/١٢٣", {}),
+    ("GET", "/api/soldiers/PC/1/weapons", {}),
+    ("GET", "/api/soldiers/pc/1/history?limit=-1", {}),
+    ("GET", "/api/soldiers/pc/1/history?limit=99999999999999999999999", {}),
+    ("GET", "/api/requests/not-a-uuid", {}),
+    ("GET", "/api/requests/" + "a" * 5000, {}),
+    ("GET", "/requests/00000000-0000-0000-0000-000000000000", {}),
+    ("GET", "/api/search?q=' OR 1=1 --", {}),
+    ("GET", "/api/search?q=%00", {}),
+    ("GET", "/api/search?q=x&q=y", {}),
+    ("GET", "/api/search?q=" + "A" * 5000, {}),
+    ("GET", "/api/search?q=Robert'); DROP TABLE soldiers;--", {}),
+    ("GET", "/api/search?q=Ωmega", {}),
+    ("GET", "/api/search?q=😀", {}),
+    ("GET", "/api/search?q=abc&platform=../../etc", {}),
+    ("GET", "/api/search?q=abc&limit=abc", {}),
+    ("GET", "/api/search", {}),
+    ("GET", "/?q=%ff%fe", {}),
+    ("GET", "/?q=<script>alert(1)</script>", {}),
+    ("GET", "/?platform=xx", {}),
+    ("GET", "/no/such/page", {}),
+    ("DELETE", "/api/requests", {}),
+    ("PUT", "/soldiers/pc/1", {}),
+    ("POST", "/api/requests", {"content": b"x" * 20_000,
+                               "headers": {"content-type": "application/json"}}),
+    ("POST", "/api/requests", {"content": b"\xff\xfe\x00",
+                               "headers": {"content-type": "application/json"}}),
+    ("POST", "/api/requests", {"json": {"platform": "pc", "name": "a\u0000b"}}),
+    ("POST", "/api/requests", {"json": {"platform": "pc" * 100, "name": "ok"}}),
+    ("POST", "/api/requests", {"json": {"platform": ["pc"], "name": "ok"}}),
+    ("POST", "/api/requests", {"json": {"url": "https://battlelog.battlefield.com/bf4/soldier/"
+                                               "x/stats/99999999999999999999/pc/"}}),
+    ("POST", "/api/requests", {"json": {"url": "https://battlelog.battlefield.com:8080/bf4/"
+                                               "soldier/x/stats/1/pc/"}}),
+    ("POST", "/api/requests", {"json": {"url": "http://user@battlelog.battlefield.com/bf4/"
+                                               "soldier/x/stats/1/pc/"}}),
+    ("POST", "/api/requests", {"json": {"url": "https://battlelog.battlefield.com/bf4/soldier"
+                                               "/%ff/stats/1/nes/"}}),
+    ("POST", "/requests", {"content": b"a=" + b"b" * 17_000,
+                           "headers": {"content-type": "application/x-www-form-urlencoded"}}),
+    ("POST", "/requests", {"content": b"--x\r\n", "headers": {
+        "content-type": "multipart/form-data; boundary=x"}}),
+    ("POST", "/requests", {"content": b"{}", "headers": {"content-type": "application/json"}}),
+    ("GET", "/api/ops/events?persona_id=abc", {"auth": OPS}),
+    ("GET", "/api/ops/events?since=99999-01-01", {"auth": OPS}),
+    ("GET", "/api/ops/events?since=1900-01-01T00:00:00", {"auth": OPS}),
+    ("GET", "/api/ops/events?until=0001-01-01T00:00:00%2B14:00", {"auth": OPS}),
+    ("GET", "/api/ops/events?type=DROP%20TABLE", {"auth": OPS}),
+    ("GET", "/api/ops/events?collector=a;b", {"auth": OPS}),
+    ("GET", "/api/ops/events?window=99y", {"auth": OPS}),
+    ("GET", "/api/ops/events?limit=0", {"auth": OPS}),
+    ("GET", "/api/ops/events?persona_id=9223372036854775808", {"auth": OPS}),
+    ("GET", "/ops/events?persona_id=-3", {"auth": OPS}),
+    ("POST", "/api/ops/collectors/..%2F..%2Fx/drain", {"auth": OPS, "json": {}}),
+    ("POST", "/api/ops/collectors/mak/drain", {"auth": OPS, "json": {"reason": "x" * 500}}),
+    ("POST", "/ops/collectors/mak/drain", {"auth": OPS, "data": {"csrf_token": "forged.x"}}),
+    ("POST", "/api/ops/collectors/mak/drain", {"auth": OPS, "json": {"reason": "a\u0000b"}}),
+    ("POST", "/requests", {"data": {"csrf_token": "x", "name": "a\u0000b", "platform": "pc"}}),
+]
+
+
+@pytest.mark.parametrize("method, path, kwargs", HOSTILE,
+                         ids=[f"{m} {p[:50]}" for m, p, _ in HOSTILE])
+async def test_hostile_input_gets_4xx_with_a_message(
+        client: httpx.AsyncClient, method: str, path: str, kwargs: dict[str, Any]) -> None:
+    r = await client.request(method, path, **kwargs)
+    assert_4xx(r)
+    if r.headers.get("content-type", "").startswith("application/json"):
+        assert r.json()["error"]
+    else:
+        assert "<h1>" in r.text or "alert" in r.text
+    assert "<script>alert(1)</script>" not in r.text
