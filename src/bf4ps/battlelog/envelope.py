@@ -157,3 +157,12 @@ def collect_items(entries: list[Any], build: Callable[[str, Mapping[str, Any]], 
         seen.add(guid)
         items.append(build(guid, entry))
     return ItemBatch(items=tuple(items), skipped=len(entries) - len(items))
+
+
+def parse_item_batch(body: bytes, list_key: str, build: Callable[[str, Mapping[str, Any]], T],
+                     persona_id: int | None, platform_int: int | None) -> ItemBatch[T]:
+    """The weapons/vehicles shape: `data.<list_key>` must be a list of items with guids."""
+    data = require_data_object(open_envelope(body))
+    entries = require_list(data, list_key)
+    check_identity(data, persona_id, platform_int)
+    return collect_items(entries, build)

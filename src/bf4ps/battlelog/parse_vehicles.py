@@ -13,14 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bf4ps.battlelog.coerce import to_float, to_int, to_str
-from bf4ps.battlelog.envelope import (
-    ItemBatch,
-    check_identity,
-    collect_items,
-    open_envelope,
-    require_data_object,
-    require_list,
-)
+from bf4ps.battlelog.envelope import ItemBatch, parse_item_batch
 from bf4ps.battlelog.models import VehicleItem
 
 LIST_KEY = "mainVehicleStats"
@@ -37,10 +30,7 @@ def parse_vehicle_batch(
     body: bytes, *, persona_id: int | None = None, platform_int: int | None = None
 ) -> ItemBatch[VehicleItem]:
     """Like parse_vehicles, and also says how many entries were dropped."""
-    data = require_data_object(open_envelope(body))
-    entries = require_list(data, LIST_KEY)
-    check_identity(data, persona_id, platform_int)
-    return collect_items(entries, vehicle_item)
+    return parse_item_batch(body, LIST_KEY, vehicle_item, persona_id, platform_int)
 
 
 def vehicle_item(guid: str, entry: Mapping[str, Any]) -> VehicleItem:

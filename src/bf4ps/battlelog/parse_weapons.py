@@ -18,14 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bf4ps.battlelog.coerce import to_float, to_int, to_str
-from bf4ps.battlelog.envelope import (
-    ItemBatch,
-    check_identity,
-    collect_items,
-    open_envelope,
-    require_data_object,
-    require_list,
-)
+from bf4ps.battlelog.envelope import ItemBatch, parse_item_batch
 from bf4ps.battlelog.models import WeaponItem
 
 LIST_KEY = "mainWeaponStats"
@@ -42,10 +35,7 @@ def parse_weapon_batch(
     body: bytes, *, persona_id: int | None = None, platform_int: int | None = None
 ) -> ItemBatch[WeaponItem]:
     """Like parse_weapons, and also says how many entries were dropped."""
-    data = require_data_object(open_envelope(body))
-    entries = require_list(data, LIST_KEY)
-    check_identity(data, persona_id, platform_int)
-    return collect_items(entries, weapon_item)
+    return parse_item_batch(body, LIST_KEY, weapon_item, persona_id, platform_int)
 
 
 def weapon_item(guid: str, entry: Mapping[str, Any]) -> WeaponItem:

@@ -76,6 +76,20 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
         ctx.heartbeat.current = None
 
 
+async def next_slot(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
+                    tries: int = 20) -> datetime | None:
+    """A further send slot for a job already held, slept up to; None when none could be had."""
+    for _ in range(tries):
+        got = await admission.extra_slot(conn, ctx.me, ctx.gate, policy, job)
+        if not isinstance(got, Wait):
+            await sleep_until(got)
+            return got
+        if got.until is None:
+            return None
+        await sleep_until(got.until)
+    return None
+
+
 async def on_time(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
                   slot: datetime) -> bool:
     """Never send late: a request sent well after its slot could follow the next slot's request
@@ -83,18 +97,14 @@ async def on_time(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
     a new one taken. False: no slot could be had (the lease will lapse; nothing was sent)."""
     tolerance = timedelta(seconds=ctx.gate.margin / 2)
     for _ in range(20):
-        if datetime.now(UTC) - slot <= tolerance:
+        late = (datetime.now(UTC) - slot).total_seconds()
+        if late <= tolerance.total_seconds():
             return True
-        got = await admission.extra_slot(conn, ctx.me, ctx.gate, policy, job)
-        if isinstance(got, Wait):
-            if got.until is None:
-                return False
-            await sleep_until(got.until)
-            continue
-        log.info("job %s: slot missed by %.3f s; re-slotted", job.job_id,
-                 (datetime.now(UTC) - slot).total_seconds())
+        log.info("job %s: slot missed by %.3f s; re-slotting", job.job_id, late)
+        got = await next_slot(conn, ctx, job, policy)
+        if got is None:
+            return False
         slot = got
-        await sleep_until(slot)
     return False
 
 
@@ -115,23 +125,15 @@ async def fetch(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy) -> Fe
 async def _account_soldiers(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
                             user_id: int) -> tuple[LinkedSoldier, ...] | None:
     """The owning account's soldiers: a second physical request, through the same gates."""
-    for _ in range(3):
-        slot = await admission.extra_slot(conn, ctx.me, ctx.gate, policy, job)
-        if isinstance(slot, Wait):
-            if slot.until is None:
-                return None
-            await sleep_until(slot.until)
-            continue
-        await sleep_until(slot)
-        if not await on_time(conn, ctx, job, policy, slot):
-            return None
-        extra = await ctx.client.account_soldiers(user_id)
-        if extra.ok and isinstance(extra.parsed, tuple):
-            return tuple(s for s in extra.parsed if isinstance(s, LinkedSoldier))
-        if extra.error_class is ErrorClass.THROTTLE:
-            await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
-                                     extra.http_status)
+    slot = await next_slot(conn, ctx, job, policy, tries=3)
+    if slot is None or not await on_time(conn, ctx, job, policy, slot):
         return None
+    extra = await ctx.client.account_soldiers(user_id)
+    if extra.ok and isinstance(extra.parsed, tuple):
+        return tuple(s for s in extra.parsed if isinstance(s, LinkedSoldier))
+    if extra.error_class is ErrorClass.THROTTLE:
+        await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
+                                 extra.http_status)
     return None
 
 
