@@ -23,12 +23,12 @@ async def test_shared_and_separate_egresses_with_fleet_budget_never_violate(
         db_url: str, tmp_path: Path) -> None:
     async with connection(db_url) as conn:
         await seed_work(conn, 3000)
-    # 5 egresses at 1 request/s could send 40 per 8 s: the fleet budget of 12 binds. The 0.2 s
+    # 5 egresses at 1 request/s could send 40 per 8 s: the fleet budget of 12 binds. The 0.3 s
     # margin absorbs the send jitter of 10 processes on 2 shared cores (production: 0.05 s on
     # a 5 s interval).
     with simulator(speed=40, min_interval=1.0, fleet_budget=12, fleet_window=8.0) as sim:
         fleet = Fleet(db_url, sim.base_url, tmp_path, FAST | {
-            "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "1.0", "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": "0.2",
+            "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "1.0", "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": "0.3",
             "BF4PS_FLEET_BUDGET_REQUESTS": "12", "BF4PS_FLEET_BUDGET_WINDOW_SECONDS": "8"})
         for i in range(4):
             fleet.start(f"shared-{i}", "egress-a", "127.0.0.2")

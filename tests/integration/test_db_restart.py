@@ -31,7 +31,7 @@ async def test_collectors_survive_a_postgres_restart(tmp_path: Path) -> None:
             fleet = Fleet(url, sim.base_url, tmp_path, {
                 "BF4PS_HEARTBEAT_SECONDS": "0.5", "BF4PS_IDLE_POLL_SECONDS": "0.3",
                 "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "1.0", "BF4PS_LEASE_SECONDS": "20",
-                "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": "0.15"})
+                "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": "0.3"})
             for i in range(6):  # 3 egresses, 2 collectors each
                 fleet.start(f"c{i}", f"eg-{i % 3}", f"127.0.0.{20 + i % 3}")
             async with connection(url) as conn:

@@ -15,7 +15,7 @@ from bf4ps.cli.common import echo_json, settings_of
               help="Run this many seconds, then stop and print a summary.")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535),
               help="Website port (0: any free port).")
-@click.option("--speed", default=10.0, show_default=True, type=click.FloatRange(1, 100),
+@click.option("--speed", default=5.0, show_default=True, type=click.FloatRange(1, 100),
               help="Simulated time runs this much faster (latency and pacing ÷ speed).")
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
 @click.pass_context

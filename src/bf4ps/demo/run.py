@@ -32,7 +32,7 @@ class DemoOptions:
     collectors: int = 4
     duration: float | None = None
     port: int = 8080
-    speed: float = 10.0
+    speed: float = 5.0
     json: bool = False
 
 
@@ -60,7 +60,7 @@ class Demo:
         self.opts = opts
         self.base = settings.data_dir / "demo"
         self.interval = 5.0 / opts.speed
-        self.margin = max(0.05, 0.2 * self.interval)
+        self.margin = max(0.05, 0.3 * self.interval)
         self.port = opts.port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.password = secrets.token_urlsafe(12)
