@@ -70,20 +70,29 @@ async def _egress_slot(conn: Conn, gate: dict[str, Any], cfg: GateConfig) -> dat
     return slot
 
 
+async def _window(conn: Conn, slot: datetime, seconds: float) -> Window:
+    cur = await conn.execute(q("fleet_window"), {"since": slot - timedelta(seconds=seconds)})
+    rows = await cur.fetchall()
+    return Window({str(r["budget_class"]): int(r["n"]) for r in rows},
+                  max((r["last_slot"] for r in rows), default=None))
+
+
 async def _fleet(conn: Conn, slot: datetime, me: CollectorRef, cfg: GateConfig,
                  policy: Policy) -> tuple[datetime, list[str] | None]:
     fleet = await _one(conn, "fleet_lock", {})
     if fleet is None or fleet["requests"] is None:
         return slot, None
     n, w = int(fleet["requests"]), float(fleet["window_seconds"])
-    cur = await conn.execute(q("fleet_window"), {"since": slot - timedelta(seconds=w)})
-    rows = await cur.fetchall()
-    window = Window({str(r["budget_class"]): int(r["n"]) for r in rows},
-                    max((r["last_slot"] for r in rows), default=None))
-    nth = await _one(conn, "fleet_nth_latest", {"offset": n - 1}) if window.total >= n else None
-    slot = earliest_slot(slot, n=n, window_seconds=w, in_window=window.total,
-                         last_slot=window.last_slot, nth_latest=nth["slot_at"] if nth else None,
-                         margin=cfg.margin)
+    # slots that left the window less than the margin ago still count: a request may leave a
+    # little after its slot, so N + 1 slots must span at least W + margin (as on the slow path)
+    span = w + cfg.margin
+    window = await _window(conn, slot, span)
+    if window.total >= n:
+        nth = await _one(conn, "fleet_nth_latest", {"offset": n - 1})
+        slot = earliest_slot(slot, n=n, window_seconds=w, in_window=window.total,
+                             last_slot=window.last_slot,
+                             nth_latest=nth["slot_at"] if nth else None, margin=cfg.margin)
+        window = await _window(conn, slot, span)  # the window the later slot will be in
     if slot > fleet["now"] + timedelta(seconds=cfg.horizon):
         raise _Stop(Wait(slot - timedelta(seconds=cfg.horizon)))
     cur = await conn.execute(q("lane_demand"), {"lane": me.lane.value})
