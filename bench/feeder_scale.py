@@ -26,8 +26,8 @@ async def populate(conn: Conn, n: int, events: int) -> None:
     await conn.execute(
         "INSERT INTO soldiers (persona_id, platform, current_name, first_seen_at, last_seen_at) "
         "SELECT 1000000000 + g, 'pc', 'P' || g, now() - interval '400 days', "
-        "now() - CASE WHEN g % 100 < 13 THEN interval '2 hours' "
-        "             WHEN g % 100 < 39 THEN interval '3 days' ELSE interval '40 days' END "
+        "now() - CASE WHEN g %% 100 < 13 THEN interval '2 hours' "
+        "             WHEN g %% 100 < 39 THEN interval '3 days' ELSE interval '40 days' END "
         "FROM generate_series(1, %(n)s) g", {"n": n})
     await conn.execute(
         "INSERT INTO collection_state (soldier_id, resource, eligible_since, activity_at, "

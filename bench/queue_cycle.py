@@ -128,7 +128,12 @@ def main() -> None:
     results = {k: median([r[k] for r in rounds]) for k in rounds[0]}
     for key, value in results.items():
         runs = ", ".join(f"{r[key]:.0f}" for r in rounds)
-        print(f"{key:>16}: {value:8.0f} per second (runs: {runs})")
+        if key.startswith("bf4ps_"):
+            print(f"bf4ps fenced cycles/s at {int(key[6:]):>9,} soldiers, {WORKERS} workers: "
+                  f"{value:8.0f}  (runs: {runs})")
+        else:
+            print(f"pgqueuer jobs/s, batch {int(key[10:]):>2}:                      "
+                  f"{value:8.0f}  (runs: {runs})")
     scales = list(urls)
     small = results[f"bf4ps_{scales[0]}"]
     if len(scales) > 1:
