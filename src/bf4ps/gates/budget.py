@@ -3,8 +3,9 @@ slot that keeps every rolling window within N requests.
 
 Soundness: a slot s is accepted on the fast path only when fewer than N ledger slots lie in
 (s − W − margin, now + H], where H bounds how far ahead any slot was ever reserved; then every
-window containing s (widened by the margin a late send may add) holds at most N slots. Otherwise s is placed after every existing slot and after
-the N-th latest + W, so that windows containing s see fewer than N earlier slots.
+window containing s (widened by the margin a late send may add) holds at most N slots.
+Otherwise s is placed after every existing slot and after the N-th latest + W + margin, so that
+windows containing s see fewer than N earlier slots.
 """
 
 from __future__ import annotations
