@@ -625,7 +625,7 @@ class Chaos:
     async def _explain_violations(self) -> None:
         """For each per-IP violation the simulator kept: the egress's ledger slots around it, and
         how long after its slot the previous request really arrived (a request leaves at most
-        margin/4 after its slot; anything later was sent after the on-time check)."""
+        margin/2 after its slot; anything later was sent after the on-time check)."""
         sim: dict[str, Any] = self.rec.sim
         recent = [v for v in sim.get("violations", {}).get("recent", [])
                   if v.get("rule") == "interval"]
@@ -651,7 +651,7 @@ class Chaos:
                 self.rec.notes.append(
                     f"violation at {v['ip']} ({egress}) t+{v['at'] - self.rec.started:.1f} s, "
                     f"early by {v['early_by_seconds']:.3f} s: the previous request arrived "
-                    f"{late} after the latest slot before it (allowed: {self.cfg.margin / 4:.2f}"
+                    f"{late} after the latest slot before it (allowed: {self.cfg.margin / 2:.2f}"
                     f" s); slots relative to the violating arrival: {shown}")
 
     def _kill_leftovers(self) -> None:

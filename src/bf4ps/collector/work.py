@@ -95,9 +95,9 @@ async def on_time(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
     """Never send late: a request sent well after its slot could follow the next slot's request
     (another collector's, on time) too closely. A late slot is given up (it stays counted) and
     a new one taken. False: no slot could be had (the lease will lapse; nothing was sent)."""
-    # leave most of the margin for what happens after this check (the socket write, the
-    # network, the far end reading it): only a quarter of it may be spent before
-    tolerance = timedelta(seconds=ctx.gate.margin / 4)
+    # half the margin may be spent before this check, half is left for what follows it (the
+    # socket write, the network, the far end reading it); a quarter re-slotted too often
+    tolerance = timedelta(seconds=ctx.gate.margin / 2)
     for _ in range(20):
         late = (datetime.now(UTC) - slot).total_seconds()
         if late <= tolerance.total_seconds():
