@@ -24,20 +24,38 @@ def _depth_totals(depth: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return totals
 
 
+async def soldier_count(conn: Conn) -> int:
+    cur = await conn.execute(q("soldier_count"))
+    row = await cur.fetchone()
+    return int(row["n"]) if row else 0
+
+
+async def gates(conn: Conn, window_seconds: float) -> list[dict[str, Any]]:
+    """Every egress gate with the requests counted in its ledger over the window."""
+    cur = await conn.execute(q("gates_overview"), {"window_seconds": window_seconds})
+    return [dict(r) for r in await cur.fetchall()]
+
+
+async def fleet_budget(conn: Conn) -> dict[str, Any]:
+    """The fleet budget (requests None: off) and its use over its own rolling window."""
+    cur = await conn.execute(q("fleet_use"))
+    row = await cur.fetchone()
+    assert row is not None  # the single budget row is created by the migration
+    return dict(row)
+
+
 async def budget_use(conn: Conn, window_seconds: float) -> dict[str, Any]:
     """Requests counted per egress over the window (against what its pacing allows), and the
     fleet budget's use over its own rolling window."""
-    cur = await conn.execute(q("gates_overview"), {"window_seconds": window_seconds})
     egresses = [{
         "egress": g["egress_key"], "min_interval_seconds": g["min_interval_seconds"],
         "requests": int(g["recent_requests"]),
         "allowed": int(window_seconds / float(g["min_interval_seconds"])),
         "throttle_streak": g["throttle_streak"], "cooldown_until": g["cooldown_until"],
-    } for g in await cur.fetchall()]
-    cur = await conn.execute(q("fleet_use"))
-    row = await cur.fetchone()
+    } for g in await gates(conn, window_seconds)]
+    row = await fleet_budget(conn)
     fleet = None
-    if row is not None and row["requests"] is not None:
+    if row["requests"] is not None:
         fleet = {"requests": row["requests"], "window_seconds": row["window_seconds"],
                  "used": int(row["used"]), "use": round(int(row["used"]) / row["requests"], 3)}
     return {"window_seconds": window_seconds, "egresses": egresses, "fleet": fleet}
@@ -45,8 +63,6 @@ async def budget_use(conn: Conn, window_seconds: float) -> dict[str, Any]:
 
 async def status_report(conn: Conn, window_seconds: float = 3600) -> dict[str, Any]:
     depth = await figures.queue_depth(conn)
-    cur = await conn.execute(q("soldier_count"))
-    row = await cur.fetchone()
     collectors = [{
         "name": c["collector_name"], "lane": c["lane"], "egress": c["egress_key"],
         "health": c["health"], "enabled": c["enabled"], "drained": c["drained"],
@@ -55,7 +71,7 @@ async def status_report(conn: Conn, window_seconds: float = 3600) -> dict[str, A
         "current_job": c["current_job_id"], "version": c["software_version"],
     } for c in await fleet(conn)]
     return {
-        "soldiers": int(str(row["n"])) if row else 0,
+        "soldiers": await soldier_count(conn),
         "queue_depth": {"by_lane": _depth_totals(depth), "detail": depth},
         "coverage": await figures.coverage(conn),
         "throughput": {"window_seconds": window_seconds,

@@ -11,7 +11,6 @@ import contextlib
 import logging
 import signal
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from bf4ps import __version__
 from bf4ps import policy as policy_mod
@@ -148,7 +147,3 @@ class Collector:
 def wanted(name: str, lane: Lane, egress: str, hostname: str,
            source_address: str | None) -> Wanted:
     return Wanted(name, hostname, lane, egress, source_address, __version__)
-
-
-def data_dir_of(settings: Settings) -> Path:
-    return settings.data_dir

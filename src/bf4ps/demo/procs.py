@@ -46,6 +46,3 @@ class Children:
                 os.killpg(proc.pid, signal.SIGKILL)
                 codes[name] = proc.wait()
         return codes
-
-    def alive_pids(self) -> list[int]:
-        return [p.pid for _, p in self.procs if p.poll() is None]

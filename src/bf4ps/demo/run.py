@@ -12,7 +12,6 @@ import signal
 import socket
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from bf4ps.db import embedded, migrate
@@ -147,7 +146,3 @@ class Demo:
 
 def run_demo(settings: Settings, opts: DemoOptions) -> dict[str, Any]:
     return asyncio.run(Demo(settings, opts).run())
-
-
-def data_dir(settings: Settings) -> Path:
-    return settings.data_dir / "demo"

@@ -40,10 +40,6 @@ class Started:
     started_at: datetime
     lease_expires_at: datetime
 
-    @property
-    def wait_ms(self) -> int:
-        return max(0, int((self.started_at - self.claimed_at).total_seconds() * 1000))
-
 
 async def start(conn: Conn, me: CollectorRef, job: ClaimedJob, lease_seconds: float,
                 started_at: datetime, details: dict[str, Any] | None = None) -> Started | None:

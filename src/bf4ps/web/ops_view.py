@@ -4,14 +4,13 @@ queries only (coverage from the counters, the ledger and events over bounded win
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Any
 
+from bf4ps import eventlog, ops
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.domain import Resource
-from bf4ps.ops import fleet as fleet_rows
+from bf4ps.eventlog import EventFilter
 from bf4ps.queue import figures
 from bf4ps.web.format import stamp
 
@@ -63,7 +62,7 @@ def collector_dict(c: dict[str, Any]) -> dict[str, Any]:
 
 
 async def fleet(conn: Conn) -> list[dict[str, Any]]:
-    return [collector_dict(c) for c in await fleet_rows(conn)]
+    return [collector_dict(c) for c in await ops.fleet(conn)]
 
 
 async def queue(conn: Conn) -> dict[str, Any]:
@@ -79,8 +78,7 @@ async def queue(conn: Conn) -> dict[str, Any]:
 
 
 async def coverage(conn: Conn) -> dict[str, Any]:
-    rows = await _all(conn, "web_soldier_estimate")
-    return {"soldiers": int(rows[0]["n"]) if rows else 0,
+    return {"soldiers": await ops.soldier_count(conn),
             "by_resource": await figures.coverage(conn)}
 
 
@@ -98,11 +96,11 @@ async def throughput(conn: Conn, window: float = WINDOW_SECONDS) -> dict[str, An
 
 
 async def budget(conn: Conn, window: float = WINDOW_SECONDS) -> dict[str, Any]:
-    fleet_row = (await _all(conn, "web_fleet_budget"))[0]
+    fleet_row = await ops.fleet_budget(conn)
     fleet_window = float(fleet_row["window_seconds"])
     limit = fleet_row["requests"]
     used = int(fleet_row["used"])
-    gates = await _all(conn, "gates_overview", {"window_seconds": window})
+    gates = await ops.gates(conn, window)
     classes = await _all(conn, "web_budget_by_class", {"window_seconds": fleet_window})
     return {
         "fleet": {"limit": limit, "window_seconds": fleet_window, "used": used,
@@ -139,28 +137,5 @@ async def status(conn: Conn) -> dict[str, Any]:
             "throttles": await throttles(conn), "open_requests": open_requests}
 
 
-@dataclass(frozen=True, slots=True)
-class EventQuery:
-    since: datetime
-    until: datetime
-    persona_id: int | None = None
-    platform: str | None = None
-    collector: str | None = None
-    resource: str | None = None
-    event_type: str | None = None
-    limit: int = 100
-
-    def params(self) -> dict[str, Any]:
-        return {"since": self.since, "until": self.until, "persona_id": self.persona_id,
-                "platform": self.platform, "collector": self.collector,
-                "resource": self.resource, "event_type": self.event_type,
-                "limit": self.limit}
-
-
-async def events(conn: Conn, query: EventQuery) -> list[dict[str, Any]]:
-    return await _all(conn, "web_events_search", query.params())
-
-
-def window_of(now: datetime, seconds: float) -> tuple[datetime, datetime]:
-    return now - timedelta(seconds=seconds), now + timedelta(seconds=1)
-
+async def events(conn: Conn, query: EventFilter) -> list[dict[str, Any]]:
+    return await eventlog.search(conn, query)

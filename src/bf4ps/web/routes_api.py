@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.interactive.inputs import InputError
 from bf4ps.interactive.status import request_status
@@ -66,10 +67,9 @@ async def get_request(request: Request) -> Response:
     return ApiJSON(st.as_dict())
 
 
-async def _soldier(request: Request) -> Soldier:
+async def _soldier(request: Request, conn: Conn) -> Soldier:
     platform, persona_id = soldier_path(request)
-    async with db(request) as conn:
-        found = await soldier_view.find(conn, platform, persona_id)
+    found = await soldier_view.find(conn, platform, persona_id)
     if found is None:
         raise WebError(404, "this soldier is not known here yet: submit it by name or by its "
                             "Battlelog URL to collect it")
@@ -77,29 +77,29 @@ async def _soldier(request: Request) -> Soldier:
 
 
 async def soldier_overview(request: Request) -> Response:
-    s = await _soldier(request)
     async with db(request) as conn:
+        s = await _soldier(request, conn)
         return ApiJSON(await soldier_view.overview(conn, s))
 
 
 async def soldier_weapons(request: Request) -> Response:
-    s = await _soldier(request)
     async with db(request) as conn:
+        s = await _soldier(request, conn)
         return ApiJSON({"soldier": soldier_view.soldier_dict(s),
                         "weapons": await soldier_view.weapons(conn, s)})
 
 
 async def soldier_vehicles(request: Request) -> Response:
-    s = await _soldier(request)
     async with db(request) as conn:
+        s = await _soldier(request, conn)
         return ApiJSON({"soldier": soldier_view.soldier_dict(s),
                         "vehicles": await soldier_view.vehicles(conn, s)})
 
 
 async def soldier_history(request: Request) -> Response:
     limit = int_query(request, "limit", default=100, lo=1, hi=500)
-    s = await _soldier(request)
     async with db(request) as conn:
+        s = await _soldier(request, conn)
         return ApiJSON({"soldier": soldier_view.soldier_dict(s),
                         "history": await soldier_view.history(conn, s, limit)})
 

@@ -4,6 +4,7 @@ drain/resume are POSTs (CSRF-checked forms, or JSON bodies that a cross-site for
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,11 +13,12 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from bf4ps.collector.control import ControlError, act
+from bf4ps.db.connect import Conn
 from bf4ps.domain import Resource
+from bf4ps.eventlog import EventFilter
 from bf4ps.queue.events import EventType
 from bf4ps.web import ops_view
 from bf4ps.web.errors import WebError
-from bf4ps.web.ops_view import EventQuery
 from bf4ps.web.params import form, form_text, int_query, json_object, platform_query, query
 from bf4ps.web.routes_api import ApiJSON
 from bf4ps.web.security import CSRF_FIELD
@@ -47,7 +49,7 @@ def _time(request: Request, name: str) -> datetime | None:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)
 
 
-def event_query(request: Request) -> EventQuery:
+def event_query(request: Request) -> EventFilter:
     """The event-log search's filters, each validated; a time window always applies."""
     now = datetime.now(UTC)
     window = query(request, "window", max_len=5) or "24h"
@@ -68,7 +70,7 @@ def event_query(request: Request) -> EventQuery:
     if kind is not None and kind not in EVENT_TYPES:
         raise WebError(422, "unknown event type", field="type")
     platform = platform_query(request)
-    return EventQuery(since=since, until=until, persona_id=_persona(persona),
+    return EventFilter(since=since, until=until, persona_id=_persona(persona),
                       platform=platform.value if platform else None, collector=collector,
                       resource=resource, event_type=kind,
                       limit=int_query(request, "limit", default=100, lo=1, hi=500))
@@ -133,40 +135,24 @@ async def control_form(request: Request) -> Response:
 
 
 # ---------------------------------------------------------------- JSON
-async def api_status(request: Request) -> Response:
-    operator(request)
-    async with db(request) as conn:
-        return ApiJSON(await ops_view.status(conn))
+def _api_view(read: Callable[[Conn], Awaitable[Any]], key: str | None = None
+              ) -> Callable[[Request], Awaitable[Response]]:
+    """A read-only operator endpoint: one figure of ops_view as JSON (under `key` if given)."""
+    async def endpoint(request: Request) -> Response:
+        operator(request)
+        async with db(request) as conn:
+            data = await read(conn)
+        return ApiJSON({key: data} if key else data)
+
+    return endpoint
 
 
-async def api_fleet(request: Request) -> Response:
-    operator(request)
-    async with db(request) as conn:
-        return ApiJSON({"collectors": await ops_view.fleet(conn)})
-
-
-async def api_queue(request: Request) -> Response:
-    operator(request)
-    async with db(request) as conn:
-        return ApiJSON(await ops_view.queue(conn))
-
-
-async def api_coverage(request: Request) -> Response:
-    operator(request)
-    async with db(request) as conn:
-        return ApiJSON(await ops_view.coverage(conn))
-
-
-async def api_budget(request: Request) -> Response:
-    operator(request)
-    async with db(request) as conn:
-        return ApiJSON(await ops_view.budget(conn))
-
-
-async def api_throttles(request: Request) -> Response:
-    operator(request)
-    async with db(request) as conn:
-        return ApiJSON({"throttles": await ops_view.throttles(conn)})
+api_status = _api_view(ops_view.status)
+api_fleet = _api_view(ops_view.fleet, "collectors")
+api_queue = _api_view(ops_view.queue)
+api_coverage = _api_view(ops_view.coverage)
+api_budget = _api_view(ops_view.budget)
+api_throttles = _api_view(ops_view.throttles, "throttles")
 
 
 async def api_events(request: Request) -> Response:

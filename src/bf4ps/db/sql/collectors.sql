@@ -58,11 +58,6 @@ WHERE collector_uuid = %(collector_uuid)s AND health IN ('healthy', 'unknown')
   AND retired_at IS NULL
 RETURNING collector_uuid, collector_name, hostname, egress_key, lane, last_heartbeat_at
 
--- name: collectors_silent
-SELECT collector_uuid FROM collectors
-WHERE health = 'healthy' AND retired_at IS NULL
-  AND last_heartbeat_at < now() - make_interval(secs => %(silence_seconds)s)
-
 -- name: collector_stopped
 UPDATE collectors
 SET health = 'stopped', stopped_at = now(), heartbeat_lost_at = NULL, current_job_id = NULL,

@@ -9,10 +9,6 @@ SET min_interval_seconds = excluded.min_interval_seconds,
     window_requests = excluded.window_requests, window_seconds = excluded.window_seconds,
     updated_at = now()
 
--- name: gate_peek
-SELECT next_slot_at, cooldown_until, clock_timestamp() AS now
-FROM egress_gates WHERE egress_key = %(egress_key)s
-
 -- name: gate_lock
 SELECT *, clock_timestamp() AS now FROM egress_gates WHERE egress_key = %(egress_key)s
 FOR UPDATE
@@ -69,9 +65,6 @@ SET throttle_streak = throttle_streak - 1, updated_at = now()
 WHERE egress_key = %(egress_key)s AND throttle_streak > 0
   AND (cooldown_until IS NULL OR cooldown_until <= clock_timestamp())
 RETURNING throttle_streak
-
--- name: ledger_prune
-DELETE FROM request_ledger WHERE slot_at < %(before)s
 
 -- name: gates_overview
 SELECT g.egress_key, g.min_interval_seconds, g.window_requests, g.window_seconds,

@@ -14,8 +14,5 @@ WHERE (event_id, occurred_at) IN (
     WHERE occurred_at < %(cutoff)s
     LIMIT %(batch)s)
 
--- name: events_older_than
-SELECT count(*) AS n FROM collection_events WHERE occurred_at < %(cutoff)s
-
 -- name: ensure_partitions_ahead
 SELECT bf4ps_ensure_event_partitions(date_trunc('month', now())::date, %(months)s) AS created

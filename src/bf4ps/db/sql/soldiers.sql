@@ -28,8 +28,5 @@ ON CONFLICT (soldier_id, source_type) DO UPDATE
 SET first_seen_at = LEAST(soldier_sources.first_seen_at, excluded.first_seen_at),
     last_seen_at = GREATEST(soldier_sources.last_seen_at, excluded.last_seen_at)
 
--- name: soldier_by_persona
-SELECT * FROM soldiers WHERE persona_id = %(persona_id)s AND platform = %(platform)s
-
 -- name: soldier_by_id
 SELECT * FROM soldiers WHERE soldier_id = %(soldier_id)s

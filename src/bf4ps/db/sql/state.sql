@@ -1,14 +1,6 @@
 -- Durable per soldier+resource collection state (the backlog), written by the queue engine in
 -- the same transaction as the job change and its events.
 
--- name: state_success
-UPDATE collection_state
-SET status = 'current', last_attempt_at = %(now)s, last_success_at = %(now)s,
-    next_due_at = %(next_due_at)s, next_attempt_at = NULL, consecutive_failures = 0,
-    attempts_total = attempts_total + 1, updated_at = %(now)s
-WHERE soldier_id = %(soldier_id)s AND resource = %(resource)s
-RETURNING status
-
 -- name: state_retry
 UPDATE collection_state
 SET status = 'retry_wait', last_attempt_at = %(now)s, next_attempt_at = %(next_attempt_at)s,

@@ -10,12 +10,6 @@ SELECT soldier_id, persona_id, platform, current_name, battlelog_user_id, first_
 FROM soldiers
 WHERE persona_id = %(persona_id)s AND platform = %(platform)s
 
--- name: web_soldier_names
-SELECT name, first_seen_at, last_seen_at FROM soldier_names
-WHERE soldier_id = %(soldier_id)s
-ORDER BY last_seen_at DESC
-LIMIT 10
-
 -- name: web_search_names
 -- Known soldiers whose current or a former name starts with the query (a LIKE prefix with its
 -- wildcards escaped by the caller); exact matches first.
@@ -35,16 +29,6 @@ WHERE s.soldier_id IN (
   AND (%(platform)s::text IS NULL OR s.platform = %(platform)s)
 ORDER BY exact DESC, lower(s.current_name), s.platform, s.persona_id
 LIMIT %(limit)s
-
--- name: web_soldier_estimate
--- Soldiers with collection state, from the coverage counters (no scan of soldiers).
-SELECT COALESCE(sum(n), 0)::bigint AS n FROM coverage_counters WHERE resource = 'detailed'
-
--- name: web_fleet_budget
-SELECT b.requests, b.window_seconds, b.updated_at,
-       (SELECT count(*) FROM request_ledger l
-        WHERE l.slot_at > clock_timestamp() - make_interval(secs => b.window_seconds)) AS used
-FROM fleet_budget b WHERE b.budget_id = 1
 
 -- name: web_budget_by_class
 SELECT budget_class, count(*) AS n FROM request_ledger
@@ -70,22 +54,6 @@ SELECT * FROM (
      ORDER BY occurred_at DESC LIMIT %(limit)s)
 ) AS t
 ORDER BY occurred_at DESC
-LIMIT %(limit)s
-
--- name: web_events_search
--- The operator's event-log search: every filter optional, a time window always.
-SELECT e.event_id, e.occurred_at, e.event_type, e.collector_name, e.hostname, e.egress_key,
-       e.lane, e.job_id, e.soldier_id, e.persona_id, e.platform, e.resource,
-       e.priority_class, e.attempt_number, e.result, e.duration_ms, e.wait_ms, e.http_status,
-       e.error_class, e.error_message, e.details
-FROM collection_events e
-WHERE e.occurred_at >= %(since)s AND e.occurred_at < %(until)s
-  AND (%(persona_id)s::bigint IS NULL OR e.persona_id = %(persona_id)s)
-  AND (%(platform)s::text IS NULL OR e.platform = %(platform)s)
-  AND (%(collector)s::text IS NULL OR lower(e.collector_name) = lower(%(collector)s))
-  AND (%(resource)s::text IS NULL OR e.resource = %(resource)s)
-  AND (%(event_type)s::text IS NULL OR e.event_type = %(event_type)s)
-ORDER BY e.occurred_at DESC, e.event_id DESC
 LIMIT %(limit)s
 
 -- name: web_requests_open

@@ -16,6 +16,7 @@ import threading
 import time
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Self
 
 import httpx
 import orjson
@@ -60,25 +61,19 @@ def run(config: SimConfig, *, access_log: bool = False) -> None:
     build_server(config, access_log=access_log).run()
 
 
-@dataclass(slots=True)
-class RunningSimulator:
-    """A simulator serving from a background thread; `stop()` (or `with`) ends it."""
+class _Served:
+    """What both ways of serving the simulator offer: its URL, and `with` stopping it."""
 
+    __slots__ = ()
     base_url: str
-    config: SimConfig
-    server: uvicorn.Server
-    thread: threading.Thread
-    sock: socket.socket
 
     def url(self, path: str) -> str:
         return self.base_url + path
 
     def stop(self, timeout: float = 10.0) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout)
-        self.sock.close()
+        raise NotImplementedError
 
-    def __enter__(self) -> RunningSimulator:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -88,6 +83,22 @@ class RunningSimulator:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+@dataclass(slots=True)
+class RunningSimulator(_Served):
+    """A simulator serving from a background thread; `stop()` (or `with`) ends it."""
+
+    base_url: str
+    config: SimConfig
+    server: uvicorn.Server
+    thread: threading.Thread
+    sock: socket.socket
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout)
+        self.sock.close()
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -118,14 +129,11 @@ def start_in_thread(config: SimConfig, *, startup_timeout: float = 30.0) -> Runn
 
 
 @dataclass(slots=True)
-class SimProcess:
+class SimProcess(_Served):
     """A simulator serving from a child process; `stop()` (or `with`) ends it (SIGTERM)."""
 
     base_url: str
     process: subprocess.Popen[bytes]
-
-    def url(self, path: str) -> str:
-        return self.base_url + path
 
     def stop(self, timeout: float = 10.0) -> None:
         if self.process.poll() is None:
@@ -135,17 +143,6 @@ class SimProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-
-    def __enter__(self) -> SimProcess:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def spawn(config: SimConfig, *, startup_timeout: float = 30.0) -> SimProcess:
