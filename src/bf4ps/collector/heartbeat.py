@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from bf4ps.db.connect import Conn
+from bf4ps.db.connect import Conn, connect
 from bf4ps.db.queries import q
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import events
@@ -36,34 +36,63 @@ class Flags:
 
 
 class Heartbeat:
+    """Beats on a connection of its own, opened from the pool's connection string: a pool busy
+    with the work loop (which holds a connection for a whole request) must never look like a
+    database outage."""
+
     def __init__(self, pool: AsyncConnectionPool[Conn], me: CollectorRef, period: float,
                  lease_seconds: float) -> None:
-        self.pool = pool
+        if not isinstance(pool.conninfo, str):
+            raise TypeError("the heartbeat needs the pool's connection string")
+        self.url: str = pool.conninfo
+        self.conn: Conn | None = None
         self.me = me
         self.period = period
         self.lease_seconds = lease_seconds
         self.flags = Flags()
         self.current: ClaimedJob | None = None
         self.lease_lost = asyncio.Event()
-        self.lost_since: datetime | None = None
+        self.failing_since: datetime | None = None  # heartbeats failing from then on
+        self.lost_since: datetime | None = None  # ... for longer than one period: an outage
 
     async def run(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            await self.beat()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.period)
+        try:
+            while not stop.is_set():
+                await self.beat()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self.period)
+        finally:
+            await self._drop()
 
     async def beat(self) -> bool:
         try:
-            async with self.pool.connection(timeout=self.period) as conn:
-                await self._healthy(conn)
-            return True
+            if self.conn is None or self.conn.closed:
+                self.conn = await connect(self.url, connect_timeout=max(1, round(self.period)))
+            await self._healthy(self.conn)
         except DB_ERRORS as exc:
-            if self.lost_since is None:
-                self.lost_since = datetime.now(UTC)
-                log.warning("heartbeat failed, collector %s is out of touch: %s",
-                            self.me.name, exc)
+            await self._drop()
+            self._failed(exc)
             return False
+        self.failing_since = None
+        return True
+
+    async def _drop(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            with contextlib.suppress(*DB_ERRORS):
+                await conn.close()
+
+    def _failed(self, exc: BaseException) -> None:
+        """An outage begins when heartbeats keep failing for a whole period: one failed beat
+        in a flapping moment (a server restart: shutting down, starting up) is not an outage
+        of its own, so one restart is one heartbeat_lost / heartbeat_restored pair."""
+        now = datetime.now(UTC)
+        if self.failing_since is None:
+            self.failing_since = now
+        elif self.lost_since is None and (now - self.failing_since).total_seconds() >= self.period:
+            self.lost_since = self.failing_since
+            log.warning("heartbeats failing since %s, collector %s is out of touch: %s",
+                        self.failing_since.isoformat(), self.me.name, exc)
 
     async def _healthy(self, conn: Conn) -> None:
         async with conn.transaction():

@@ -83,12 +83,18 @@ KEEPALIVES: dict[str, Any] = {"keepalives": 1, "keepalives_idle": 30,
                               "keepalives_interval": 10, "keepalives_count": 3}
 
 
+async def connect(url: str, **extra: Any) -> Conn:
+    """One configured autocommit connection (the caller closes it)."""
+    conn = await psycopg.AsyncConnection.connect(
+        url, row_factory=dict_row, autocommit=True, **KEEPALIVES, **extra)
+    await configure(conn)
+    return conn
+
+
 @asynccontextmanager
 async def connection(url: str) -> AsyncIterator[Conn]:
-    conn = await psycopg.AsyncConnection.connect(
-        url, row_factory=dict_row, autocommit=True, **KEEPALIVES)
+    conn = await connect(url)
     try:
-        await configure(conn)
         yield conn
     finally:
         await conn.close()
