@@ -53,8 +53,7 @@ async def worker(url: str, me: CollectorRef, policy: Policy) -> int:
             job = await qclaim.claim(conn, me, 60)
             if job is None:
                 return done
-            async with conn.transaction():
-                await qclaim.start(conn, me, job, 60, job.claimed_at)
+            await qclaim.start(conn, me, job, 60, job.claimed_at)  # one statement, as collectors do
             out = await finalize.succeed(conn, me, job, finalize.Attempt(200, 1), policy)
             done += out.committed
 

@@ -444,8 +444,9 @@ class Chaos:
         """SIGSTOP the collector while its request is on the wire (the simulator has seen it
         arrive) and no transaction is open; the pid (still stopped), or None (z.error says why).
 
-        Not earlier: a process stopped between its on-time check and the send sends late when
-        it resumes (tests/chaos/test_late_send.py shows that bug on its own)."""
+        Not earlier: a stop before the request leaves is handled by the socket-level slot check
+        (tests/chaos/test_late_send.py), except in its last steps before the socket write (the
+        remaining limit in docs/architecture.md), which a random SIGSTOP could still hit."""
         assert self.fleet is not None and self.sim is not None
         ip = self._source_of(z.name)
         deadline = time.monotonic() + 20

@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from bf4ps.battlelog.client import DEFAULT_MAX_BODY_BYTES, BattlelogClient
+from bf4ps.battlelog.client import DEFAULT_MAX_BODY_BYTES, BattlelogClient, SendTooLate
 from bf4ps.battlelog.models import (
     DetailedStats,
     LinkedSoldier,
@@ -318,6 +318,25 @@ async def test_invalid_arguments_raise_before_sending(base_url: str) -> None:
         with pytest.raises(ValueError):
             await battlelog.search("  ")
     assert SEEN == []
+
+
+async def test_a_send_deadline_is_checked_at_the_socket(base_url: str) -> None:
+    """Past its deadline when the headers are about to be written, a request is abandoned
+    unsent, also on a connection opened before (keep-alive) and for searches; in time, it goes."""
+    SEEN.clear()
+    async with client(base_url) as battlelog:
+        sent = await battlelog.fetch(Resource.DETAILED, GOOD, Platform.PC,
+                                     send_by=time.time() + 5)  # opens the connection
+        with pytest.raises(SendTooLate, match="past its send deadline"):
+            await battlelog.fetch(Resource.WEAPONS, GOOD, Platform.PC, send_by=time.time() - 0.01)
+        with pytest.raises(SendTooLate):
+            await battlelog.search("someone", send_by=time.time() - 1)
+        again = await battlelog.account_soldiers(1, send_by=time.time() + 5)
+    assert sent.ok and again.http_status == 200
+    # the server saw the two requests in time, nothing of the two late ones
+    assert len(SEEN) == 2 and [seen.method for seen in SEEN] == ["GET", "GET"]
+    assert SEEN[0].path.startswith("/bf4/warsawdetailedstatspopulate/")
+    assert not any("Weapons" in seen.path for seen in SEEN)
 
 
 # --- `bf4ps battlelog fetch` -----------------------------------------------------------------

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bf4ps.db.connect import connection
+from bf4ps.db.queries import q
 from tests.fleet import Fleet, sim_stats, simulator
 from tests.helpers import count, seed_work, wait_for
 
@@ -104,8 +105,10 @@ async def test_sigterm_mid_request_finishes_commits_and_exits_zero(
             assert await count(conn, "SELECT count(*) FROM collection_events WHERE job_id = "
                                      "%(j)s AND event_type = 'succeeded'", {"j": job}) == 1
             assert await count(conn, "SELECT count(*) FROM collection_jobs") == 1  # 2nd untouched
-            cur = await conn.execute("SELECT health, current_job_id FROM collectors")
-            assert await cur.fetchone() == {"health": "stopped", "current_job_id": None}
+            cur = await conn.execute(q("collectors_list"), {"include_retired": False})
+            row = await cur.fetchone()
+            assert row is not None
+            assert (row["health"], row["current_job_id"]) == ("stopped", None)
 
 
 async def test_identity_conflicts_are_refused_and_replace_makes_a_new_incarnation(

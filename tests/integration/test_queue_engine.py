@@ -4,6 +4,7 @@ classified failures and their events."""
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import psycopg
 import pytest
 
 from bf4ps.db.connect import Conn, connection
+from bf4ps.db.queries import q
 from bf4ps.domain import ErrorClass, Lane, PriorityClass
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
@@ -112,6 +114,7 @@ async def test_success_commits_stats_state_event_and_removal_together(conn: Conn
         await c.execute("INSERT INTO detailed_stats_current (soldier_id, fetched_at, kills) "
                         "VALUES (%s, %s, 42)", [j.soldier_id, now])
 
+    assert await current_job(conn) == (job.job_id, "running")
     outcome = await finalize.succeed(conn, me, job, Attempt(200, 812), POLICY, write)
     assert outcome.committed
     assert await count(conn, "SELECT count(*) FROM collection_jobs") == 0
@@ -120,8 +123,15 @@ async def test_success_commits_stats_state_event_and_removal_together(conn: Conn
                              "WHERE soldier_id = %s AND resource = 'detailed'", [sid])
     assert await cur.fetchone() == {"status": "current", "consecutive_failures": 0}
     assert await events_of(conn, made.job_id) == ["created", "claimed", "started", "succeeded"]
-    cur = await conn.execute("SELECT current_job_id FROM collectors")
-    assert (await cur.fetchone()) == {"current_job_id": None}
+    assert await current_job(conn) == (None, None)
+
+
+async def current_job(conn: Conn) -> tuple[int | None, str | None]:
+    """The registry's view of the (only) collector's current job."""
+    cur = await conn.execute(q("collectors_list"), {"include_retired": False})
+    row = await cur.fetchone()
+    assert row is not None
+    return row["current_job_id"], row["job_status"]
 
 
 async def test_failed_stats_write_rolls_back_everything(conn: Conn, tmp_path: Path) -> None:
@@ -275,3 +285,32 @@ async def test_claim_uses_its_partial_index(conn: Conn, tmp_path: Path) -> None:
     assert "Seq Scan on collection_jobs" not in plan, plan
     job = await qclaim.claim(conn, me, 60)
     assert job is not None and job.lane is Lane.BACKGROUND
+
+    # the cached generic plan (what a collector runs after five claims) walks the index too
+    await conn.execute("SET plan_cache_mode = force_generic_plan")
+    await conn.execute("PREPARE generic_claim AS " + _numbered(q("claim_job")))  # type: ignore[operator]
+    cur = await conn.execute(  # type: ignore[call-overload]
+        f"EXPLAIN EXECUTE generic_claim('{me.collector_uuid}', 'background', NULL, NULL, 60)")
+    plan = "\n".join(str(r["QUERY PLAN"]) for r in await cur.fetchall())
+    fresh = plan.split("CTE fresh")[1].split("CTE claimed")[0]
+    assert "Index Scan using ix_jobs_claim" in fresh and "Sort" not in fresh, plan
+    assert "Seq Scan on collection_jobs" not in plan, plan
+    await conn.execute("RESET plan_cache_mode")
+    for _ in range(16):  # and the planner's own choice is that generic plan, not re-planning
+        assert await qclaim.claim(conn, me, 60) is not None
+    cur = await conn.execute("SELECT generic_plans, custom_plans FROM pg_prepared_statements "
+                             "WHERE statement LIKE '%%SKIP LOCKED%%' AND name <> 'generic_claim'")
+    row = await cur.fetchone()
+    assert row is not None and row["generic_plans"] >= 3, row
+
+
+def _numbered(query: str) -> str:
+    """psycopg's %(name)s placeholders as $1, $2, ... in first-use order (for PREPARE)."""
+    names: list[str] = []
+
+    def number(m: re.Match[str]) -> str:
+        if m.group(1) not in names:
+            names.append(m.group(1))
+        return f"${names.index(m.group(1)) + 1}"
+
+    return re.sub(r"%\((\w+)\)s", number, query).replace("%%", "%")

@@ -9,6 +9,7 @@ import re
 import uuid
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from bf4ps.db import catalog, migrate
@@ -40,14 +41,37 @@ def _check_values(definition: str) -> set[str]:
     ("collection_jobs", "lane", {lane.value for lane in Lane}),
     ("collection_jobs", "priority_class", {c.value for c in PriorityClass}),
     ("collection_jobs", "resource", {r.value for r in Resource} | {"lookup"}),
+    ("collection_jobs", "lookup_platform", {p.value for p in Platform}),
+    ("collection_events", "error_class", {e.value for e in ErrorClass}),
     ("collectors", "lane", {lane.value for lane in Lane}),
 ])
 def test_check_constraints_match_the_domain(table: str, column: str, values: set[str]) -> None:
+    """Every enumerated column accepts exactly the values of bf4ps.domain, whether its rule is
+    a table CHECK or the CHECK of the column's domain type."""
     expected = json.loads(EXPECTED.read_text())
-    defs = [d for d in expected["tables"][table]["constraints"].values()
-            if d.startswith("CHECK") and f"({column} = ANY" in d.replace('"', "")]
+    col_type = expected["tables"][table]["columns"][column]["type"]
+    if col_type in expected["domains"]:
+        defs = [expected["domains"][col_type]]
+        assert "(VALUE = ANY" in defs[0], defs
+    else:
+        defs = [d for d in expected["tables"][table]["constraints"].values()
+                if d.startswith("CHECK") and f"({column} = ANY" in d.replace('"', "")]
     assert defs, f"no CHECK on {table}.{column}"
     assert _check_values(defs[0]) == values
+
+
+async def test_domain_rules_hold(conn: Conn) -> None:
+    """The rules moved into domains still refuse what the table CHECKs refused."""
+    for bad in ("UPDATE collection_state SET status = 'bogus'",
+                "INSERT INTO collection_events (event_type) VALUES ('Not An Event')",
+                "INSERT INTO collection_events (event_type, http_status) VALUES ('failed', 99)",
+                "INSERT INTO collection_events (event_type, wait_ms) VALUES ('started', -1)"):
+        await conn.execute("INSERT INTO soldiers (persona_id, platform, current_name) "
+                           "VALUES (1, 'pc', 'x') ON CONFLICT DO NOTHING")
+        await conn.execute("INSERT INTO collection_state (soldier_id, resource) SELECT "
+                           "soldier_id, 'detailed' FROM soldiers ON CONFLICT DO NOTHING")
+        with pytest.raises(psycopg.errors.CheckViolation):
+            await conn.execute(bad)
 
 
 async def test_upgrade_is_idempotent_and_detects_drift(db_url: str) -> None:

@@ -11,6 +11,9 @@
   a blank name) are programming errors and raise ValueError before any request is sent.
 * ``FetchResult.size_bytes`` is the decoded body length; ``details["wire_bytes"]`` the bytes
   received (compressed); ``duration_seconds`` runs from sending to the last body byte.
+* ``send_by`` (a wall-clock deadline, epoch seconds) is checked at the socket: when the request
+  headers are about to be written, after connecting and everything else, past the deadline the
+  request is abandoned with SendTooLate and no byte of it is sent (the caller takes a new slot).
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
+from typing import Any
 
 import httpx
 
@@ -36,6 +40,22 @@ from bf4ps.battlelog.parse_search import parse_account_soldiers, parse_search
 from bf4ps.domain import Platform, Resource
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+
+
+class SendTooLate(Exception):
+    """The request would have left after its deadline; nothing of it was sent."""
+
+
+def _deadline_trace(send_by: float) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
+    """An httpcore trace hook that refuses to start writing the request after `send_by`."""
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        if event.endswith("send_request_headers.started"):
+            late = time.time() - send_by
+            if late > 0:
+                raise SendTooLate(f"request not sent: {late:.3f} s past its send deadline")
+
+    return trace
 
 
 class BattlelogClient:
@@ -81,23 +101,28 @@ class BattlelogClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def fetch(self, resource: Resource, persona_id: int, platform: Platform) -> FetchResult:
+    async def fetch(self, resource: Resource, persona_id: int, platform: Platform,
+                    *, send_by: float | None = None) -> FetchResult:
         """GET one stats resource of one soldier; parsed is the resource's model."""
         resource, platform = Resource(resource), Platform(platform)
         path = stats_path(resource, persona_id, platform.battlelog_int)
         parser = resource_parser(resource, persona_id, platform.battlelog_int)
-        return await self._request("GET", path, parser, resource, kind=resource.value)
+        return await self._request("GET", path, parser, resource, resource.value,
+                                   send_by=send_by)
 
-    async def account_soldiers(self, user_id: int) -> FetchResult:
+    async def account_soldiers(self, user_id: int, *, send_by: float | None = None
+                               ) -> FetchResult:
         """GET a Battlelog user's BF4 soldiers; parsed is tuple[LinkedSoldier, ...]."""
         path = account_soldiers_path(user_id)
-        return await self._request("GET", path, parse_account_soldiers, None, kind="account")
+        return await self._request("GET", path, parse_account_soldiers, None, "account",
+                                   send_by=send_by)
 
-    async def search(self, name: str) -> FetchResult:
+    async def search(self, name: str, *, send_by: float | None = None) -> FetchResult:
         """POST a name search; parsed is tuple[SearchHit, ...] of exact-name BF4 personas."""
         form = search_form(name)
         parser = functools.partial(parse_search, name=form["query"])
-        return await self._request("POST", SEARCH_PATH, parser, None, "search", form)
+        return await self._request("POST", SEARCH_PATH, parser, None, "search", form,
+                                   send_by=send_by)
 
     async def _request(
         self,
@@ -107,11 +132,15 @@ class BattlelogClient:
         resource: Resource | None,
         kind: str,
         form: Mapping[str, str] | None = None,
+        *,
+        send_by: float | None = None,
     ) -> FetchResult:
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self._deadline):
-                status, headers, body, wire_bytes = await self._send(method, path, form)
+                status, headers, body, wire_bytes = await self._send(method, path, form, send_by)
+        except SendTooLate:
+            raise  # not a Battlelog outcome: nothing was sent
         except Exception as exc:  # classified, never raised: see the module docstring
             result = classify_exception(
                 exc, resource=resource, duration_seconds=time.perf_counter() - started
@@ -130,10 +159,11 @@ class BattlelogClient:
         return result
 
     async def _send(
-        self, method: str, path: str, form: Mapping[str, str] | None
+        self, method: str, path: str, form: Mapping[str, str] | None, send_by: float | None
     ) -> tuple[int, httpx.Headers, bytes, int]:
         data = dict(form) if form is not None else None
-        request = self._http.build_request(method, path, data=data)
+        extensions = {"trace": _deadline_trace(send_by)} if send_by is not None else None
+        request = self._http.build_request(method, path, data=data, extensions=extensions)
         response = await self._http.send(request, stream=True)
         try:
             body = await self._read_body(response)

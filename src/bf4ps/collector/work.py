@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 
-from bf4ps.battlelog.client import BattlelogClient
+from bf4ps.battlelog.client import BattlelogClient, SendTooLate
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
 from bf4ps.collector.heartbeat import OUTAGE_ERRORS, Heartbeat
 from bf4ps.db.connect import Conn
@@ -68,9 +68,9 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
         if started is None:
             log.warning("job %s: lease lost before the request; nothing sent", job.job_id)
             return None
-        if not await on_time(conn, ctx, job, policy, adm.slot_at):
+        result = await send_in_slot(conn, ctx, job, policy, adm.slot_at)
+        if result is None:
             return None
-        result = await fetch(conn, ctx, job, policy)
         return await conclude(conn, ctx, job, result, policy)
     finally:
         ctx.heartbeat.current = None
@@ -90,32 +90,58 @@ async def next_slot(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
     return None
 
 
+def _tolerance(ctx: Context) -> timedelta:
+    # half the margin may be spent before the request is written, half is left for what follows
+    # (the network, the far end reading it); a quarter re-slotted too often
+    return timedelta(seconds=ctx.gate.margin / 2)
+
+
 async def on_time(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
-                  slot: datetime) -> bool:
+                  slot: datetime) -> datetime | None:
     """Never send late: a request sent well after its slot could follow the next slot's request
     (another collector's, on time) too closely. A late slot is given up (it stays counted) and
-    a new one taken. False: no slot could be had (the lease will lapse; nothing was sent)."""
-    # half the margin may be spent before this check, half is left for what follows it (the
-    # socket write, the network, the far end reading it); a quarter re-slotted too often
-    tolerance = timedelta(seconds=ctx.gate.margin / 2)
+    a new one taken. The slot to send in; None: no slot could be had (nothing was sent)."""
     for _ in range(20):
         late = (datetime.now(UTC) - slot).total_seconds()
-        if late <= tolerance.total_seconds():
-            return True
+        if late <= _tolerance(ctx).total_seconds():
+            return slot
         log.info("job %s: slot missed by %.3f s; re-slotting", job.job_id, late)
         got = await next_slot(conn, ctx, job, policy)
         if got is None:
-            return False
+            return None
         slot = got
-    return False
+    return None
 
 
-async def fetch(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy) -> FetchResult:
+async def send_in_slot(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
+                       slot: datetime) -> FetchResult | None:
+    """Fetch within the slot: checked before the request and again at the socket, when the
+    request headers are about to be written (a stall in between, e.g. a paused process, makes
+    the client abandon the request unsent and a new slot is taken). None: nothing was sent."""
+    for _ in range(20):
+        in_slot = await on_time(conn, ctx, job, policy, slot)
+        if in_slot is None:
+            return None
+        slot = in_slot
+        try:
+            return await fetch(conn, ctx, job, policy, send_by=_send_by(ctx, slot))
+        except SendTooLate as late:
+            log.info("job %s: %s; re-slotting", job.job_id, late)
+    return None
+
+
+def _send_by(ctx: Context, slot: datetime) -> float:
+    return (slot + _tolerance(ctx)).timestamp()
+
+
+async def fetch(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
+                *, send_by: float | None = None) -> FetchResult:
     if job.is_lookup:
         assert job.lookup_name is not None
-        return await ctx.client.search(job.lookup_name)
+        return await ctx.client.search(job.lookup_name, send_by=send_by)
     assert job.persona_id is not None and job.platform is not None
-    result = await ctx.client.fetch(job.stats_resource, job.persona_id, job.platform)
+    result = await ctx.client.fetch(job.stats_resource, job.persona_id, job.platform,
+                                    send_by=send_by)
     parsed = result.parsed
     if result.ok and isinstance(parsed, ProfileStats) and parsed.battlelog_user_id:
         linked = await _account_soldiers(conn, ctx, job, policy, parsed.battlelog_user_id)
@@ -128,9 +154,15 @@ async def _account_soldiers(conn: Conn, ctx: Context, job: ClaimedJob, policy: P
                             user_id: int) -> tuple[LinkedSoldier, ...] | None:
     """The owning account's soldiers: a second physical request, through the same gates."""
     slot = await next_slot(conn, ctx, job, policy, tries=3)
-    if slot is None or not await on_time(conn, ctx, job, policy, slot):
+    if slot is not None:
+        slot = await on_time(conn, ctx, job, policy, slot)
+    if slot is None:
         return None
-    extra = await ctx.client.account_soldiers(user_id)
+    try:
+        extra = await ctx.client.account_soldiers(user_id, send_by=_send_by(ctx, slot))
+    except SendTooLate as late:  # the stats request is already sent: only this one is dropped
+        log.info("job %s: account lookup %s", job.job_id, late)
+        return None
     if extra.ok and isinstance(extra.parsed, tuple):
         return tuple(s for s in extra.parsed if isinstance(s, LinkedSoldier))
     if extra.error_class is ErrorClass.THROTTLE:

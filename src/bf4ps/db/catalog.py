@@ -37,7 +37,8 @@ async def describe(conn: Conn) -> Schema:
     for row in await _rows(conn, "catalog_triggers"):
         tables[row["table_name"]]["triggers"][row["name"]] = row["definition"]
     functions = {r["name"]: r["definition"] for r in await _rows(conn, "catalog_functions")}
-    return {"tables": tables, "functions": functions}
+    domains = {r["name"]: r["definition"] for r in await _rows(conn, "catalog_domains")}
+    return {"tables": tables, "functions": functions, "domains": domains}
 
 
 def diff(expected: Schema, actual: Schema, path: str = "") -> list[str]:

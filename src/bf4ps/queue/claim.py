@@ -24,8 +24,7 @@ async def claim(conn: Conn, me: CollectorRef, lease_seconds: float,
                 *, soldier_id: int | None = None,
                 classes: list[str] | None = None) -> ClaimedJob | None:
     """Claim one job of my lane (or of one soldier, for chaining; or of some budget classes).
-    The claim, the collector's current-job pointer and the claimed/lease_expired/reclaimed
-    events are one statement."""
+    The claim and its claimed/lease_expired/reclaimed events are one statement."""
     cur = await conn.execute(q("claim_job"), {
         "collector_uuid": me.collector_uuid, "lane": me.lane.value,
         "lease_seconds": lease_seconds, "soldier_id": soldier_id, "classes": classes,
@@ -64,14 +63,14 @@ async def renew(conn: Conn, lease: Lease, lease_seconds: float) -> datetime | No
 
 
 async def release(conn: Conn, me: CollectorRef, job: ClaimedJob, why: str) -> bool:
-    """Give a claimed (not yet running) job back to the queue, e.g. on drain or shutdown."""
-    cur = await conn.execute(q("release_job"), _lease_params(job.lease))
-    if await cur.fetchone() is None:
-        return False
-    await conn.execute(q("clear_current_job"), {"collector_uuid": me.collector_uuid,
-                                                "job_id": job.job_id})
-    await events.record(conn, EventType.RELEASED, result=why, **me.event_fields(),
-                        **job_event_fields(job))
+    """Give a claimed (not yet running) job back to the queue, e.g. on drain or shutdown; the
+    release and its event commit together."""
+    async with conn.transaction():
+        cur = await conn.execute(q("release_job"), _lease_params(job.lease))
+        if await cur.fetchone() is None:
+            return False
+        await events.record(conn, EventType.RELEASED, result=why, **me.event_fields(),
+                            **job_event_fields(job))
     return True
 
 

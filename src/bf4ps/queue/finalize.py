@@ -167,8 +167,6 @@ async def _retry(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClas
     await conn.execute(q("job_retry"), {
         "job_id": job.job_id, "lease_token": job.lease.lease_token, "eligible_at": next_at,
         "error_class": error.value, "error_message": message[:500]})
-    await conn.execute(q("clear_current_job"), {"collector_uuid": me.collector_uuid,
-                                                "job_id": job.job_id})
     await events.record(conn, EventType.RETRY_SCHEDULED, result=error.value,
                         error_class=error.value, details={"retry_in_seconds": round(delay, 1),
                                                          "consecutive_failures": failures},

@@ -40,3 +40,15 @@ ORDER BY 1, 2
 SELECT p.proname AS name, md5(pg_get_functiondef(p.oid)) AS definition
 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace AND n.nspname = 'public'
 ORDER BY 1
+
+-- name: catalog_domains
+SELECT t.typname AS name,
+       format_type(t.typbasetype, t.typtypmod)
+       || COALESCE(' ' || string_agg(pg_get_constraintdef(k.oid), ' ' ORDER BY k.conname), '')
+       AS definition
+FROM pg_type t
+JOIN pg_namespace n ON n.oid = t.typnamespace AND n.nspname = 'public'
+LEFT JOIN pg_constraint k ON k.contypid = t.oid AND k.contype = 'c'
+WHERE t.typtype = 'd'
+GROUP BY t.oid, t.typname
+ORDER BY 1

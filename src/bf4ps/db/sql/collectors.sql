@@ -23,7 +23,7 @@ RETURNING *, (SELECT health FROM collectors WHERE collector_uuid = %(collector_u
 
 -- name: collector_retire
 UPDATE collectors
-SET retired_at = now(), enabled = false, replaced_by = %(replaced_by)s, current_job_id = NULL,
+SET retired_at = now(), enabled = false, replaced_by = %(replaced_by)s,
     health = CASE WHEN health = 'lost' THEN 'stopped' ELSE health END, heartbeat_lost_at = NULL,
     updated_at = now()
 WHERE collector_uuid = %(collector_uuid)s AND retired_at IS NULL
@@ -60,16 +60,21 @@ RETURNING collector_uuid, collector_name, hostname, egress_key, lane, last_heart
 
 -- name: collector_stopped
 UPDATE collectors
-SET health = 'stopped', stopped_at = now(), heartbeat_lost_at = NULL, current_job_id = NULL,
-    pid = NULL, updated_at = now()
+SET health = 'stopped', stopped_at = now(), heartbeat_lost_at = NULL, pid = NULL, updated_at = now()
 WHERE collector_uuid = %(collector_uuid)s
 RETURNING collector_uuid
 
 -- name: collectors_list
-SELECT c.*, j.resource AS job_resource, j.status AS job_status, s.persona_id AS job_persona_id,
-       s.platform AS job_platform, extract(epoch FROM now() - c.last_heartbeat_at) AS heartbeat_age
+-- The current job is the live job the collector holds a lease on (the latest claimed).
+SELECT c.*, j.job_id AS current_job_id, j.resource AS job_resource, j.status AS job_status,
+       s.persona_id AS job_persona_id, s.platform AS job_platform,
+       extract(epoch FROM now() - c.last_heartbeat_at) AS heartbeat_age
 FROM collectors c
-LEFT JOIN collection_jobs j ON j.job_id = c.current_job_id
+LEFT JOIN LATERAL (
+    SELECT job_id, resource, status, soldier_id FROM collection_jobs
+    WHERE collector_uuid = c.collector_uuid AND status IN ('claimed', 'running')
+    ORDER BY claimed_at DESC LIMIT 1
+) j ON true
 LEFT JOIN soldiers s ON s.soldier_id = j.soldier_id
 WHERE c.retired_at IS NULL OR %(include_retired)s
 ORDER BY c.retired_at NULLS FIRST, lower(c.collector_name)

@@ -29,8 +29,11 @@ WHERE job_id = %(job_id)s AND request_id IS NULL
 
 -- name: claim_job
 -- One statement: take the lane's oldest expired lease if any (reclaim), else the first pending
--- job by rank; lock it with SKIP LOCKED, hand it a fresh lease token, point the collector at it,
--- and write the claimed (+ lease_expired, reclaimed) events.
+-- job by rank; lock it with SKIP LOCKED, hand it a fresh lease token and write the claimed
+-- (+ lease_expired, reclaimed) events. The optional filters (one soldier, for chaining; the
+-- budget's classes) are CASE expressions, not `$n IS NULL OR ...`: the planner then keeps
+-- estimating many candidates and the cached generic plan walks ix_jobs_claim in rank order
+-- (with the OR form it chose a sequential scan and a sort, or re-planned every call).
 WITH me AS (
     SELECT collector_uuid, collector_name, hostname, egress_key
     FROM collectors
@@ -40,9 +43,10 @@ WITH me AS (
     FROM collection_jobs
     WHERE lane = %(lane)s AND status IN ('claimed', 'running')
       AND lease_expires_at <= clock_timestamp()
-      AND (%(soldier_id)s::bigint IS NULL OR soldier_id = %(soldier_id)s)
-      AND (%(classes)s::text[] IS NULL OR (CASE WHEN last_error_at IS NOT NULL THEN 'retry'
-                                                ELSE priority_class END) = ANY(%(classes)s))
+      AND CASE WHEN %(soldier_id)s::bigint IS NULL THEN true ELSE soldier_id = %(soldier_id)s END
+      AND CASE WHEN %(classes)s::text[] IS NULL THEN true
+               ELSE (CASE WHEN last_error_at IS NOT NULL THEN 'retry'
+                          ELSE priority_class END) = ANY(%(classes)s) END
     ORDER BY rank, job_id
     LIMIT 1
     FOR UPDATE SKIP LOCKED
@@ -50,9 +54,10 @@ WITH me AS (
     SELECT job_id, NULL::uuid AS old_collector, NULL::uuid AS old_token
     FROM collection_jobs
     WHERE lane = %(lane)s AND status = 'pending' AND eligible_at <= clock_timestamp()
-      AND (%(soldier_id)s::bigint IS NULL OR soldier_id = %(soldier_id)s)
-      AND (%(classes)s::text[] IS NULL OR (CASE WHEN last_error_at IS NOT NULL THEN 'retry'
-                                                ELSE priority_class END) = ANY(%(classes)s))
+      AND CASE WHEN %(soldier_id)s::bigint IS NULL THEN true ELSE soldier_id = %(soldier_id)s END
+      AND CASE WHEN %(classes)s::text[] IS NULL THEN true
+               ELSE (CASE WHEN last_error_at IS NOT NULL THEN 'retry'
+                          ELSE priority_class END) = ANY(%(classes)s) END
       AND NOT EXISTS (SELECT 1 FROM expired)
     ORDER BY rank, job_id
     LIMIT 1
@@ -68,9 +73,6 @@ WITH me AS (
     FROM pick, me
     WHERE j.job_id = pick.job_id
     RETURNING j.*, pick.old_collector, pick.old_token
-), pointer AS (
-    UPDATE collectors c SET current_job_id = claimed.job_id
-    FROM claimed WHERE c.collector_uuid = claimed.collector_uuid
 ), ev AS (
     INSERT INTO collection_events (
         event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id,
@@ -217,10 +219,6 @@ WITH expired AS (
     CROSS JOIN (VALUES ('lease_expired'), ('reclaimed')) AS kind(event_type)
 )
 SELECT job_id, old_collector, old_token FROM reset
-
--- name: clear_current_job
-UPDATE collectors SET current_job_id = NULL
-WHERE collector_uuid = %(collector_uuid)s AND current_job_id = %(job_id)s
 
 -- name: request_progress
 -- After one of a request's jobs left the queue: done when none remains.
