@@ -130,7 +130,7 @@ async def _ledger(conn: Conn, out: Outcome, limits: Limits, budget: int | None) 
     spans = await _all(conn, """
         SELECT slot_at, extract(epoch FROM later - slot_at)::float8 AS span FROM (
             SELECT slot_at, lead(slot_at, %(n)s) OVER (ORDER BY slot_at) AS later
-            FROM request_ledger) s
+            FROM request_ledger WHERE unsent_at IS NULL) s
         WHERE later IS NOT NULL ORDER BY span LIMIT 1000""", {"n": budget})
     inside = [r for r in spans if r["span"] < limits.budget_window]
     tight = [r for r in spans if r["span"] < limits.budget_window + limits.margin]
@@ -481,7 +481,10 @@ async def _figures(conn: Conn, out: Outcome, rec: Record) -> None:
         conn, "SELECT error_class, count(*) AS n FROM collection_events "
               "WHERE event_type = 'failed' GROUP BY 1")}
     f["failures by class"] = errors
-    f["ledger rows"] = await _one(conn, "SELECT count(*) FROM request_ledger")
+    f["ledger rows"] = await _one(conn, "SELECT count(*) FROM request_ledger "
+                                        "WHERE unsent_at IS NULL")
+    f["ledger rows marked unsent (slot given up)"] = await _one(
+        conn, "SELECT count(*) FROM request_ledger WHERE unsent_at IS NOT NULL")
     f["soldiers"] = await _one(conn, "SELECT count(*) FROM soldiers")
     f["coverage"] = {r["status"]: r["n"] for r in await _all(
         conn, "SELECT status, count(*) AS n FROM collection_state GROUP BY 1")}

@@ -5,17 +5,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import psycopg
 
-from bf4ps.battlelog.client import BattlelogClient, SendTooLate
+from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
 from bf4ps.collector.heartbeat import OUTAGE_ERRORS, Heartbeat
+from bf4ps.collector.slots import Pacing, next_slot, send_in_slot, sleep_until
 from bf4ps.db.connect import Conn
 from bf4ps.domain import ErrorClass, Resource
-from bf4ps.gates import admission, throttle
-from bf4ps.gates.admission import Admitted, GateConfig, Wait
+from bf4ps.gates import throttle
+from bf4ps.gates.admission import Admitted, GateConfig, Slot
 from bf4ps.interactive.lookup import resolve_lookup
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
@@ -25,6 +26,8 @@ from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
 from bf4ps.stats.store import writer_for
 
 log = logging.getLogger(__name__)
+
+START_LEAD = timedelta(seconds=0.05)  # the start transition is written this long before the slot
 
 
 @dataclass
@@ -38,21 +41,6 @@ class Context:
     resolved_soldier: int | None = None  # the soldier a lookup just found (for chaining)
 
 
-async def sleep_until(when: datetime, stop: asyncio.Event | None = None) -> bool:
-    """Sleep until `when`; False when `stop` was set first."""
-    delay = (when - datetime.now(UTC)).total_seconds()
-    if delay <= 0:
-        return True
-    if stop is None:
-        await asyncio.sleep(delay)
-        return True
-    try:
-        await asyncio.wait_for(stop.wait(), delay)
-    except TimeoutError:
-        return True
-    return False
-
-
 async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
                   stop: asyncio.Event) -> Outcome | None:
     """Serve one admitted job; None when it was given back (shutdown before the send)."""
@@ -60,7 +48,9 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
     ctx.heartbeat.current = job
     ctx.heartbeat.lease_lost.clear()
     try:
-        if not await sleep_until(adm.slot_at, stop):
+        # claimed → running is committed just before the slot, so the database round trip is
+        # not spent out of the slot's tolerance; the recorded start is the slot itself
+        if not await sleep_until(adm.slot_at - START_LEAD, stop):
             await qclaim.release(conn, ctx.me, job, "shutdown")
             return None
         started = await qclaim.start(conn, ctx.me, job, ctx.gate.lease_seconds, adm.slot_at,
@@ -68,7 +58,11 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
         if started is None:
             log.warning("job %s: lease lost before the request; nothing sent", job.job_id)
             return None
-        result = await send_in_slot(conn, ctx, job, policy, adm.slot_at)
+        await sleep_until(adm.slot_at)
+        pacing = Pacing(ctx.me, ctx.gate, policy, job)
+        result = await send_in_slot(
+            conn, pacing, Slot(adm.slot_at, adm.request_id),
+            lambda send_by: fetch(conn, ctx, pacing, send_by))
         if result is None:
             return None
         return await conclude(conn, ctx, job, result, policy)
@@ -76,66 +70,8 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
         ctx.heartbeat.current = None
 
 
-async def next_slot(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
-                    tries: int = 20) -> datetime | None:
-    """A further send slot for a job already held, slept up to; None when none could be had."""
-    for _ in range(tries):
-        got = await admission.extra_slot(conn, ctx.me, ctx.gate, policy, job)
-        if not isinstance(got, Wait):
-            await sleep_until(got)
-            return got
-        if got.until is None:
-            return None
-        await sleep_until(got.until)
-    return None
-
-
-def _tolerance(ctx: Context) -> timedelta:
-    # half the margin may be spent before the request is written, half is left for what follows
-    # (the network, the far end reading it); a quarter re-slotted too often
-    return timedelta(seconds=ctx.gate.margin / 2)
-
-
-async def on_time(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
-                  slot: datetime) -> datetime | None:
-    """Never send late: a request sent well after its slot could follow the next slot's request
-    (another collector's, on time) too closely. A late slot is given up (it stays counted) and
-    a new one taken. The slot to send in; None: no slot could be had (nothing was sent)."""
-    for _ in range(20):
-        late = (datetime.now(UTC) - slot).total_seconds()
-        if late <= _tolerance(ctx).total_seconds():
-            return slot
-        log.info("job %s: slot missed by %.3f s; re-slotting", job.job_id, late)
-        got = await next_slot(conn, ctx, job, policy)
-        if got is None:
-            return None
-        slot = got
-    return None
-
-
-async def send_in_slot(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
-                       slot: datetime) -> FetchResult | None:
-    """Fetch within the slot: checked before the request and again at the socket, when the
-    request headers are about to be written (a stall in between, e.g. a paused process, makes
-    the client abandon the request unsent and a new slot is taken). None: nothing was sent."""
-    for _ in range(20):
-        in_slot = await on_time(conn, ctx, job, policy, slot)
-        if in_slot is None:
-            return None
-        slot = in_slot
-        try:
-            return await fetch(conn, ctx, job, policy, send_by=_send_by(ctx, slot))
-        except SendTooLate as late:
-            log.info("job %s: %s; re-slotting", job.job_id, late)
-    return None
-
-
-def _send_by(ctx: Context, slot: datetime) -> float:
-    return (slot + _tolerance(ctx)).timestamp()
-
-
-async def fetch(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
-                *, send_by: float | None = None) -> FetchResult:
+async def fetch(conn: Conn, ctx: Context, pacing: Pacing, send_by: float) -> FetchResult:
+    job = pacing.job
     if job.is_lookup:
         assert job.lookup_name is not None
         return await ctx.client.search(job.lookup_name, send_by=send_by)
@@ -144,24 +80,23 @@ async def fetch(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
                                     send_by=send_by)
     parsed = result.parsed
     if result.ok and isinstance(parsed, ProfileStats) and parsed.battlelog_user_id:
-        linked = await _account_soldiers(conn, ctx, job, policy, parsed.battlelog_user_id)
+        linked = await _account_soldiers(conn, ctx, pacing, parsed.battlelog_user_id)
         if linked is not None:
             result.parsed = replace(parsed, linked_soldiers=linked)
     return result
 
 
-async def _account_soldiers(conn: Conn, ctx: Context, job: ClaimedJob, policy: Policy,
+async def _account_soldiers(conn: Conn, ctx: Context, pacing: Pacing,
                             user_id: int) -> tuple[LinkedSoldier, ...] | None:
-    """The owning account's soldiers: a second physical request, through the same gates."""
-    slot = await next_slot(conn, ctx, job, policy, tries=3)
-    if slot is not None:
-        slot = await on_time(conn, ctx, job, policy, slot)
+    """The owning account's soldiers: a second physical request, through the same gates (one
+    try: the stats request is already sent, so a missed slot only drops this one)."""
+    slot = await next_slot(conn, pacing, tries=3)
     if slot is None:
         return None
-    try:
-        extra = await ctx.client.account_soldiers(user_id, send_by=_send_by(ctx, slot))
-    except SendTooLate as late:  # the stats request is already sent: only this one is dropped
-        log.info("job %s: account lookup %s", job.job_id, late)
+    extra = await send_in_slot(
+        conn, pacing, slot,
+        lambda send_by: ctx.client.account_soldiers(user_id, send_by=send_by), tries=1)
+    if extra is None:
         return None
     if extra.ok and isinstance(extra.parsed, tuple):
         return tuple(s for s in extra.parsed if isinstance(s, LinkedSoldier))

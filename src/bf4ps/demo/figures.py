@@ -14,7 +14,7 @@ async def snapshot(conn: Conn, sim_url: str, window: float) -> dict[str, Any]:
     cur = await conn.execute(
         "SELECT (SELECT count(*) FROM soldiers) AS soldiers, "
         "(SELECT count(*) FROM request_ledger WHERE slot_at > now() - "
-        "make_interval(secs => %(w)s)) AS counted, "
+        "make_interval(secs => %(w)s) AND unsent_at IS NULL) AS counted, "
         "(SELECT count(*) FROM collectors WHERE health = 'healthy') AS healthy, "
         "(SELECT count(*) FROM collection_jobs WHERE status = 'pending' "
         " AND eligible_at <= now()) AS ready", {"w": window})

@@ -27,6 +27,14 @@ class GateConfig:
 
 
 @dataclass(frozen=True)
+class Slot:
+    """A send time and the request_ledger row that counts it."""
+
+    at: datetime
+    request_id: int
+
+
+@dataclass(frozen=True)
 class Admitted:
     job: ClaimedJob
     slot_at: datetime
@@ -138,7 +146,7 @@ async def _admit(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
 
 
 async def extra_slot(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
-                     job: ClaimedJob) -> datetime | Wait:
+                     job: ClaimedJob) -> Slot | Wait:
     """A further request for a job already held (the profile's account lookup)."""
     try:
         async with conn.transaction():
@@ -148,14 +156,15 @@ async def extra_slot(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Poli
             if slot > gate["now"] + timedelta(seconds=cfg.horizon):
                 raise _Stop(Wait(slot - timedelta(seconds=cfg.horizon)))
             slot, _ = await _fleet(conn, slot, me, cfg, policy)
-            await conn.execute(q("ledger_insert"), {
+            row = await _one(conn, "ledger_insert", {
                 "slot_at": slot, "egress_key": me.egress_key, "budget_class": job.budget_class,
                 "collector_uuid": me.collector_uuid, "job_id": job.job_id,
                 "resource": job.resource})
+            assert row is not None
             interval = effective_interval(float(gate["min_interval_seconds"]),
                                           int(gate["throttle_streak"]), cfg.margin)
             await conn.execute(q("gate_advance"), {
                 "egress_key": me.egress_key, "next_slot_at": slot + timedelta(seconds=interval)})
-            return slot
+            return Slot(slot, int(row["request_id"]))
     except _Stop as stop:
         return stop.wait

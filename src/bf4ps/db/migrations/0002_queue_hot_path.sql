@@ -1,5 +1,6 @@
 -- The queue's hot path (claim → start → finalize, three statements per job) without avoidable
--- per-statement work. Measured with bench/queue_cycle.py; see bench/RESULTS.md.
+-- per-statement work (1, 2; measured with bench/queue_cycle.py, see bench/RESULTS.md), and
+-- unsent requests in the ledger (3).
 --
 -- 1. Single-column rules of the hot tables (collection_events, collection_jobs, collection_state)
 --    become domains. A table CHECK is re-read from the catalog's text form, planned and compiled
@@ -137,3 +138,9 @@ ALTER TABLE collectors DROP COLUMN current_job_id;
 DROP INDEX ix_jobs_leased;
 CREATE INDEX ix_jobs_leased ON collection_jobs (lane, collector_uuid)
     WHERE status IN ('claimed', 'running');
+
+-- 3. A request counted in the ledger whose collector then gave the slot up before writing a byte
+--    (late at the on-time check or at the socket) is marked unsent and stops counting against
+--    the budgets; a row without the mark always counts (ambiguous outcomes included).
+ALTER TABLE request_ledger ADD COLUMN unsent_at timestamptz;
+ALTER TABLE request_ledger ADD CONSTRAINT ledger_unsent_order CHECK (unsent_at >= counted_at);

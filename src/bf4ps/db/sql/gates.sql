@@ -14,13 +14,18 @@ SELECT *, clock_timestamp() AS now FROM egress_gates WHERE egress_key = %(egress
 FOR UPDATE
 
 -- name: egress_nth_latest
-SELECT slot_at FROM request_ledger WHERE egress_key = %(egress_key)s
+SELECT slot_at FROM request_ledger WHERE egress_key = %(egress_key)s AND unsent_at IS NULL
 ORDER BY slot_at DESC LIMIT 1 OFFSET %(offset)s
 
 -- name: gate_advance
 UPDATE egress_gates
 SET next_slot_at = %(next_slot_at)s, requests_total = requests_total + 1, updated_at = now()
 WHERE egress_key = %(egress_key)s
+
+-- name: ledger_unsent
+-- Its collector gave the slot up before writing a byte (late at its checks): it stops counting.
+UPDATE request_ledger SET unsent_at = clock_timestamp()
+WHERE request_id = %(request_id)s AND collector_uuid = %(collector_uuid)s AND unsent_at IS NULL
 
 -- name: ledger_insert
 INSERT INTO request_ledger (slot_at, egress_key, budget_class, collector_uuid, job_id, resource)
@@ -39,10 +44,11 @@ WHERE budget_id = 1
 
 -- name: fleet_window
 SELECT budget_class, count(*) AS n, max(slot_at) AS last_slot
-FROM request_ledger WHERE slot_at > %(since)s GROUP BY budget_class
+FROM request_ledger WHERE slot_at > %(since)s AND unsent_at IS NULL GROUP BY budget_class
 
 -- name: fleet_nth_latest
-SELECT slot_at FROM request_ledger ORDER BY slot_at DESC LIMIT 1 OFFSET %(offset)s
+SELECT slot_at FROM request_ledger WHERE unsent_at IS NULL
+ORDER BY slot_at DESC LIMIT 1 OFFSET %(offset)s
 
 -- name: lane_demand
 SELECT DISTINCT CASE WHEN last_error_at IS NOT NULL THEN 'retry' ELSE priority_class END AS cls
@@ -70,11 +76,13 @@ RETURNING throttle_streak
 SELECT g.egress_key, g.min_interval_seconds, g.window_requests, g.window_seconds,
        g.next_slot_at, g.cooldown_until, g.throttle_streak, g.last_throttle_at, g.requests_total,
        (SELECT count(*) FROM request_ledger l WHERE l.egress_key = g.egress_key
-          AND l.slot_at > now() - make_interval(secs => %(window_seconds)s)) AS recent_requests
+          AND l.slot_at > now() - make_interval(secs => %(window_seconds)s)
+          AND l.unsent_at IS NULL) AS recent_requests
 FROM egress_gates g ORDER BY g.egress_key
 
 -- name: fleet_use
 SELECT b.requests, b.window_seconds,
        (SELECT count(*) FROM request_ledger l
-         WHERE l.slot_at > now() - make_interval(secs => b.window_seconds)) AS used
+         WHERE l.slot_at > now() - make_interval(secs => b.window_seconds)
+           AND l.unsent_at IS NULL) AS used
 FROM fleet_budget b WHERE b.budget_id = 1

@@ -103,7 +103,7 @@ GROUP BY resource
 SELECT j.job_id, j.resource, j.status, j.claimed_at, j.started_at,
        (SELECT count(*) FROM request_ledger l
         WHERE l.egress_key = c.egress_key AND l.slot_at >= j.claimed_at - interval '1 second'
-          AND l.job_id = j.job_id) AS requests_counted
+          AND l.job_id = j.job_id AND l.unsent_at IS NULL) AS requests_counted
 FROM collection_jobs j
 JOIN collectors c ON c.collector_uuid = j.collector_uuid
 WHERE j.lane = 'interactive' AND j.status IN ('claimed', 'running')
@@ -147,7 +147,7 @@ SELECT resource, count(*) AS requests, count(DISTINCT job_id) AS jobs
 FROM request_ledger
 WHERE egress_key = ANY(%(egresses)s)
   AND slot_at > now() - make_interval(secs => %(window_seconds)s)
-  AND job_id IS NOT NULL
+  AND job_id IS NOT NULL AND unsent_at IS NULL
 GROUP BY resource
 
 -- name: interactive_request_get

@@ -33,6 +33,7 @@ LIMIT %(limit)s
 -- name: web_budget_by_class
 SELECT budget_class, count(*) AS n FROM request_ledger
 WHERE slot_at > clock_timestamp() - make_interval(secs => %(window_seconds)s)
+  AND unsent_at IS NULL
 GROUP BY budget_class ORDER BY budget_class
 
 -- name: web_recent_throttles

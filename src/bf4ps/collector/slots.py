@@ -1,0 +1,113 @@
+"""Sending within a slot. A request leaves in its slot or not at all: the slot is checked
+before the request and again at the socket (the client's send deadline). A slot given up was
+counted in the ledger before anything could be sent; since nothing was sent, its ledger row is
+marked unsent and stops counting against the budgets. A new slot is then taken."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TypeVar
+
+from bf4ps.battlelog.client import SendTooLate
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.gates import admission
+from bf4ps.gates.admission import GateConfig, Slot, Wait
+from bf4ps.policy import Policy
+from bf4ps.queue.jobs import ClaimedJob, CollectorRef
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+async def sleep_until(when: datetime, stop: asyncio.Event | None = None) -> bool:
+    """Sleep until `when`; False when `stop` was set first."""
+    delay = (when - datetime.now(UTC)).total_seconds()
+    if delay <= 0:
+        return True
+    if stop is None:
+        await asyncio.sleep(delay)
+        return True
+    try:
+        await asyncio.wait_for(stop.wait(), delay)
+    except TimeoutError:
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """Whose slots, on which gate, for which job."""
+
+    me: CollectorRef
+    gate: GateConfig
+    policy: Policy
+    job: ClaimedJob
+
+    @property
+    def tolerance(self) -> float:
+        # half the margin may be spent before the request is written, half is left for what
+        # follows (the network, the far end reading it); a quarter re-slotted too often
+        return self.gate.margin / 2
+
+    def send_by(self, slot: Slot) -> float:
+        """The slot's deadline at the socket (epoch seconds)."""
+        return (slot.at + timedelta(seconds=self.tolerance)).timestamp()
+
+
+async def next_slot(conn: Conn, p: Pacing, tries: int = 20) -> Slot | None:
+    """A further send slot for a job already held, slept up to; None when none could be had."""
+    for _ in range(tries):
+        got = await admission.extra_slot(conn, p.me, p.gate, p.policy, p.job)
+        if not isinstance(got, Wait):
+            await sleep_until(got.at)
+            return got
+        if got.until is None:
+            return None
+        await sleep_until(got.until)
+    return None
+
+
+async def give_up(conn: Conn, p: Pacing, slot: Slot, why: str) -> None:
+    """Nothing was sent in this slot: its ledger row stops counting."""
+    log.info("job %s: %s; slot given up", p.job.job_id, why)
+    await conn.execute(q("ledger_unsent"), {"request_id": slot.request_id,
+                                            "collector_uuid": p.me.collector_uuid})
+
+
+async def on_time(conn: Conn, p: Pacing, slot: Slot) -> Slot | None:
+    """Never send late: a request sent well after its slot could follow the next slot's request
+    (another collector's, on time) too closely. A late slot is given up and a new one taken.
+    The slot to send in; None: no slot could be had (nothing was sent)."""
+    for _ in range(20):
+        late = (datetime.now(UTC) - slot.at).total_seconds()
+        if late <= p.tolerance:
+            return slot
+        await give_up(conn, p, slot, f"slot missed by {late:.3f} s")
+        got = await next_slot(conn, p)
+        if got is None:
+            return None
+        slot = got
+    return None
+
+
+async def send_in_slot(conn: Conn, p: Pacing, slot: Slot | None,
+                       send: Callable[[float], Awaitable[T]], *, tries: int = 20) -> T | None:
+    """`send(deadline)` within a slot, taking new slots while the request is refused at the
+    socket as too late (a stall between the check and the write). None: nothing was sent."""
+    for _ in range(tries):
+        if slot is not None:
+            slot = await on_time(conn, p, slot)
+        if slot is None:
+            return None
+        try:
+            return await send(p.send_by(slot))
+        except SendTooLate as late:
+            await give_up(conn, p, slot, str(late))
+            slot = await next_slot(conn, p) if tries > 1 else None
+    return None
