@@ -74,11 +74,12 @@ async def test_a_stall_between_the_on_time_check_and_the_send_never_sends_late(
                                                 run_job(conn_b, ctx_b, adm_b, policy, stop))
             assert not stalls  # A really stalled
             assert all(o is not None and o.committed for o in outcomes), outcomes  # both served
-            assert await count(conn_a, "SELECT count(*) FROM request_ledger "
-                                       "WHERE egress_key = %(e)s", {"e": EGRESS}) == 3
-            # A's first slot was given up before a byte left: marked unsent, it stops counting
+            # A's first slot (and any other given up on a busy machine) was given up before a
+            # byte left: marked unsent, it stops counting; the two sent requests still count
             assert await count(conn_a, "SELECT count(*) FROM request_ledger WHERE egress_key "
-                                       "= %(e)s AND unsent_at IS NOT NULL", {"e": EGRESS}) == 1
+                                       "= %(e)s AND unsent_at IS NULL", {"e": EGRESS}) == 2
+            assert await count(conn_a, "SELECT count(*) FROM request_ledger WHERE egress_key "
+                                       "= %(e)s AND unsent_at IS NOT NULL", {"e": EGRESS}) >= 1
         counters = httpx.get(sim.url("/__sim/stats"), timeout=10).json()
     finally:
         await pool.close()
