@@ -656,19 +656,13 @@ class Chaos:
                     f" s); slots relative to the violating arrival: {shown}")
 
     def _kill_leftovers(self) -> None:
-        for proc in self.own.values():
+        fleet = self.fleet.procs.values() if self.fleet is not None else ()
+        for proc in [*self.own.values(), *fleet]:
             if proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(proc.pid, signal.SIGCONT)
                 proc.kill()
                 proc.wait()
-        if self.fleet is not None:
-            for proc in self.fleet.procs.values():
-                if proc.poll() is None:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(proc.pid, signal.SIGCONT)
-                    proc.kill()
-                    proc.wait()
         if self.sim is not None:
             self.sim.stop()
 

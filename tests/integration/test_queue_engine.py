@@ -274,8 +274,6 @@ async def test_claim_uses_its_partial_index(conn: Conn, tmp_path: Path) -> None:
         "SELECT soldier_id, 'detailed', 'background', 'bootstrap', "
         "now() - (soldier_id || ' s')::interval, 'bootstrap' FROM soldiers")
     await conn.execute("ANALYZE collection_jobs")
-    from bf4ps.db.queries import q
-
     cur = await conn.execute(
         b"EXPLAIN (FORMAT TEXT) " + q("claim_job").encode(),  # type: ignore[arg-type]
         {"collector_uuid": me.collector_uuid, "lane": "background", "lease_seconds": 60,

@@ -62,14 +62,14 @@ def test_check_constraints_match_the_domain(table: str, column: str, values: set
 
 async def test_domain_rules_hold(conn: Conn) -> None:
     """The rules moved into domains still refuse what the table CHECKs refused."""
+    await conn.execute("INSERT INTO soldiers (persona_id, platform, current_name) "
+                       "VALUES (1, 'pc', 'x')")
+    await conn.execute("INSERT INTO collection_state (soldier_id, resource) SELECT "
+                       "soldier_id, 'detailed' FROM soldiers")
     for bad in ("UPDATE collection_state SET status = 'bogus'",
                 "INSERT INTO collection_events (event_type) VALUES ('Not An Event')",
                 "INSERT INTO collection_events (event_type, http_status) VALUES ('failed', 99)",
                 "INSERT INTO collection_events (event_type, wait_ms) VALUES ('started', -1)"):
-        await conn.execute("INSERT INTO soldiers (persona_id, platform, current_name) "
-                           "VALUES (1, 'pc', 'x') ON CONFLICT DO NOTHING")
-        await conn.execute("INSERT INTO collection_state (soldier_id, resource) SELECT "
-                           "soldier_id, 'detailed' FROM soldiers ON CONFLICT DO NOTHING")
         with pytest.raises(psycopg.errors.CheckViolation):
             await conn.execute(bad)
 

@@ -96,18 +96,19 @@ async def on_time(conn: Conn, p: Pacing, slot: Slot) -> Slot | None:
     return None
 
 
-async def send_in_slot(conn: Conn, p: Pacing, slot: Slot | None,
+async def send_in_slot(conn: Conn, p: Pacing, slot: Slot,
                        send: Callable[[float], Awaitable[T]], *, tries: int = 20) -> T | None:
-    """`send(deadline)` within a slot, taking new slots while the request is refused at the
-    socket as too late (a stall between the check and the write). None: nothing was sent."""
+    """`send(deadline)` within a slot. A request refused at the socket as too late (a stall
+    between the check and the write) is past its slot's tolerance, so the next on-time check
+    gives that slot up and takes a new one. None: nothing was sent."""
     for _ in range(tries):
-        if slot is not None:
-            slot = await on_time(conn, p, slot)
-        if slot is None:
+        in_slot = await on_time(conn, p, slot)
+        if in_slot is None:
             return None
+        slot = in_slot
         try:
             return await send(p.send_by(slot))
         except SendTooLate as late:
-            await give_up(conn, p, slot, str(late))
-            slot = await next_slot(conn, p) if tries > 1 else None
+            log.info("job %s: %s", p.job.job_id, late)
+    await give_up(conn, p, slot, f"refused at the socket {tries} time(s)")
     return None

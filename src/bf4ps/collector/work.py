@@ -16,7 +16,7 @@ from bf4ps.collector.slots import Pacing, next_slot, send_in_slot, sleep_until
 from bf4ps.db.connect import Conn
 from bf4ps.domain import ErrorClass, Resource
 from bf4ps.gates import throttle
-from bf4ps.gates.admission import Admitted, GateConfig, Slot
+from bf4ps.gates.admission import Admitted, GateConfig
 from bf4ps.interactive.lookup import resolve_lookup
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
@@ -61,7 +61,7 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
         await sleep_until(adm.slot_at)
         pacing = Pacing(ctx.me, ctx.gate, policy, job)
         result = await send_in_slot(
-            conn, pacing, Slot(adm.slot_at, adm.request_id),
+            conn, pacing, adm.slot,
             lambda send_by: fetch(conn, ctx, pacing, send_by))
         if result is None:
             return None

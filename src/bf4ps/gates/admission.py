@@ -37,8 +37,11 @@ class Slot:
 @dataclass(frozen=True)
 class Admitted:
     job: ClaimedJob
-    slot_at: datetime
-    request_id: int
+    slot: Slot
+
+    @property
+    def slot_at(self) -> datetime:
+        return self.slot.at
 
 
 @dataclass(frozen=True)
@@ -122,18 +125,43 @@ async def admit(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
 
 async def _admit(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
                  soldier_id: int | None) -> Admitted:
-    gate = await _one(conn, "gate_lock", {"egress_key": me.egress_key})
-    if gate is None:
-        raise RuntimeError(f"no rate gate for egress {me.egress_key}")
-    now: datetime = gate["now"]
-    slot = await _egress_slot(conn, gate, cfg)
-    if slot > now + timedelta(seconds=cfg.horizon):
-        raise _Stop(Wait(slot - timedelta(seconds=cfg.horizon)))
+    gate, slot = await _open_slot(conn, me, cfg)
     slot, classes = await _fleet(conn, slot, me, cfg, policy)
     job = await qclaim.claim(conn, me, cfg.lease_seconds, soldier_id=soldier_id,
                              classes=classes)
     if job is None:
         raise _Stop(Wait(None, idle=True))
+    return Admitted(job, await _count(conn, me, gate, cfg, slot, job))
+
+
+async def extra_slot(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
+                     job: ClaimedJob) -> Slot | Wait:
+    """A further request for a job already held (the profile's account lookup)."""
+    try:
+        async with conn.transaction():
+            gate, slot = await _open_slot(conn, me, cfg)
+            slot, _ = await _fleet(conn, slot, me, cfg, policy)
+            return await _count(conn, me, gate, cfg, slot, job)
+    except _Stop as stop:
+        return stop.wait
+
+
+async def _open_slot(conn: Conn, me: CollectorRef,
+                     cfg: GateConfig) -> tuple[dict[str, Any], datetime]:
+    """Lock this egress's gate and find its next slot; stop unless it opens within the
+    horizon."""
+    gate = await _one(conn, "gate_lock", {"egress_key": me.egress_key})
+    if gate is None:
+        raise RuntimeError(f"no rate gate for egress {me.egress_key}")
+    slot = await _egress_slot(conn, gate, cfg)
+    if slot > gate["now"] + timedelta(seconds=cfg.horizon):
+        raise _Stop(Wait(slot - timedelta(seconds=cfg.horizon)))
+    return gate, slot
+
+
+async def _count(conn: Conn, me: CollectorRef, gate: dict[str, Any], cfg: GateConfig,
+                 slot: datetime, job: ClaimedJob) -> Slot:
+    """Count the request in the ledger (before anything is sent) and advance the gate past it."""
     row = await _one(conn, "ledger_insert", {
         "slot_at": slot, "egress_key": me.egress_key, "budget_class": job.budget_class,
         "collector_uuid": me.collector_uuid, "job_id": job.job_id, "resource": job.resource})
@@ -142,29 +170,4 @@ async def _admit(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
                                   int(gate["throttle_streak"]), cfg.margin)
     await conn.execute(q("gate_advance"), {
         "egress_key": me.egress_key, "next_slot_at": slot + timedelta(seconds=interval)})
-    return Admitted(job, slot, int(row["request_id"]))
-
-
-async def extra_slot(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
-                     job: ClaimedJob) -> Slot | Wait:
-    """A further request for a job already held (the profile's account lookup)."""
-    try:
-        async with conn.transaction():
-            gate = await _one(conn, "gate_lock", {"egress_key": me.egress_key})
-            assert gate is not None
-            slot = await _egress_slot(conn, gate, cfg)
-            if slot > gate["now"] + timedelta(seconds=cfg.horizon):
-                raise _Stop(Wait(slot - timedelta(seconds=cfg.horizon)))
-            slot, _ = await _fleet(conn, slot, me, cfg, policy)
-            row = await _one(conn, "ledger_insert", {
-                "slot_at": slot, "egress_key": me.egress_key, "budget_class": job.budget_class,
-                "collector_uuid": me.collector_uuid, "job_id": job.job_id,
-                "resource": job.resource})
-            assert row is not None
-            interval = effective_interval(float(gate["min_interval_seconds"]),
-                                          int(gate["throttle_streak"]), cfg.margin)
-            await conn.execute(q("gate_advance"), {
-                "egress_key": me.egress_key, "next_slot_at": slot + timedelta(seconds=interval)})
-            return Slot(slot, int(row["request_id"]))
-    except _Stop as stop:
-        return stop.wait
+    return Slot(slot, int(row["request_id"]))
