@@ -68,6 +68,9 @@ POLICY_HELP = {
     "max_consecutive_failures": "Retryable failures in a row before a resource is unavailable.",
     "interactive_min_age_seconds": "A manual request re-collects resources older than this.",
     "event_retention_days": "Collector events older than this are removed.",
+    "ledger_retention_days": ("Request-ledger rows (one per physical Battlelog request) older "
+                              "than this are removed; never those inside twice the fleet "
+                              "budget window."),
 }
 
 

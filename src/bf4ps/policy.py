@@ -63,6 +63,7 @@ class Policy(BaseModel):
     max_consecutive_failures: int = Field(10, ge=1)
     # retention
     event_retention_days: float = Field(180, gt=0)
+    ledger_retention_days: float = Field(180, ge=1)
 
     def freshness(self, resource: Resource) -> float:
         return float(getattr(self, f"freshness_{resource.value}_seconds"))

@@ -99,6 +99,10 @@ class Settings(BaseSettings):
         False, description="Serve /ops without credentials (local demo only)."
     )
     secret_key: SecretStr | None = Field(None, description="CSRF signing key (random if unset).")
+    submit_limit_requests: int = Field(
+        10, ge=1, description="New lookup requests one client may submit per limit window.")
+    submit_limit_window_seconds: float = Field(
+        60.0, gt=0, description="The submission limit's window.")
 
     log_level: str = Field("INFO", description="Logging level.")
     log_json: bool = Field(False, description="Log one JSON object per line.")

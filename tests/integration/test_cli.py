@@ -26,6 +26,8 @@ async def setup(db_url: str, tmp_path: Path) -> None:
         sid = await make_soldier(conn, 4242)
         await add_job(conn, sid)
         await make_collector(conn, tmp_path, "mak-01")
+        await conn.execute("INSERT INTO request_ledger (slot_at, egress_key, budget_class) "
+                           "VALUES (now() - interval '3 days', 'eg-1', 'bootstrap')")
 
 
 def test_status_config_events_and_registry(db_url: str, tmp_path: Path) -> None:
@@ -62,4 +64,8 @@ def test_status_config_events_and_registry(db_url: str, tmp_path: Path) -> None:
     assert "collector drained" in text and "collector resumed" in text
     missing = CliRunner().invoke(cli, ["collector", "drain", "nobody"], obj=settings)
     assert missing.exit_code != 0 and "no current collector named" in missing.output
-    assert "0 rows deleted" in run(settings, "retention", "run")
+    assert "0 rows deleted; 0 request-ledger rows deleted" in run(settings, "retention", "run")
+    assert "1 request-ledger rows deleted" in run(settings, "retention", "run",
+                                                  "--ledger-days", "1")
+    refused = CliRunner().invoke(cli, ["retention", "run", "--ledger-days", "0.5"], obj=settings)
+    assert refused.exit_code != 0 and "--ledger-days" in refused.output

@@ -156,3 +156,25 @@ async def test_retention_removes_only_events_past_the_horizon(conn: Conn) -> Non
     assert [r["persona_id"] for r in await cur.fetchall()] == [0, 10, 100, 179]
     assert await count(conn, "SELECT count(*) FROM detailed_stats_current") == 1
     assert await count(conn, "SELECT count(*) FROM soldiers") == 1
+
+
+async def test_ledger_pruning_keeps_the_horizon_and_every_budget_window(conn: Conn) -> None:
+    async def ages() -> list[int]:
+        cur = await conn.execute(
+            "SELECT round(extract(epoch FROM now() - slot_at) / 86400)::int AS days "
+            "FROM request_ledger ORDER BY slot_at")
+        return [r["days"] for r in await cur.fetchall()]
+
+    for days in [400, 181, 179, 40, 5, 2, 0]:
+        await conn.execute("INSERT INTO request_ledger (slot_at, egress_key, budget_class) "
+                           "VALUES (now() - make_interval(days => %s), 'eg-1', 'bootstrap')",
+                           [days])
+    assert await retention.prune_ledger(conn, 180, batch=2) == 2
+    assert await ages() == [179, 40, 5, 2, 0]
+    # a fleet window of 3 days protects 6 days of rows, whatever the horizon
+    await conn.execute("UPDATE fleet_budget SET window_seconds = 3 * 86400")
+    assert await retention.prune_ledger(conn, 1) == 2
+    assert await ages() == [5, 2, 0]
+    await conn.execute("UPDATE fleet_budget SET window_seconds = 3600")
+    assert await retention.prune_ledger(conn, 1) == 2
+    assert await ages() == [0]

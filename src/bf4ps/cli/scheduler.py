@@ -47,19 +47,24 @@ def retention_group() -> None:
 
 
 @retention_group.command(name="run")
-@click.option("--days", type=float, default=None, help="Override the policy's horizon.")
+@click.option("--days", type=float, default=None, help="Override the policy's event horizon.")
+@click.option("--ledger-days", type=click.FloatRange(min=1), default=None,
+              help="Override the policy's request-ledger horizon.")
 @click.pass_context
 @run_async
-async def retention_run(ctx: click.Context, days: float | None) -> None:
-    """Delete collector events past the retention horizon, once."""
+async def retention_run(ctx: click.Context, days: float | None,
+                        ledger_days: float | None) -> None:
+    """Delete collector events and request-ledger rows past their horizons, once."""
     async with connection(await resolve_url(settings_of(ctx))) as conn:
         pol = await policy_mod.load(conn)
         report = await retention.run(conn, days if days is not None else
                                      pol.event_retention_days)
+        ledger = await retention.prune_ledger(conn, ledger_days if ledger_days is not None
+                                              else pol.ledger_retention_days)
         await retention.ensure_partitions(conn)
     click.echo(f"events before {report.cutoff:%Y-%m-%d %H:%M} UTC removed: "
                f"{len(report.dropped_partitions)} partitions dropped, "
-               f"{report.deleted_rows} rows deleted")
+               f"{report.deleted_rows} rows deleted; {ledger} request-ledger rows deleted")
 
 
 @click.group(name="config")

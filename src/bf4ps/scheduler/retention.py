@@ -1,7 +1,8 @@
 """Collector-event retention without long locks or bloat: monthly partitions wholly past the
 horizon are dropped (instant, no dead tuples); events past the horizon inside the boundary
-partition (and any in the default partition) go in small batched deletes. Never touches
-soldiers or statistics."""
+partition (and any in the default partition) go in small batched deletes. The request ledger
+is pruned the same way, in batches, never inside the budget windows that read it. Never
+touches soldiers or statistics."""
 
 from __future__ import annotations
 
@@ -41,12 +42,25 @@ async def run(conn: Conn, retention_days: float, *, batch: int = 5000,
         if upper is not None and upper <= cutoff:
             await conn.execute(sql.SQL("DROP TABLE {}").format(sql.Identifier(row["name"])))
             report.dropped_partitions.append(str(row["name"]))
-    while True:
-        cur = await conn.execute(q("events_delete_batch"), {"cutoff": cutoff, "batch": batch})
-        report.deleted_rows += cur.rowcount
-        if cur.rowcount < batch:
-            break
+    report.deleted_rows = await _delete_batches(conn, "events_delete_batch", cutoff, batch)
     return report
+
+
+async def prune_ledger(conn: Conn, retention_days: float, *, batch: int = 5000,
+                       now: datetime | None = None) -> int:
+    """Delete request-ledger rows older than the horizon (and older than twice the fleet
+    budget window, whatever the horizon); the number deleted."""
+    cutoff = (now or datetime.now(UTC)) - timedelta(days=retention_days)
+    return await _delete_batches(conn, "ledger_delete_batch", cutoff, batch)
+
+
+async def _delete_batches(conn: Conn, query: str, cutoff: datetime, batch: int) -> int:
+    deleted = 0
+    while True:
+        cur = await conn.execute(q(query), {"cutoff": cutoff, "batch": batch})
+        deleted += cur.rowcount
+        if cur.rowcount < batch:
+            return deleted
 
 
 async def ensure_partitions(conn: Conn, months_ahead: int = 3) -> int:

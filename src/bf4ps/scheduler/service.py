@@ -124,9 +124,11 @@ class Scheduler:
     async def upkeep(self, conn: Conn) -> None:
         policy = await policy_mod.load(conn)
         report = await retention.run(conn, policy.event_retention_days)
+        ledger = await retention.prune_ledger(conn, policy.ledger_retention_days)
         created = await retention.ensure_partitions(conn)
-        log.info("upkeep: dropped %s, deleted %d events, %d partitions created",
-                 report.dropped_partitions or "-", report.deleted_rows, created)
+        log.info("upkeep: dropped %s, deleted %d events and %d ledger rows, %d partitions "
+                 "created", report.dropped_partitions or "-", report.deleted_rows, ledger,
+                 created)
 
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):

@@ -64,7 +64,9 @@ def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None
     secret = (settings.secret_key.get_secret_value().encode() if settings.secret_key
               else secrets.token_bytes(32))
     web = WebState(settings=settings, templates=_templates(), csrf=Csrf(secret),
-                   ops=OpsAuth(settings), metrics=Metrics(), limits=limits or Limits(),
+                   ops=OpsAuth(settings), metrics=Metrics(),
+                   limits=limits or Limits(settings.submit_limit_requests,
+                                           settings.submit_limit_window_seconds),
                    gate=GateDefaults.from_settings(settings), pool=pool)
     routes = [*routes_public.ROUTES, *routes_api.ROUTES, *routes_ops.ROUTES,
               Mount("/static", StaticFiles(directory=HERE / "static"), name="static")]

@@ -16,3 +16,14 @@ WHERE (event_id, occurred_at) IN (
 
 -- name: ensure_partitions_ahead
 SELECT bf4ps_ensure_event_partitions(date_trunc('month', now())::date, %(months)s) AS created
+
+-- name: ledger_delete_batch
+-- Old request-ledger rows, in small batches. Rows inside twice the fleet budget window are
+-- kept whatever the horizon: the budget arithmetic and the ETA read them.
+DELETE FROM request_ledger
+WHERE request_id IN (
+    SELECT request_id FROM request_ledger
+    WHERE slot_at < LEAST(%(cutoff)s::timestamptz,
+                          clock_timestamp() - make_interval(
+                              secs => 2 * (SELECT window_seconds FROM fleet_budget)))
+    LIMIT %(batch)s)
