@@ -99,6 +99,8 @@ class Settings(BaseSettings):
         False, description="Serve /ops without credentials (local demo only)."
     )
     secret_key: SecretStr | None = Field(None, description="CSRF signing key (random if unset).")
+    metrics_token: SecretStr | None = Field(
+        None, description="When set, /metrics requires `Authorization: Bearer` with it.")
     submit_limit_requests: int = Field(
         10, ge=1, description="New lookup requests one client may submit per limit window.")
     submit_limit_window_seconds: float = Field(

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from psycopg_pool import AsyncConnectionPool
+from pydantic import SecretStr
 
 from bf4ps.battlelog.parse_detailed import parse_detailed
 from bf4ps.battlelog.parse_profile import parse_profile
@@ -311,6 +312,20 @@ async def test_healthz_metrics_openapi(client: httpx.AsyncClient, conn: Conn,
     await pool.close()
     down = await client.get("/healthz")
     assert down.status_code == 503 and down.json()["status"] == "down"
+
+
+async def test_metrics_token_when_configured(pool: AsyncConnectionPool[Conn]) -> None:
+    settings = SETTINGS.model_copy(update={"metrics_token": SecretStr("scrape-me")})
+    async with client_for(create_app(settings, pool=pool)) as c:
+        for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": "Basic x"},
+                        {"authorization": "Bearer scrape-me-not"}):
+            refused = await c.get("/metrics", headers=headers)
+            assert refused.status_code == 401, headers
+            assert refused.headers["www-authenticate"].startswith("Bearer")
+            assert "bearer token" in refused.json()["error"]
+        ok = await c.get("/metrics", headers={"authorization": "Bearer scrape-me"})
+        assert ok.status_code == 200 and "bf4ps_queue_jobs" in ok.text
+        assert (await c.get("/healthz")).status_code == 200  # health stays open
 
 
 # ---------------------------------------------------------------- hostile input

@@ -70,13 +70,28 @@ def test_fleet_budget_classes_respect_caps_and_floors() -> None:
     pol = Policy()
     full_active = Window({"active": 75}, None)
     assert "active" not in allowed_classes(100, full_active, {"bootstrap"}, pol)
-    # 80 used, 20 left: all of it is bootstrap's reserved floor, so only bootstrap (and
-    # interactive, which keeps no floor) may go
+    # 80 used, 20 left: all of it is bootstrap's reserved floor, so only bootstrap may go
     w = Window({"active": 70, "bootstrap": 0, "recent": 10}, None)
-    assert set(allowed_classes(100, w, {"bootstrap"}, pol)) == {"interactive", "bootstrap"}
+    assert allowed_classes(100, w, {"bootstrap"}, pol) == ["bootstrap"]
     # no bootstrap demand: its floor is borrowable
     assert "recent" in allowed_classes(100, w, set(), pol)
     assert allowed_classes(100, Window({"active": 100}, None), set(), pol) == []
+
+
+def test_a_waiting_player_request_keeps_its_floor_free_of_background_work() -> None:
+    pol = Policy()  # interactive floor 0.05: 5 of 100
+    w = Window({"active": 70, "bootstrap": 26}, None)  # 4 left
+    assert "bootstrap" in allowed_classes(100, w, {"bootstrap"}, pol)
+    assert allowed_classes(100, w, {"bootstrap", "interactive"}, pol) == []
+    # the floor is the interactive share, not a gift on top of it: once used, it is spent
+    used = Window({"active": 70, "bootstrap": 20, "interactive": 5}, None)
+    assert "bootstrap" in allowed_classes(100, used, {"bootstrap", "interactive"}, pol)
+    # the interactive lane (its retries too) waits for no floor, only for a full window
+    assert set(allowed_classes(100, Window({"active": 99}, None), {"bootstrap", "retry"}, pol,
+                               interactive_lane=True)) == {"interactive", "retry", "active",
+                                                           "recent", "bootstrap"}
+    assert allowed_classes(100, Window({"active": 100}, None), set(), pol,
+                           interactive_lane=True) == []
 
 
 def test_earliest_slot_keeps_every_window_within_the_budget() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
+from bf4ps.domain import Lane
 from bf4ps.gates.budget import Window, allowed_classes, earliest_slot
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
@@ -106,9 +107,10 @@ async def _fleet(conn: Conn, slot: datetime, me: CollectorRef, cfg: GateConfig,
         window = await _window(conn, slot, span)  # the window the later slot will be in
     if slot > fleet["now"] + timedelta(seconds=cfg.horizon):
         raise _Stop(Wait(slot - timedelta(seconds=cfg.horizon)))
-    cur = await conn.execute(q("lane_demand"), {"lane": me.lane.value})
+    cur = await conn.execute(q("budget_demand"))
     demand = {str(r["cls"]) for r in await cur.fetchall()}
-    classes = allowed_classes(n, window, demand, policy)
+    classes = allowed_classes(n, window, demand, policy,
+                              interactive_lane=me.lane is Lane.INTERACTIVE)
     if not classes:
         raise _Stop(Wait(fleet["now"] + timedelta(seconds=1)))
     return slot, classes

@@ -15,7 +15,8 @@ from datetime import datetime, timedelta
 
 from bf4ps.policy import Policy
 
-CLASSES = ("interactive", "active", "recent", "bootstrap", "retry")
+BACKGROUND_CLASSES = ("active", "recent", "bootstrap", "retry")
+CLASSES = ("interactive", *BACKGROUND_CLASSES)
 
 
 @dataclass(frozen=True)
@@ -28,21 +29,27 @@ class Window:
         return sum(self.used.values())
 
 
-def allowed_classes(n: int, window: Window, demand: set[str], policy: Policy) -> list[str]:
-    """Classes that may take the next request without breaking a cap or another class's
-    reserved floor (floors count only for classes with runnable work)."""
+def allowed_classes(n: int, window: Window, demand: set[str], policy: Policy, *,
+                    interactive_lane: bool = False) -> list[str]:
+    """Classes a collector may take the next request for without breaking a cap or another
+    class's reserved floor (floors count only for classes with runnable work; `demand` holds
+    the classes with runnable work in any lane). The interactive lane (a player's requests,
+    their retries included) waits for no floor; the background lane holds no interactive work."""
     if window.total >= n:
         return []
-    floors = {"bootstrap": policy.budget_floor_bootstrap, "retry": policy.budget_floor_retry}
+    if interactive_lane:
+        return list(CLASSES)
+    floors = {"interactive": policy.budget_floor_interactive,
+              "bootstrap": policy.budget_floor_bootstrap, "retry": policy.budget_floor_retry}
     reserve = {c: max(0.0, f * n - window.used.get(c, 0)) if c in demand else 0.0
                for c, f in floors.items()}
     left_after = n - window.total - 1
     allowed = []
-    for cls in CLASSES:
+    for cls in BACKGROUND_CLASSES:
         if cls == "active" and window.used.get("active", 0) >= policy.budget_cap_active * n:
             continue
         others = sum(v for c, v in reserve.items() if c != cls)
-        if cls == "interactive" or left_after >= others - 1e-9:
+        if left_after >= others - 1e-9:
             allowed.append(cls)
     return allowed
 

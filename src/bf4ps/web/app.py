@@ -25,7 +25,14 @@ from bf4ps.web import routes_api, routes_ops, routes_public
 from bf4ps.web.errors import HANDLERS
 from bf4ps.web.format import FILTERS
 from bf4ps.web.metrics import Metrics, RequestMetrics
-from bf4ps.web.security import BODY_LIMIT, BodyLimit, Csrf, OpsAuth, SecurityHeaders
+from bf4ps.web.security import (
+    BODY_LIMIT,
+    BodyLimit,
+    Csrf,
+    MetricsAuth,
+    OpsAuth,
+    SecurityHeaders,
+)
 from bf4ps.web.state import WebState
 
 log = logging.getLogger(__name__)
@@ -64,7 +71,8 @@ def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None
     secret = (settings.secret_key.get_secret_value().encode() if settings.secret_key
               else secrets.token_bytes(32))
     web = WebState(settings=settings, templates=_templates(), csrf=Csrf(secret),
-                   ops=OpsAuth(settings), metrics=Metrics(),
+                   ops=OpsAuth(settings), metrics_auth=MetricsAuth(settings),
+                   metrics=Metrics(),
                    limits=limits or Limits(settings.submit_limit_requests,
                                            settings.submit_limit_window_seconds),
                    gate=GateDefaults.from_settings(settings), pool=pool)

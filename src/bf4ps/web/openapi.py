@@ -170,9 +170,11 @@ def document() -> dict[str, Any]:
     paths = {**_request_paths(), **_soldier_paths(), **_ops_paths(),
              "/healthz": {"get": {"summary": "Database reachable?", "responses": {
                  "200": _json(OBJECT, "Up"), "503": _json(OBJECT, "Database down")}}},
-             "/metrics": {"get": {"summary": "Prometheus metrics", "responses": {"200": {
-                 "description": "Exposition", "content": {"text/plain": {"schema": {
-                     "type": "string"}}}}}}}}
+             "/metrics": {"get": {
+                 "summary": "Prometheus metrics (bearer token when BF4PS_METRICS_TOKEN is set)",
+                 "responses": {"200": {"description": "Exposition", "content": {
+                     "text/plain": {"schema": {"type": "string"}}}},
+                     "401": _json(OBJECT, "Token missing or wrong")}}}}
     return {
         "openapi": "3.0.3",
         "info": {"title": "BF4PS — Battlefield 4 Player Stats", "version": "1",

@@ -117,6 +117,7 @@ async def healthz(request: Request) -> Response:
 
 
 async def metrics(request: Request) -> Response:
+    state_of(request).metrics_auth.check(request)
     async with db(request) as conn:
         body = await state_of(request).metrics.render(conn)
     return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")

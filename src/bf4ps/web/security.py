@@ -1,6 +1,7 @@
-"""Security: response headers, a request body limit, CSRF tokens (signed double submit) and
-the operator console's Basic authentication (constant-time compare; refused outright when no
-credentials are configured, unless the local demo switch is on)."""
+"""Security: response headers, a request body limit, CSRF tokens (signed double submit), the
+operator console's Basic authentication (constant-time compare; refused outright when no
+credentials are configured, unless the local demo switch is on) and the optional bearer token
+of /metrics."""
 
 from __future__ import annotations
 
@@ -191,3 +192,21 @@ def _basic(header: str) -> tuple[bytes, bytes]:
         return b"", b""
     user, sep, password = decoded.partition(b":")
     return (user, password) if sep else (b"", b"")
+
+
+class MetricsAuth:
+    """/metrics is open unless BF4PS_METRICS_TOKEN is set; then it needs that bearer token
+    (Prometheus: `authorization: {credentials: …}` in the scrape config)."""
+
+    def __init__(self, settings: Settings) -> None:
+        token = settings.metrics_token.get_secret_value() if settings.metrics_token else ""
+        self._token = token.encode()
+
+    def check(self, request: Request) -> None:
+        if not self._token:
+            return
+        scheme, _, value = request.headers.get("authorization", "").partition(" ")
+        given = value.strip().encode() if scheme.lower() == "bearer" else b""
+        if not hmac.compare_digest(given, self._token):
+            raise WebError(401, "a metrics bearer token is required",
+                           headers={"WWW-Authenticate": 'Bearer realm="BF4PS metrics"'})

@@ -19,7 +19,7 @@ from bf4ps.interactive.eta import GateDefaults
 from bf4ps.interactive.submit import Limits
 from bf4ps.settings import Settings
 from bf4ps.web.metrics import Metrics
-from bf4ps.web.security import Csrf, OpsAuth, set_csrf_cookie
+from bf4ps.web.security import Csrf, MetricsAuth, OpsAuth, set_csrf_cookie
 
 
 @dataclass
@@ -28,6 +28,7 @@ class WebState:
     templates: Jinja2Templates
     csrf: Csrf
     ops: OpsAuth
+    metrics_auth: MetricsAuth
     metrics: Metrics
     limits: Limits
     gate: GateDefaults

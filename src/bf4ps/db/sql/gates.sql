@@ -50,10 +50,12 @@ FROM request_ledger WHERE slot_at > %(since)s AND unsent_at IS NULL GROUP BY bud
 SELECT slot_at FROM request_ledger WHERE unsent_at IS NULL
 ORDER BY slot_at DESC LIMIT 1 OFFSET %(offset)s
 
--- name: lane_demand
+-- name: budget_demand
+-- The budget classes with runnable work, in every lane: a background collector must see a
+-- waiting interactive request to leave its floor free.
 SELECT DISTINCT CASE WHEN last_error_at IS NOT NULL THEN 'retry' ELSE priority_class END AS cls
 FROM collection_jobs
-WHERE lane = %(lane)s AND status = 'pending' AND eligible_at <= clock_timestamp()
+WHERE status = 'pending' AND eligible_at <= clock_timestamp()
 
 -- name: gate_throttled
 UPDATE egress_gates

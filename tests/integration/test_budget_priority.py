@@ -1,0 +1,72 @@
+"""The fleet budget gives a waiting player's request priority: while interactive work is
+runnable, background collectors leave the interactive floor of the window free, so the
+player's requests take the next free slots instead of queueing behind background ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.domain import Lane, PriorityClass
+from bf4ps.gates import admission
+from bf4ps.gates.admission import Admitted, GateConfig, Wait
+from bf4ps.policy import Policy
+from bf4ps.queue.jobs import CollectorRef
+from tests.helpers import add_job, make_collector, make_soldier, seed_work
+
+N, W = 20, 60.0
+GATE = GateConfig(min_interval=0.1, window_requests=None, window_seconds=None, margin=0.05,
+                  horizon=5.0, lease_seconds=30.0)
+POLICY = Policy(budget_floor_interactive=0.10)  # 2 of 20
+
+
+async def _collector(conn: Conn, tmp_path: Path, name: str, lane: Lane) -> CollectorRef:
+    me = await make_collector(conn, tmp_path, name, lane=lane, egress=f"eg-{name}")
+    await conn.execute(q("gate_ensure"), {"egress_key": me.egress_key, "min_interval": 0.1,
+                                          "window_requests": None, "window_seconds": None})
+    return me
+
+
+async def _fill_window(conn: Conn, n: int) -> None:
+    await conn.execute(
+        "INSERT INTO request_ledger (slot_at, egress_key, budget_class) "
+        "SELECT clock_timestamp() - make_interval(secs => g), 'eg-other', 'recent' "
+        "FROM generate_series(1, %s) g", [n])
+
+
+async def test_background_leaves_the_interactive_floor_free_while_a_player_waits(
+        conn: Conn, tmp_path: Path) -> None:
+    await seed_work(conn, 5)
+    await conn.execute("UPDATE collection_jobs SET priority_class = 'recent'")
+    await conn.execute(q("fleet_configure"), {"requests": N, "window_seconds": W})
+    background = await _collector(conn, tmp_path, "bg-01", Lane.BACKGROUND)
+    player = await _collector(conn, tmp_path, "int-01", Lane.INTERACTIVE)
+    await _fill_window(conn, N - 3)  # 3 slots left
+
+    # no player waits: background may take the window's free slots
+    first = await admission.admit(conn, background, GATE, POLICY)
+    assert isinstance(first, Admitted) and first.job.lane is Lane.BACKGROUND
+
+    # a player's request arrives: 2 slots are left, and they are its floor: background waits
+    soldier = await make_soldier(conn, 4_000_000_001)
+    await add_job(conn, soldier, "detailed", PriorityClass.INTERACTIVE)
+    refused = await admission.admit(conn, background, GATE, POLICY)
+    assert isinstance(refused, Wait) and not refused.idle
+    taken = await admission.admit(conn, player, GATE, POLICY)
+    assert isinstance(taken, Admitted) and taken.job.lane is Lane.INTERACTIVE
+
+    # the floor is reserved only while interactive work waits; none does now
+    assert await _ledger(conn, "interactive") == 1
+    again = await admission.admit(conn, background, GATE, POLICY)
+    assert isinstance(again, Admitted)
+    assert await _ledger(conn, "recent") == N - 3 + 2
+    assert isinstance(await admission.admit(conn, background, GATE, POLICY), Wait)  # full
+
+
+async def _ledger(conn: Conn, budget_class: str) -> int:
+    cur = await conn.execute("SELECT count(*) AS n FROM request_ledger WHERE budget_class = %s",
+                             [budget_class])
+    row = await cur.fetchone()
+    assert row is not None
+    return int(row["n"])
