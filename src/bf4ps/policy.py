@@ -44,7 +44,7 @@ class Policy(BaseModel):
     # Interactive work is never held back by another class's floor; its own floor keeps
     # background work from taking the window's last slots while a player's request waits.
     budget_cap_active: float = Field(0.75, ge=0, le=1)
-    budget_floor_interactive: float = Field(0.05, ge=0, le=1)
+    budget_floor_interactive: float = Field(0.25, ge=0, le=1)
     budget_floor_bootstrap: float = Field(0.20, ge=0, le=1)
     budget_floor_retry: float = Field(0.05, ge=0, le=1)
     # bounded feeder

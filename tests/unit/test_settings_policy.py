@@ -79,7 +79,7 @@ def test_fleet_budget_classes_respect_caps_and_floors() -> None:
 
 
 def test_a_waiting_player_request_keeps_its_floor_free_of_background_work() -> None:
-    pol = Policy()  # interactive floor 0.05: 5 of 100
+    pol = Policy(budget_floor_interactive=0.05)  # 5 of 100
     w = Window({"active": 70, "bootstrap": 26}, None)  # 4 left
     assert "bootstrap" in allowed_classes(100, w, {"bootstrap"}, pol)
     assert allowed_classes(100, w, {"bootstrap", "interactive"}, pol) == []
