@@ -52,7 +52,7 @@ POLICY_HELP = {
     "share_retry": "Feeder share for retry-due work whose job is gone.",
     "budget_cap_active": "Fleet budget: active work's cap (share of N).",
     "budget_floor_interactive": ("Fleet budget: interactive work's reserved floor while a "
-                                 "request waits (background work leaves it free)."),
+                                 "request waits and an interactive collector serves."),
     "budget_floor_bootstrap": "Fleet budget: bootstrap's reserved floor while it has work.",
     "budget_floor_retry": "Fleet budget: retries' reserved floor while they have work.",
     "working_set_background": "Runnable background jobs the feeder keeps in the queue.",

@@ -42,7 +42,8 @@ class Policy(BaseModel):
     # fleet budget class shares (physical requests per rolling window): caps and floors;
     # a floor is reserved only while that class has runnable work (unused shares are borrowed).
     # Interactive work is never held back by another class's floor; its own floor keeps
-    # background work from taking the window's last slots while a player's request waits.
+    # background work from taking the window's last slots while a player's request waits (and
+    # an interactive collector serves).
     budget_cap_active: float = Field(0.75, ge=0, le=1)
     budget_floor_interactive: float = Field(0.25, ge=0, le=1)
     budget_floor_bootstrap: float = Field(0.20, ge=0, le=1)

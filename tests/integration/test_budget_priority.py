@@ -1,6 +1,7 @@
 """The fleet budget gives a waiting player's request priority: while interactive work is
-runnable, background collectors leave the interactive floor of the window free, so the
-player's requests take the next free slots instead of queueing behind background ones."""
+runnable and an interactive collector serves, background collectors leave the interactive floor
+of the window free, so the player's requests take the next free slots instead of queueing
+behind background ones."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from tests.helpers import add_job, make_collector, make_soldier, seed_work
 N, W = 20, 60.0
 GATE = GateConfig(min_interval=0.1, window_requests=None, window_seconds=None, margin=0.05,
                   horizon=5.0, lease_seconds=30.0)
-POLICY = Policy(budget_floor_interactive=0.10)  # 2 of 20
+POLICY = Policy(budget_floor_interactive=0.20)  # 4 of 20
 
 
 async def _collector(conn: Conn, tmp_path: Path, name: str, lane: Lane) -> CollectorRef:
@@ -42,15 +43,22 @@ async def test_background_leaves_the_interactive_floor_free_while_a_player_waits
     await conn.execute(q("fleet_configure"), {"requests": N, "window_seconds": W})
     background = await _collector(conn, tmp_path, "bg-01", Lane.BACKGROUND)
     player = await _collector(conn, tmp_path, "int-01", Lane.INTERACTIVE)
-    await _fill_window(conn, N - 3)  # 3 slots left
+    await _fill_window(conn, N - 5)  # 5 slots left
 
     # no player waits: background may take the window's free slots
     first = await admission.admit(conn, background, GATE, POLICY)
     assert isinstance(first, Admitted) and first.job.lane is Lane.BACKGROUND
 
-    # a player's request arrives: 2 slots are left, and they are its floor: background waits
+    # a player's request arrives while no interactive collector serves: nothing could use the
+    # floor, so nothing is reserved
     soldier = await make_soldier(conn, 4_000_000_001)
     await add_job(conn, soldier, "detailed", PriorityClass.INTERACTIVE)
+    await _health(conn, player, "stopped")
+    assert isinstance(await admission.admit(conn, background, GATE, POLICY), Admitted)
+
+    # the interactive collector serves again: the 3 slots left are within its floor of 4,
+    # background waits
+    await _health(conn, player, "healthy")
     refused = await admission.admit(conn, background, GATE, POLICY)
     assert isinstance(refused, Wait) and not refused.idle
     taken = await admission.admit(conn, player, GATE, POLICY)
@@ -60,8 +68,12 @@ async def test_background_leaves_the_interactive_floor_free_while_a_player_waits
     assert await _ledger(conn, "interactive") == 1
     again = await admission.admit(conn, background, GATE, POLICY)
     assert isinstance(again, Admitted)
-    assert await _ledger(conn, "recent") == N - 3 + 2
-    assert isinstance(await admission.admit(conn, background, GATE, POLICY), Wait)  # full
+    assert await _ledger(conn, "recent") == N - 5 + 3
+
+
+async def _health(conn: Conn, me: CollectorRef, health: str) -> None:
+    await conn.execute("UPDATE collectors SET health = %s WHERE collector_uuid = %s",
+                       [health, me.collector_uuid])
 
 
 async def _ledger(conn: Conn, budget_class: str) -> int:

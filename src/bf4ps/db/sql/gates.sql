@@ -52,10 +52,15 @@ ORDER BY slot_at DESC LIMIT 1 OFFSET %(offset)s
 
 -- name: budget_demand
 -- The budget classes with runnable work, in every lane: a background collector must see a
--- waiting interactive request to leave its floor free.
+-- waiting interactive request to leave its floor free, but only while an interactive
+-- collector is serving (else nothing could use the floor).
 SELECT DISTINCT CASE WHEN last_error_at IS NOT NULL THEN 'retry' ELSE priority_class END AS cls
 FROM collection_jobs
 WHERE status = 'pending' AND eligible_at <= clock_timestamp()
+  AND (lane <> 'interactive' OR EXISTS (
+      SELECT 1 FROM collectors c
+      WHERE c.lane = 'interactive' AND c.enabled AND NOT c.drained AND c.retired_at IS NULL
+        AND c.health = 'healthy'))
 
 -- name: gate_throttled
 UPDATE egress_gates
