@@ -14,12 +14,13 @@ from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted, GateConfig, Wait
 from bf4ps.policy import Policy
 from bf4ps.queue.jobs import CollectorRef
-from tests.helpers import add_job, make_collector, make_soldier, seed_work
+from tests.helpers import add_job, count, make_collector, make_soldier, seed_work
 
 N, W = 20, 60.0
 GATE = GateConfig(min_interval=0.1, window_requests=None, window_seconds=None, margin=0.05,
                   horizon=5.0, lease_seconds=30.0)
 POLICY = Policy(budget_floor_interactive=0.20)  # 4 of 20
+LEDGER = "SELECT count(*) FROM request_ledger WHERE budget_class = %(c)s"
 
 
 async def _collector(conn: Conn, tmp_path: Path, name: str, lane: Lane) -> CollectorRef:
@@ -65,20 +66,12 @@ async def test_background_leaves_the_interactive_floor_free_while_a_player_waits
     assert isinstance(taken, Admitted) and taken.job.lane is Lane.INTERACTIVE
 
     # the floor is reserved only while interactive work waits; none does now
-    assert await _ledger(conn, "interactive") == 1
+    assert await count(conn, LEDGER, {"c": "interactive"}) == 1
     again = await admission.admit(conn, background, GATE, POLICY)
     assert isinstance(again, Admitted)
-    assert await _ledger(conn, "recent") == N - 5 + 3
+    assert await count(conn, LEDGER, {"c": "recent"}) == N - 5 + 3
 
 
 async def _health(conn: Conn, me: CollectorRef, health: str) -> None:
     await conn.execute("UPDATE collectors SET health = %s WHERE collector_uuid = %s",
                        [health, me.collector_uuid])
-
-
-async def _ledger(conn: Conn, budget_class: str) -> int:
-    cur = await conn.execute("SELECT count(*) AS n FROM request_ledger WHERE budget_class = %s",
-                             [budget_class])
-    row = await cur.fetchone()
-    assert row is not None
-    return int(row["n"])

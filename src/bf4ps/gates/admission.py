@@ -107,13 +107,17 @@ async def _fleet(conn: Conn, slot: datetime, me: CollectorRef, cfg: GateConfig,
         window = await _window(conn, slot, span)  # the window the later slot will be in
     if slot > fleet["now"] + timedelta(seconds=cfg.horizon):
         raise _Stop(Wait(slot - timedelta(seconds=cfg.horizon)))
-    cur = await conn.execute(q("budget_demand"))
-    demand = {str(r["cls"]) for r in await cur.fetchall()}
-    classes = allowed_classes(n, window, demand, policy,
-                              interactive_lane=me.lane is Lane.INTERACTIVE)
+    interactive = me.lane is Lane.INTERACTIVE
+    demand = set() if interactive else await _demand(conn)  # the interactive lane needs none
+    classes = allowed_classes(n, window, demand, policy, interactive_lane=interactive)
     if not classes:
         raise _Stop(Wait(fleet["now"] + timedelta(seconds=1)))
     return slot, classes
+
+
+async def _demand(conn: Conn) -> set[str]:
+    cur = await conn.execute(q("budget_demand"))
+    return {str(r["cls"]) for r in await cur.fetchall()}
 
 
 async def admit(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
