@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from typing import Any
 
@@ -15,6 +16,7 @@ from bf4ps.db.connect import Conn, connection
 from bf4ps.db.queries import q
 
 Schema = dict[str, Any]
+_QUALIFIER = re.compile(r"\b[a-z_][a-z0-9_]*\.(?=[a-z_])")
 
 
 async def _rows(conn: Conn, name: str) -> list[dict[str, Any]]:
@@ -38,7 +40,15 @@ async def describe(conn: Conn) -> Schema:
         tables[row["table_name"]]["triggers"][row["name"]] = row["definition"]
     functions = {r["name"]: r["definition"] for r in await _rows(conn, "catalog_functions")}
     domains = {r["name"]: r["definition"] for r in await _rows(conn, "catalog_domains")}
-    return {"tables": tables, "functions": functions, "domains": domains}
+    views = {r["name"]: _view_text(str(r["definition"]))
+             for r in await _rows(conn, "catalog_views")}
+    return {"tables": tables, "functions": functions, "domains": domains, "views": views}
+
+
+def _view_text(definition: str) -> str:
+    """A view's definition without layout and column qualifiers (PostgreSQL 15 writes
+    `t.col`, 16 and later `col` where that is unambiguous)."""
+    return _QUALIFIER.sub("", " ".join(definition.split()))
 
 
 def diff(expected: Schema, actual: Schema, path: str = "") -> list[str]:

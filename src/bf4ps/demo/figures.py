@@ -13,8 +13,8 @@ from bf4ps.queue import figures
 async def snapshot(conn: Conn, sim_url: str, window: float) -> dict[str, Any]:
     cur = await conn.execute(
         "SELECT (SELECT count(*) FROM soldiers) AS soldiers, "
-        "(SELECT count(*) FROM request_ledger WHERE slot_at > now() - "
-        "make_interval(secs => %(w)s) AND unsent_at IS NULL) AS counted, "
+        "(SELECT count(*) FROM counted_requests WHERE slot_at > now() - "
+        "make_interval(secs => %(w)s)) AS counted, "
         "(SELECT count(*) FROM collectors WHERE health = 'healthy') AS healthy, "
         "(SELECT count(*) FROM collection_jobs WHERE status = 'pending' "
         " AND eligible_at <= now()) AS ready", {"w": window})

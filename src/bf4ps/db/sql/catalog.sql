@@ -52,3 +52,9 @@ LEFT JOIN pg_constraint k ON k.contypid = t.oid AND k.contype = 'c'
 WHERE t.typtype = 'd'
 GROUP BY t.oid, t.typname
 ORDER BY 1
+
+-- name: catalog_views
+SELECT c.relname AS name, pg_get_viewdef(c.oid) AS definition
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+WHERE c.relkind = 'v'
+ORDER BY 1

@@ -14,7 +14,7 @@ SELECT *, clock_timestamp() AS now FROM egress_gates WHERE egress_key = %(egress
 FOR UPDATE
 
 -- name: egress_nth_latest
-SELECT slot_at FROM request_ledger WHERE egress_key = %(egress_key)s AND unsent_at IS NULL
+SELECT slot_at FROM counted_requests WHERE egress_key = %(egress_key)s
 ORDER BY slot_at DESC LIMIT 1 OFFSET %(offset)s
 
 -- name: gate_advance
@@ -44,11 +44,10 @@ WHERE budget_id = 1
 
 -- name: fleet_window
 SELECT budget_class, count(*) AS n, max(slot_at) AS last_slot
-FROM request_ledger WHERE slot_at > %(since)s AND unsent_at IS NULL GROUP BY budget_class
+FROM counted_requests WHERE slot_at > %(since)s GROUP BY budget_class
 
 -- name: fleet_nth_latest
-SELECT slot_at FROM request_ledger WHERE unsent_at IS NULL
-ORDER BY slot_at DESC LIMIT 1 OFFSET %(offset)s
+SELECT slot_at FROM counted_requests ORDER BY slot_at DESC LIMIT 1 OFFSET %(offset)s
 
 -- name: budget_demand
 -- The budget classes with runnable work, in every lane: a background collector must see a
@@ -82,14 +81,12 @@ RETURNING throttle_streak
 -- name: gates_overview
 SELECT g.egress_key, g.min_interval_seconds, g.window_requests, g.window_seconds,
        g.next_slot_at, g.cooldown_until, g.throttle_streak, g.last_throttle_at, g.requests_total,
-       (SELECT count(*) FROM request_ledger l WHERE l.egress_key = g.egress_key
-          AND l.slot_at > now() - make_interval(secs => %(window_seconds)s)
-          AND l.unsent_at IS NULL) AS recent_requests
+       (SELECT count(*) FROM counted_requests l WHERE l.egress_key = g.egress_key
+          AND l.slot_at > now() - make_interval(secs => %(window_seconds)s)) AS recent_requests
 FROM egress_gates g ORDER BY g.egress_key
 
 -- name: fleet_use
 SELECT b.requests, b.window_seconds,
-       (SELECT count(*) FROM request_ledger l
-         WHERE l.slot_at > now() - make_interval(secs => b.window_seconds)
-           AND l.unsent_at IS NULL) AS used
+       (SELECT count(*) FROM counted_requests l
+         WHERE l.slot_at > now() - make_interval(secs => b.window_seconds)) AS used
 FROM fleet_budget b WHERE b.budget_id = 1

@@ -101,9 +101,9 @@ GROUP BY resource
 -- name: interactive_leased_ahead
 -- Interactive jobs held by collectors now, with the physical requests already counted for them.
 SELECT j.job_id, j.resource, j.status, j.claimed_at, j.started_at,
-       (SELECT count(*) FROM request_ledger l
+       (SELECT count(*) FROM counted_requests l
         WHERE l.egress_key = c.egress_key AND l.slot_at >= j.claimed_at - interval '1 second'
-          AND l.job_id = j.job_id AND l.unsent_at IS NULL) AS requests_counted
+          AND l.job_id = j.job_id) AS requests_counted
 FROM collection_jobs j
 JOIN collectors c ON c.collector_uuid = j.collector_uuid
 WHERE j.lane = 'interactive' AND j.status IN ('claimed', 'running')
@@ -144,10 +144,10 @@ GROUP BY r.resource
 -- Per resource, physical requests per job on the interactive egresses (a profile job also
 -- asks for the owning account's soldiers).
 SELECT resource, count(*) AS requests, count(DISTINCT job_id) AS jobs
-FROM request_ledger
+FROM counted_requests
 WHERE egress_key = ANY(%(egresses)s)
   AND slot_at > now() - make_interval(secs => %(window_seconds)s)
-  AND job_id IS NOT NULL AND unsent_at IS NULL
+  AND job_id IS NOT NULL
 GROUP BY resource
 
 -- name: interactive_request_get

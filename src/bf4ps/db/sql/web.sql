@@ -31,9 +31,8 @@ ORDER BY exact DESC, lower(s.current_name), s.platform, s.persona_id
 LIMIT %(limit)s
 
 -- name: web_budget_by_class
-SELECT budget_class, count(*) AS n FROM request_ledger
+SELECT budget_class, count(*) AS n FROM counted_requests
 WHERE slot_at > clock_timestamp() - make_interval(secs => %(window_seconds)s)
-  AND unsent_at IS NULL
 GROUP BY budget_class ORDER BY budget_class
 
 -- name: web_recent_throttles
