@@ -1,7 +1,9 @@
 """Named SQL queries, loaded once from db/sql/*.sql (the procrastinate model).
 
 Each query starts with a header line `-- name: <query_name>`; the lines up to the next header are
-its text. Parameters use psycopg's %(name)s style.
+its text. Parameters use psycopg's %(name)s style. Whole-line comments document the files and are
+dropped on loading: psycopg caches the parse of a query text only up to 4 KiB, and the longest
+statements (the claim) are on the hot path.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from importlib import resources
 from typing import LiteralString
 
 _HEADER = re.compile(r"^-- name: ([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
+_COMMENT_LINE = re.compile(r"^[ \t]*--[^\n]*\n", re.MULTILINE)
 
 
 def parse(text: str) -> dict[str, str]:
@@ -20,7 +23,7 @@ def parse(text: str) -> dict[str, str]:
     for name, body in zip(parts[1::2], parts[2::2], strict=True):
         if name in found:
             raise ValueError(f"query {name!r} defined twice")
-        found[name] = body.strip()
+        found[name] = _COMMENT_LINE.sub("", body.strip() + "\n").strip()
     return found
 
 
