@@ -134,8 +134,13 @@ def stats_routes() -> list[Route]:
     ]
 
 
+async def start_page(request: Request) -> Response:
+    return Response(b"<html>Battlelog</html>", media_type="text/html")  # and no session cookie
+
+
 APP = Starlette(
-    routes=[*stats_routes(), Route("/bf4/search/query/", record(search), methods=["POST"])]
+    routes=[*stats_routes(), Route("/bf4/search/query/", record(search), methods=["POST"]),
+            Route("/bf4/", record(start_page))]
 )
 
 
@@ -272,6 +277,17 @@ async def test_search_throttle(base_url: str) -> None:
     async with client(base_url) as battlelog:
         result = await battlelog.search("spam")
     assert result.error_class is ErrorClass.THROTTLE and "TOOMANYSEARCHES" in result.message
+
+
+async def test_a_start_page_without_a_session_cookie_is_malformed(base_url: str) -> None:
+    SEEN.clear()
+    async with client(base_url) as battlelog:
+        result = await battlelog.open_session()
+        search = await battlelog.search("ninetwozero")
+    assert result.error_class is ErrorClass.MALFORMED and "cookie" in result.message
+    assert result.http_status == 200 and battlelog.check_sum is None
+    assert search.ok and search.details["check_sum"] == 0  # no session: query= alone
+    assert [(s.method, s.path) for s in SEEN] == [("GET", "/bf4/"), ("POST", "/bf4/search/query/")]
 
 
 async def test_timeout(base_url: str) -> None:

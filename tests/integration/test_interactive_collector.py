@@ -14,7 +14,7 @@ from bf4ps.interactive.submit import submit
 from bf4ps.policy import Policy
 from bf4ps.sim.battlelog.lookup import name_platforms
 from bf4ps.sim.personas import persona_id_for
-from tests.fleet import Fleet, simulator
+from tests.fleet import Fleet, sim_stats, simulator
 from tests.helpers import count, wait_for
 
 pytestmark = pytest.mark.slow
@@ -28,7 +28,9 @@ def pc_name(on_pc: bool = True) -> str:
 
 async def test_unknown_name_is_looked_up_then_chained(db_url: str, tmp_path: Path) -> None:
     name, absent = pc_name(), pc_name(on_pc=False)
-    with simulator(speed=20, min_interval=0.5) as sim:
+    # a search without the check-sum of a session the start page opened would be refused
+    # (retried, never ending not-found)
+    with simulator(speed=20, min_interval=0.5, search_check_sum="required") as sim:
         fleet = Fleet(db_url, sim.base_url, tmp_path, {
             "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "0.5", "BF4PS_IDLE_POLL_SECONDS": "0.2",
             "BF4PS_HEARTBEAT_SECONDS": "1"})
@@ -65,3 +67,18 @@ async def test_unknown_name_is_looked_up_then_chained(db_url: str, tmp_path: Pat
                                      "WHERE request_id = %s", [missing.request_id])
             row = await cur.fetchone()
             assert row is not None and absent in row["message"]
+            # one session for the collector's two searches: it took the first lookup's slot,
+            # the search the next one, both admitted and in the ledger
+            cur = await conn.execute(
+                "SELECT event_type, details FROM collection_events WHERE resource = 'lookup' "
+                "AND event_type IN ('succeeded', 'failed') ORDER BY event_id")
+            concluded = await cur.fetchall()
+            assert [e["details"].get("session_opened") for e in concluded] == [1, None]
+            assert [e["details"]["check_sum"] for e in concluded] == [1, 1]
+            # a session, two searches, four resources and the profile's account soldiers
+            assert await count(conn, "SELECT count(*) FROM counted_requests") == 1 + 2 + 4 + 1
+        wire = sim_stats(sim)
+        assert {r: n for r, n in wire["by_resource"].items() if n} == {
+            "index": 1, "search": 2, "detailed": 1, "profile": 1, "soldiers": 1, "weapons": 1,
+            "vehicles": 1}
+        assert {o: n for o, n in wire["by_outcome"].items() if n} == {"ok": 8}

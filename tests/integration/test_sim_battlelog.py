@@ -12,7 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-from bf4ps.domain import Platform
+from bf4ps.battlelog.client import BattlelogClient
+from bf4ps.battlelog.models import Session
+from bf4ps.domain import ErrorClass, Platform
 from bf4ps.sim.battlelog.career import is_active, is_unknown
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import RunningSimulator, spawn, start_in_thread
@@ -36,6 +38,7 @@ BASELINE: dict[str, Any] = {
     "fault_missing_general": 0.0,
     "fault_unknown": 0.0,
     "active_fraction": 0.3,
+    "search_check_sum": "ignored",
 }
 DETAILED = "/bf4/warsawdetailedstatspopulate/{}/1/"
 PROFILE = "/bf4/warsawoverviewpopulate/{}/1/"
@@ -217,6 +220,47 @@ def test_search_and_soldiers_agree_with_persona_ids(client: MakeClient) -> None:
         soldiers = get_json(http, f"/bf4/user/overviewBoxStats/{hits[0]['userId']}/")
     box = soldiers["data"]["soldiersBox"]
     assert {(int(s["persona"]["personaId"]), s["platform"]) for s in box} == expected
+
+
+async def test_search_check_sum_with_the_real_client(sim: RunningSimulator) -> None:
+    """A search needing the check-sum: refused (retryable) without a session, served with the
+    session the start page opened; a session the site forgot is dropped after the refusal."""
+    configure(sim, search_check_sum="required")
+    async with BattlelogClient(sim.base_url, "bf4ps-test") as battlelog:
+        refused = await battlelog.search("Someone-Real")
+        opened = await battlelog.open_session()
+        served = await battlelog.search("Someone-Real")
+        httpx.post(sim.url("/__sim/reset")).raise_for_status()  # the site forgets its sessions
+        stale = await battlelog.search("Someone-Real")
+        check_sum_after_refusal = battlelog.check_sum
+    assert refused.error_class is ErrorClass.MALFORMED and "search refused" in refused.message
+    assert refused.details["check_sum"] == 0
+    assert isinstance(opened.parsed, Session) and len(opened.parsed.check_sum) == 10
+    assert opened.details["kind"] == "session" and opened.http_status == 200
+    assert served.ok and served.details["check_sum"] == 1
+    assert isinstance(served.parsed, tuple) and served.parsed
+    assert all(hit.name == "Someone-Real" for hit in served.parsed)
+    assert stale.error_class is ErrorClass.MALFORMED and check_sum_after_refusal is None
+    counted = stats(sim)  # since the reset: the stale search only
+    assert {k: v for k, v in counted["by_resource"].items() if v} == {"search": 1}
+    assert {k: v for k, v in counted["by_outcome"].items() if v} == {"bad_check_sum": 1}
+
+
+def test_cli_search_with_a_session(sim: RunningSimulator) -> None:
+    from click.testing import CliRunner
+
+    from bf4ps.cli.battlelog import group
+
+    configure(sim, search_check_sum="required")
+    args = ["fetch", "--resource", "search", "--name", "Someone-Real", "--base-url",
+            sim.base_url, "--json"]
+    refused = CliRunner().invoke(group, args)
+    served = CliRunner().invoke(group, [*args, "--session"])
+    assert refused.exit_code == 1 and "search refused" in refused.output
+    assert served.exit_code == 0, served.output
+    assert "Someone-Real" in served.output
+    counted = stats(sim)["by_resource"]
+    assert (counted["index"], counted["search"]) == (1, 2)
 
 
 def test_same_persona_same_values_and_active_ones_grow(

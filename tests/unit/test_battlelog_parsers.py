@@ -12,7 +12,12 @@ from typing import Any
 import pytest
 
 from bf4ps.battlelog.coerce import to_float, to_id, to_int, to_text
-from bf4ps.battlelog.endpoints import account_soldiers_path, search_form, stats_path
+from bf4ps.battlelog.endpoints import (
+    account_soldiers_path,
+    check_sum_of,
+    search_form,
+    stats_path,
+)
 from bf4ps.battlelog.models import (
     BattlelogParseError,
     DetailedStats,
@@ -393,6 +398,15 @@ def test_search_throttle_and_bad_shapes() -> None:
         parse_search(encode({"type": "success", "message": "RESULT", "data": {}}), "x")
 
 
+def test_a_search_error_envelope_is_retryable_not_not_found() -> None:
+    # search answers an unknown name with an empty list; its error means a refused search
+    assert parse_search(encode({"type": "success", "message": "RESULT", "data": []}), "x") == ()
+    refused = encode({"type": "error", "message": "Invalid post-check-sum", "data": None})
+    with pytest.raises(BattlelogParseError, match="search refused") as caught:
+        parse_search(refused, "x")
+    assert caught.value.error_class is ErrorClass.MALFORMED
+
+
 # --- envelope --------------------------------------------------------------------------------
 
 
@@ -475,6 +489,8 @@ def test_endpoint_paths() -> None:
         "/bf4/user/overviewBoxStats/2832658801548551060/"
     )
     assert search_form(" NINETWOZERO ") == {"query": "NINETWOZERO"}
+    assert search_form("N20", "0123456789") == {"query": "N20", "post-check-sum": "0123456789"}
+    assert check_sum_of("0123456789abcdef") == "0123456789" and check_sum_of("short") is None
     with pytest.raises(ValueError):
         stats_path(Resource.DETAILED, 0, 1)
     with pytest.raises(ValueError):

@@ -38,7 +38,7 @@ from bf4ps.battlelog.parse_vehicles import parse_vehicle_batch
 from bf4ps.battlelog.parse_weapons import parse_weapon_batch
 from bf4ps.domain import ErrorClass, Resource
 
-Parser = Callable[[bytes], Parsed | ItemBatch[Any]]
+Parser = Callable[[bytes], Parsed | ItemBatch[Any] | None]  # None: the body carries nothing
 
 THROTTLE_STATUSES = frozenset({403, 429})
 NOT_FOUND_STATUSES = frozenset({404, 410})

@@ -11,6 +11,9 @@
   a blank name) are programming errors and raise ValueError before any request is sent.
 * ``FetchResult.size_bytes`` is the decoded body length; ``details["wire_bytes"]`` the bytes
   received (compressed); ``duration_seconds`` runs from sending to the last body byte.
+* Search sends ``post-check-sum`` once ``open_session`` (one GET of the start page) has given
+  the client an anonymous session cookie; a search that fails other than by throttle or timeout
+  drops the session, so the next lookup opens a fresh one.
 * ``send_by`` (a wall-clock deadline, epoch seconds) is checked at the socket: when the request
   headers are about to be written, after connecting and everything else, past the deadline the
   request is abandoned with SendTooLate and no byte of it is sent (the caller takes a new slot).
@@ -34,12 +37,25 @@ from bf4ps.battlelog.classify import (
     classify_response,
     resource_parser,
 )
-from bf4ps.battlelog.endpoints import SEARCH_PATH, account_soldiers_path, search_form, stats_path
-from bf4ps.battlelog.models import FetchResult
+from bf4ps.battlelog.endpoints import (
+    SEARCH_PATH,
+    SESSION_COOKIE,
+    SESSION_PATH,
+    account_soldiers_path,
+    check_sum_of,
+    search_form,
+    stats_path,
+)
+from bf4ps.battlelog.models import FetchResult, Session
 from bf4ps.battlelog.parse_search import parse_account_soldiers, parse_search
-from bf4ps.domain import Platform, Resource
+from bf4ps.domain import ErrorClass, Platform, Resource
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+_SESSION_KEPT_ON = frozenset({ErrorClass.THROTTLE, ErrorClass.TIMEOUT})  # not the session's fault
+
+
+def _start_page(body: bytes) -> None:
+    """The start page is HTML; only its session cookie matters (checked after the request)."""
 
 
 class SendTooLate(Exception):
@@ -118,11 +134,42 @@ class BattlelogClient:
                                    send_by=send_by)
 
     async def search(self, name: str, *, send_by: float | None = None) -> FetchResult:
-        """POST a name search; parsed is tuple[SearchHit, ...] of exact-name BF4 personas."""
-        form = search_form(name)
+        """POST a name search; parsed is tuple[SearchHit, ...] of exact-name BF4 personas. The
+        form carries the session's check-sum when a session is open."""
+        form = search_form(name, self.check_sum)
         parser = functools.partial(parse_search, name=form["query"])
-        return await self._request("POST", SEARCH_PATH, parser, None, "search", form,
-                                   send_by=send_by)
+        result = await self._request("POST", SEARCH_PATH, parser, None, "search", form,
+                                     send_by=send_by)
+        result.details["check_sum"] = int("post-check-sum" in form)
+        if result.error_class is not None and result.error_class not in _SESSION_KEPT_ON:
+            self.forget_session()
+        return result
+
+    @property
+    def check_sum(self) -> str | None:
+        """The search check-sum of the open session; None when no session is open."""
+        for cookie in self._http.cookies.jar:
+            if cookie.name == SESSION_COOKIE and cookie.value:
+                return check_sum_of(cookie.value)
+        return None
+
+    def forget_session(self) -> None:
+        self._http.cookies.clear()
+
+    async def open_session(self, *, send_by: float | None = None) -> FetchResult:
+        """GET the start page for an anonymous session cookie; parsed is the Session. A page
+        that sets no usable cookie is MALFORMED (retryable)."""
+        self.forget_session()
+        result = await self._request("GET", SESSION_PATH, _start_page, None, "session",
+                                     send_by=send_by)
+        if result.ok:
+            check_sum = self.check_sum
+            if check_sum is None:
+                result.error_class = ErrorClass.MALFORMED
+                result.message = f"the start page set no usable {SESSION_COOKIE} cookie"
+            else:
+                result.parsed = Session(check_sum)
+        return result
 
     async def _request(
         self,

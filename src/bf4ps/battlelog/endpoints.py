@@ -1,7 +1,9 @@
 """Battlelog URL paths (relative to the base URL, e.g. https://battlelog.battlefield.com).
 
 The four stats resources are anonymous GETs keyed by (personaId, platformInt). The lookups
-are a user's soldiers (GET overviewBoxStats) and the search POST (form ``query=<name>``).
+are a user's soldiers (GET overviewBoxStats) and the search POST (form ``query=<name>``, plus
+``post-check-sum``: the first 10 characters of the ``beaker.session.id`` cookie that an anonymous
+GET of the site's start page sets, as newer search clients send).
 Arguments are checked here: a bad id is a programming error (ValueError), never a request.
 """
 
@@ -18,6 +20,9 @@ STATS_PATHS: dict[Resource, str] = {
 }
 ACCOUNT_SOLDIERS_PATH = "/bf4/user/overviewBoxStats/{user_id}/"
 SEARCH_PATH = "/bf4/search/query/"
+SESSION_PATH = "/bf4/"
+SESSION_COOKIE = "beaker.session.id"
+CHECK_SUM_LENGTH = 10
 MAX_NAME_LENGTH = 64
 
 
@@ -39,9 +44,16 @@ def account_soldiers_path(user_id: int) -> str:
     return ACCOUNT_SOLDIERS_PATH.format(user_id=_check_id(user_id, "user id"))
 
 
-def search_form(name: str) -> dict[str, str]:
-    """The search form body. The name is sent stripped; blank or very long names are refused."""
+def search_form(name: str, check_sum: str | None = None) -> dict[str, str]:
+    """The search form body. The name is sent stripped; blank or very long names are refused.
+    With a session's check-sum, the form carries it as ``post-check-sum``."""
     query = name.strip()
     if not query or len(query) > MAX_NAME_LENGTH:
         raise ValueError("search name must be 1-64 characters")
-    return {"query": query}
+    return {"query": query} if check_sum is None else {"query": query, "post-check-sum": check_sum}
+
+
+def check_sum_of(session_id: str) -> str | None:
+    """The search check-sum of a session id (its first 10 characters); None when too short."""
+    session_id = session_id.strip()
+    return session_id[:CHECK_SUM_LENGTH] if len(session_id) >= CHECK_SUM_LENGTH else None

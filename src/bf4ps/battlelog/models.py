@@ -173,8 +173,15 @@ class SearchHit:
     namespace: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Session:
+    """An anonymous Battlelog session (BattlelogClient.open_session): the search check-sum."""
+
+    check_sum: str
+
+
 # What a successful FetchResult carries: a stats resource, a user's soldiers
-# (BattlelogClient.account_soldiers) or search hits (BattlelogClient.search).
+# (BattlelogClient.account_soldiers), search hits (BattlelogClient.search) or a session.
 Parsed = (
     DetailedStats
     | ProfileStats
@@ -182,6 +189,7 @@ Parsed = (
     | tuple[VehicleItem, ...]
     | tuple[LinkedSoldier, ...]
     | tuple[SearchHit, ...]
+    | Session
 )
 
 

@@ -8,6 +8,9 @@ Search (``data`` is a list of personas): a persona's ``games`` maps a platform n
 (string key) to a game bitmask (string or int); the persona yields one SearchHit per platform
 whose bitmask has the BF4 bit. ``gamesJson`` (the same map as a JSON string) is used when
 ``games`` is not an object. With a ``name``, only exact, case-insensitive name matches stay.
+Search answers a name nobody has with an empty list, so its error envelope (other than a
+throttle) does not mean "no such soldier": the search itself was refused (a stale session
+check-sum, say) and the class is MALFORMED, retryable, not the terminal NOT_FOUND.
 
 Account soldiers (``data.soldiersBox`` must be a list): one entry per (persona, game); the
 entry's ``game`` must have the BF4 bit (when ``game`` is absent, the persona's ``games`` map
@@ -24,7 +27,7 @@ import orjson
 from bf4ps.battlelog.coerce import as_mapping, to_id, to_int, to_text
 from bf4ps.battlelog.envelope import open_envelope, require_list
 from bf4ps.battlelog.models import BattlelogParseError, LinkedSoldier, SearchHit
-from bf4ps.domain import PLATFORM_INTS
+from bf4ps.domain import PLATFORM_INTS, ErrorClass
 
 BF4_GAME_BIT = 2048
 KNOWN_PLATFORM_INTS = frozenset(PLATFORM_INTS.values())
@@ -32,7 +35,12 @@ KNOWN_PLATFORM_INTS = frozenset(PLATFORM_INTS.values())
 
 def parse_search(body: bytes, name: str | None = None) -> tuple[SearchHit, ...]:
     """BF4 personas of a search response, optionally only those named exactly ``name``."""
-    data = open_envelope(body)
+    try:
+        data = open_envelope(body)
+    except BattlelogParseError as exc:
+        if exc.error_class is not ErrorClass.NOT_FOUND:
+            raise
+        raise BattlelogParseError(f"search refused ({exc})") from None
     if not isinstance(data, list):
         raise BattlelogParseError("search data is not a list")
     wanted = name.strip().casefold() if name is not None else None

@@ -76,6 +76,9 @@ def parse_command(
 @click.option("--platform", type=click.Choice(PLATFORMS), default="pc", show_default=True)
 @click.option("--user-id", type=int, default=None, help="Battlelog user id (account).")
 @click.option("--name", default=None, help="Soldier name (search).")
+@click.option("--session", is_flag=True,
+              help="search: first open an anonymous session (one more request, GET /bf4/) and "
+                   "send its post-check-sum, as the collectors do.")
 @click.option("--local-address", default=None, help="Send from this local IP address.")
 @click.option("--base-url", default=None, help="Override settings.battlelog_base_url.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
@@ -87,13 +90,16 @@ def fetch_command(
     platform: str,
     user_id: int | None,
     name: str | None,
+    session: bool,
     local_address: str | None,
     base_url: str | None,
     as_json: bool,
 ) -> None:
-    """Send ONE request to Battlelog and print the classified outcome."""
+    """Send ONE request to Battlelog (two for a search with --session) and print the
+    classified outcome."""
     settings = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
-    request = functools.partial(_fetch_once, kind, persona, Platform(platform), user_id, name)
+    request = functools.partial(_fetch_once, kind, persona, Platform(platform), user_id, name,
+                                session)
     try:
         client = BattlelogClient(
             base_url or settings.battlelog_base_url,
@@ -115,13 +121,19 @@ async def _fetch_once(
     platform: Platform,
     user_id: int | None,
     name: str | None,
+    session: bool,
     client: BattlelogClient,
 ) -> FetchResult:
     async with client:
         if kind == "account":
             return await client.account_soldiers(_required(user_id, "--user-id"))
         if kind == "search":
-            return await client.search(_required(name, "--name"))
+            name = _required(name, "--name")
+            if session:
+                opened = await client.open_session()
+                if not opened.ok:
+                    return opened
+            return await client.search(name)
         return await client.fetch(Resource(kind), _required(persona, "--persona"), platform)
 
 

@@ -55,6 +55,14 @@ def group() -> None:
 @click.option("--fault-unknown", default=0.0, show_default=True, type=_RATE)
 @click.option("--timeout-hold", default=120.0, show_default=True, type=_SECONDS)
 @click.option("--active-fraction", default=0.3, show_default=True, type=_RATE)
+@click.option(
+    "--search-check-sum",
+    default="ignored",
+    show_default=True,
+    type=click.Choice(["ignored", "required"]),
+    help="required: a search without the post-check-sum of a session the start page (GET "
+    "/bf4/) opened gets an error envelope.",
+)
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--access-log/--no-access-log", default=False, show_default=True)
 def battlelog(access_log: bool, **knobs: object) -> None:

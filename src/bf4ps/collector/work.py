@@ -70,11 +70,14 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
         ctx.heartbeat.current = None
 
 
-async def fetch(conn: Conn, ctx: Context, pacing: Pacing, send_by: float) -> FetchResult:
+async def fetch(conn: Conn, ctx: Context, pacing: Pacing, send_by: float
+                ) -> FetchResult | None:
+    """The job's request(s), the first in the admitted slot. None: a further request found no
+    slot (the job is left to its lease, as when no first slot could be had)."""
     job = pacing.job
     if job.is_lookup:
         assert job.lookup_name is not None
-        return await ctx.client.search(job.lookup_name, send_by=send_by)
+        return await _search(conn, ctx, pacing, job.lookup_name, send_by)
     assert job.persona_id is not None and job.platform is not None
     result = await ctx.client.fetch(job.stats_resource, job.persona_id, job.platform,
                                     send_by=send_by)
@@ -83,6 +86,27 @@ async def fetch(conn: Conn, ctx: Context, pacing: Pacing, send_by: float) -> Fet
         linked = await _account_soldiers(conn, ctx, pacing, parsed.battlelog_user_id)
         if linked is not None:
             result.parsed = replace(parsed, linked_soldiers=linked)
+    return result
+
+
+async def _search(conn: Conn, ctx: Context, pacing: Pacing, name: str,
+                  send_by: float) -> FetchResult | None:
+    """A name search. Without a session, the admitted slot opens one (GET of the start page:
+    the search's check-sum) and the search takes the next slot: both are physical requests,
+    so both go through the gates. The session serves this collector's later searches."""
+    client = ctx.client
+    if client.check_sum is not None:
+        return await client.search(name, send_by=send_by)
+    session = await client.open_session(send_by=send_by)
+    if not session.ok:
+        return session  # the lookup's attempt failed at its first request: classified as such
+    slot = await next_slot(conn, pacing, tries=3)
+    if slot is None:
+        return None
+    result = await send_in_slot(conn, pacing, slot,
+                                lambda deadline: client.search(name, send_by=deadline), tries=1)
+    if result is not None:
+        result.details["session_opened"] = 1
     return result
 
 

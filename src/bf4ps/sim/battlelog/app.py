@@ -8,7 +8,6 @@ after a realistic latency.
 from __future__ import annotations
 
 import asyncio
-import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -21,10 +20,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from bf4ps.battlelog.endpoints import SESSION_COOKIE
 from bf4ps.sim.battlelog import templates
 from bf4ps.sim.battlelog.career import is_unknown
 from bf4ps.sim.battlelog.config import ConfigError, SimConfig
 from bf4ps.sim.battlelog.faults import (
+    BAD_CHECK_SUM,
     BAD_PLATFORM,
     GATEWAY_TIMEOUT,
     HTML,
@@ -54,6 +55,8 @@ def _judge(sim: SimState, call: Call, verdict: Verdict) -> tuple[str, Answer | N
     mode = sim.config.throttle_status
     if verdict.throttled and mode != "none":
         return ("throttled" if verdict.violation else "penalty"), THROTTLE[mode]
+    if call.resource == "search" and sim.refuses_search(call):
+        return "bad_check_sum", BAD_CHECK_SUM
     if call.resource in PERSONA_RESOURCES:
         persona_id, platform_int = call.ids
         if platform_int not in PLATFORM_NUMBERS:
@@ -91,11 +94,14 @@ async def _hold(request: Request, seconds: float) -> None:
                 await task
 
 
-async def _search_query(request: Request) -> str:
+async def _search_call(request: Request) -> Call:
+    """The search's query and post-check-sum (a POST form, or a GET's query string)."""
     if request.method == "POST":
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
-        return form.get("query", [""])[0]
-    return request.query_params.get("query", "")
+    else:
+        form = parse_qs(request.url.query)
+    return Call("search", query=form.get("query", [""])[0],
+                check_sum=form.get("post-check-sum", [None])[0])
 
 
 async def battlelog(request: Request) -> Response:
@@ -103,7 +109,7 @@ async def battlelog(request: Request) -> Response:
     sim: SimState = request.app.state.sim
     call = parse_call(request.url.path)
     if call.resource == "search":
-        call = Call("search", query=await _search_query(request))
+        call = await _search_call(request)
     ip = request.client.host if request.client else "unknown"
     verdict = sim.limiter.check(ip, arrival)
     outcome, answer = _judge(sim, call, verdict)
@@ -118,7 +124,7 @@ async def battlelog(request: Request) -> Response:
     await asyncio.sleep(sim.faults.latency(call.resource))
     response = Response(answer.body, answer.status, media_type=answer.media_type)
     if call.resource == "index":
-        response.set_cookie("beaker.session.id", secrets.token_hex(16), httponly=True)
+        response.set_cookie(SESSION_COOKIE, sim.open_session(), httponly=True)
     return response
 
 
@@ -152,6 +158,7 @@ async def sim_reset(request: Request) -> Response:
     sim: SimState = request.app.state.sim
     sim.stats.reset()
     sim.limiter.reset()
+    sim.check_sums.clear()  # the sessions the start page opened are forgotten too
     return _json({"reset": True})
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 THROTTLE_MODES = ("403", "429", "html", "none")
+CHECK_SUM_MODES = ("ignored", "required")
+_CHOICES = {"throttle_status": THROTTLE_MODES, "search_check_sum": CHECK_SUM_MODES}
 FAULT_KNOBS = (
     "fault_5xx",
     "fault_timeout",
@@ -68,6 +70,9 @@ class SimConfig:
     fault_unknown: float = 0.0
     timeout_hold: float = 120.0  # a timeout fault holds the request this long / speed
     active_fraction: float = 0.3  # personas whose counters grow with (simulated) time
+    # search's post-check-sum (first 10 characters of a session cookie the start page set):
+    # ignored (older Battlelog: query= alone works) | required (else an error envelope)
+    search_check_sum: str = "ignored"
     seed: int = 0
     violations_kept: int = 1000
 
@@ -90,10 +95,14 @@ class SimConfig:
         for name in (*FAULT_KNOBS, "active_fraction"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"{name} must be within [0, 1]")
-        if self.throttle_status not in THROTTLE_MODES:
-            raise ConfigError(f"throttle_status must be one of {', '.join(THROTTLE_MODES)}")
+        self._validate_choices()
         if self.violations_kept < 1:
             raise ConfigError("violations_kept must be >= 1")
+
+    def _validate_choices(self) -> None:
+        for name, choices in _CHOICES.items():
+            if getattr(self, name) not in choices:
+                raise ConfigError(f"{name} must be one of {', '.join(choices)}")
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -121,7 +130,7 @@ def _coerce(name: str, value: Any) -> Any:
         return int(_number(name, value, int))
     if name in _OPTIONAL_INTS:
         return None if value is None else int(_number(name, value, int))
-    if name == "throttle_status":
+    if name in _CHOICES:
         return str(value)
     raise ConfigError(f"unknown knob {name!r}")
 

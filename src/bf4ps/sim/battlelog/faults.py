@@ -100,6 +100,7 @@ NOT_FOUND = Answer(404, _page("Battlelog", "Sorry, that page doesn't exist."), H
 TYPE_ERROR = Answer(200, _error_json("Internal error, please try again later"), JSON)
 UNKNOWN_PERSONA = Answer(200, _error_json("Invalid personaId"), JSON)
 BAD_PLATFORM = Answer(200, _error_json("Invalid platform"), JSON)
+BAD_CHECK_SUM = Answer(200, _error_json("Invalid post-check-sum"), JSON)  # search, when required
 
 
 class Faults:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import re
+import secrets
 from dataclasses import dataclass, field
 
+from bf4ps.battlelog.endpoints import CHECK_SUM_LENGTH
 from bf4ps.domain import PLATFORM_INTS
 from bf4ps.sim.battlelog.career import SimClock, career_for, is_active
 from bf4ps.sim.battlelog.config import SimConfig
@@ -38,6 +40,7 @@ class Call:
     resource: str  # detailed | profile | weapons | vehicles | soldiers | search | index | unknown
     ids: tuple[int, ...] = ()
     query: str = ""
+    check_sum: str | None = None  # search: the form's post-check-sum
 
 
 def parse_call(path: str) -> Call:
@@ -61,12 +64,23 @@ class SimState:
     faults: Faults = field(init=False)
     registry: Registry = field(default_factory=Registry)
     stopping: asyncio.Event = field(default_factory=asyncio.Event)  # set when the server exits
+    check_sums: set[str] = field(default_factory=set)  # of the sessions the start page opened
 
     def __post_init__(self) -> None:
         self.clock = SimClock(self.config.speed)
         self.limiter = RateLimiter(self.config)
         self.stats = SimStats(self.config)
         self.faults = Faults(self.config)
+
+    def open_session(self) -> str:
+        """A new session id (the start page's cookie); its check-sum is now valid."""
+        session_id = secrets.token_hex(16)
+        self.check_sums.add(session_id[:CHECK_SUM_LENGTH])
+        return session_id
+
+    def refuses_search(self, call: Call) -> bool:
+        return (self.config.search_check_sum == "required"
+                and call.check_sum not in self.check_sums)
 
     def snapshot(self, persona_id: int) -> Snapshot:
         active = is_active(persona_id, self.config.active_fraction)

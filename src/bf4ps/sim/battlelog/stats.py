@@ -22,6 +22,7 @@ OUTCOMES = (
     "missing_general",
     "unknown_persona",
     "not_found",
+    "bad_check_sum",
 )
 
 
