@@ -111,6 +111,12 @@ async def _wire(out: Outcome, rec: Record, budget: int | None) -> None:
         fv = int(fleet.get("violations", -1))
         out.add("zero fleet budget violations", [f"{fv} violations, fleet {fleet}"] if fv else [],
                 f"max {fleet.get('max_in_window')} of {budget} in a window")
+    # the simulator requires the session check-sum: every search must have carried a valid one
+    by_resource, by_outcome = sim.get("by_resource", {}), sim.get("by_outcome", {})
+    refused = int(by_outcome.get("bad_check_sum", -1))
+    out.add("every search carried its session's check-sum", [f"{refused} refused"] if refused
+            else [], f"{by_resource.get('search')} searches, "
+                     f"{by_resource.get('index')} sessions opened")
 
 
 async def _ledger(conn: Conn, out: Outcome, limits: Limits, budget: int | None) -> None:

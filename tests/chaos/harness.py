@@ -295,7 +295,7 @@ class Chaos:
         self.sim = spawn(SimConfig(
             port=0, speed=cfg.speed, min_interval=cfg.interval, fleet_budget=cfg.budget,
             fleet_window=cfg.budget_window, fault_5xx=0.01, fault_missing_general=0.03,
-            fault_html=0.005, fault_timeout=0.005, seed=cfg.seed))
+            fault_html=0.005, fault_timeout=0.005, search_check_sum="required", seed=cfg.seed))
         data = workdir / "data"
         data.mkdir(parents=True, exist_ok=True)
         env = {
