@@ -414,6 +414,10 @@ def test_a_search_error_envelope_is_retryable_not_not_found() -> None:
     ("body", "error_class"),
     [
         (b'{"type":"error","message":"Could not find persona","data":null}', ErrorClass.NOT_FOUND),
+        (b'{"type":"error","message":"Invalid personaId","data":null}', ErrorClass.NOT_FOUND),
+        (b'{"type":"error","message":"Internal error, please try again later","data":null}',
+         ErrorClass.SERVER),
+        (b'{"type":"error","message":"Temporarily down for MAINTENANCE"}', ErrorClass.SERVER),
         (b'{"type":"error","message":"Too many requests","data":{}}', ErrorClass.THROTTLE),
         (b"<!DOCTYPE html><html><div id='errorpage'>x</div></html>", ErrorClass.SERVER),
         (b"  \n<html><body>Oops</body></html>", ErrorClass.SERVER),

@@ -7,6 +7,8 @@
   no ``data``                                                     -> MALFORMED (retryable)
 * an HTML document where JSON was expected (Battlelog's "errorpage") -> SERVER (retryable)
 * ``message`` saying TOOMANYSEARCHES / "too many" (any ``type``)   -> THROTTLE
+* ``"type": "error"`` saying the service failed ("try again", "internal error",
+  "temporarily", "maintenance")                                    -> SERVER (retryable)
 * ``"type": "error"`` otherwise (unknown persona and the like)      -> NOT_FOUND (terminal)
 
 Messages are short reasons, never payload bodies: Battlelog's own ``message`` is quoted
@@ -27,6 +29,8 @@ from bf4ps.domain import ErrorClass
 
 MESSAGE_LIMIT = 80
 THROTTLE_MARKERS = ("toomanysearches", "too many")
+# an error envelope that blames the service, not the soldier: retried, never parked at once
+TRANSIENT_MARKERS = ("try again", "internal error", "temporarily", "maintenance")
 _HTML_SNIFF_BYTES = 65536
 
 T = TypeVar("T")
@@ -53,11 +57,15 @@ def html_reason(body: bytes) -> str:
     return "HTML page instead of JSON"
 
 
-def is_throttle_message(message: object) -> bool:
+def _says(message: object, markers: tuple[str, ...]) -> bool:
     if not isinstance(message, str):
         return False
     lowered = message.lower()
-    return any(marker in lowered for marker in THROTTLE_MARKERS)
+    return any(marker in lowered for marker in markers)
+
+
+def is_throttle_message(message: object) -> bool:
+    return _says(message, THROTTLE_MARKERS)
 
 
 def decode_json(body: bytes) -> Any:
@@ -82,7 +90,9 @@ def open_envelope(body: bytes) -> Any:
     if is_throttle_message(message):
         raise BattlelogParseError(f"Battlelog throttle: {short(message)}", ErrorClass.THROTTLE)
     if kind == "error":
-        raise BattlelogParseError(f"Battlelog error: {short(message)}", ErrorClass.NOT_FOUND)
+        transient = _says(message, TRANSIENT_MARKERS)
+        raise BattlelogParseError(f"Battlelog error: {short(message)}",
+                                  ErrorClass.SERVER if transient else ErrorClass.NOT_FOUND)
     if kind != "success":
         raise BattlelogParseError(f"envelope type is {short(kind, 30)}, not success")
     if "data" not in document:
