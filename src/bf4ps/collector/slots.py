@@ -112,3 +112,14 @@ async def send_in_slot(conn: Conn, p: Pacing, slot: Slot,
             log.info("job %s: %s", p.job.job_id, late)
     await give_up(conn, p, slot, f"refused at the socket {tries} time(s)")
     return None
+
+
+async def further_request(conn: Conn, p: Pacing,
+                          send: Callable[[float], Awaitable[T]]) -> T | None:
+    """A further physical request for a job whose first request has been sent: its own slot
+    through the same gates, one try at the socket (a missed slot drops only this request).
+    None: nothing was sent."""
+    slot = await next_slot(conn, p, tries=3)
+    if slot is None:
+        return None
+    return await send_in_slot(conn, p, slot, send, tries=1)

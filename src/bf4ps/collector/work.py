@@ -12,7 +12,7 @@ import psycopg
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
 from bf4ps.collector.heartbeat import OUTAGE_ERRORS, Heartbeat
-from bf4ps.collector.slots import Pacing, next_slot, send_in_slot, sleep_until
+from bf4ps.collector.slots import Pacing, further_request, send_in_slot, sleep_until
 from bf4ps.db.connect import Conn
 from bf4ps.domain import ErrorClass, Resource
 from bf4ps.gates import throttle
@@ -100,11 +100,8 @@ async def _search(conn: Conn, ctx: Context, pacing: Pacing, name: str,
     session = await client.open_session(send_by=send_by)
     if not session.ok:
         return session  # the lookup's attempt failed at its first request: classified as such
-    slot = await next_slot(conn, pacing, tries=3)
-    if slot is None:
-        return None
-    result = await send_in_slot(conn, pacing, slot,
-                                lambda deadline: client.search(name, send_by=deadline), tries=1)
+    result = await further_request(conn, pacing,
+                                   lambda deadline: client.search(name, send_by=deadline))
     if result is not None:
         result.details["session_opened"] = 1
     return result
@@ -112,14 +109,10 @@ async def _search(conn: Conn, ctx: Context, pacing: Pacing, name: str,
 
 async def _account_soldiers(conn: Conn, ctx: Context, pacing: Pacing,
                             user_id: int) -> tuple[LinkedSoldier, ...] | None:
-    """The owning account's soldiers: a second physical request, through the same gates (one
-    try: the stats request is already sent, so a missed slot only drops this one)."""
-    slot = await next_slot(conn, pacing, tries=3)
-    if slot is None:
-        return None
-    extra = await send_in_slot(
-        conn, pacing, slot,
-        lambda send_by: ctx.client.account_soldiers(user_id, send_by=send_by), tries=1)
+    """The owning account's soldiers: a second physical request, through the same gates (the
+    stats request is already sent, so a missed slot only drops this one)."""
+    extra = await further_request(
+        conn, pacing, lambda send_by: ctx.client.account_soldiers(user_id, send_by=send_by))
     if extra is None:
         return None
     if extra.ok and isinstance(extra.parsed, tuple):
