@@ -1,5 +1,6 @@
 """Fenced claim→start→finalize cycles per second (8 workers) at 10k and 1M soldiers, against
-pgqueuer's own queue manager at batch size 1 and 10 on the same server in the same run.
+pgqueuer's own queue manager at batch size 1 and 10 on the same server in the same run, and
+beside them the bare floor of three durable transactions per job (bench/queue_floor.py).
 
 usage: python bench/queue_cycle.py [--jobs 10000] [--runs 3] [--scales 10000,1000000]
 """
@@ -15,6 +16,7 @@ from tempfile import mkdtemp
 from typing import Any
 
 from bench.common import fresh_database, machine, median
+from bench.queue_floor import bare_rate
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.db.connect import connection
 from bf4ps.domain import Lane
@@ -128,6 +130,7 @@ def _run_once(urls: dict[int, str], jobs: int, run: int) -> dict[str, float]:
         url = fresh_database(f"bench_pgq_{batch}_{run}", migrated=False)
         for suffix, rate in asyncio.run(pgqueuer_rate(url, jobs, batch)).items():
             out[f"pgqueuer{suffix}_b{batch}"] = rate
+    out["bare"] = asyncio.run(bare_rate(fresh_database(f"bench_bare_{run}", migrated=False), jobs))
     return out
 
 
@@ -157,6 +160,9 @@ def main() -> None:
                   f"(completions committed; runs: {runs}; to its last handler return: "
                   f"{results[f'pgqueuer_handled_b{batch}']:.0f}; end to end with its "
                   f"shutdown: {results[f'pgqueuer_e2e_b{batch}']:.0f})")
+        elif key == "bare":
+            print(f"bare fenced cycles/s (3 durable statements, no audit/state): {value:6.0f}  "
+                  f"(runs: {runs}; bench/queue_floor.py)")
     scales = list(urls)
     small = results[f"bf4ps_{scales[0]}"]
     if len(scales) > 1:
@@ -166,6 +172,9 @@ def main() -> None:
           f"end to end: {small / results['pgqueuer_e2e_b10']:.2f})")
     print(f"ratio bf4ps/pgqueuer batch 1:  {small / results['pgqueuer_b1']:.2f} "
           f"(end to end: {small / results['pgqueuer_e2e_b1']:.2f})")
+    print(f"ratio bare/pgqueuer batch 10:  {results['bare'] / results['pgqueuer_b10']:.2f} "
+          f"(the floor of three durable transactions per job); "
+          f"bf4ps/bare: {small / results['bare']:.2f} (the audit and state writes)")
 
 
 if __name__ == "__main__":

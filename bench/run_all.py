@@ -84,6 +84,8 @@ def parse_queue_cycle(out: str, quick: bool) -> list[Figure]:
     figs = [Figure(f"bf4ps fenced claim→start→finalize cycles/s at {s:,} soldiers",
                    f"{r:.0f}") for s, r in sorted(ours.items())]
     figs += [Figure(f"pgqueuer jobs/s, batch {b}", f"{r:.0f}") for b, r in sorted(pgq.items())]
+    figs += [Figure("bare fenced cycles/s (no audit, no state: the floor)", f"{num(r):.0f}")
+             for r in re.findall(r"bare fenced cycles/s \(.*?\):\s+([\d.]+)", out)]
     if 10 in pgq:
         for s, r in sorted(ours.items()):
             figs.append(at_least(f"bf4ps at {s:,} soldiers / pgqueuer batch 10", r / pgq[10], 1.0,
