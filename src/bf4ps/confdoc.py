@@ -68,6 +68,9 @@ POLICY_HELP = {
     "backoff_throttle_seconds": "Retry delay of a throttled job.",
     "backoff_jitter": "± fraction of jitter on every retry delay.",
     "max_consecutive_failures": "Retryable failures in a row before a resource is unavailable.",
+    "unavailable_recheck_seconds": ("A parked (unavailable) resource of a soldier seen playing "
+                                    "(active) is tried once more this long after its last "
+                                    "attempt; 0: never."),
     "interactive_min_age_seconds": "A manual request re-collects resources older than this.",
     "event_retention_days": "Collector events older than this are removed.",
     "ledger_retention_days": ("Request-ledger rows (one per physical Battlelog request) older "

@@ -65,6 +65,7 @@ class Policy(BaseModel):
     backoff_throttle_seconds: float = Field(60, ge=0)
     backoff_jitter: float = Field(0.1, ge=0, le=1)
     max_consecutive_failures: int = Field(10, ge=1)
+    unavailable_recheck_seconds: float = Field(WEEK, ge=0)  # 0: a parked resource stays parked
     # retention
     event_retention_days: float = Field(180, gt=0)
     ledger_retention_days: float = Field(180, ge=1)

@@ -132,3 +132,52 @@ async def test_feed_query_uses_the_class_fifo_index(conn: Conn) -> None:
                               "priority_class": "bootstrap", "aging_seconds": 0})
     plan = "\n".join(str(r["QUERY PLAN"]) for r in await cur.fetchall())
     assert "ix_state_feed" in plan, plan
+
+
+PARK = ("UPDATE collection_state SET status = 'unavailable', consecutive_failures = 1, "
+        "attempts_total = 1, last_error_class = 'not_found', "
+        "last_attempt_at = now() - %(ago)s::interval, last_error_at = now() - %(ago)s::interval "
+        "WHERE resource = %(resource)s")
+
+
+async def test_parked_resources_of_active_soldiers_are_rechecked(conn: Conn) -> None:
+    await population(conn, 4, active=2)
+    await conn.execute(PARK, {"ago": "10 days", "resource": "detailed"})  # all four soldiers
+    await conn.execute(PARK, {"ago": "1 day", "resource": "weapons"})  # parked too recently
+    never = Policy(unavailable_recheck_seconds=0)
+    assert await activity.recheck_parked(conn, never) == 0
+    assert await activity.recheck_parked(conn, Policy()) == 2  # the active soldiers' detailed
+    assert await activity.recheck_parked(conn, Policy()) == 0  # once
+    cur = await conn.execute(
+        "SELECT activity_class, resource, status, next_attempt_at <= now() AS due_now, "
+        "consecutive_failures FROM collection_state WHERE status <> 'never_attempted'")
+    got = sorted((r["activity_class"], r["resource"], r["status"], r["due_now"],
+                  r["consecutive_failures"]) for r in await cur.fetchall())
+    assert got == [("active", "detailed", "retry_wait", True, 1)] * 2 + [
+        ("active", "weapons", "unavailable", None, 1)] * 2 + [
+        ("bootstrap", "detailed", "unavailable", None, 1)] * 2 + [
+        ("bootstrap", "weapons", "unavailable", None, 1)] * 2
+    cur = await conn.execute(
+        "SELECT e.soldier_id, e.resource, e.error_class, e.details, s.last_seen_at "
+        "FROM collection_events e JOIN soldiers s USING (soldier_id) "
+        "WHERE event_type = 'recheck_scheduled'")
+    events = await cur.fetchall()
+    assert len(events) == 2 and {e["resource"] for e in events} == {"detailed"}
+    assert all(e["error_class"] == "not_found" and e["details"]["consecutive_failures"] == 1
+               and "parked_at" in e["details"] for e in events)
+    await feeder.replenish(conn, Policy(working_set_background=10))
+    assert await count(conn, "SELECT count(*) FROM collection_jobs j JOIN collection_state cs "
+                             "USING (soldier_id, resource) WHERE j.reason = 'retry' AND "
+                             "cs.status = 'retry_wait' AND j.resource = 'detailed'") == 2
+
+
+async def test_recheck_reads_only_parked_rows_of_active_soldiers(conn: Conn) -> None:
+    await population(conn, 3000, active=30)
+    await conn.execute(PARK, {"ago": "10 days", "resource": "vehicles"})
+    await conn.execute("ANALYZE")
+    from bf4ps.db.queries import q
+
+    cur = await conn.execute(b"EXPLAIN " + q("parked_recheck").encode(),  # type: ignore[arg-type]
+                             {"recheck_seconds": 7 * 86_400, "n": 1000})
+    plan = "\n".join(str(r["QUERY PLAN"]) for r in await cur.fetchall())
+    assert "ix_state_parked" in plan, plan

@@ -1,5 +1,6 @@
 """The scheduler: hot standby takeover, the heartbeat detector, kill -9 mid-feed, fairness with
-a bounded bootstrap wait under sustained active demand, retention."""
+a bounded bootstrap wait under sustained active demand, the recheck of parked resources,
+retention."""
 
 from __future__ import annotations
 
@@ -21,14 +22,15 @@ from bf4ps.queue import finalize
 from bf4ps.scheduler import feeder, retention
 from tests.conftest import REPO
 from tests.helpers import count, make_collector, wait_for
-from tests.integration.test_feeder import population
+from tests.integration.test_feeder import PARK, population
 from tests.procs import spawn
 
 
-def scheduler_process(db_url: str, tmp: Path, name: str) -> subprocess.Popen[str]:
+def scheduler_process(db_url: str, tmp: Path, name: str,
+                      **extra: str) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BF4PS_")}
     env.update({"BF4PS_DATABASE_URL": db_url, "BF4PS_SCHEDULER_TICK_SECONDS": "0.3",
-                "BF4PS_DATA_DIR": str(tmp), "PYTHONPATH": str(REPO / "src")})
+                "BF4PS_DATA_DIR": str(tmp), "PYTHONPATH": str(REPO / "src"), **extra})
     log = open(tmp / f"{name}.log", "w")  # noqa: SIM115 - lives as long as the process
     return subprocess.Popen([sys.executable, "-m", "bf4ps.cli.main", "scheduler", "run"],
                             env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
@@ -65,6 +67,28 @@ async def test_standby_takes_over_when_the_active_scheduler_dies(db_url: str,
                                  "AND collector_uuid = %(u)s", {"u": me.collector_uuid}) == 1
     b.send_signal(signal.SIGTERM)
     assert b.wait(30) == 0
+
+
+async def test_the_scheduler_gives_a_parked_resource_of_a_player_one_more_try(
+        db_url: str, tmp_path: Path) -> None:
+    async with connection(db_url) as conn:
+        await population(conn, 3, active=1)
+        await conn.execute(PARK, {"ago": "8 days", "resource": "weapons"})
+        await conn.execute("UPDATE collection_state SET status = 'current', last_attempt_at = "
+                           "now(), last_success_at = now(), next_due_at = now() + interval "
+                           "'1 day' WHERE resource <> 'weapons'")  # nothing else to feed
+        proc = scheduler_process(db_url, tmp_path, "recheck", BF4PS_SWEEP_SECONDS="0.5")
+        try:
+            await wait_for(conn, "SELECT count(*) FROM collection_jobs WHERE reason = 'retry' "
+                                 "AND resource = 'weapons'", timeout=30)
+            assert await count(conn, "SELECT count(*) FROM collection_jobs") == 1
+            assert await count(conn, "SELECT count(*) FROM collection_events "
+                                     "WHERE event_type = 'recheck_scheduled'") == 1
+            assert await count(conn, "SELECT count(*) FROM collection_state WHERE resource = "
+                                     "'weapons' AND status = 'unavailable'") == 2
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(30) == 0
 
 
 @pytest.mark.slow

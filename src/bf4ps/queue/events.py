@@ -41,6 +41,7 @@ class EventType(StrEnum):
     EGRESS_THROTTLED = "egress_throttled"
     EGRESS_RECOVERED = "egress_recovered"
     # scheduler
+    RECHECK_SCHEDULED = "recheck_scheduled"
     SCHEDULER_STARTED = "scheduler_started"
     SCHEDULER_STOPPED = "scheduler_stopped"
 

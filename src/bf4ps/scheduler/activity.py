@@ -1,5 +1,6 @@
 """Activity classes on the collection state: intake copies sightings in, the scheduler decays
-them as windows pass, and stale resources of active soldiers become due."""
+them as windows pass, stale resources of active soldiers become due, and their parked ones are
+tried once more after the recheck interval."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Sequence
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.policy import Policy
+
+RECHECK_BATCH = 1000  # parked resources revived per sweep at most
 
 
 def _windows(policy: Policy) -> dict[str, float]:
@@ -32,3 +35,14 @@ async def decay(conn: Conn, policy: Policy) -> int:
 async def mark_due(conn: Conn) -> int:
     cur = await conn.execute(q("due_sweep"))
     return cur.rowcount
+
+
+async def recheck_parked(conn: Conn, policy: Policy, batch: int = RECHECK_BATCH) -> int:
+    """Parked resources of active soldiers whose last attempt is older than the policy's
+    recheck interval go back to retry_wait (one more try; feed_retry queues them)."""
+    if policy.unavailable_recheck_seconds <= 0:
+        return 0
+    cur = await conn.execute(q("parked_recheck"), {
+        "recheck_seconds": policy.unavailable_recheck_seconds, "n": batch})
+    row = await cur.fetchone()
+    return int(row["n"]) if row else 0

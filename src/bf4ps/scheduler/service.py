@@ -118,8 +118,10 @@ class Scheduler:
         policy = await policy_mod.load(conn)
         decayed = await activity.decay(conn, policy)
         due = await activity.mark_due(conn)
-        if decayed or due:
-            log.info("sweeps: %d rows decayed, %d became due", decayed, due)
+        rechecked = await activity.recheck_parked(conn, policy)
+        if decayed or due or rechecked:
+            log.info("sweeps: %d rows decayed, %d became due, %d parked rechecked", decayed,
+                     due, rechecked)
 
     async def upkeep(self, conn: Conn) -> None:
         policy = await policy_mod.load(conn)

@@ -122,3 +122,37 @@ WITH lost AS (
     FROM lost
 )
 SELECT collector_name FROM lost
+
+-- name: parked_recheck
+-- Parked (unavailable) resources of soldiers seen playing get one more try once their last
+-- attempt is older than the recheck interval: back to retry_wait, due now (feed_retry queues
+-- them under the retry share), with a recheck_scheduled event each. Their failure count is
+-- kept: one parked after too many failures is parked again by its next failure, one parked as
+-- not found by the next not found. Reads only parked rows of active soldiers
+-- (ix_state_parked), in bounded batches.
+WITH picked AS (
+    SELECT soldier_id, resource
+    FROM collection_state
+    WHERE status = 'unavailable' AND activity_class = 'active'
+      AND last_attempt_at <= clock_timestamp() - make_interval(secs => %(recheck_seconds)s)
+    ORDER BY last_attempt_at
+    LIMIT %(n)s
+    FOR UPDATE SKIP LOCKED
+), revived AS (
+    UPDATE collection_state cs
+    SET status = 'retry_wait', next_attempt_at = clock_timestamp(),
+        updated_at = clock_timestamp()
+    FROM picked p
+    WHERE cs.soldier_id = p.soldier_id AND cs.resource = p.resource
+    RETURNING cs.soldier_id, cs.resource, cs.last_attempt_at, cs.last_error_class,
+              cs.consecutive_failures
+), ev AS (
+    INSERT INTO collection_events (event_type, soldier_id, persona_id, platform, resource,
+                                   priority_class, result, error_class, details)
+    SELECT 'recheck_scheduled', r.soldier_id, s.persona_id, s.platform, r.resource, 'active',
+           'retry', r.last_error_class,
+           jsonb_build_object('parked_at', r.last_attempt_at,
+                              'consecutive_failures', r.consecutive_failures)
+    FROM revived r JOIN soldiers s ON s.soldier_id = r.soldier_id
+)
+SELECT count(*) AS n FROM revived
