@@ -7,6 +7,7 @@ database policy table so it can change without a restart (see scheduler/policy.p
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 
 from pydantic import Field, SecretStr
@@ -14,6 +15,7 @@ from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
@@ -121,7 +123,13 @@ class Settings(BaseSettings):
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
         config_file = os.environ.get("BF4PS_CONFIG_FILE")
         if config_file:
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(config_file)))
+            if not Path(config_file).is_file():
+                raise SettingsError(f"BF4PS_CONFIG_FILE {config_file}: no such file")
+            try:
+                sources.append(TomlConfigSettingsSource(settings_cls,
+                                                        toml_file=Path(config_file)))
+            except tomllib.TOMLDecodeError as exc:
+                raise SettingsError(f"BF4PS_CONFIG_FILE {config_file}: {exc}") from None
         return tuple(sources)
 
     @property

@@ -35,12 +35,25 @@ def test_demo_runs_collects_and_stops_cleanly(tmp_path: Path) -> None:
     data = tmp_path / "bf4ps-data"
     env = {k: v for k, v in os.environ.items() if not k.startswith("BF4PS_")}
     env.update({"BF4PS_DATA_DIR": str(data), "PYTHONPATH": str(REPO / "src")})
-    done = subprocess.run(
+    demo = subprocess.Popen(
         [sys.executable, "-m", "bf4ps.cli.main", "demo", "--duration", "60", "--json",
          "--port", "0", "--soldiers", "2000"],
-        env=env, capture_output=True, text=True, timeout=400)
-    assert done.returncode == 0, done.stderr[-3000:]
-    summary = json.loads(done.stdout)
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert demo.stderr is not None
+    seen = []
+    for line in demo.stderr:  # the demo names its database for other commands
+        seen.append(line)
+        if "BF4PS_DATABASE_URL='" in line:
+            break
+    url = line.split("BF4PS_DATABASE_URL='", 1)[1].split("'", 1)[0]
+    status = subprocess.run([sys.executable, "-m", "bf4ps.cli.main", "status", "--json"],
+                            env=env | {"BF4PS_DATABASE_URL": url}, capture_output=True,
+                            text=True, timeout=60)
+    assert status.returncode == 0, status.stderr
+    assert {"soldiers", "queue_depth", "coverage"} <= set(json.loads(status.stdout))
+    out, err = demo.communicate(timeout=400)
+    assert demo.returncode == 0, ("".join(seen) + err)[-3000:]
+    summary = json.loads(out)
     collected = summary["coverage"]["collected_end"]
     assert all(collected[r] > 0 for r in ("detailed", "profile", "weapons", "vehicles")), collected
     assert sum(collected.values()) > sum(summary["coverage"]["collected_start"].values())

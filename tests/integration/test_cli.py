@@ -1,10 +1,15 @@
 """The command-line contract against a real database: db, status, config, events, collector
-registry actions, retention."""
+registry actions, retention; the entry point's one-line errors for bad settings and for a
+database that is unreachable or has no schema."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
+import uuid
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -12,6 +17,7 @@ from click.testing import CliRunner
 from bf4ps.cli.main import cli
 from bf4ps.db.connect import connection
 from bf4ps.settings import Settings
+from tests.conftest import REPO, create_database, drop_database
 from tests.helpers import add_job, make_collector, make_soldier
 
 
@@ -69,3 +75,47 @@ def test_status_config_events_and_registry(db_url: str, tmp_path: Path) -> None:
                                                   "--ledger-days", "1")
     refused = CliRunner().invoke(cli, ["retention", "run", "--ledger-days", "0.5"], obj=settings)
     assert refused.exit_code != 0 and "--ledger-days" in refused.output
+
+
+# ---------------------------------------------------------------- errors at the entry point
+
+
+def bf4ps(*args: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """The real entry point (main(): settings from the environment), as from a shell."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith("BF4PS_")}
+    full.update({"PYTHONPATH": str(REPO / "src"), "BF4PS_DATA_DIR": str(tmp_path), **env})
+    return subprocess.run([sys.executable, "-m", "bf4ps.cli.main", *args], env=full,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_an_unmigrated_database_gets_a_message_not_a_traceback(pg_server_url: str,
+                                                                tmp_path: Path) -> None:
+    name = f"bf4ps_empty_{uuid.uuid4().hex[:8]}"
+    url = create_database(pg_server_url, name)
+    try:
+        for args in (("status",), ("collector", "list"), ("events",), ("config", "show")):
+            out = bf4ps(*args, tmp_path=tmp_path, BF4PS_DATABASE_URL=url)
+            assert out.returncode == 1, (args, out.stderr)
+            assert "Traceback" not in out.stderr, out.stderr
+            assert "BF4PS_DATABASE_URL has no BF4PS schema" in out.stderr, out.stderr
+            assert "run `bf4ps db upgrade`" in out.stderr
+        assert bf4ps("db", "upgrade", tmp_path=tmp_path, BF4PS_DATABASE_URL=url).returncode == 0
+        assert bf4ps("status", tmp_path=tmp_path, BF4PS_DATABASE_URL=url).returncode == 0
+    finally:
+        drop_database(pg_server_url, name)
+
+
+def test_bad_settings_and_an_unreachable_database_get_one_line_errors(tmp_path: Path) -> None:
+    down = bf4ps("status", tmp_path=tmp_path,
+                 BF4PS_DATABASE_URL="postgresql://nobody@127.0.0.1:1/none?connect_timeout=3")
+    assert down.returncode == 1 and "Traceback" not in down.stderr, down.stderr
+    assert down.stderr.startswith("error: cannot use the database of BF4PS_DATABASE_URL: ")
+    port = bf4ps("status", tmp_path=tmp_path, BF4PS_WEB_PORT="abc")
+    assert port.returncode == 2 and "Traceback" not in port.stderr, port.stderr
+    assert "BF4PS_WEB_PORT (web_port): Input should be a valid integer" in port.stderr
+    missing = bf4ps("status", tmp_path=tmp_path, BF4PS_CONFIG_FILE=str(tmp_path / "no.toml"))
+    assert missing.returncode == 2 and "no.toml: no such file" in missing.stderr
+    (tmp_path / "bad.toml").write_text("web_port = \n")
+    broken = bf4ps("status", tmp_path=tmp_path, BF4PS_CONFIG_FILE=str(tmp_path / "bad.toml"))
+    assert broken.returncode == 2 and "Traceback" not in broken.stderr, broken.stderr
+    assert "bad.toml: Invalid value (at line 1" in broken.stderr

@@ -1,12 +1,22 @@
-"""Entry point: builds the one Settings object and hands it to the command groups."""
+"""Entry point: builds the one Settings object and hands it to the command groups. A bad
+setting, an unreachable database or one without the BF4PS schema ends a command with a one-line
+error (exit 2 for configuration, 1 for the database), never a traceback."""
 
 from __future__ import annotations
 
 import click
+import psycopg
+from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 from bf4ps import __version__
 from bf4ps.cli import battlelog, bf4sw, collector, db, demo, request, scheduler, simulate, web
+from bf4ps.cli.common import fail
 from bf4ps.settings import Settings
+
+# what a query meets on a database that was never migrated (or is behind this version)
+SCHEMA_MISSING = (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedColumn,
+                  psycopg.errors.UndefinedFunction, psycopg.errors.UndefinedObject)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -22,9 +32,37 @@ for _command in bf4sw.SIMULATE_COMMANDS:
     simulate.group.add_command(_command)
 
 
+def configuration_problem(exc: ValidationError) -> str:
+    lines = ["invalid configuration:"]
+    for err in exc.errors():
+        field = ".".join(str(part) for part in err["loc"])
+        lines.append(f"  BF4PS_{field.upper()} ({field}): {err['msg']} "
+                     f"(got {err.get('input')!r})")
+    return "\n".join(lines)
+
+
+def which_database(settings: Settings) -> str:
+    if settings.database_url:
+        return "the database of BF4PS_DATABASE_URL"
+    return (f"the embedded PostgreSQL under {settings.data_dir} (BF4PS_DATABASE_URL is unset; "
+            "a running `bf4ps demo` keeps its own under that directory's demo/)")
+
+
 def main() -> None:
-    settings = Settings()
-    cli(obj=settings, auto_envvar_prefix=None)
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        fail(configuration_problem(exc), 2)
+    except SettingsError as exc:
+        fail(f"invalid configuration: {exc}", 2)
+    try:
+        cli(obj=settings, auto_envvar_prefix=None)
+    except SCHEMA_MISSING as exc:
+        fail(f"{which_database(settings)} has no BF4PS schema, or an older one "
+             f"({exc.diag.message_primary}): run `bf4ps db upgrade`")
+    except psycopg.OperationalError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        fail(f"cannot use {which_database(settings)}: {first}")
 
 
 if __name__ == "__main__":

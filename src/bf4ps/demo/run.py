@@ -86,7 +86,7 @@ class Demo:
         children.adopt("battlelog-simulator", sim.process)
         try:
             self._start(children)
-            show.started(self.url, self.password, self.base / "logs")
+            show.started(self.url, self.password, self.base / "logs", db)
             return await self._watch(db, sim.base_url, children, show)
         finally:
             codes = children.stop()

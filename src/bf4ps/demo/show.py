@@ -23,10 +23,12 @@ class Progress:
             self.live = None
         self.console.print(f"[bold]bf4ps demo[/bold] {text}")
 
-    def started(self, url: str, password: str, logs: Path) -> None:
+    def started(self, url: str, password: str, logs: Path, database: str) -> None:
         self.say(f"website: [link={url}]{url}[/link]   operator console: {url}ops "
                  f"(user [bold]ops[/bold], password [bold]{password}[/bold])")
         self.console.print(f"  process logs in {logs}; Ctrl-C stops everything")
+        self.console.print(f"  other commands against this demo: BF4PS_DATABASE_URL='{database}' "
+                           "bf4ps status", highlight=False, markup=False, soft_wrap=True)
         self.live = Live(console=self.console, refresh_per_second=2, transient=False)
         self.live.start()
 
