@@ -68,6 +68,10 @@ def test_status_config_events_and_registry(db_url: str, tmp_path: Path) -> None:
     assert [e["event_type"] for e in events] == ["created"]
     text = run(settings, "events", "--collector", "mak-01", "--since", "1h")
     assert "collector drained" in text and "collector resumed" in text
+    assert [e["event_type"] for e in json.loads(run(
+        settings, "events", "--type", "created", "--json"))] == ["created"]
+    typo = CliRunner().invoke(cli, ["events", "--type", "succeded"], obj=settings)
+    assert typo.exit_code == 2 and "'succeded' is not one of" in typo.output, typo.output
     missing = CliRunner().invoke(cli, ["collector", "drain", "nobody"], obj=settings)
     assert missing.exit_code != 0 and "no current collector named" in missing.output
     assert "0 rows deleted; 0 request-ledger rows deleted" in run(settings, "retention", "run")
