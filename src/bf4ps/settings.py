@@ -123,13 +123,13 @@ class Settings(BaseSettings):
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
         config_file = os.environ.get("BF4PS_CONFIG_FILE")
         if config_file:
-            if not Path(config_file).is_file():
-                raise SettingsError(f"BF4PS_CONFIG_FILE {config_file}: no such file")
+            path = Path(config_file)
+            if not path.is_file():
+                raise SettingsError(f"BF4PS_CONFIG_FILE {path}: no such file")
             try:
-                sources.append(TomlConfigSettingsSource(settings_cls,
-                                                        toml_file=Path(config_file)))
+                sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
             except tomllib.TOMLDecodeError as exc:
-                raise SettingsError(f"BF4PS_CONFIG_FILE {config_file}: {exc}") from None
+                raise SettingsError(f"BF4PS_CONFIG_FILE {path}: {exc}") from None
         return tuple(sources)
 
     @property

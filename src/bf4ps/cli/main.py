@@ -61,8 +61,8 @@ def main() -> None:
         fail(f"{which_database(settings)} has no BF4PS schema, or an older one "
              f"({exc.diag.message_primary}): run `bf4ps db upgrade`")
     except psycopg.OperationalError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        fail(f"cannot use {which_database(settings)}: {first}")
+        lines = str(exc).strip().splitlines()
+        fail(f"cannot use {which_database(settings)}: {lines[0] if lines else type(exc).__name__}")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from bf4ps.db.connect import connection, resolve_url
 from bf4ps.domain import Platform, Resource
 from bf4ps.eventlog import EventFilter, render, search
 from bf4ps.logs import setup_logging
-from bf4ps.queue.events import EventType
+from bf4ps.queue.events import EVENT_TYPE_NAMES
 from bf4ps.scheduler import retention
 from bf4ps.scheduler.service import Scheduler
 from bf4ps.scheduler.wiring import intake_loop
@@ -136,7 +136,7 @@ def _since(value: str | None) -> datetime | None:
 @click.option("--resource", type=click.Choice([*(r.value for r in Resource), "lookup"]),
               default=None)
 @click.option("--type", "event_type", default=None,
-              type=click.Choice(sorted(e.value for e in EventType)))
+              type=click.Choice(EVENT_TYPE_NAMES))
 @click.option("--since", default=None, help="ISO time or age: 15m, 6h, 7d")
 @click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True)

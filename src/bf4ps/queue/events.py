@@ -46,6 +46,8 @@ class EventType(StrEnum):
     SCHEDULER_STOPPED = "scheduler_stopped"
 
 
+EVENT_TYPE_NAMES = tuple(sorted(e.value for e in EventType))  # for filters: CLI, website, API
+
 EVENT_COLUMNS = (
     "collector_uuid", "collector_name", "hostname", "egress_key", "lane", "job_id",
     "lease_token", "soldier_id", "persona_id", "platform", "resource", "priority_class",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bf4ps.domain import Platform, Resource
-from bf4ps.queue.events import EventType
+from bf4ps.queue.events import EVENT_TYPE_NAMES
 
 PLATFORMS = [p.value for p in Platform]
 ERROR = {"$ref": "#/components/schemas/Error"}
@@ -106,7 +106,7 @@ def _ops_paths() -> dict[str, Any]:
         _param("collector", "query", {"type": "string", "maxLength": 63}, "Collector name"),
         _param("resource", "query", {"type": "string", "enum": [
             *(r.value for r in Resource), "lookup"]}, "Resource"),
-        _param("type", "query", {"type": "string", "enum": sorted(e.value for e in EventType)},
+        _param("type", "query", {"type": "string", "enum": list(EVENT_TYPE_NAMES)},
                "Event type"),
         _param("window", "query", {"type": "string", "enum": [
             "15m", "1h", "6h", "24h", "7d", "30d", "180d"]}, "Time window (default 24h)"),

@@ -16,7 +16,7 @@ from bf4ps.collector.control import ControlError, act
 from bf4ps.db.connect import Conn
 from bf4ps.domain import Resource
 from bf4ps.eventlog import EventFilter
-from bf4ps.queue.events import EventType
+from bf4ps.queue.events import EVENT_TYPE_NAMES
 from bf4ps.web import ops_view
 from bf4ps.web.errors import WebError
 from bf4ps.web.params import form, form_text, int_query, json_object, platform_query, query
@@ -26,7 +26,6 @@ from bf4ps.web.state import db, render, state_of
 
 COLLECTOR_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 ACTIONS = ("drain", "resume")
-EVENT_TYPES = frozenset(e.value for e in EventType)
 RESOURCES = frozenset([*(r.value for r in Resource), "lookup"])
 WINDOWS = {"15m": 900, "1h": 3600, "6h": 21600, "24h": 86400, "7d": 604800, "30d": 2592000,
            "180d": 15552000}
@@ -67,7 +66,7 @@ def event_query(request: Request) -> EventFilter:
         raise WebError(422, "resource must be one of " + ", ".join(sorted(RESOURCES)),
                        field="resource")
     kind = query(request, "type", max_len=41)
-    if kind is not None and kind not in EVENT_TYPES:
+    if kind is not None and kind not in EVENT_TYPE_NAMES:
         raise WebError(422, "unknown event type", field="type")
     platform = platform_query(request)
     return EventFilter(since=since, until=until, persona_id=_persona(persona),
@@ -122,7 +121,7 @@ async def events_page(request: Request) -> Response:
         error = exc.message
     return render(request, "ops_events.html", {
         "events": rows, "error": error, "windows": list(WINDOWS),
-        "event_types": sorted(EVENT_TYPES), "resources": sorted(RESOURCES),
+        "event_types": EVENT_TYPE_NAMES, "resources": sorted(RESOURCES),
         "form": dict(request.query_params)}, status=422 if error else 200)
 
 
