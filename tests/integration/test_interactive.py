@@ -151,6 +151,28 @@ async def test_persona_url_registers_an_unknown_soldier(conn: Conn) -> None:
         await submit(conn, platform="pc", persona_id=77, client_key="t", policy=POLICY)
 
 
+async def test_a_url_with_a_made_up_persona_cannot_take_a_real_soldiers_name(
+        conn: Conn) -> None:
+    """Anyone may register a soldier by URL, name included, and it is seen 'now'. A name BF4SW
+    saw still resolves to BF4SW's soldier, also when the real soldier has since renamed."""
+    real = await make_soldier(conn, 4100, name="Alex-")
+    renamed = await make_soldier(conn, 4101, name="Bravo")
+    await make_soldier(conn, 4101, name="Bravo2", seen=datetime(2027, 1, 1, tzinfo=UTC))
+    for pid, name in ((424243, "alex-"), (424244, "BRAVO")):
+        fake = await submit(conn, platform="pc", persona_id=pid, name=name,
+                            client_key="attacker", policy=POLICY)
+        assert fake.soldier_id not in (None, real, renamed)
+    by_name = await submit(conn, platform="pc", name="Alex-", client_key="t", policy=POLICY)
+    assert by_name.soldier_id == real
+    by_former = await submit(conn, platform="pc", name="bravo", client_key="t", policy=POLICY)
+    assert by_former.soldier_id == renamed
+    # a name only ever typed into a URL still resolves to that soldier
+    only = await submit(conn, platform="pc", persona_id=424245, name="Charlie",
+                        client_key="attacker", policy=POLICY)
+    again = await submit(conn, platform="pc", name="charlie", client_key="t", policy=POLICY)
+    assert again.soldier_id == only.soldier_id and again.reused
+
+
 async def test_resolve_lookup(conn: Conn, tmp_path: Path) -> None:
     me = await make_collector(conn, tmp_path, "int-1", Lane.INTERACTIVE, "int-egress")
     sub = await submit(conn, platform="pc", name="LookMeUp", client_key="t", policy=POLICY)
@@ -242,11 +264,14 @@ async def test_eta_uses_measured_durations(conn: Conn, tmp_path: Path) -> None:
     ({"platform": "pc", "persona_id": 2**63}, "persona_id"),
     ({"platform": "pc", "persona_id": "-5"}, "persona_id"),
     ({"platform": "pc"}, "name"),
+    ({"platform": ["pc"], "name": "ok"}, "platform"),
 ])
 async def test_invalid_input(conn: Conn, kwargs: dict[str, object], field: str) -> None:
     with pytest.raises(InputError) as exc:
         await submit(conn, client_key="t", policy=POLICY, **kwargs)  # type: ignore[arg-type]
     assert exc.value.field == field
+    if isinstance(kwargs["platform"], list):  # was "platform is required", though one was sent
+        assert exc.value.message.startswith("platform must be text")
     assert await count(conn, "SELECT count(*) FROM interactive_requests") == 0
 
 

@@ -399,6 +399,23 @@ HOSTILE: list[tuple[str, str, dict[str, Any]]] = [
     ("POST", "/ops/collectors/mak/drain", {"auth": OPS, "data": {"csrf_token": "forged.x"}}),
     ("POST", "/api/ops/collectors/mak/drain", {"auth": OPS, "json": {"reason": "a\u0000b"}}),
     ("POST", "/requests", {"data": {"csrf_token": "x", "name": "a\u0000b", "platform": "pc"}}),
+    # found by a fuzzing pass (each was a 500): "--5" passed the integer check, a URL's port
+    # was parsed outside the URL error handling, a lone surrogate in a JSON key or value
+    # could be neither put into the error message nor sent to the database
+    ("GET", "/api/search?q=abc&limit=--5", {}),
+    ("GET", "/api/soldiers/pc/1/history?limit=--1", {}),
+    ("GET", "/ops/events?limit=--1", {"auth": OPS}),
+    ("GET", "/api/search?q=https://battlelog.battlefield.com:abc/bf4/soldier/a/stats/1/pc/", {}),
+    ("GET", "/?q=https://battlelog.battlefield.com:99999/bf4/soldier/a/stats/1/pc/", {}),
+    ("POST", "/api/requests", {"json": {"url": "https://battlelog.battlefield.com:-1/bf4/"
+                                               "soldier/x/stats/1/pc/"}}),
+    ("POST", "/api/requests", {"content": b'{"\\ud800": 1}',
+                               "headers": {"content-type": "application/json"}}),
+    ("POST", "/api/requests", {"content": b'{"platform": "pc", "name": "a\\udfffb"}',
+                               "headers": {"content-type": "application/json"}}),
+    ("POST", "/api/ops/collectors/mak/resume", {
+        "auth": OPS, "content": b'{"reason": "\\ud800"}',
+        "headers": {"content-type": "application/json"}}),
 ]
 
 

@@ -48,8 +48,10 @@ class SoldierRef:
 def parse_platform(value: object, field: str = "platform") -> Platform:
     if isinstance(value, Platform):
         return value
-    if not isinstance(value, str) or not value.strip():
+    if value is None or (isinstance(value, str) and not value.strip()):
         raise InputError(field, "platform is required: one of " + ", ".join(Platform))
+    if not isinstance(value, str):
+        raise InputError(field, "platform must be text: one of " + ", ".join(Platform))
     text = value.strip().lower()
     if len(text) <= 10:
         if text in PLATFORM_ALIASES:
@@ -104,10 +106,11 @@ def parse_soldier_url(value: str, field: str = "url") -> SoldierRef:
     try:
         parts = urlsplit(text)
         host = (parts.hostname or "").lower()
+        port = parts.port  # raises on a port that is not a number in 0-65535
     except ValueError:
         raise InputError(field, "not a valid URL") from None
     if parts.scheme.lower() not in ("http", "https") or host not in BATTLELOG_HOSTS \
-            or parts.port is not None or parts.username or parts.password:
+            or port is not None or parts.username or parts.password:
         raise InputError(field, "only battlelog.battlefield.com soldier URLs are accepted")
     match = _SOLDIER_PATH.match(parts.path)
     if match is None:

@@ -87,8 +87,9 @@ async def submit(conn: Conn, *, platform: Platform | str, name: str | None = Non
         target = await find(conn, plat, clean_name, pid)
         if target is None and pid is not None:
             if clean_name is None:
-                raise UnknownSoldier(f"persona {pid} on {plat} is not known here; "
-                                     "submit it by name or by its Battlelog URL")
+                raise UnknownSoldier(f"persona {pid} on {plat} is not known here and came "
+                                     "without a usable soldier name; submit it by name, or "
+                                     "by its Battlelog URL with the name in it")
             target = await _register(conn, pid, plat, clean_name)
         if target is not None:
             return await _for_soldier(conn, target, key, policy, gate)

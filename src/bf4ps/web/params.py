@@ -4,6 +4,7 @@ forms. Every refusal is a WebError with a message saying what to fix."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from uuid import UUID
 
@@ -17,6 +18,7 @@ from bf4ps.interactive.inputs import InputError, parse_persona_id, parse_platfor
 from bf4ps.web.errors import WebError
 
 MAX_PARAM = 200
+_INTEGER = re.compile(r"-?[0-9]+")
 
 
 def query(request: Request, name: str, *, max_len: int = 64) -> str | None:
@@ -39,7 +41,7 @@ def int_query(request: Request, name: str, *, default: int, lo: int, hi: int) ->
     raw = query(request, name, max_len=20)
     if raw is None:
         return default
-    if not (raw.isascii() and raw.lstrip("-").isdigit()):
+    if _INTEGER.fullmatch(raw) is None:
         raise WebError(422, f"parameter {name!r} must be an integer", field=name)
     value = int(raw)
     if not lo <= value <= hi:
@@ -89,11 +91,24 @@ async def json_object(request: Request, allowed: frozenset[str]) -> dict[str, An
         raise WebError(400, "the body is not valid JSON") from None
     if not isinstance(data, dict):
         raise WebError(422, "the body must be a JSON object")
+    if not _encodable(data):
+        raise WebError(422, "the body contains a lone UTF-16 surrogate (\\ud800-\\udfff): "
+                            "send text as valid Unicode")
     unknown = sorted(str(k)[:40] for k in data if k not in allowed)
     if unknown:
         raise WebError(422, f"unknown field(s): {', '.join(unknown)}; expected some of "
                             f"{', '.join(sorted(allowed))}", field=unknown[0])
     return data
+
+
+def _encodable(data: object) -> bool:
+    """False when some key or string holds a lone surrogate ("\\ud800" is valid JSON, but no
+    text encoding, database or response can carry it)."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 async def form(request: Request) -> FormData:

@@ -15,19 +15,22 @@ SELECT soldier_id, persona_id, platform, current_name
 FROM soldiers WHERE persona_id = %(persona_id)s AND platform = %(platform)s
 
 -- name: interactive_soldier_by_name
--- The current name first, then the name history; the most recently seen soldier wins.
-SELECT soldier_id, persona_id, platform, current_name FROM (
-    (SELECT soldier_id, persona_id, platform, current_name, 0 AS pref, last_seen_at AS seen
-     FROM soldiers
-     WHERE lower(current_name) = lower(%(name)s) AND platform = %(platform)s
-     ORDER BY last_seen_at DESC NULLS LAST LIMIT 1)
+-- A name BF4SW saw (a soldier with a bf4sw sighting) wins over one only typed into a submitted
+-- Battlelog URL, which nobody has confirmed: a URL with a made-up persona id cannot take a real
+-- soldier's name over. Then the current name before the name history, then the most recently
+-- seen soldier.
+SELECT found.soldier_id, found.persona_id, found.platform, found.current_name FROM (
+    SELECT soldier_id, persona_id, platform, current_name, 0 AS pref, last_seen_at AS seen
+    FROM soldiers
+    WHERE lower(current_name) = lower(%(name)s) AND platform = %(platform)s
     UNION ALL
-    (SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, 1, n.last_seen_at
-     FROM soldier_names n JOIN soldiers s ON s.soldier_id = n.soldier_id
-     WHERE lower(n.name) = lower(%(name)s) AND s.platform = %(platform)s
-     ORDER BY n.last_seen_at DESC LIMIT 1)
+    SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, 1, n.last_seen_at
+    FROM soldier_names n JOIN soldiers s ON s.soldier_id = n.soldier_id
+    WHERE lower(n.name) = lower(%(name)s) AND s.platform = %(platform)s
 ) AS found
-ORDER BY pref, seen DESC NULLS LAST
+ORDER BY EXISTS (SELECT 1 FROM soldier_sources ss
+                 WHERE ss.soldier_id = found.soldier_id AND ss.source_type = 'bf4sw') DESC,
+         pref, seen DESC NULLS LAST
 LIMIT 1
 
 -- name: interactive_open_for_soldier
