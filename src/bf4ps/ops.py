@@ -52,6 +52,7 @@ async def budget_use(conn: Conn, window_seconds: float) -> dict[str, Any]:
         "requests": int(g["recent_requests"]),
         "allowed": int(window_seconds / float(g["min_interval_seconds"])),
         "throttle_streak": g["throttle_streak"], "cooldown_until": g["cooldown_until"],
+        "cooling_down": g["cooling_down"],
     } for g in await gates(conn, window_seconds)]
     row = await fleet_budget(conn)
     fleet = None
@@ -100,7 +101,7 @@ def render_status(report: dict[str, Any]) -> str:
     lines.append(f"budget use (last {budget['window_seconds']:.0f} s):")
     for g in budget["egresses"]:
         lines.append(f"  {g['egress']:20} {g['requests']:>6} of {g['allowed']:>6} allowed"
-                     + (f"  throttled x{g['throttle_streak']}" if g["throttle_streak"] else ""))
+                     + _throttle_note(g))
     if budget["fleet"]:
         f = budget["fleet"]
         lines.append(f"  fleet budget: {f['used']} of {f['requests']} per "
@@ -112,3 +113,10 @@ def render_status(report: dict[str, Any]) -> str:
         flags = " drained" if c["drained"] else ""
         lines.append(f"  {c['name']:16} {c['health']:8} {beat}  {c['lane']} {c['egress']}{flags}")
     return "\n".join(lines)
+
+
+def _throttle_note(gate: dict[str, Any]) -> str:
+    note = f"  throttled x{gate['throttle_streak']}" if gate["throttle_streak"] else ""
+    if gate["cooling_down"]:
+        note += f"  cooling down until {gate['cooldown_until']:%H:%M:%S} UTC"
+    return note

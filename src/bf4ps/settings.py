@@ -10,7 +10,8 @@ import os
 import tomllib
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from psycopg.conninfo import conninfo_to_dict
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -46,7 +47,22 @@ class Settings(BaseSettings):
         None,
         description="BF4SW's database (read-only). Unset: database 'bf4sw' on the BF4PS server.",
     )
-    db_pool_max: int = Field(4, ge=1, description="Connections per process pool.")
+
+    @field_validator("database_url", "bf4sw_database_url")
+    @classmethod
+    def _connection_string(cls, value: str | None) -> str | None:
+        """Parsed here, so a malformed one is a configuration error naming the setting (and
+        never echoing a password), not a failure at the first connection."""
+        if value is not None:
+            try:
+                conninfo_to_dict(value)
+            except Exception:  # psycopg's message repeats the string, password included
+                raise ValueError("not a PostgreSQL connection string: use postgresql://USER:"
+                                 "PASSWORD@HOST:PORT/DBNAME or key=value pairs") from None
+        return value
+    db_pool_max: int = Field(
+        4, ge=1, description="Connections of the website's pool, per web process (collectors "
+        "use 3 each, plus one for heartbeats).")
 
     # --- Battlelog client ---
     battlelog_base_url: str = Field(REAL_BATTLELOG, description="Battlelog base URL.")

@@ -482,7 +482,6 @@ async def _figures(conn: Conn, out: Outcome, rec: Record) -> None:
     f["heartbeat_lost"] = counts.get("heartbeat_lost", 0)
     f["heartbeat_restored"] = counts.get("heartbeat_restored", 0)
     f["scheduler_started"] = counts.get("scheduler_started", 0)
-    f["persistence_failed"] = counts.get("persistence_failed", 0)
     errors = {r["error_class"]: r["n"] for r in await _all(
         conn, "SELECT error_class, count(*) AS n FROM collection_events "
               "WHERE event_type = 'failed' GROUP BY 1")}

@@ -465,7 +465,7 @@ def test_cli_simulate_then_sync_once(db_url: str, sw_url: str) -> None:
     made = runner.invoke(simulate_bf4sw, ["--soldiers", "400", "--seed", "5"], obj=settings)
     assert made.exit_code == 0, made.output
     assert "for 400 soldiers" in made.output and "XBox" in made.output
-    synced = runner.invoke(bf4sw_group, ["sync", "--once", "--json", "--bootstrap-jobs"],
+    synced = runner.invoke(bf4sw_group, ["sync", "--once", "--json", "--queue-first-jobs"],
                            obj=settings)
     assert synced.exit_code == 0, synced.output
     report = json.loads(synced.output.strip().splitlines()[-1])
@@ -473,6 +473,27 @@ def test_cli_simulate_then_sync_once(db_url: str, sw_url: str) -> None:
     assert report["reconciled"] is True
     human = runner.invoke(bf4sw_group, ["sync", "--once"], obj=settings)
     assert human.exit_code == 0 and "soldiers +0 new" in human.output
+
+
+def test_cli_sync_leaves_the_jobs_to_the_feeder(db_url: str, sw_url: str) -> None:
+    """By default the command is the scheduler's intake run alone: soldiers and their state,
+    no job past the feeder's working-set limit (it used to queue every new active and recent
+    soldier's first job at once)."""
+    settings = Settings(database_url=db_url, bf4sw_database_url=sw_url)
+    runner = CliRunner()
+    made = runner.invoke(simulate_bf4sw, ["--soldiers", "400", "--seed", "5"], obj=settings)
+    assert made.exit_code == 0, made.output
+    synced = runner.invoke(bf4sw_group, ["sync", "--once", "--json"], obj=settings)
+    assert synced.exit_code == 0, synced.output
+    report = json.loads(synced.output.strip().splitlines()[-1])
+    assert report["soldiers_new"] == 400 and report["jobs_created"] == 0
+
+    async def counts() -> tuple[int, int]:
+        async with connection(db_url) as conn:
+            return (await count(conn, "SELECT count(*) FROM collection_jobs"),
+                    await count(conn, "SELECT count(*) FROM collection_state"))
+
+    assert asyncio.run(counts()) == (0, 1600)
 
 
 def test_cli_sync_reports_a_missing_source(db_url: str, sw_url: str) -> None:

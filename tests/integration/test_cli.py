@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 import uuid
@@ -123,3 +124,57 @@ def test_bad_settings_and_an_unreachable_database_get_one_line_errors(tmp_path: 
     broken = bf4ps("status", tmp_path=tmp_path, BF4PS_CONFIG_FILE=str(tmp_path / "bad.toml"))
     assert broken.returncode == 2 and "Traceback" not in broken.stderr, broken.stderr
     assert "bad.toml: Invalid value (at line 1" in broken.stderr
+    # a malformed URL was a traceback from psycopg at the first connection, password included
+    url = bf4ps("status", tmp_path=tmp_path, BF4PS_DATABASE_URL="mysql://u:pw-s3cret@h/db")
+    assert url.returncode == 2 and "Traceback" not in url.stderr, url.stderr
+    assert "BF4PS_DATABASE_URL (database_url): Value error, not a PostgreSQL connection " \
+           "string" in url.stderr and "pw-s3cret" not in url.stderr
+    (tmp_path / "secret.toml").write_text("ops_password = 123456789\n")
+    secret = bf4ps("status", tmp_path=tmp_path, BF4PS_CONFIG_FILE=str(tmp_path / "secret.toml"))
+    assert secret.returncode == 2 and "BF4PS_OPS_PASSWORD (ops_password)" in secret.stderr
+    assert "123456789" not in secret.stderr and "(got (hidden))" in secret.stderr
+
+
+def test_a_port_in_use_ends_a_server_command_with_one_line(db_url: str, tmp_path: Path) -> None:
+    """The address is bound before the banner and the app's start-up: a port in use is one
+    line naming it and exit 1 (uvicorn's own handling printed the URL first, then exit 3)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        for args in (("web", "run", "--port", port), ("simulate", "battlelog", "--port", port)):
+            out = bf4ps(*args, tmp_path=tmp_path, BF4PS_DATABASE_URL=db_url)
+            assert out.returncode == 1, (args, out.stdout, out.stderr)
+            assert out.stdout == "", out.stdout  # no banner announcing a URL that never served
+            assert f"error: cannot listen on 127.0.0.1:{port}: Address already in use" in (
+                out.stderr), out.stderr
+
+
+def test_status_says_when_an_egress_is_cooling_down(db_url: str, tmp_path: Path) -> None:
+    """`throttled xN` is a streak that outlives the cool-down; the cool-down itself is shown
+    only while it lasts."""
+    from bf4ps.db.queries import q
+    from bf4ps.gates import throttle
+
+    async def throttle_once(cooldown: float) -> None:
+        async with connection(db_url) as conn:
+            me = await make_collector(conn, tmp_path, "mak-02", egress="eg-2")
+            await conn.execute(q("gate_ensure"), {"egress_key": "eg-2", "min_interval": 5.0,
+                                                  "window_requests": None,
+                                                  "window_seconds": None})
+            await throttle.throttled(conn, me, cooldown, cooldown, 403)
+
+    settings = Settings(database_url=db_url, data_dir=tmp_path)
+    asyncio.run(throttle_once(600))
+    line = next(x for x in run(settings, "status").splitlines() if "eg-2" in x)
+    assert "throttled x1" in line and "cooling down until" in line and "UTC" in line
+    gate = json.loads(run(settings, "status", "--json"))["budget"]["egresses"][0]
+    assert gate["cooling_down"] is True and gate["throttle_streak"] == 1
+
+    async def cooled() -> None:
+        async with connection(db_url) as conn:
+            await conn.execute("UPDATE egress_gates SET cooldown_until = now() - interval '1 s'")
+
+    asyncio.run(cooled())
+    line = next(x for x in run(settings, "status").splitlines() if "eg-2" in x)
+    assert "throttled x1" in line and "cooling down" not in line

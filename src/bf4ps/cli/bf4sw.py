@@ -51,18 +51,22 @@ def group() -> None:
 @group.command(name="sync")
 @click.option("--once", is_flag=True, help="Catch up, reconcile once, exit.")
 @click.option("--batch-size", default=1000, show_default=True, type=click.IntRange(1, 100_000))
-@click.option("--bootstrap-jobs/--no-bootstrap-jobs", default=False, show_default=True,
-              help="Queue the detailed job of long-inactive new soldiers at once (else the "
-                   "feeder materializes them from collection_state).")
+@click.option("--queue-first-jobs/--no-queue-first-jobs", default=False, show_default=True,
+              help="Also queue every new soldier's first (detailed) job at once, past the "
+                   "feeder's working-set limit (default: as in the scheduler's intake, the "
+                   "bounded feeder materializes them from collection_state).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per pass.")
 @click.pass_context
 @run_async
-async def sync(ctx: click.Context, once: bool, batch_size: int, bootstrap_jobs: bool,
+async def sync(ctx: click.Context, once: bool, batch_size: int, queue_first_jobs: bool,
                as_json: bool) -> None:
     """Import new BF4SW aliases (id cursor) every bf4sw_sync_seconds and reconcile moved
-    last_seen values every 5 x that; SIGINT/SIGTERM stop after the current batch."""
+    last_seen values every 5 x that; SIGINT/SIGTERM stop after the current batch. Like the
+    scheduler's intake it records soldiers, activity and due work; the scheduler's feeder
+    queues the jobs."""
     settings = settings_of(ctx)
-    options = Options(batch_size=batch_size, bootstrap_jobs=bootstrap_jobs)
+    options = Options(batch_size=batch_size, bootstrap_jobs=queue_first_jobs,
+                      first_jobs=queue_first_jobs)
     config = LoopConfig(await resolve_url(settings), await bf4sw_url(settings),
                         settings.bf4sw_sync_seconds, once, options)
 

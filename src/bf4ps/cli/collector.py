@@ -104,7 +104,8 @@ def _action(name: str, help_text: str) -> click.Command:
 for _name, _help in (("drain", "Stop claiming new work (keeps heartbeating)."),
                      ("resume", "Undo drain/disable."),
                      ("disable", "Make the collector exit."),
-                     ("retire", "End this registration; the name can be registered anew.")):
+                     ("retire", "End this registration; the name can be registered anew (on the "
+                                "same host: collector run --replace).")):
     group.add_command(_action(_name, _help))
 
 COMMANDS: list[click.Command] = [group]

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from decimal import Decimal
 from functools import wraps
 from ipaddress import IPv4Address, IPv4Interface, IPv6Address, IPv6Interface
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, NoReturn, ParamSpec, TypeVar
 from uuid import UUID
 
 import click
@@ -55,6 +56,25 @@ def echo_json(data: Any) -> None:
     click.echo(to_json(data))
 
 
-def fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A bound TCP socket for a server on host:port, made before any start-up work, so that an
+    address in use (or a bad host) ends the command at once with one line naming the address
+    instead of after the banner and the application's start-up."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    return sock

@@ -54,7 +54,8 @@ async def db_status(ctx: click.Context, as_json: bool) -> None:
 
 @click.command(name="status")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
-@click.option("--window", default=3600.0, show_default=True, help="Throughput window, seconds.")
+@click.option("--window", default=3600.0, show_default=True,
+              help="Throughput and budget-use window, seconds.")
 @click.pass_context
 @run_async
 async def status(ctx: click.Context, as_json: bool, window: float) -> None:

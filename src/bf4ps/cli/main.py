@@ -4,6 +4,8 @@ error (exit 2 for configuration, 1 for the database), never a traceback."""
 
 from __future__ import annotations
 
+import re
+
 import click
 import psycopg
 from pydantic import ValidationError
@@ -32,12 +34,15 @@ for _command in bf4sw.SIMULATE_COMMANDS:
     simulate.group.add_command(_command)
 
 
+_SECRET = re.compile(r"password|secret|token|database_url")  # values never echoed to a log
+
+
 def configuration_problem(exc: ValidationError) -> str:
     lines = ["invalid configuration:"]
     for err in exc.errors():
         field = ".".join(str(part) for part in err["loc"])
-        lines.append(f"  BF4PS_{field.upper()} ({field}): {err['msg']} "
-                     f"(got {err.get('input')!r})")
+        got = "(hidden)" if _SECRET.search(field) else repr(err.get("input"))
+        lines.append(f"  BF4PS_{field.upper()} ({field}): {err['msg']} (got {got})")
     return "\n".join(lines)
 
 

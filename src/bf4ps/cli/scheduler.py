@@ -44,7 +44,7 @@ def scheduler_run(ctx: click.Context) -> None:
 
 @click.group(name="retention")
 def retention_group() -> None:
-    """Collector-event retention."""
+    """Retention: the event log and the request ledger."""
 
 
 @retention_group.command(name="run")

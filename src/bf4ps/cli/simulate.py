@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import click
 
+from bf4ps.cli.common import listen
+
 _RATE = click.FloatRange(0.0, 1.0)
 _SECONDS = click.FloatRange(min=0.0)
 
@@ -74,12 +76,14 @@ def battlelog(access_log: bool, **knobs: object) -> None:
         config = SimConfig(**knobs)  # type: ignore[arg-type]
     except ConfigError as exc:
         raise click.BadParameter(str(exc)) from exc
+    sock = listen(config.host, config.port)
     click.echo(
-        f"Battlelog simulator on http://{config.host}:{config.port} (speed {config.speed}, "
-        f"min interval {config.min_interval} s, throttle {config.throttle_status}); "
+        f"Battlelog simulator on http://{config.host}:{sock.getsockname()[1]} "
+        f"(speed {config.speed}, min interval {config.min_interval} s, "
+        f"throttle {config.throttle_status}); "
         "counters at /__sim/stats"
     )
-    run(config, access_log=access_log)
+    run(config, access_log=access_log, sockets=[sock])
 
 
 COMMANDS: list[click.Command] = [group]

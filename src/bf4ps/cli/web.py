@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from bf4ps.cli.common import settings_of
+from bf4ps.cli.common import listen, settings_of
 
 
 @click.group(name="web")
@@ -29,9 +29,12 @@ def run(ctx: click.Context, host: str | None, port: int | None) -> None:
     if not (settings.ops_username and settings.ops_password) and not settings.ops_local_demo:
         click.echo("note: the operator console is disabled until BF4PS_OPS_USERNAME and "
                    "BF4PS_OPS_PASSWORD are set", err=True)
+    sock = listen(host, port)
     click.echo(f"BF4PS website on http://{host}:{port}/")
-    uvicorn.run(create_app(settings), host=host, port=port,
-                log_level=settings.log_level.lower(), access_log=False, proxy_headers=True)
+    config = uvicorn.Config(create_app(settings), host=host, port=port,
+                            log_level=settings.log_level.lower(), access_log=False,
+                            proxy_headers=True)
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 COMMANDS: list[click.Command] = [group]

@@ -25,7 +25,6 @@ class EventType(StrEnum):
     LEASE_EXPIRED = "lease_expired"
     RECLAIMED = "reclaimed"
     STALE_FINALIZE_REJECTED = "stale_finalize_rejected"
-    PERSISTENCE_FAILED = "persistence_failed"
     LOOKUP_RESOLVED = "lookup_resolved"
     # collector health and lifecycle
     HEARTBEAT_LOST = "heartbeat_lost"

@@ -56,9 +56,10 @@ def build_server(config: SimConfig, *, access_log: bool = False) -> SimServer:
     return SimServer(server_config, app.state.sim.stopping)
 
 
-def run(config: SimConfig, *, access_log: bool = False) -> None:
-    """Serve until interrupted (Ctrl-C / SIGTERM)."""
-    build_server(config, access_log=access_log).run()
+def run(config: SimConfig, *, access_log: bool = False,
+        sockets: list[socket.socket] | None = None) -> None:
+    """Serve until interrupted (Ctrl-C / SIGTERM), on `sockets` when the caller bound them."""
+    build_server(config, access_log=access_log).run(sockets=sockets)
 
 
 class _Served:
