@@ -8,6 +8,7 @@ change a weight, a watermark or an interval.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -15,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane, PriorityClass, Resource
+
+log = logging.getLogger(__name__)
 
 DAY = 86_400
 WEEK = 7 * DAY
@@ -67,7 +70,7 @@ class Policy(BaseModel):
     max_consecutive_failures: int = Field(10, ge=1)
     unavailable_recheck_seconds: float = Field(WEEK, ge=0)  # 0: a parked resource stays parked
     # retention
-    event_retention_days: float = Field(180, gt=0)
+    event_retention_days: float = Field(180, ge=1)
     ledger_retention_days: float = Field(180, ge=1)
 
     def freshness(self, resource: Resource) -> float:
@@ -100,18 +103,31 @@ def parse_value(key: str, raw: str) -> Any:
         return raw
 
 
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']} "
+                     f"(got {e.get('input')!r})" for e in exc.errors())
+
+
 def validated(overrides: dict[str, Any]) -> Policy:
     try:
         return Policy(**overrides)
     except ValidationError as exc:
-        raise PolicyError(str(exc)) from None
+        raise PolicyError(_problems(exc)) from None
 
 
 async def load(conn: Conn) -> Policy:
+    """The stored overrides over the defaults. A stored value this version refuses (its rule
+    got stricter) falls back to the default with a warning instead of stopping every
+    process that loads the policy."""
     cur = await conn.execute(q("policy_overrides"))
     overrides = {str(r["key"]): r["value"] for r in await cur.fetchall()}
     known = {k: v for k, v in overrides.items() if k in Policy.model_fields}
-    return validated(known)
+    try:
+        return Policy(**known)
+    except ValidationError as exc:
+        bad = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
+        log.warning("policy: stored values ignored, defaults used instead: %s", _problems(exc))
+        return validated({k: v for k, v in known.items() if k not in bad})
 
 
 async def set_value(conn: Conn, key: str, raw: str, *, by: str) -> Policy:

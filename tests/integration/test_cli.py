@@ -78,8 +78,13 @@ def test_status_config_events_and_registry(db_url: str, tmp_path: Path) -> None:
     assert "0 rows deleted; 0 request-ledger rows deleted" in run(settings, "retention", "run")
     assert "1 request-ledger rows deleted" in run(settings, "retention", "run",
                                                   "--ledger-days", "1")
-    refused = CliRunner().invoke(cli, ["retention", "run", "--ledger-days", "0.5"], obj=settings)
-    assert refused.exit_code != 0 and "--ledger-days" in refused.output
+    for flag in ("--ledger-days", "--days"):  # --days 0 used to delete the whole event log
+        for value in ("0.5", "0", "-1"):
+            refused = CliRunner().invoke(cli, ["retention", "run", flag, value], obj=settings)
+            assert refused.exit_code == 2 and flag in refused.output, refused.output
+    assert json.loads(run(settings, "events", "--json"))  # the log is still there
+    bad = CliRunner().invoke(cli, ["config", "set", "event_retention_days", "0.5"], obj=settings)
+    assert bad.exit_code != 0 and "event_retention_days" in bad.output
 
 
 # ---------------------------------------------------------------- errors at the entry point

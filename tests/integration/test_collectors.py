@@ -115,9 +115,17 @@ async def test_identity_conflicts_are_refused_and_replace_makes_a_new_incarnatio
         db_url: str, tmp_path: Path) -> None:
     with simulator(speed=50, min_interval=0) as sim:
         fleet = Fleet(db_url, sim.base_url, tmp_path, FAST)
-        fleet.start("mak-01", "mak-01-public")
+        first = fleet.start("mak-01", "mak-01-public")
         async with connection(db_url) as conn:
             await wait_for(conn, "SELECT count(*) FROM collectors WHERE health = 'healthy'")
+            # the same identity started twice: it used to be accepted, and the second one's
+            # stop marked the working first one stopped
+            twin = Fleet(db_url, sim.base_url, tmp_path, FAST)
+            assert twin.start("mak-01", "mak-01-public").wait(30) == 2
+            assert f"already running on this host (pid {first.pid}" in twin.log("mak-01")
+            cur = await conn.execute("SELECT pid, stopped_at, health FROM collectors")
+            assert await cur.fetchall() == [{"pid": first.pid, "stopped_at": None,
+                                             "health": "healthy"}]
         fleet.stop_all()
         other = Fleet(db_url, sim.base_url, tmp_path, FAST)
         wrong = other.start("mak-01", "another-egress")  # same data dir, contradicting egress

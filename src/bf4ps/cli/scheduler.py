@@ -48,7 +48,8 @@ def retention_group() -> None:
 
 
 @retention_group.command(name="run")
-@click.option("--days", type=float, default=None, help="Override the policy's event horizon.")
+@click.option("--days", type=click.FloatRange(min=1), default=None,
+              help="Override the policy's event horizon.")
 @click.option("--ledger-days", type=click.FloatRange(min=1), default=None,
               help="Override the policy's request-ledger horizon.")
 @click.pass_context

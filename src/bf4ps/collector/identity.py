@@ -7,9 +7,12 @@ import json
 import os
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from uuid import UUID
+
+import psutil
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
@@ -17,6 +20,8 @@ from bf4ps.domain import Lane
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import CollectorRef
+
+_CLOCK_SLACK = timedelta(seconds=60)  # the host's clock against the database's
 
 
 class IdentityError(RuntimeError):
@@ -102,9 +107,33 @@ def _check_usable(row: dict[str, Any], want: Wanted) -> None:
             f"collector {want.name} ({row['collector_uuid']}) was retired at "
             f"{row['retired_at']:%Y-%m-%d %H:%M:%S} UTC; register a new one with --replace.")
     _check_same(row, want)
+    _check_not_running(row, want)
     if not row["enabled"]:
         raise IdentityError(
             f"collector {want.name} is disabled; `bf4ps collector resume {want.name}` enables it.")
+
+
+def _check_not_running(row: dict[str, Any], want: Wanted) -> None:
+    """A second process under the same identity would share its registry row (its stop would
+    mark the working one stopped): refused while the registered process is alive on this
+    host. Alive means: its pid runs a collector of this name, not a zombie, and was started
+    before the registration's start (a pid reused after a reboot was started later)."""
+    pid, started = row["pid"], row["started_at"]
+    if pid is None or started is None or row["stopped_at"] is not None or pid == os.getpid():
+        return
+    try:
+        proc = psutil.Process(pid)
+        created = datetime.fromtimestamp(proc.create_time(), UTC)
+        running = proc.status() != psutil.STATUS_ZOMBIE
+        command = " ".join(proc.cmdline()).lower()
+    except psutil.Error:  # gone, or another user's
+        return
+    if running and "collector" in command and want.name.lower() in command \
+            and created <= started + _CLOCK_SLACK:
+        raise IdentityError(
+            f"collector {want.name} is already running on this host (pid {pid}, started "
+            f"{started:%Y-%m-%d %H:%M:%S} UTC); stop it first, or start this one under "
+            "another name.")
 
 
 async def _fetch(conn: Conn, query: str, **params: Any) -> dict[str, Any] | None:
