@@ -70,6 +70,9 @@ class Settings(BaseSettings):
         "BF4PlayerStats/0.1 (+https://bf4playerstats.com)", description="User-Agent sent."
     )
     battlelog_timeout_seconds: float = Field(30.0, gt=0, description="Per-request timeout.")
+    battlelog_connect_lead_seconds: float = Field(
+        1.0, ge=0, le=10, description="A request is begun this long before its slot, so DNS, "
+        "TCP and TLS are done by then; its headers wait for the slot.")
 
     # --- collectors and leases ---
     lease_seconds: float = Field(120.0, gt=0, description="Job lease length.")

@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from bf4ps.battlelog.client import DEFAULT_MAX_BODY_BYTES, BattlelogClient, SendTooLate
+from bf4ps.battlelog.client import DEFAULT_MAX_BODY_BYTES, BattlelogClient
 from bf4ps.battlelog.models import (
     DetailedStats,
     LinkedSoldier,
@@ -36,6 +36,7 @@ from bf4ps.battlelog.models import (
     VehicleItem,
     WeaponItem,
 )
+from bf4ps.battlelog.window import SendTooLate, SendWindow
 from bf4ps.domain import ErrorClass, Platform, Resource
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "battlelog"
@@ -336,23 +337,59 @@ async def test_invalid_arguments_raise_before_sending(base_url: str) -> None:
     assert SEEN == []
 
 
+def until(by: float) -> SendWindow:
+    return SendWindow.now_until(by)
+
+
 async def test_a_send_deadline_is_checked_at_the_socket(base_url: str) -> None:
     """Past its deadline when the headers are about to be written, a request is abandoned
     unsent, also on a connection opened before (keep-alive) and for searches; in time, it goes."""
     SEEN.clear()
     async with client(base_url) as battlelog:
         sent = await battlelog.fetch(Resource.DETAILED, GOOD, Platform.PC,
-                                     send_by=time.time() + 5)  # opens the connection
+                                     window=until(time.time() + 5))  # opens the connection
         with pytest.raises(SendTooLate, match="past its send deadline"):
-            await battlelog.fetch(Resource.WEAPONS, GOOD, Platform.PC, send_by=time.time() - 0.01)
+            await battlelog.fetch(Resource.WEAPONS, GOOD, Platform.PC,
+                                  window=until(time.time() - 0.01))
         with pytest.raises(SendTooLate):
-            await battlelog.search("someone", send_by=time.time() - 1)
-        again = await battlelog.account_soldiers(1, send_by=time.time() + 5)
+            await battlelog.search("someone", window=until(time.time() - 1))
+        again = await battlelog.account_soldiers(1, window=until(time.time() + 5))
     assert sent.ok and again.http_status == 200
     # the server saw the two requests in time, nothing of the two late ones
     assert len(SEEN) == 2 and [seen.method for seen in SEEN] == ["GET", "GET"]
     assert SEEN[0].path.startswith("/bf4/warsawdetailedstatspopulate/")
     assert not any("Weapons" in seen.path for seen in SEEN)
+
+
+async def test_a_window_connects_ahead_and_writes_when_it_opens() -> None:
+    """A request begun ahead of its window makes its connection at once (DNS, TCP, TLS: real
+    Battlelog's handshake alone outlasts a slot's 25 ms tolerance, so a connection made at the
+    slot made every request on it late) and writes nothing before the window opens; the
+    request's duration leaves the hold out. A raw server records when the connection came
+    and when the headers arrived."""
+    seen: dict[str, float] = {}
+    body = BODIES["detailed"].read_bytes()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen["connected"] = time.time()
+        await reader.readuntil(b"\r\n\r\n")
+        seen["headers"] = time.time()
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                     b"content-length: %d\r\n\r\n" % len(body) + body)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server, client(f"http://127.0.0.1:{port}") as battlelog:
+        begun = time.time()
+        opens = begun + 0.6
+        result = await battlelog.fetch(Resource.DETAILED, GOOD, Platform.PC,
+                                       window=SendWindow(opens, opens + 0.5))
+    assert result.ok, result.message
+    assert seen["connected"] - begun < 0.3  # connected during the lead
+    assert seen["headers"] >= opens  # nothing written before the window opened
+    assert result.duration_seconds < 0.45  # the hold is not the request's duration
 
 
 # --- `bf4ps battlelog fetch` -----------------------------------------------------------------

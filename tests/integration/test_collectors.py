@@ -111,6 +111,36 @@ async def test_sigterm_mid_request_finishes_commits_and_exits_zero(
             assert (row["health"], row["current_job_id"]) == ("stopped", None)
 
 
+async def test_sigterm_while_waiting_for_the_slot_releases_the_job_and_its_slot(
+        db_url: str, tmp_path: Path) -> None:
+    """A job claimed for a slot 20 s ahead is handed back on SIGTERM, and its ledger row stops
+    counting against the budget (it used to keep counting: one request too many per stop)."""
+    async with connection(db_url) as conn:
+        await seed_work(conn, 2)
+    with simulator(speed=50, min_interval=0) as sim:
+        fleet = Fleet(db_url, sim.base_url, tmp_path, FAST | {
+            "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "20", "BF4PS_CLAIM_HORIZON_SECONDS": "60"})
+        fleet.start("waiter", "egress-w", "127.0.0.10")
+        async with connection(db_url) as conn:
+            await wait_for(conn, "SELECT count(*) FROM collection_events "
+                                 "WHERE event_type = 'succeeded'", timeout=30)
+            job = await wait_for(conn, "SELECT job_id FROM collection_jobs "
+                                       "WHERE status = 'claimed'", timeout=30)
+            fleet.signal("waiter", signal.SIGTERM)
+            assert await asyncio.to_thread(fleet.procs["waiter"].wait, 30) == 0
+            assert await count(conn, "SELECT count(*) FROM collection_events WHERE job_id = "
+                                     "%(j)s AND event_type = 'released'", {"j": job}) == 1
+            assert await count(conn, "SELECT count(*) FROM collection_jobs WHERE job_id = "
+                                     "%(j)s AND status = 'pending'", {"j": job}) == 1
+            # two slots: the first job's (sent at once: its request was begun the connect lead
+            # ahead, so a cold start no longer missed it) and the released job's, unsent
+            assert await count(conn, "SELECT count(*) FROM request_ledger") == 2
+            assert await count(conn, "SELECT count(*) FROM counted_requests") == 1
+            assert await count(conn, "SELECT count(*) FROM request_ledger WHERE job_id = %(j)s "
+                                     "AND unsent_at IS NOT NULL", {"j": job}) == 1
+        assert sim_stats(sim)["requests_total"] == 1
+
+
 async def test_identity_conflicts_are_refused_and_replace_makes_a_new_incarnation(
         db_url: str, tmp_path: Path) -> None:
     with simulator(speed=50, min_interval=0) as sim:

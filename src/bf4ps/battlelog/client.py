@@ -10,13 +10,15 @@
   they return a FetchResult with ``error_class``. Invalid arguments (a non-positive persona id,
   a blank name) are programming errors and raise ValueError before any request is sent.
 * ``FetchResult.size_bytes`` is the decoded body length; ``details["wire_bytes"]`` the bytes
-  received (compressed); ``duration_seconds`` runs from sending to the last body byte.
+  received (compressed); ``duration_seconds`` runs from sending (the end of a window's hold)
+  to the last body byte.
 * Search sends ``post-check-sum`` once ``open_session`` (one GET of the start page) has given
   the client an anonymous session cookie; a search that fails other than by throttle or timeout
   drops the session, so the next lookup opens a fresh one.
-* ``send_by`` (a wall-clock deadline, epoch seconds) is checked at the socket: when the request
-  headers are about to be written, after connecting and everything else, past the deadline the
-  request is abandoned with SendTooLate and no byte of it is sent (the caller takes a new slot).
+* ``window`` (a SendWindow, see window.py) is enforced at the socket: when the request headers
+  are about to be written, after connecting and everything else, they wait for ``window.at``;
+  past ``window.by`` the request is abandoned with SendTooLate and no byte of it is sent (the
+  caller takes a new slot).
 """
 
 from __future__ import annotations
@@ -24,9 +26,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from types import TracebackType
-from typing import Any
 
 import httpx
 
@@ -48,6 +49,7 @@ from bf4ps.battlelog.endpoints import (
 )
 from bf4ps.battlelog.models import FetchResult, Session
 from bf4ps.battlelog.parse_search import parse_account_soldiers, parse_search
+from bf4ps.battlelog.window import SendTooLate, SendWindow, WindowTrace
 from bf4ps.domain import ErrorClass, Platform, Resource
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -56,22 +58,6 @@ _SESSION_KEPT_ON = frozenset({ErrorClass.THROTTLE, ErrorClass.TIMEOUT})  # not t
 
 def _start_page(body: bytes) -> None:
     """The start page is HTML; only its session cookie matters (checked after the request)."""
-
-
-class SendTooLate(Exception):
-    """The request would have left after its deadline; nothing of it was sent."""
-
-
-def _deadline_trace(send_by: float) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
-    """An httpcore trace hook that refuses to start writing the request after `send_by`."""
-
-    async def trace(event: str, info: dict[str, Any]) -> None:
-        if event.endswith("send_request_headers.started"):
-            late = time.time() - send_by
-            if late > 0:
-                raise SendTooLate(f"request not sent: {late:.3f} s past its send deadline")
-
-    return trace
 
 
 class BattlelogClient:
@@ -118,28 +104,28 @@ class BattlelogClient:
         await self._http.aclose()
 
     async def fetch(self, resource: Resource, persona_id: int, platform: Platform,
-                    *, send_by: float | None = None) -> FetchResult:
+                    *, window: SendWindow | None = None) -> FetchResult:
         """GET one stats resource of one soldier; parsed is the resource's model."""
         resource, platform = Resource(resource), Platform(platform)
         path = stats_path(resource, persona_id, platform.battlelog_int)
         parser = resource_parser(resource, persona_id, platform.battlelog_int)
         return await self._request("GET", path, parser, resource, resource.value,
-                                   send_by=send_by)
+                                   window=window)
 
-    async def account_soldiers(self, user_id: int, *, send_by: float | None = None
+    async def account_soldiers(self, user_id: int, *, window: SendWindow | None = None
                                ) -> FetchResult:
         """GET a Battlelog user's BF4 soldiers; parsed is tuple[LinkedSoldier, ...]."""
         path = account_soldiers_path(user_id)
         return await self._request("GET", path, parse_account_soldiers, None, "account",
-                                   send_by=send_by)
+                                   window=window)
 
-    async def search(self, name: str, *, send_by: float | None = None) -> FetchResult:
+    async def search(self, name: str, *, window: SendWindow | None = None) -> FetchResult:
         """POST a name search; parsed is tuple[SearchHit, ...] of exact-name BF4 personas. The
         form carries the session's check-sum when a session is open."""
         form = search_form(name, self.check_sum)
         parser = functools.partial(parse_search, name=form["query"])
         result = await self._request("POST", SEARCH_PATH, parser, None, "search", form,
-                                     send_by=send_by)
+                                     window=window)
         result.details["check_sum"] = int("post-check-sum" in form)
         if result.error_class is not None and result.error_class not in _SESSION_KEPT_ON:
             self.forget_session()
@@ -156,12 +142,12 @@ class BattlelogClient:
     def forget_session(self) -> None:
         self._http.cookies.clear()
 
-    async def open_session(self, *, send_by: float | None = None) -> FetchResult:
+    async def open_session(self, *, window: SendWindow | None = None) -> FetchResult:
         """GET the start page for an anonymous session cookie; parsed is the Session. A page
         that sets no usable cookie is MALFORMED (retryable)."""
         self.forget_session()
         result = await self._request("GET", SESSION_PATH, _start_page, None, "session",
-                                     send_by=send_by)
+                                     window=window)
         if result.ok:
             check_sum = self.check_sum
             if check_sum is None:
@@ -180,17 +166,18 @@ class BattlelogClient:
         kind: str,
         form: Mapping[str, str] | None = None,
         *,
-        send_by: float | None = None,
+        window: SendWindow | None = None,
     ) -> FetchResult:
+        trace = WindowTrace(window) if window is not None else None
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self._deadline):
-                status, headers, body, wire_bytes = await self._send(method, path, form, send_by)
+                status, headers, body, wire_bytes = await self._send(method, path, form, trace)
         except SendTooLate:
             raise  # not a Battlelog outcome: nothing was sent
         except Exception as exc:  # classified, never raised: see the module docstring
             result = classify_exception(
-                exc, resource=resource, duration_seconds=time.perf_counter() - started
+                exc, resource=resource, duration_seconds=_since(started, trace)
             )
         else:
             result = classify_response(
@@ -199,17 +186,17 @@ class BattlelogClient:
                 body=body,
                 parser=parser,
                 resource=resource,
-                duration_seconds=time.perf_counter() - started,
+                duration_seconds=_since(started, trace),
             )
             result.details["wire_bytes"] = wire_bytes
         result.details["kind"] = kind
         return result
 
     async def _send(
-        self, method: str, path: str, form: Mapping[str, str] | None, send_by: float | None
+        self, method: str, path: str, form: Mapping[str, str] | None, trace: WindowTrace | None
     ) -> tuple[int, httpx.Headers, bytes, int]:
         data = dict(form) if form is not None else None
-        extensions = {"trace": _deadline_trace(send_by)} if send_by is not None else None
+        extensions = {"trace": trace} if trace is not None else None
         request = self._http.build_request(method, path, data=data, extensions=extensions)
         response = await self._http.send(request, stream=True)
         try:
@@ -227,3 +214,10 @@ class BattlelogClient:
                 raise BodyTooLarge(f"body larger than {self._max_body_bytes} bytes")
             chunks.append(chunk)
         return b"".join(chunks)
+
+
+def _since(started: float, trace: WindowTrace | None) -> float:
+    """Seconds from sending (after a window's hold, when there was one) to now."""
+    if trace is not None and trace.released is not None:
+        started = trace.released
+    return time.perf_counter() - started

@@ -51,7 +51,7 @@ class Heartbeat:
         self.lease_seconds = lease_seconds
         self.flags = Flags()
         self.current: ClaimedJob | None = None
-        self.lease_lost = asyncio.Event()
+        self.finishing = False  # the current job's finalize has begun: it reports the lease
         self.failing_since: datetime | None = None  # heartbeats failing from then on
         self.lost_since: datetime | None = None  # ... for longer than one period: an outage
 
@@ -127,9 +127,10 @@ class Heartbeat:
         if job is None:
             return
         renewed = await qclaim.renew(conn, job.lease, self.lease_seconds)
-        if renewed is None and self.current is job:
+        if renewed is None and self.current is job and not self.finishing:
+            # once finalize has begun, a renewal finding no lease is usually that finalize's
+            # own commit (the job is gone); a lost lease is then the fence's to report
             log.warning("lease of job %s is no longer ours", job.job_id)
-            self.lease_lost.set()
 
 
 def _iso(value: object) -> str | None:

@@ -39,7 +39,8 @@ def gate_config(settings: Settings) -> GateConfig:
         window_seconds=settings.egress_window_seconds if settings.egress_window_requests
         else None,
         margin=settings.egress_safety_margin_seconds, horizon=settings.claim_horizon_seconds,
-        lease_seconds=settings.lease_seconds)
+        lease_seconds=settings.lease_seconds,
+        connect_lead=settings.battlelog_connect_lead_seconds)
 
 
 async def configure_gates(conn: Conn, settings: Settings, egress_key: str) -> None:

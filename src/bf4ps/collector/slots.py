@@ -1,5 +1,6 @@
 """Sending within a slot. A request leaves in its slot or not at all: the slot is checked
-before the request and again at the socket (the client's send deadline). A slot given up was
+before the request and again at the socket (the client's send window: the request is begun
+the connect lead ahead of the slot and its headers wait there for it). A slot given up was
 counted in the ledger before anything could be sent; since nothing was sent, its ledger row is
 marked unsent and stops counting against the budgets. A new slot is then taken."""
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
-from bf4ps.battlelog.client import SendTooLate
+from bf4ps.battlelog.window import SendTooLate, SendWindow
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.gates import admission
@@ -55,17 +56,23 @@ class Pacing:
         # follows (the network, the far end reading it); a quarter re-slotted too often
         return self.gate.margin / 2
 
-    def send_by(self, slot: Slot) -> float:
-        """The slot's deadline at the socket (epoch seconds)."""
-        return (slot.at + timedelta(seconds=self.tolerance)).timestamp()
+    def window(self, slot: Slot) -> SendWindow:
+        """When the request may be written: from the slot to its deadline."""
+        return SendWindow(slot.at.timestamp(),
+                          (slot.at + timedelta(seconds=self.tolerance)).timestamp())
+
+    def begin(self, slot: Slot) -> datetime:
+        """When to begin the request: the connect lead before the slot."""
+        return slot.at - timedelta(seconds=self.gate.connect_lead)
 
 
 async def next_slot(conn: Conn, p: Pacing, tries: int = 20) -> Slot | None:
-    """A further send slot for a job already held, slept up to; None when none could be had."""
+    """A further send slot for a job already held, slept up to its connect lead; None when
+    none could be had."""
     for _ in range(tries):
         got = await admission.extra_slot(conn, p.me, p.gate, p.policy, p.job)
         if not isinstance(got, Wait):
-            await sleep_until(got.at)
+            await sleep_until(p.begin(got))
             return got
         if got.until is None:
             return None
@@ -97,8 +104,9 @@ async def on_time(conn: Conn, p: Pacing, slot: Slot) -> Slot | None:
 
 
 async def send_in_slot(conn: Conn, p: Pacing, slot: Slot,
-                       send: Callable[[float], Awaitable[T]], *, tries: int = 20) -> T | None:
-    """`send(deadline)` within a slot. A request refused at the socket as too late (a stall
+                       send: Callable[[SendWindow], Awaitable[T]], *, tries: int = 20
+                       ) -> T | None:
+    """`send(window)` within a slot. A request refused at the socket as too late (a stall
     between the check and the write) is past its slot's tolerance, so the next on-time check
     gives that slot up and takes a new one. None: nothing was sent."""
     for _ in range(tries):
@@ -107,7 +115,7 @@ async def send_in_slot(conn: Conn, p: Pacing, slot: Slot,
             return None
         slot = in_slot
         try:
-            return await send(p.send_by(slot))
+            return await send(p.window(slot))
         except SendTooLate as late:
             log.info("job %s: %s", p.job.job_id, late)
     await give_up(conn, p, slot, f"refused at the socket {tries} time(s)")
@@ -115,7 +123,7 @@ async def send_in_slot(conn: Conn, p: Pacing, slot: Slot,
 
 
 async def further_request(conn: Conn, p: Pacing,
-                          send: Callable[[float], Awaitable[T]]) -> T | None:
+                          send: Callable[[SendWindow], Awaitable[T]]) -> T | None:
     """A further physical request for a job whose first request has been sent: its own slot
     through the same gates, one try at the socket (a missed slot drops only this request).
     None: nothing was sent."""

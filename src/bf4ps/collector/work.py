@@ -11,8 +11,15 @@ import psycopg
 
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
+from bf4ps.battlelog.window import SendWindow
 from bf4ps.collector.heartbeat import OUTAGE_ERRORS, Heartbeat
-from bf4ps.collector.slots import Pacing, further_request, send_in_slot, sleep_until
+from bf4ps.collector.slots import (
+    Pacing,
+    further_request,
+    give_up,
+    send_in_slot,
+    sleep_until,
+)
 from bf4ps.db.connect import Conn
 from bf4ps.domain import ErrorClass, Resource
 from bf4ps.gates import throttle
@@ -27,7 +34,8 @@ from bf4ps.stats.store import writer_for
 
 log = logging.getLogger(__name__)
 
-START_LEAD = timedelta(seconds=0.05)  # the start transition is written this long before the slot
+START_LEAD = timedelta(seconds=0.05)  # the start transition is written this long before the
+# request is begun (the connect lead before the slot)
 
 
 @dataclass
@@ -46,23 +54,25 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
     """Serve one admitted job; None when it was given back (shutdown before the send)."""
     job = adm.job
     ctx.heartbeat.current = job
-    ctx.heartbeat.lease_lost.clear()
+    ctx.heartbeat.finishing = False
+    pacing = Pacing(ctx.me, ctx.gate, policy, job)
     try:
-        # claimed → running is committed just before the slot, so the database round trip is
-        # not spent out of the slot's tolerance; the recorded start is the slot itself
-        if not await sleep_until(adm.slot_at - START_LEAD, stop):
+        # claimed → running is committed just before the request is begun (the connect lead
+        # before the slot), so the database round trip is not spent out of the slot's
+        # tolerance; the recorded start is the slot itself
+        if not await sleep_until(pacing.begin(adm.slot) - START_LEAD, stop):
+            await give_up(conn, pacing, adm.slot, "stopping before the slot")
             await qclaim.release(conn, ctx.me, job, "shutdown")
             return None
         started = await qclaim.start(conn, ctx.me, job, ctx.gate.lease_seconds, adm.slot_at,
                                      details={"slot_at": adm.slot_at.isoformat()})
         if started is None:
             log.warning("job %s: lease lost before the request; nothing sent", job.job_id)
+            await give_up(conn, pacing, adm.slot, "lease lost before the slot")
             return None
-        await sleep_until(adm.slot_at)
-        pacing = Pacing(ctx.me, ctx.gate, policy, job)
+        await sleep_until(pacing.begin(adm.slot))
         result = await send_in_slot(
-            conn, pacing, adm.slot,
-            lambda send_by: fetch(conn, ctx, pacing, send_by))
+            conn, pacing, adm.slot, lambda window: fetch(conn, ctx, pacing, window))
         if result is None:
             return None
         return await conclude(conn, ctx, job, result, policy)
@@ -70,17 +80,17 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
         ctx.heartbeat.current = None
 
 
-async def fetch(conn: Conn, ctx: Context, pacing: Pacing, send_by: float
+async def fetch(conn: Conn, ctx: Context, pacing: Pacing, window: SendWindow
                 ) -> FetchResult | None:
     """The job's request(s), the first in the admitted slot. None: a further request found no
     slot (the job is left to its lease, as when no first slot could be had)."""
     job = pacing.job
     if job.is_lookup:
         assert job.lookup_name is not None
-        return await _search(conn, ctx, pacing, job.lookup_name, send_by)
+        return await _search(conn, ctx, pacing, job.lookup_name, window)
     assert job.persona_id is not None and job.platform is not None
     result = await ctx.client.fetch(job.stats_resource, job.persona_id, job.platform,
-                                    send_by=send_by)
+                                    window=window)
     parsed = result.parsed
     if result.ok and isinstance(parsed, ProfileStats) and parsed.battlelog_user_id:
         linked = await _account_soldiers(conn, ctx, pacing, parsed.battlelog_user_id)
@@ -90,18 +100,18 @@ async def fetch(conn: Conn, ctx: Context, pacing: Pacing, send_by: float
 
 
 async def _search(conn: Conn, ctx: Context, pacing: Pacing, name: str,
-                  send_by: float) -> FetchResult | None:
+                  window: SendWindow) -> FetchResult | None:
     """A name search. Without a session, the admitted slot opens one (GET of the start page:
     the search's check-sum) and the search takes the next slot: both are physical requests,
     so both go through the gates. The session serves this collector's later searches."""
     client = ctx.client
     if client.check_sum is not None:
-        return await client.search(name, send_by=send_by)
-    session = await client.open_session(send_by=send_by)
+        return await client.search(name, window=window)
+    session = await client.open_session(window=window)
     if not session.ok:
         return session  # the lookup's attempt failed at its first request: classified as such
     result = await further_request(conn, pacing,
-                                   lambda deadline: client.search(name, send_by=deadline))
+                                   lambda later: client.search(name, window=later))
     if result is not None:
         result.details["session_opened"] = 1
     return result
@@ -112,7 +122,7 @@ async def _account_soldiers(conn: Conn, ctx: Context, pacing: Pacing,
     """The owning account's soldiers: a second physical request, through the same gates (the
     stats request is already sent, so a missed slot only drops this one)."""
     extra = await further_request(
-        conn, pacing, lambda send_by: ctx.client.account_soldiers(user_id, send_by=send_by))
+        conn, pacing, lambda later: ctx.client.account_soldiers(user_id, window=later))
     if extra is None:
         return None
     if extra.ok and isinstance(extra.parsed, tuple):
@@ -132,6 +142,7 @@ def _attempt(result: FetchResult) -> Attempt:
 async def conclude(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResult,
                    policy: Policy) -> Outcome:
     """Finalize, retrying through database outages (the fence makes retries safe)."""
+    ctx.heartbeat.finishing = True
     attempt = _attempt(result)
     for delay in (0.5, 1, 2, 4, 8, 15, 30, 30, 30, 30):
         try:

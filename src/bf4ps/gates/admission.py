@@ -1,6 +1,7 @@
 """Admission: one transaction that finds the next send slot for this egress (and the fleet
 budget), claims a job allowed to use it, and counts the request in the ledger before anything is
-sent. Nothing is claimed unless the slot opens within the claim horizon."""
+sent. Nothing is claimed unless the slot opens within the claim horizon (at least the connect
+lead: a request is begun that long before its slot, so no slot is sooner than that)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ class GateConfig:
     margin: float
     horizon: float
     lease_seconds: float
+    connect_lead: float = 1.0  # a request is begun this long before its slot (window.py)
+
+    @property
+    def ahead(self) -> float:
+        """How long before its slot a job may be claimed."""
+        return max(self.horizon, self.connect_lead)
 
 
 @dataclass(frozen=True)
@@ -70,7 +77,7 @@ def effective_interval(min_interval: float, streak: int, margin: float) -> float
 
 async def _egress_slot(conn: Conn, gate: dict[str, Any], cfg: GateConfig) -> datetime:
     now: datetime = gate["now"]
-    slot: datetime = max(now, gate["next_slot_at"])
+    slot: datetime = max(now + timedelta(seconds=cfg.connect_lead), gate["next_slot_at"])
     if gate["cooldown_until"] is not None:
         slot = max(slot, gate["cooldown_until"])
     if gate["window_requests"]:
@@ -105,8 +112,8 @@ async def _fleet(conn: Conn, slot: datetime, me: CollectorRef, cfg: GateConfig,
                              last_slot=window.last_slot,
                              nth_latest=nth["slot_at"] if nth else None, margin=cfg.margin)
         window = await _window(conn, slot, span)  # the window the later slot will be in
-    if slot > fleet["now"] + timedelta(seconds=cfg.horizon):
-        raise _Stop(Wait(slot - timedelta(seconds=cfg.horizon)))
+    if slot > fleet["now"] + timedelta(seconds=cfg.ahead):
+        raise _Stop(Wait(slot - timedelta(seconds=cfg.ahead)))
     interactive = me.lane is Lane.INTERACTIVE
     demand = set() if interactive else await _demand(conn)  # the interactive lane needs none
     classes = allowed_classes(n, window, demand, policy, interactive_lane=interactive)
@@ -160,8 +167,8 @@ async def _open_slot(conn: Conn, me: CollectorRef,
     if gate is None:
         raise RuntimeError(f"no rate gate for egress {me.egress_key}")
     slot = await _egress_slot(conn, gate, cfg)
-    if slot > gate["now"] + timedelta(seconds=cfg.horizon):
-        raise _Stop(Wait(slot - timedelta(seconds=cfg.horizon)))
+    if slot > gate["now"] + timedelta(seconds=cfg.ahead):
+        raise _Stop(Wait(slot - timedelta(seconds=cfg.ahead)))
     return gate, slot
 
 

@@ -44,11 +44,13 @@ class GateDefaults:
     margin: float = 0.05
     idle_poll: float = 1.0
     horizon: float = 1.0
+    connect_lead: float = 1.0  # no slot is sooner than this after its claim
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GateDefaults:
         return cls(settings.egress_min_interval_seconds, settings.egress_safety_margin_seconds,
-                   settings.idle_poll_seconds, settings.claim_horizon_seconds)
+                   settings.idle_poll_seconds, settings.claim_horizon_seconds,
+                   settings.battlelog_connect_lead_seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +122,7 @@ async def _gate_model(conn: Conn, gates: list[dict[str, Any]],
     for g in gates:
         rate += 1.0 / effective_interval(float(g["min_interval_seconds"]),
                                          int(g["throttle_streak"]), defaults.margin)
-        slot = max(now, g["next_slot_at"])
+        slot = max(now + timedelta(seconds=defaults.connect_lead), g["next_slot_at"])
         if g["cooldown_until"] is not None:
             slot = max(slot, g["cooldown_until"])
         slots.append(slot)
@@ -156,8 +158,10 @@ async def estimate(conn: Conn, request_id: UUID, defaults: GateDefaults,
 def _free_at(c: Costs, leased: list[dict[str, Any]], defaults: GateDefaults) -> datetime:
     """When the lane can start the next pending job."""
     free_at = c.next_free
-    if not leased:  # an idle collector finds new work at its next poll
-        return max(free_at, c.now + timedelta(seconds=defaults.idle_poll / 2))
+    if not leased:  # an idle collector finds new work at its next poll, for a slot the
+        # connect lead after that
+        return max(free_at, c.now + timedelta(seconds=defaults.idle_poll / 2
+                                              + defaults.connect_lead))
     for job in leased:
         resource = str(job["resource"])
         left = max(0.0, c.requests_per_job(resource) - int(job["requests_counted"]))
