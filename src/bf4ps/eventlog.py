@@ -38,9 +38,7 @@ def render(e: dict[str, Any]) -> str:
     """One line of human text, built from the fields (the log stores no prose)."""
     who = e.get("collector_name") or "scheduler"
     what = e["event_type"].replace("_", " ")
-    target = ""
-    if e.get("persona_id"):
-        target = f" {e.get('resource') or ''} of {e['persona_id']}/{e.get('platform')}"
+    target = _target(e)
     extras = []
     if e.get("attempt_number"):
         extras.append(f"attempt {e['attempt_number']}")
@@ -51,6 +49,19 @@ def render(e: dict[str, Any]) -> str:
     if e.get("wait_ms") is not None:
         extras.append(f"waited {e['wait_ms']} ms")
     if e.get("error_class"):
-        extras.append(f"{e['error_class']}: {e.get('error_message') or ''}".strip())
+        message = e.get("error_message")
+        extras.append(f"{e['error_class']}: {message}" if message else e["error_class"])
     tail = f" ({', '.join(extras)})" if extras else ""
     return f"{e['occurred_at']:%Y-%m-%d %H:%M:%S} UTC  {who}: {what}{target}{tail}"
+
+
+def _target(e: dict[str, Any]) -> str:
+    """What the event is about: a soldier's resource, else (a name lookup, whose persona is
+    not known yet) the job."""
+    resource = e.get("resource") or ""
+    if e.get("persona_id"):
+        return f" {resource} of {e['persona_id']}/{e.get('platform')}"
+    if e.get("job_id"):
+        where = f" on {e['platform']}" if e.get("platform") else ""
+        return f" {resource} job {e['job_id']}{where}".replace("  ", " ")
+    return ""

@@ -6,6 +6,7 @@ from typing import Any
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
+from bf4ps.domain import Lane
 from bf4ps.queue import figures
 
 
@@ -15,10 +16,11 @@ async def fleet(conn: Conn, include_retired: bool = False) -> list[dict[str, Any
 
 
 def _depth_totals(depth: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
-    totals: dict[str, dict[str, int]] = {}
+    """Per lane, every lane (an idle one shows its zeros rather than disappearing)."""
+    totals = {lane.value: {"ready": 0, "waiting_retry": 0, "claimed": 0, "running": 0}
+              for lane in Lane}
     for row in depth:
-        lane = totals.setdefault(str(row["lane"]), {"ready": 0, "waiting_retry": 0,
-                                                    "claimed": 0, "running": 0})
+        lane = totals[str(row["lane"])]
         for key in lane:
             lane[key] += int(row[key])
     return totals
@@ -87,8 +89,6 @@ def render_status(report: dict[str, Any]) -> str:
     for lane, t in sorted(report["queue_depth"]["by_lane"].items()):
         lines.append(f"  {lane:12} ready {t['ready']:>6}  claimed {t['claimed']:>3}  "
                      f"running {t['running']:>3}  waiting retry {t['waiting_retry']:>5}")
-    if not report["queue_depth"]["by_lane"]:
-        lines.append("  (empty)")
     lines.append("coverage (backlog, per resource):")
     for resource, counts in report["coverage"].items():
         parts = "  ".join(f"{k} {v}" for k, v in counts.items())

@@ -46,10 +46,14 @@ def test_status_config_events_and_registry(db_url: str, tmp_path: Path) -> None:
     status = json.loads(run(settings, "status", "--json"))
     assert status["soldiers"] == 1
     assert status["queue_depth"]["by_lane"]["background"]["ready"] == 1
+    # an idle lane shows its zeros (it used to disappear from the report)
+    assert status["queue_depth"]["by_lane"]["interactive"] == {
+        "ready": 0, "waiting_retry": 0, "claimed": 0, "running": 0}
     assert status["coverage"]["detailed"]["never_attempted"] == 1
     assert status["collectors"][0]["name"] == "mak-01"
     assert "budget" in status and status["budget"]["fleet"] is None
-    assert "queue depth (actionable work)" in run(settings, "status")
+    text = run(settings, "status")
+    assert "queue depth (actionable work)" in text and "  interactive  ready      0" in text
 
     assert "working_set_background = 500" in run(settings, "config", "set",
                                                  "working_set_background", "500")

@@ -48,7 +48,7 @@ async def test_known_soldier_gets_four_interactive_jobs_and_an_eta(
                        gate=GATE)
     assert sub.status == "queued" and sub.soldier_id == sid and sub.created == 4
     assert sub.resources == ("detailed", "profile", "weapons", "vehicles")
-    assert sub.position == 0 and sub.eta_at is not None
+    assert sub.position == 0 and sub.eta_at is not None and sub.serving is True
     rows = await jobs(conn)
     assert {r["resource"] for r in rows} == set(sub.resources)
     assert all(r["lane"] == "interactive" and r["priority_class"] == "interactive"
@@ -289,9 +289,13 @@ def test_cli_request(db_url: str) -> None:
     assert done.exit_code == 0, done.output
     data = json.loads(done.output)
     assert data["resources"] == ["lookup"] and data["status"] == "queued"
+    assert data["collector_serving"] is False  # no interactive collector registered here
     url = "https://battlelog.battlefield.com/bf4/soldier/UrlMan/stats/31337/ps4/"
     text = runner.invoke(request_cmd, [url], obj=settings)
     assert text.exit_code == 0 and "collects: detailed, profile, weapons, vehicles" in text.output
+    # it used to promise "first Battlelog request expected at ... (in ~0 s)"
+    assert "no interactive collector is online right now" in text.output
+    assert "expected at" not in text.output
     bad = runner.invoke(request_cmd, ["bad;name", "--platform", "pc"], obj=settings)
     assert bad.exit_code == 2 and "soldier names use" in bad.output
     missing = runner.invoke(request_cmd, ["Someone"], obj=settings)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from bf4ps.cli.common import echo_json, settings_of
@@ -30,10 +32,17 @@ def demo(ctx: click.Context, soldiers: int, collectors: int, duration: float | N
     if as_json:
         echo_json(result)
         return
-    click.echo(f"summary: {result['requests']['total']} Battlelog requests in "
-               f"{result['duration_seconds']:.0f} s; collected (current) "
-               f"{result['coverage']['collected_end']}; budget use {result['budget']['use']}; "
-               f"violations {result['violations']}")
+    click.echo(render_summary(result))
+
+
+def render_summary(result: dict[str, Any]) -> str:
+    collected = ", ".join(f"{k} {v}" for k, v in result["coverage"]["collected_end"].items())
+    violations = result["violations"]
+    use = result["budget"]["use"]
+    return (f"summary: {result['requests']['total']} Battlelog requests in "
+            f"{result['duration_seconds']:.0f} s; collected (current): {collected}; "
+            f"budget use {'n/a' if use is None else f'{100 * use:.0f} %'}; violations: "
+            f"{violations['per_ip']} per IP, {violations['fleet']} fleet")
 
 
 COMMANDS: list[click.Command] = [demo]

@@ -26,7 +26,10 @@ def _describe(sub: Submission) -> str:
         lines.append(f"  collects: {', '.join(sub.resources)} ({sub.created} new jobs)")
     else:
         lines.append("  nothing to collect: every resource is fresh")
-    if sub.eta_at is not None:
+    if sub.serving is False:
+        lines.append(f"  position {sub.position}; no interactive collector is online right "
+                     "now: the request waits in the queue until one is")
+    elif sub.eta_at is not None:
         wait = max(0.0, (sub.eta_at - datetime.now(UTC)).total_seconds())
         lines.append(f"  position {sub.position}; first Battlelog request expected at "
                      f"{sub.eta_at:%H:%M:%S} UTC (in ~{wait:.0f} s)")
@@ -68,7 +71,8 @@ async def request(ctx: click.Context, name: str, platform: str | None, as_json: 
         echo_json({"request_id": sub.request_id, "status": sub.status,
                    "soldier_id": sub.soldier_id, "lookup_name": sub.lookup_name,
                    "eta_at": sub.eta_at, "position": sub.position, "jobs_created": sub.created,
-                   "resources": list(sub.resources), "reused": sub.reused})
+                   "resources": list(sub.resources), "reused": sub.reused,
+                   "collector_serving": sub.serving})
     else:
         click.echo(_describe(sub))
 

@@ -21,6 +21,8 @@ class Progress:
         if self.live is not None:
             self.live.stop()
             self.live = None
+            if not self.console.is_terminal:  # its last frame ends without a line break there
+                self.console.line()
         self.console.print(f"[bold]bf4ps demo[/bold] {text}")
 
     def started(self, url: str, password: str, logs: Path, database: str) -> None:

@@ -67,6 +67,7 @@ class Submission:
     resources: tuple[str, ...]  # what the request collects ("lookup" first for unknown names)
     reused: bool = False  # an open request for the same soldier/name was returned instead
     lookup_name: str | None = None
+    serving: bool | None = None  # an interactive collector is online (None: nothing waits)
 
 
 async def submit(conn: Conn, *, platform: Platform | str, name: str | None = None,
@@ -162,7 +163,8 @@ async def _for_soldier(conn: Conn, target: Target, key: str, policy: Policy,
     est = await eta.estimate(conn, request_id, gate)
     await _planned(conn, request_id, planned.resources, est.eta_at if est else None)
     return Submission(request_id, target.soldier_id, "queued", est.eta_at if est else None,
-                      est.position if est else None, planned.created, planned.resources)
+                      est.position if est else None, planned.created, planned.resources,
+                      serving=est.serving if est else None)
 
 
 async def _for_lookup(conn: Conn, name: str, platform: Platform, key: str, policy: Policy,
@@ -183,7 +185,8 @@ async def _for_lookup(conn: Conn, name: str, platform: Platform, key: str, polic
     est = await eta.estimate(conn, request_id, gate)
     await _planned(conn, request_id, (), est.eta_at if est else None)
     return Submission(request_id, None, "queued", est.eta_at if est else None,
-                      est.position if est else None, 1, ("lookup",), lookup_name=name)
+                      est.position if est else None, 1, ("lookup",), lookup_name=name,
+                      serving=est.serving if est else None)
 
 
 async def _planned(conn: Conn, request_id: UUID, resources: tuple[str, ...],
@@ -201,4 +204,5 @@ async def _reused(conn: Conn, row: dict[str, Any], gate: GateDefaults,
     resources = tuple(row["resources"]) or (("lookup",) if lookup_name else ())
     return Submission(request_id, row["soldier_id"], str(row["status"]),
                       est.eta_at if est else row["eta_at"], est.position if est else None, 0,
-                      resources, reused=True, lookup_name=lookup_name)
+                      resources, reused=True, lookup_name=lookup_name,
+                      serving=est.serving if est else None)

@@ -95,6 +95,7 @@ def submission_dict(sub: Submission) -> dict[str, Any]:
             "eta_at": sub.eta_at.isoformat() if sub.eta_at else None,
             "position": sub.position, "jobs_created": sub.created,
             "resources": list(sub.resources), "reused": sub.reused,
+            "collector_serving": sub.serving,
             "status_url": f"/requests/{sub.request_id}",
             "api_url": f"/api/requests/{sub.request_id}"}
 

@@ -150,7 +150,8 @@ def _schemas() -> dict[str, Any]:
             "status": {"type": "string"}, "soldier_id": NULLABLE_INT,
             "eta_at": DATE, "position": NULLABLE_INT,
             "resources": {"type": "array", "items": {"type": "string"}},
-            "reused": {"type": "boolean"}}},
+            "reused": {"type": "boolean"},
+            "collector_serving": {"type": "boolean", "nullable": True}}},
         "RequestStatus": {"type": "object", "required": ["request_id", "status"],
                           "properties": {
                               "request_id": {"type": "string", "format": "uuid"},

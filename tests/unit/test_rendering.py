@@ -1,0 +1,50 @@
+"""Human text rendered from structured fields: event-log lines, the demo summary."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from bf4ps.eventlog import render
+
+AT = datetime(2026, 11, 30, 16, 0, 1, tzinfo=UTC)
+
+
+def event(**fields: Any) -> dict[str, Any]:
+    return {"occurred_at": AT, "collector_name": "ia1", **fields}
+
+
+def test_a_soldier_resource_event() -> None:
+    line = render(event(event_type="succeeded", resource="weapons", persona_id=42,
+                        platform="pc", attempt_number=1, http_status=200, duration_ms=593))
+    assert line == ("2026-11-30 16:00:01 UTC  ia1: succeeded weapons of 42/pc "
+                    "(attempt 1, HTTP 200, 593 ms)")
+
+
+def test_a_lookup_names_its_job_and_platform() -> None:
+    """A lookup has no persona yet: it used to read 'ia1: started (attempt 1, ...)'."""
+    line = render(event(event_type="started", resource="lookup", job_id=355, platform="pc",
+                        attempt_number=1, wait_ms=984))
+    assert line.endswith("ia1: started lookup job 355 on pc (attempt 1, waited 984 ms)")
+
+
+def test_an_error_class_without_a_message_has_no_dangling_colon() -> None:
+    line = render(event(event_type="egress_throttled", http_status=403, error_class="throttle",
+                        error_message=None, collector_name=None))
+    assert line.endswith("scheduler: egress throttled (HTTP 403, throttle)")
+    line = render(event(event_type="failed", error_class="not_found", error_message="gone"))
+    assert line.endswith("(not_found: gone)")
+
+
+def test_the_demo_summary_reads_as_text() -> None:
+    """It used to print Python dicts: {'detailed': 38, ...}, {'per_ip': 0, 'fleet': 0}."""
+    from bf4ps.cli.demo import render_summary
+
+    line = render_summary({
+        "requests": {"total": 132}, "duration_seconds": 47.2,
+        "coverage": {"collected_end": {"detailed": 38, "profile": 38, "weapons": 18,
+                                       "vehicles": 0}},
+        "budget": {"use": 0.731}, "violations": {"per_ip": 0, "fleet": 0}})
+    assert line == ("summary: 132 Battlelog requests in 47 s; collected (current): detailed 38, "
+                    "profile 38, weapons 18, vehicles 0; budget use 73 %; violations: 0 per IP, "
+                    "0 fleet")
