@@ -89,6 +89,38 @@ async def test_kill_9_mid_request_is_reclaimed_and_identity_survives(
         fleet.stop_all()
 
 
+async def test_a_collector_restarted_after_kill_9_takes_its_job_back_at_once(
+        db_url: str, tmp_path: Path) -> None:
+    """With a 60 s lease, the job of a collector killed mid-request used to wait out the whole
+    lease although the collector was back in a second (a player's request waited two minutes
+    in production). The restart ends its previous process's leases: its own first claim takes
+    the job back (lease_expired + reclaimed) and finishes it."""
+    async with connection(db_url) as conn:
+        await seed_work(conn, 1, resources=("weapons",))
+    with simulator(speed=0.4, min_interval=0) as sim:  # weapons take ~3 s: kill mid-request
+        fleet = Fleet(db_url, sim.base_url, tmp_path, FAST | {
+            "BF4PS_LEASE_SECONDS": "60", "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "0.1"})
+        fleet.start("phoenix", "egress-p", "127.0.0.11")
+        async with connection(db_url) as conn:
+            job = await wait_for(conn, "SELECT job_id FROM collection_jobs "
+                                       "WHERE status = 'running'", timeout=30)
+            fleet.signal("phoenix", signal.SIGKILL)
+            fleet.procs["phoenix"].wait(10)
+            killed_at = asyncio.get_running_loop().time()
+            fleet.start("phoenix", "egress-p", "127.0.0.11")
+            await wait_for(conn, "SELECT count(*) FROM collection_events WHERE job_id = %(j)s "
+                                 "AND event_type = 'succeeded'", {"j": job}, timeout=40)
+            assert asyncio.get_running_loop().time() - killed_at < 40  # not the 60 s lease
+            cur = await conn.execute(
+                "SELECT event_type, collector_name FROM collection_events WHERE job_id = %s "
+                "AND event_type IN ('lease_expired', 'reclaimed', 'succeeded') ORDER BY event_id",
+                [job])
+            assert [(r["event_type"], r["collector_name"]) for r in await cur.fetchall()] == [
+                ("lease_expired", "phoenix"), ("reclaimed", "phoenix"), ("succeeded", "phoenix")]
+        fleet.stop_all()
+        assert "of the previous process: their leases ended now" in fleet.log("phoenix")
+
+
 async def test_sigterm_mid_request_finishes_commits_and_exits_zero(
         db_url: str, tmp_path: Path) -> None:
     async with connection(db_url) as conn:

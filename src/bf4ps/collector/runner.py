@@ -24,6 +24,7 @@ from bf4ps.db.queries import q
 from bf4ps.domain import Lane
 from bf4ps.gates import admission
 from bf4ps.gates.admission import GateConfig, Wait
+from bf4ps.queue import claim as qclaim
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import CollectorRef
@@ -77,8 +78,12 @@ class Collector:
                 me = await register(conn, self.settings.data_dir, self.want,
                                     replace=self.replace)
                 await configure_gates(conn, self.settings, me.egress_key)
+                abandoned = await qclaim.expire_abandoned(conn, me)
             log.info("collector %s (%s) started: lane %s, egress %s", me.name,
                      me.collector_uuid, me.lane.value, me.egress_key)
+            if abandoned:
+                log.info("jobs %s of the previous process: their leases ended now, so they "
+                         "are reclaimed at once", abandoned)
             return await self._serve(pool, me)
         finally:
             await pool.close()

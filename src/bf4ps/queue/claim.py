@@ -74,6 +74,13 @@ async def release(conn: Conn, me: CollectorRef, job: ClaimedJob, why: str) -> bo
     return True
 
 
+async def expire_abandoned(conn: Conn, me: CollectorRef) -> list[int]:
+    """End the leases this collector's previous process left behind (see queue.sql); the ids
+    of their jobs."""
+    cur = await conn.execute(q("expire_abandoned"), {"collector_uuid": me.collector_uuid})
+    return [int(r["job_id"]) for r in await cur.fetchall()]
+
+
 def _ts(row: dict[str, Any], key: str) -> datetime:
     value = row[key]
     assert isinstance(value, datetime)

@@ -146,6 +146,17 @@ WHERE job_id = %(job_id)s AND collector_uuid = %(collector_uuid)s
   AND lease_expires_at > clock_timestamp()
 RETURNING lease_expires_at
 
+-- name: expire_abandoned
+-- A restarted collector's jobs from its previous process (dead: registration refuses to start
+-- beside a live one): their leases end now, so the next claim reclaims them at once (with
+-- lease_expired + reclaimed) instead of after the whole lease. Should the old process still
+-- live somewhere, the new lease token fences it out.
+UPDATE collection_jobs
+SET lease_expires_at = clock_timestamp(), updated_at = clock_timestamp()
+WHERE collector_uuid = %(collector_uuid)s AND status IN ('claimed', 'running')
+  AND lease_expires_at > clock_timestamp()
+RETURNING job_id
+
 -- name: lock_owned_job
 -- The fence of finalize and fail: the caller must still own an unexpired lease. The row lock
 -- keeps any reclaim out until this transaction ends.
