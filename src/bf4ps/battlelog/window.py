@@ -29,11 +29,6 @@ class SendWindow:
     at: float
     by: float
 
-    @classmethod
-    def now_until(cls, by: float) -> SendWindow:
-        """No earliest time: only the deadline."""
-        return cls(0.0, by)
-
 
 class WindowTrace:
     """An httpcore trace hook enforcing a SendWindow; `released` is when the headers were let
