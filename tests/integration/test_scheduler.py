@@ -47,6 +47,8 @@ async def test_standby_takes_over_when_the_active_scheduler_dies(db_url: str,
         await asyncio.sleep(2)
         assert await count(conn, "SELECT count(*) FROM collection_events "
                                  "WHERE event_type = 'scheduler_started'") == 1  # b waits
+        standby = (tmp_path / "b.log").read_text()  # and says so, once (it used to be silent)
+        assert standby.count(f":{b.pid} is on standby: another scheduler leads") == 1, standby
         a.send_signal(signal.SIGKILL)
         a.wait(10)
         await wait_for(conn, "SELECT count(*) = 2 FROM collection_events "

@@ -66,11 +66,16 @@ class Scheduler:
             await self._sleep(self.settings.scheduler_tick_seconds)
 
     async def _acquire(self, conn: Conn) -> bool:
+        said = False
         while not self.stop.is_set():
             cur = await conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", [SCHEDULER_LOCK])
             row = await cur.fetchone()
             if row and row["ok"]:
                 return True
+            if not said:  # once per stand-by period, not every tick
+                log.info("scheduler %s is on standby: another scheduler leads; it takes over "
+                         "when that one stops", self.identity)
+                said = True
             await self._sleep(self.settings.scheduler_tick_seconds)  # hot standby
         return False
 
