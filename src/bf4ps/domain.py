@@ -94,8 +94,9 @@ class ErrorClass(StrEnum):
 
 
 class SourceType(StrEnum):
-    BF4SW = "bf4sw"
-    MANUAL = "manual"
+    BF4SW = "bf4sw"  # seen playing by BF4SW
+    MANUAL = "manual"  # named by a submitted Battlelog URL (unconfirmed)
+    BATTLELOG = "battlelog"  # found by Battlelog's own name search (a website lookup)
 
 
 class JobReason(StrEnum):

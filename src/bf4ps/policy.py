@@ -18,6 +18,7 @@ from bf4ps.db.queries import q
 from bf4ps.domain import Lane, PriorityClass, Resource
 
 log = logging.getLogger(__name__)
+_WARNED: set[str] = set()
 
 DAY = 86_400
 WEEK = 7 * DAY
@@ -126,7 +127,10 @@ async def load(conn: Conn) -> Policy:
         return Policy(**known)
     except ValidationError as exc:
         bad = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
-        log.warning("policy: stored values ignored, defaults used instead: %s", _problems(exc))
+        problems = _problems(exc)
+        if problems not in _WARNED:  # loaded every tick: say it once per process
+            _WARNED.add(problems)
+            log.warning("policy: stored values ignored, defaults used instead: %s", problems)
         return validated({k: v for k, v in known.items() if k not in bad})
 
 

@@ -380,16 +380,23 @@ async def test_a_window_connects_ahead_and_writes_when_it_opens() -> None:
         writer.close()
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    async with server, client(f"http://127.0.0.1:{port}") as battlelog:
-        begun = time.time()
-        opens = begun + 0.6
-        result = await battlelog.fetch(Resource.DETAILED, GOOD, Platform.PC,
-                                       window=SendWindow(opens, opens + 0.5))
-    assert result.ok, result.message
-    assert seen["connected"] - begun < 0.3  # connected during the lead
-    assert seen["headers"] >= opens  # nothing written before the window opened
-    assert result.duration_seconds < 0.45  # the hold is not the request's duration
+    base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    async with server:
+        async with client(base) as battlelog:
+            begun = time.time()
+            opens = begun + 0.6
+            result = await battlelog.fetch(Resource.DETAILED, GOOD, Platform.PC,
+                                           window=SendWindow(opens, opens + 0.5))
+        assert result.ok, result.message
+        assert seen["connected"] - begun < 0.3  # connected during the lead
+        assert seen["headers"] >= opens  # nothing written before the window opened
+        assert result.duration_seconds < 0.45  # the hold is not the request's duration
+        # nor part of its timeout: a 0.5 s timeout with a 0.6 s hold still answers
+        async with client(base, timeout=0.5) as battlelog:
+            opens = time.time() + 0.6
+            held = await battlelog.fetch(Resource.DETAILED, GOOD, Platform.PC,
+                                         window=SendWindow(opens, opens + 0.5))
+        assert held.ok, held.message
 
 
 # --- `bf4ps battlelog fetch` -----------------------------------------------------------------

@@ -56,3 +56,21 @@ def test_concurrent_short_commands_never_detach_a_long_running_process(tmp_path:
         assert holder.wait(60) == 0
     assert attached(pgdata) == []
     assert not (pgdata / "postmaster.pid").exists()  # the last one out stopped it
+
+
+@pytest.mark.parametrize("torn", ["", "[12", "{}", "null"])
+def test_a_torn_pids_file_is_rewritten(tmp_path: Path, torn: str) -> None:
+    """A crash between the package's truncate and write leaves a file its own reader cannot
+    parse: every later start would fail on it, so it is rewritten (the dead are dropped, the
+    live kept when it can be read)."""
+    import contextlib
+
+    from bf4ps.db import embedded
+
+    handle = tmp_path / ".handle_pids.json"
+    handle.write_text(torn)
+    embedded._drop_dead_pids(tmp_path, contextlib.nullcontext())
+    assert json.loads(handle.read_text()) == []
+    handle.write_text(json.dumps([os.getpid(), 2**22 + 12345]))  # alive, and (surely) not
+    embedded._drop_dead_pids(tmp_path, contextlib.nullcontext())
+    assert json.loads(handle.read_text()) == [os.getpid()]

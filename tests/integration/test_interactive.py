@@ -166,6 +166,13 @@ async def test_a_url_with_a_made_up_persona_cannot_take_a_real_soldiers_name(
     assert by_name.soldier_id == real
     by_former = await submit(conn, platform="pc", name="bravo", client_key="t", policy=POLICY)
     assert by_former.soldier_id == renamed
+    # a name Battlelog's search confirmed is trusted like BF4SW's: the current holder of
+    # "Bravo" found by a lookup wins over the BF4SW soldier who used to have the name
+    await conn.execute("INSERT INTO soldier_sources (soldier_id, source_type, first_seen_at, "
+                       "last_seen_at) SELECT soldier_id, 'battlelog', now(), now() FROM "
+                       "soldiers WHERE persona_id = 424244")
+    assert (await submit(conn, platform="pc", name="bravo", client_key="t2",
+                         policy=POLICY)).soldier_id not in (None, renamed)
     # a name only ever typed into a URL still resolves to that soldier
     only = await submit(conn, platform="pc", persona_id=424245, name="Charlie",
                         client_key="attacker", policy=POLICY)
@@ -201,6 +208,9 @@ async def test_resolve_lookup(conn: Conn, tmp_path: Path) -> None:
                        {"s": sid, "r": sub.request_id}) == 4
     assert await count(conn, "SELECT count(*) FROM collection_events WHERE event_type = "
                              "'lookup_resolved'") == 1
+    cur = await conn.execute("SELECT source_type FROM soldier_sources WHERE soldier_id = %s",
+                             [sid])
+    assert await cur.fetchall() == [{"source_type": "battlelog"}]  # Battlelog gave the name
     # the found soldier's jobs keep the request's place: ahead of a later request
     await conn.execute("DELETE FROM collection_jobs WHERE job_id = %s", [job.job_id])
     nxt = await qclaim.claim(conn, me, 60)

@@ -32,6 +32,8 @@ async def test_a_stored_value_now_refused_falls_back_to_its_default(
                                          "value": json.dumps(0.5), "by": "old"})
     with caplog.at_level("WARNING", logger="bf4ps.policy"):
         pol = await policy_mod.load(conn)
+        assert await policy_mod.load(conn) == pol  # loaded every tick: warned once
+    assert len(caplog.records) == 1
     assert pol.event_retention_days == Policy().event_retention_days
     assert pol.working_set_background == 321  # the valid override is kept
     assert "event_retention_days: Input should be greater than or equal to 1 (got 0.5)" in (

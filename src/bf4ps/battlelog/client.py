@@ -3,7 +3,8 @@
 * No retries (the queue engine retries), no redirects followed, no proxies from the
   environment (``trust_env=False``: the egress must be this host, or ``local_address``).
 * ``timeout_seconds`` bounds each phase (connect, read, write, pool) and the whole request
-  (an overall deadline, so a server trickling bytes cannot hold a worker forever).
+  (an overall deadline, so a server trickling bytes cannot hold a worker forever), plus a
+  send window's hold before its opening.
 * Bodies are read as a stream and cut at ``max_body_bytes`` (default 16 MiB; live weapons
   bodies are about 0.6 MB): an oversized body is MALFORMED.
 * ``fetch``/``account_soldiers``/``search`` never raise for network, HTTP or payload problems:
@@ -169,9 +170,10 @@ class BattlelogClient:
         window: SendWindow | None = None,
     ) -> FetchResult:
         trace = WindowTrace(window) if window is not None else None
+        hold = max(0.0, window.at - time.time()) if window is not None else 0.0
         started = time.perf_counter()
         try:
-            async with asyncio.timeout(self._deadline):
+            async with asyncio.timeout(self._deadline + hold):  # the hold is not the request's
                 status, headers, body, wire_bytes = await self._send(method, path, form, trace)
         except SendTooLate:
             raise  # not a Battlelog outcome: nothing was sent

@@ -65,15 +65,10 @@ def listen(host: str, port: int) -> socket.socket:
     """A bound TCP socket for a server on host:port, made before any start-up work, so that an
     address in use (or a bad host) ends the command at once with one line naming the address
     instead of after the banner and the application's start-up."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
-    except OSError as exc:
-        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
-    sock = socket.socket(family, kind, proto)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)  # as uvicorn
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
+        sock.bind((host, port))
     except OSError as exc:
         sock.close()
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")

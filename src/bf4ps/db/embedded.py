@@ -28,11 +28,13 @@ def _drop_dead_pids(pgdata: Path, lock: Any) -> None:
         if not handle.exists():
             return
         try:
-            pids = json.loads(handle.read_text() or "[]")
+            pids = json.loads(handle.read_text())
         except (OSError, ValueError):
-            pids = []  # torn by a crash mid-write: the package could not read it either
-        alive = [pid for pid in pids if isinstance(pid, int) and psutil.pid_exists(pid)]
-        if alive != pids:
+            pids = None  # torn by a crash mid-write: the package could not read it either
+        if not isinstance(pids, list):
+            pids = None
+        alive = [pid for pid in pids or [] if isinstance(pid, int) and psutil.pid_exists(pid)]
+        if pids is None or alive != pids:  # a torn file is rewritten, or no start succeeds
             handle.write_text(json.dumps(alive))
 
 

@@ -30,7 +30,7 @@ def pick(hits: tuple[SearchHit, ...], name: str, platform: Platform) -> SearchHi
 
 async def resolve_lookup(conn: Conn, job: ClaimedJob, hits: tuple[SearchHit, ...],
                          policy: Policy) -> int | None:
-    """The soldier id the lookup found (upserted, source manual, seen now), with its request
+    """The soldier id the lookup found (upserted, source battlelog, seen now), with its request
     attached to it and its stale resources enqueued as interactive jobs of that request (ranked
     at the request's submission, so it keeps its place); None when no hit matches (the caller
     records not-found). Writes a lookup_resolved event. Runs in the caller's transaction."""
@@ -41,7 +41,7 @@ async def resolve_lookup(conn: Conn, job: ClaimedJob, hits: tuple[SearchHit, ...
         return None
     now = datetime.now(UTC)
     up = await soldiers.upsert(conn, soldiers.Sighting(
-        hit.persona_id, job.lookup_platform, hit.name, now, now, SourceType.MANUAL))
+        hit.persona_id, job.lookup_platform, hit.name, now, now, SourceType.BATTLELOG))
     target = Target(up.soldier_id, hit.persona_id, job.lookup_platform, hit.name)
     await demand.lock(conn, f"soldier:{target.soldier_id}")
     cur = await conn.execute(q("interactive_request_attach_soldier"),

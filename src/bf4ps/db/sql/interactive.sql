@@ -15,10 +15,10 @@ SELECT soldier_id, persona_id, platform, current_name
 FROM soldiers WHERE persona_id = %(persona_id)s AND platform = %(platform)s
 
 -- name: interactive_soldier_by_name
--- A name BF4SW saw (a soldier with a bf4sw sighting) wins over one only typed into a submitted
--- Battlelog URL, which nobody has confirmed: a URL with a made-up persona id cannot take a real
--- soldier's name over. Then the current name before the name history, then the most recently
--- seen soldier.
+-- A confirmed name (a soldier BF4SW saw playing, or one Battlelog's name search found) wins
+-- over one only typed into a submitted Battlelog URL, which nobody has confirmed: a URL with a
+-- made-up persona id cannot take a real soldier's name over. Then the current name before the
+-- name history, then the most recently seen soldier.
 SELECT found.soldier_id, found.persona_id, found.platform, found.current_name FROM (
     SELECT soldier_id, persona_id, platform, current_name, 0 AS pref, last_seen_at AS seen
     FROM soldiers
@@ -29,7 +29,8 @@ SELECT found.soldier_id, found.persona_id, found.platform, found.current_name FR
     WHERE lower(n.name) = lower(%(name)s) AND s.platform = %(platform)s
 ) AS found
 ORDER BY EXISTS (SELECT 1 FROM soldier_sources ss
-                 WHERE ss.soldier_id = found.soldier_id AND ss.source_type = 'bf4sw') DESC,
+                 WHERE ss.soldier_id = found.soldier_id
+                   AND ss.source_type IN ('bf4sw', 'battlelog')) DESC,
          pref, seen DESC NULLS LAST
 LIMIT 1
 
