@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -17,8 +16,8 @@ import httpx
 
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import SimProcess, spawn
+from tests.procs import bf4ps_env
 
-REPO = Path(__file__).resolve().parent.parent
 LIVE: list[Fleet] = []
 
 
@@ -53,14 +52,10 @@ class Fleet:
         LIVE.append(self)  # stopped after every test even when the test fails (conftest)
 
     def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("BF4PS_")}
-        env.update({
+        return bf4ps_env(**{
             "BF4PS_DATABASE_URL": self.db_url, "BF4PS_BATTLELOG_BASE_URL": self.sim_url,
             "BF4PS_DATA_DIR": str(self.data_dir), "PYTHONUNBUFFERED": "1",
-            "PYTHONPATH": str(REPO / "src"),
-        })
-        env.update(self.env_extra)
-        return env
+        } | self.env_extra)
 
     def start(self, name: str, egress: str, source: str | None = None,
               lane: str = "background", *extra: str) -> subprocess.Popen[str]:

@@ -12,6 +12,15 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 
 
+def bf4ps_env(**settings: str) -> dict[str, str]:
+    """This environment for a child `bf4ps` process: no BF4PS_* setting of the developer's
+    leaks in, the source tree is on the path, then `settings`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BF4PS_")}
+    env["PYTHONPATH"] = str(REPO / "src")
+    env.update(settings)
+    return env
+
+
 def spawn(script: str, *args: str, stdin: bool = False) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"), PYTHONUNBUFFERED="1")
     return subprocess.Popen(

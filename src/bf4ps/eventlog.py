@@ -61,7 +61,9 @@ def _target(e: dict[str, Any]) -> str:
     resource = e.get("resource") or ""
     if e.get("persona_id"):
         return f" {resource} of {e['persona_id']}/{e.get('platform')}"
-    if e.get("job_id"):
-        where = f" on {e['platform']}" if e.get("platform") else ""
-        return f" {resource} job {e['job_id']}{where}".replace("  ", " ")
-    return ""
+    if not e.get("job_id"):
+        return ""
+    parts = [resource, "job", str(e["job_id"])]
+    if e.get("platform"):
+        parts += ["on", e["platform"]]
+    return " " + " ".join(p for p in parts if p)

@@ -47,6 +47,9 @@ class Settings(BaseSettings):
         None,
         description="BF4SW's database (read-only). Unset: database 'bf4sw' on the BF4PS server.",
     )
+    db_pool_max: int = Field(
+        4, ge=1, description="Connections of the website's pool, per web process (collectors "
+        "use 3 each, plus one for heartbeats).")
 
     @field_validator("database_url", "bf4sw_database_url")
     @classmethod
@@ -60,9 +63,6 @@ class Settings(BaseSettings):
                 raise ValueError("not a PostgreSQL connection string: use postgresql://USER:"
                                  "PASSWORD@HOST:PORT/DBNAME or key=value pairs") from None
         return value
-    db_pool_max: int = Field(
-        4, ge=1, description="Connections of the website's pool, per web process (collectors "
-        "use 3 each, plus one for heartbeats).")
 
     # --- Battlelog client ---
     battlelog_base_url: str = Field(REAL_BATTLELOG, description="Battlelog base URL.")

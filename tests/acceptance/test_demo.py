@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import REPO
+from tests.procs import bf4ps_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     bool(os.environ.get("BF4PS_TEST_DATABASE_URL")), reason="the demo runs its own server")]
@@ -33,8 +33,7 @@ def leftovers(marker: str) -> list[str]:
 
 def test_demo_runs_collects_and_stops_cleanly(tmp_path: Path) -> None:
     data = tmp_path / "bf4ps-data"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BF4PS_")}
-    env.update({"BF4PS_DATA_DIR": str(data), "PYTHONPATH": str(REPO / "src")})
+    env = bf4ps_env(BF4PS_DATA_DIR=str(data))
     demo = subprocess.Popen(
         [sys.executable, "-m", "bf4ps.cli.main", "demo", "--duration", "60", "--json",
          "--port", "0", "--soldiers", "2000"],

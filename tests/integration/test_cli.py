@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -18,8 +17,9 @@ from click.testing import CliRunner
 from bf4ps.cli.main import cli
 from bf4ps.db.connect import connection
 from bf4ps.settings import Settings
-from tests.conftest import REPO, create_database, drop_database
+from tests.conftest import create_database, drop_database
 from tests.helpers import add_job, make_collector, make_soldier
+from tests.procs import bf4ps_env
 
 
 def run(settings: Settings, *args: str) -> str:
@@ -96,8 +96,7 @@ def test_status_config_events_and_registry(db_url: str, tmp_path: Path) -> None:
 
 def bf4ps(*args: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """The real entry point (main(): settings from the environment), as from a shell."""
-    full = {k: v for k, v in os.environ.items() if not k.startswith("BF4PS_")}
-    full.update({"PYTHONPATH": str(REPO / "src"), "BF4PS_DATA_DIR": str(tmp_path), **env})
+    full = bf4ps_env(BF4PS_DATA_DIR=str(tmp_path), **env)
     return subprocess.run([sys.executable, "-m", "bf4ps.cli.main", *args], env=full,
                           capture_output=True, text=True, timeout=120)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bf4ps.db.connect import connection
+from bf4ps.db.connect import Conn, connection
 from bf4ps.db.queries import q
 from tests.fleet import Fleet, sim_stats, simulator
 from tests.helpers import count, seed_work, wait_for
@@ -53,6 +53,26 @@ async def test_shared_and_separate_egresses_with_fleet_budget_never_violate(
                                  "event_type = 'succeeded'") >= stats["requests_total"] - 8
 
 
+async def killed_mid_request(conn: Conn, fleet: Fleet, name: str) -> int:
+    """Wait for the collector's request to be in flight, kill -9 it; the job it held."""
+    job = await wait_for(conn, "SELECT job_id FROM collection_jobs WHERE status = 'running'",
+                         timeout=30)
+    fleet.signal(name, signal.SIGKILL)
+    fleet.procs[name].wait(10)
+    return job
+
+
+async def reclaim_trail(conn: Conn, job: int, *, timeout: float) -> list[tuple[str, str]]:
+    """Once the job succeeded: its lease_expired / reclaimed / succeeded events, by whom."""
+    await wait_for(conn, "SELECT count(*) FROM collection_events WHERE job_id = %(j)s "
+                         "AND event_type = 'succeeded'", {"j": job}, timeout=timeout)
+    cur = await conn.execute(
+        "SELECT event_type, collector_name FROM collection_events WHERE job_id = %s "
+        "AND event_type IN ('lease_expired', 'reclaimed', 'succeeded') ORDER BY event_id",
+        [job])
+    return [(r["event_type"], r["collector_name"]) for r in await cur.fetchall()]
+
+
 async def test_kill_9_mid_request_is_reclaimed_and_identity_survives(
         db_url: str, tmp_path: Path) -> None:
     async with connection(db_url) as conn:
@@ -62,21 +82,12 @@ async def test_kill_9_mid_request_is_reclaimed_and_identity_survives(
             "BF4PS_LEASE_SECONDS": "4", "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "0.1"})
         fleet.start("victim", "egress-v", "127.0.0.7")
         async with connection(db_url) as conn:
-            job = await wait_for(conn, "SELECT job_id FROM collection_jobs "
-                                       "WHERE status = 'running'", timeout=30)
+            job = await killed_mid_request(conn, fleet, "victim")
             cur = await conn.execute("SELECT collector_uuid FROM collectors "
                                      "WHERE collector_name = 'victim'")
             first_uuid = (await cur.fetchone() or {})["collector_uuid"]
-            fleet.signal("victim", signal.SIGKILL)
-            fleet.procs["victim"].wait(10)
             fleet.start("rescuer", "egress-r", "127.0.0.8")
-            await wait_for(conn, "SELECT count(*) FROM collection_events WHERE job_id = %(j)s "
-                                 "AND event_type = 'succeeded'", {"j": job}, timeout=60)
-            cur = await conn.execute(
-                "SELECT event_type, collector_name FROM collection_events WHERE job_id = %s "
-                "AND event_type IN ('lease_expired', 'reclaimed', 'succeeded') ORDER BY event_id",
-                [job])
-            trail = [(r["event_type"], r["collector_name"]) for r in await cur.fetchall()]
+            trail = await reclaim_trail(conn, job, timeout=60)
             assert ("lease_expired", "victim") in trail
             assert trail[-1] == ("succeeded", "rescuer")
             fleet.start("victim", "egress-v", "127.0.0.7")  # same data directory
@@ -102,21 +113,13 @@ async def test_a_collector_restarted_after_kill_9_takes_its_job_back_at_once(
             "BF4PS_LEASE_SECONDS": "60", "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "0.1"})
         fleet.start("phoenix", "egress-p", "127.0.0.11")
         async with connection(db_url) as conn:
-            job = await wait_for(conn, "SELECT job_id FROM collection_jobs "
-                                       "WHERE status = 'running'", timeout=30)
-            fleet.signal("phoenix", signal.SIGKILL)
-            fleet.procs["phoenix"].wait(10)
+            job = await killed_mid_request(conn, fleet, "phoenix")
             killed_at = asyncio.get_running_loop().time()
             fleet.start("phoenix", "egress-p", "127.0.0.11")
-            await wait_for(conn, "SELECT count(*) FROM collection_events WHERE job_id = %(j)s "
-                                 "AND event_type = 'succeeded'", {"j": job}, timeout=40)
+            trail = await reclaim_trail(conn, job, timeout=40)
             assert asyncio.get_running_loop().time() - killed_at < 40  # not the 60 s lease
-            cur = await conn.execute(
-                "SELECT event_type, collector_name FROM collection_events WHERE job_id = %s "
-                "AND event_type IN ('lease_expired', 'reclaimed', 'succeeded') ORDER BY event_id",
-                [job])
-            assert [(r["event_type"], r["collector_name"]) for r in await cur.fetchall()] == [
-                ("lease_expired", "phoenix"), ("reclaimed", "phoenix"), ("succeeded", "phoenix")]
+            assert trail == [("lease_expired", "phoenix"), ("reclaimed", "phoenix"),
+                             ("succeeded", "phoenix")]
         fleet.stop_all()
         assert "of the previous process: their leases ended now" in fleet.log("phoenix")
 

@@ -5,7 +5,6 @@ retention."""
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import sys
@@ -20,17 +19,15 @@ from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
 from bf4ps.scheduler import feeder, retention
-from tests.conftest import REPO
 from tests.helpers import count, make_collector, wait_for
 from tests.integration.test_feeder import PARK, population
-from tests.procs import spawn
+from tests.procs import bf4ps_env, spawn
 
 
 def scheduler_process(db_url: str, tmp: Path, name: str,
                       **extra: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BF4PS_")}
-    env.update({"BF4PS_DATABASE_URL": db_url, "BF4PS_SCHEDULER_TICK_SECONDS": "0.3",
-                "BF4PS_DATA_DIR": str(tmp), "PYTHONPATH": str(REPO / "src"), **extra})
+    env = bf4ps_env(BF4PS_DATABASE_URL=db_url, BF4PS_SCHEDULER_TICK_SECONDS="0.3",
+                    BF4PS_DATA_DIR=str(tmp), **extra)
     log = open(tmp / f"{name}.log", "w")  # noqa: SIM115 - lives as long as the process
     return subprocess.Popen([sys.executable, "-m", "bf4ps.cli.main", "scheduler", "run"],
                             env=env, stdout=log, stderr=subprocess.STDOUT, text=True)

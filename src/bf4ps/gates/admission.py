@@ -75,11 +75,17 @@ def effective_interval(min_interval: float, streak: int, margin: float) -> float
     return min_interval * (1 + 0.5 * streak) + margin
 
 
-async def _egress_slot(conn: Conn, gate: dict[str, Any], cfg: GateConfig) -> datetime:
-    now: datetime = gate["now"]
-    slot: datetime = max(now + timedelta(seconds=cfg.connect_lead), gate["next_slot_at"])
+def paced_slot(gate: dict[str, Any], now: datetime, connect_lead: float) -> datetime:
+    """An egress's next slot by its pacing and cool-down, at least the connect lead from now
+    (the admission's rule; the ETA models the lane with it too)."""
+    slot: datetime = max(now + timedelta(seconds=connect_lead), gate["next_slot_at"])
     if gate["cooldown_until"] is not None:
         slot = max(slot, gate["cooldown_until"])
+    return slot
+
+
+async def _egress_slot(conn: Conn, gate: dict[str, Any], cfg: GateConfig) -> datetime:
+    slot = paced_slot(gate, gate["now"], cfg.connect_lead)
     if gate["window_requests"]:
         nth = await _one(conn, "egress_nth_latest", {"egress_key": gate["egress_key"],
                                                      "offset": gate["window_requests"] - 1})

@@ -23,7 +23,7 @@ from uuid import UUID
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
-from bf4ps.gates.admission import effective_interval
+from bf4ps.gates.admission import effective_interval, paced_slot
 from bf4ps.settings import Settings
 
 # Until measured: seconds from started to succeeded, and physical requests per job.
@@ -122,10 +122,7 @@ async def _gate_model(conn: Conn, gates: list[dict[str, Any]],
     for g in gates:
         rate += 1.0 / effective_interval(float(g["min_interval_seconds"]),
                                          int(g["throttle_streak"]), defaults.margin)
-        slot = max(now + timedelta(seconds=defaults.connect_lead), g["next_slot_at"])
-        if g["cooldown_until"] is not None:
-            slot = max(slot, g["cooldown_until"])
-        slots.append(slot)
+        slots.append(paced_slot(g, now, defaults.connect_lead))
     serving = any(bool(g["serving"]) for g in gates)
     return 1.0 / rate, min(slots), now, serving
 
