@@ -4,7 +4,6 @@ processes (`bf4ps collector run`), and the simulator's counters."""
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import sys
@@ -16,6 +15,7 @@ import httpx
 
 from bench.common import fresh_database
 from bf4ps.db.connect import connection
+from bf4ps.settings import child_env
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import SimProcess, spawn
 
@@ -48,10 +48,9 @@ async def seed(url: str, soldiers: int, resources: tuple[str, ...] = ("detailed"
 class Collectors:
     def __init__(self, db_url: str, sim_url: str, env: dict[str, str]) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="bf4ps-bench-"))
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("BF4PS_")}
-        self.env.update({"BF4PS_DATABASE_URL": db_url, "BF4PS_BATTLELOG_BASE_URL": sim_url,
-                         "BF4PS_DATA_DIR": str(self.dir), "PYTHONPATH": str(REPO / "src"),
-                         **env})
+        self.env = child_env({"BF4PS_DATABASE_URL": db_url, "BF4PS_BATTLELOG_BASE_URL": sim_url,
+                              "BF4PS_DATA_DIR": str(self.dir), "PYTHONPATH": str(REPO / "src"),
+                              **env})
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def start(self, name: str, egress: str, source: str, lane: str = "background") -> int:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
 import statistics
 import subprocess
@@ -36,6 +35,7 @@ from bench.common import fresh_database, machine, server_url
 from bf4ps.battlelog.parse_vehicles import parse_vehicles
 from bf4ps.battlelog.parse_weapons import parse_weapons
 from bf4ps.db.connect import connection, with_dbname
+from bf4ps.settings import child_env
 from bf4ps.stats.store import write_vehicles, write_weapons
 from bf4ps.web.serve import free_port
 
@@ -232,10 +232,9 @@ def report(name: str, s: Sample, elapsed: float, target: float | None) -> None:
 
 
 def start_server(url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BF4PS_")}
-    env.update({"BF4PS_DATABASE_URL": url, "BF4PS_OPS_USERNAME": OPS[0],
-                "BF4PS_OPS_PASSWORD": OPS[1], "BF4PS_SECRET_KEY": "bench",
-                "BF4PS_DB_POOL_MAX": "8", "BF4PS_LOG_LEVEL": "WARNING"})
+    env = child_env({"BF4PS_DATABASE_URL": url, "BF4PS_OPS_USERNAME": OPS[0],
+                     "BF4PS_OPS_PASSWORD": OPS[1], "BF4PS_SECRET_KEY": "bench",
+                     "BF4PS_DB_POOL_MAX": "8", "BF4PS_LOG_LEVEL": "WARNING"})
     args = [sys.executable, "-m", "uvicorn", "--factory", "bf4ps.web.app:app_from_env",
             "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers),
             "--log-level", "warning", "--no-access-log"]

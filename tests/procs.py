@@ -9,16 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bf4ps.settings import child_env
+
 REPO = Path(__file__).resolve().parent.parent
 
 
 def bf4ps_env(**settings: str) -> dict[str, str]:
     """This environment for a child `bf4ps` process: no BF4PS_* setting of the developer's
     leaks in, the source tree is on the path, then `settings`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BF4PS_")}
-    env["PYTHONPATH"] = str(REPO / "src")
-    env.update(settings)
-    return env
+    return child_env({"PYTHONPATH": str(REPO / "src"), **settings})
 
 
 def spawn(script: str, *args: str, stdin: bool = False) -> subprocess.Popen[str]:

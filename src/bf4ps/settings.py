@@ -21,6 +21,15 @@ from pydantic_settings import (
 )
 
 REAL_BATTLELOG = "https://battlelog.battlefield.com"
+ENV_PREFIX = "BF4PS_"
+
+
+def child_env(settings: dict[str, str]) -> dict[str, str]:
+    """The environment for a child bf4ps process given exactly these settings: this process's
+    environment without any BF4PS_* variable (none of the caller's leaks in), then `settings`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(ENV_PREFIX)}
+    env.update(settings)
+    return env
 
 
 def default_data_dir() -> Path:
@@ -32,7 +41,7 @@ def default_data_dir() -> Path:
 
 class Settings(BaseSettings):
     # an empty BF4PS_X= means "not set" (the default), not an invalid value
-    model_config = SettingsConfigDict(env_prefix="BF4PS_", extra="ignore",
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore",
                                       env_ignore_empty=True)
 
     # --- storage ---

@@ -30,9 +30,12 @@ class Upserted:
 
 async def upsert(conn: Conn, s: Sighting, *, eligible_since: datetime | None = None) -> Upserted:
     """Record a sighting (identity, name history, provenance) and initialize its collection
-    state (never attempted, for every resource) when the soldier is new."""
+    state (never attempted, for every resource) when the soldier is new. Only a BF4SW sighting
+    is a time the soldier was seen playing (the soldier's last_seen_at)."""
     params = {"persona_id": s.persona_id, "platform": s.platform.value, "name": s.name,
-              "first_seen": s.first_seen, "last_seen": s.last_seen, "source": s.source.value}
+              "first_seen": s.first_seen, "last_seen": s.last_seen, "source": s.source.value,
+              "played_at": s.last_seen if s.source is SourceType.BF4SW else None,
+              "name_confirmed": s.source is SourceType.BATTLELOG}
     cur = await conn.execute(q("soldier_upsert"), params)
     row = await cur.fetchone()
     assert row is not None

@@ -210,6 +210,35 @@ async def test_identity_conflicts_are_refused_and_replace_makes_a_new_incarnatio
         elsewhere.stop_all()
 
 
+async def test_two_starts_of_one_identity_in_the_same_instant_leave_one_running(
+        db_url: str, tmp_path: Path) -> None:
+    """Both starts are held inside their registration (the registry is locked against writes)
+    until both wait: one registers, the other then sees it running and refuses. Without the
+    name's lock both read "no registration", and the second failed on the unique name."""
+    with simulator(speed=50, min_interval=0) as sim:
+        async with connection(db_url) as conn, connection(db_url) as gate:
+            async with gate.transaction():
+                await gate.execute("LOCK TABLE collectors IN EXCLUSIVE MODE")
+                first = Fleet(db_url, sim.base_url, tmp_path, FAST)
+                second = Fleet(db_url, sim.base_url, tmp_path, FAST)
+                procs = [first.start("twin-01", "twin-public"),
+                         second.start("twin-01", "twin-public")]
+                await wait_for(conn, "SELECT count(*) >= 2 FROM pg_stat_activity "
+                                     "WHERE wait_event_type = 'Lock'", timeout=30)
+            await wait_for(conn, "SELECT count(*) FROM collectors WHERE health = 'healthy'")
+            for _ in range(150):  # the refused start exits; the other keeps running
+                if any(p.poll() is not None for p in procs):
+                    break
+                await asyncio.sleep(0.2)
+            exited = [p for p in procs if p.poll() is not None]
+            running = [p for p in procs if p.poll() is None]
+            assert len(exited) == 1 and len(running) == 1, [p.poll() for p in procs]
+            assert exited[0].returncode == 2
+            assert f"already running on this host (pid {running[0].pid}" in first.log("twin-01")
+            cur = await conn.execute("SELECT pid, stopped_at FROM collectors")
+            assert await cur.fetchall() == [{"pid": running[0].pid, "stopped_at": None}]
+
+
 async def test_drained_collector_heartbeats_but_claims_nothing(db_url: str,
                                                               tmp_path: Path) -> None:
     from bf4ps.collector import control

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from bf4ps import soldiers
 from bf4ps.battlelog.models import SearchHit
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
-from bf4ps.domain import Lane, Platform, PriorityClass
+from bf4ps.domain import Lane, Platform, PriorityClass, SourceType
 from bf4ps.interactive import eta
 from bf4ps.interactive.eta import GateDefaults
 from bf4ps.interactive.inputs import InputError, parse_soldier_url
@@ -147,8 +148,28 @@ async def test_persona_url_registers_an_unknown_soldier(conn: Conn) -> None:
     assert sub.soldier_id is not None and sub.created == 4
     assert await count(conn, "SELECT count(*) FROM soldier_sources WHERE source_type = "
                              "'manual'") == 1
+    # asked for is not seen playing: no last-seen time, so the soldier is not made active
+    assert await count(conn, "SELECT count(*) FROM soldiers WHERE last_seen_at IS NULL") == 1
     with pytest.raises(UnknownSoldier):
         await submit(conn, platform="pc", persona_id=77, client_key="t", policy=POLICY)
+
+
+async def test_requests_do_not_move_a_soldiers_last_seen_playing(conn: Conn) -> None:
+    """Only BF4SW's sightings say when a soldier played: a submission by URL and a resolved
+    lookup leave last_seen_at (and so the activity class) as BF4SW left it; the lookup's name,
+    Battlelog's own, becomes the current name."""
+    seen = datetime(2026, 6, 1, tzinfo=UTC)
+    sid = await make_soldier(conn, 4200, name="OldName", seen=seen)
+    await submit(conn, platform="pc", persona_id=4200, name="Typed", client_key="t",
+                 policy=POLICY)
+    cur = await conn.execute("SELECT current_name, last_seen_at FROM soldiers")
+    assert await cur.fetchall() == [{"current_name": "OldName", "last_seen_at": seen}]
+    await soldiers.upsert(conn, soldiers.Sighting(4200, Platform.PC, "NewName",
+                                                  datetime.now(UTC), datetime.now(UTC),
+                                                  SourceType.BATTLELOG))
+    cur = await conn.execute("SELECT soldier_id, current_name, last_seen_at FROM soldiers")
+    assert await cur.fetchall() == [{"soldier_id": sid, "current_name": "NewName",
+                                     "last_seen_at": seen}]
 
 
 async def test_a_url_with_a_made_up_persona_cannot_take_a_real_soldiers_name(
@@ -196,9 +217,10 @@ async def test_resolve_lookup(conn: Conn, tmp_path: Path) -> None:
     async with conn.transaction():
         sid = await resolve_lookup(conn, job, hits, POLICY)
     assert sid is not None
-    cur = await conn.execute("SELECT persona_id, platform, current_name FROM soldiers")
+    cur = await conn.execute("SELECT persona_id, platform, current_name, last_seen_at "
+                             "FROM soldiers")
     assert await cur.fetchall() == [{"persona_id": 557, "platform": "pc",
-                                     "current_name": "lookmeup"}]
+                                     "current_name": "lookmeup", "last_seen_at": None}]
     cur = await conn.execute("SELECT soldier_id, resources FROM interactive_requests WHERE "
                              "request_id = %s", [sub.request_id])
     assert await cur.fetchone() == {"soldier_id": sid, "resources": [

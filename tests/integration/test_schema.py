@@ -114,3 +114,32 @@ async def test_event_partitions_exist_for_the_coming_months(conn: Conn) -> None:
     cur = await conn.execute("SELECT tableoid::regclass::text AS part FROM collection_events")
     part = await cur.fetchone()
     assert part is not None and part["part"] != "collection_events_default"
+
+
+async def test_0006_takes_back_last_seen_times_that_requests_wrote(conn: Conn) -> None:
+    """Written before 0006: a submission set last_seen_at to its own time. The repair gives
+    each soldier BF4SW's latest sighting (none: NULL and bootstrap) and re-anchors the state."""
+    await conn.execute(
+        "INSERT INTO soldiers (soldier_id, persona_id, platform, current_name, first_seen_at, "
+        "last_seen_at) OVERRIDING SYSTEM VALUE "
+        "VALUES (1, 11, 'pc', 'Played', '2026-01-01', now()), "
+        "(2, 12, 'pc', 'Asked', now(), now()), (3, 13, 'pc', 'Right', '2026-01-01', now())")
+    await conn.execute(
+        "INSERT INTO soldier_sources (soldier_id, source_type, first_seen_at, last_seen_at) "
+        "VALUES (1, 'bf4sw', '2026-01-01', '2026-02-01'), (1, 'manual', now(), now()), "
+        "(2, 'manual', now(), now()), (3, 'bf4sw', '2026-01-01', '2026-03-01')")
+    await conn.execute("UPDATE soldiers SET last_seen_at = '2026-03-01' WHERE soldier_id = 3")
+    await conn.execute(
+        "INSERT INTO collection_state (soldier_id, resource, activity_class, activity_at) "
+        "SELECT soldier_id, 'detailed', 'active', last_seen_at FROM soldiers")
+    repair = next(m for m in migrate.available() if m.version == 6)
+    async with conn.transaction():
+        await conn.execute(repair.text)  # packaged migration file
+    cur = await conn.execute(
+        "SELECT s.soldier_id, s.last_seen_at::date::text AS seen, cs.activity_class, "
+        "cs.activity_at::date::text AS at FROM soldiers s JOIN collection_state cs "
+        "USING (soldier_id) ORDER BY 1")
+    assert await cur.fetchall() == [
+        {"soldier_id": 1, "seen": "2026-02-01", "activity_class": "active", "at": "2026-02-01"},
+        {"soldier_id": 2, "seen": None, "activity_class": "bootstrap", "at": None},
+        {"soldier_id": 3, "seen": "2026-03-01", "activity_class": "active", "at": "2026-03-01"}]

@@ -75,8 +75,11 @@ def _check_same(row: dict[str, Any], want: Wanted) -> None:
 
 async def register(conn: Conn, data_dir: Path, want: Wanted, *, replace: bool = False,
                    given_uuid: UUID | None = None) -> CollectorRef:
-    """Find or create this collector's registration and mark the process started."""
+    """Find or create this collector's registration and mark the process started. The
+    identity file is written before the commit, under the name's lock, so a start waiting on
+    that lock finds the registration it is about to contradict."""
     async with conn.transaction():
+        await conn.execute(q("collector_lock_name"), {"name": want.name})
         known = given_uuid or read_uuid(data_dir, want.name)
         row = await _fetch(conn, "collector_by_uuid", collector_uuid=known) if known else None
         if replace:
@@ -97,7 +100,8 @@ async def register(conn: Conn, data_dir: Path, want: Wanted, *, replace: bool = 
         await events.record(conn, EventType.COLLECTOR_STARTED, **ref.event_fields(),
                             lane=ref.lane.value, details={"version": want.version,
                                                           "pid": os.getpid()})
-    write_uuid(data_dir, want.name, ref.collector_uuid)
+        # should the commit fail, the next start registers the uuid written here
+        write_uuid(data_dir, want.name, ref.collector_uuid)
     return ref
 
 

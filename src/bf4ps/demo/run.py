@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import secrets
 import signal
 import socket
@@ -19,7 +18,7 @@ from bf4ps.db.connect import connection, ensure_database, with_dbname
 from bf4ps.demo import figures
 from bf4ps.demo.procs import Children
 from bf4ps.demo.show import Progress
-from bf4ps.settings import Settings
+from bf4ps.settings import Settings, child_env
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import spawn
 from bf4ps.sim.bf4sw import population
@@ -93,8 +92,7 @@ class Demo:
             show.say(f"stopped {len(codes)} processes")
 
     def _env(self, db: str, sw: str, sim_url: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("BF4PS_")}
-        env.update({
+        return child_env({
             "BF4PS_DATABASE_URL": db, "BF4PS_BF4SW_DATABASE_URL": sw,
             "BF4PS_DATA_DIR": str(self.base), "BF4PS_BATTLELOG_BASE_URL": sim_url,
             "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": f"{self.interval}",
@@ -106,7 +104,6 @@ class Demo:
             "BF4PS_OPS_PASSWORD": self.password, "BF4PS_WEB_HOST": "127.0.0.1",
             "BF4PS_WEB_PORT": str(self.port), "BF4PS_LOG_LEVEL": "INFO",
         })
-        return env
 
     def _start(self, c: Children) -> None:
         c.start("scheduler", "scheduler", "run")

@@ -16,13 +16,14 @@ from starlette.middleware import Middleware
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
+from starlette.types import Receive, Scope, Send
 
 from bf4ps.db.connect import Conn, open_pool, resolve_url
 from bf4ps.interactive.eta import GateDefaults
 from bf4ps.interactive.submit import Limits
 from bf4ps.settings import Settings
 from bf4ps.web import routes_api, routes_ops, routes_public
-from bf4ps.web.errors import HANDLERS
+from bf4ps.web.errors import HANDLERS, LOGGED
 from bf4ps.web.format import FILTERS
 from bf4ps.web.metrics import Metrics, RequestMetrics
 from bf4ps.web.security import (
@@ -64,6 +65,19 @@ async def _lifespan(app: Starlette) -> AsyncIterator[None]:
             web.pool = None
 
 
+class WebApp(Starlette):
+    """Starlette re-raises an exception after its 500 handler answered it, so that servers log
+    it; on_bug has logged it already, so it ends here (it was logged twice). Any other
+    exception (one raised after a response started, say) still reaches the server."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        except Exception:
+            if not scope.get(LOGGED):
+                raise
+
+
 def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None, *,
                limits: Limits | None = None) -> Starlette:
     """The website and API. With `pool`, that pool is used (and not closed); else the
@@ -80,8 +94,8 @@ def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None
               Mount("/static", StaticFiles(directory=HERE / "static"), name="static")]
     middleware = [Middleware(RequestMetrics, metrics=web.metrics), Middleware(SecurityHeaders),
                   Middleware(BodyLimit, max_bytes=BODY_LIMIT)]
-    app = Starlette(routes=routes, middleware=middleware, exception_handlers=HANDLERS,
-                    lifespan=_lifespan)
+    app = WebApp(routes=routes, middleware=middleware, exception_handlers=HANDLERS,
+                 lifespan=_lifespan)
     app.state.web = web
     app.state.templates = web.templates
     return app

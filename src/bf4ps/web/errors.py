@@ -95,8 +95,12 @@ async def on_unavailable(request: Request, exc: Exception) -> Response:
                           headers={"Retry-After": "5"})
 
 
+LOGGED = "bf4ps.bug_logged"  # scope key: on_bug answered and logged this request's exception
+
+
 async def on_bug(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error for %s %s", request.method, request.url.path)
+    request.scope[LOGGED] = True
     return error_response(request, 500, "internal error")
 
 

@@ -3,6 +3,11 @@
 -- name: collector_by_uuid
 SELECT * FROM collectors WHERE collector_uuid = %(collector_uuid)s
 
+-- name: collector_lock_name
+-- Registrations of one name (start, --replace) run one at a time: two processes started in
+-- the same instant would otherwise both pass the running-process check.
+SELECT pg_advisory_xact_lock(hashtextextended('bf4ps.collector:' || lower(%(name)s), 0))
+
 -- name: collector_by_name
 SELECT * FROM collectors WHERE lower(collector_name) = lower(%(name)s) AND retired_at IS NULL
 
