@@ -80,6 +80,16 @@ async def test_a_stall_between_the_on_time_check_and_the_send_never_sends_late(
                                        "= %(e)s AND unsent_at IS NULL", {"e": EGRESS}) == 2
             assert await count(conn_a, "SELECT count(*) FROM request_ledger WHERE egress_key "
                                        "= %(e)s AND unsent_at IS NOT NULL", {"e": EGRESS}) >= 1
+            # the audit trail says which slot A's request went in: its started event keeps the
+            # slot it was admitted for, its succeeded event names the one it was sent in
+            cur = await conn_a.execute(
+                "SELECT (e.details->>'sent_slot_at')::timestamptz = l.slot_at AS sent_in_it, "
+                "(e.details->>'sent_slot_at')::timestamptz > %(first)s AS later "
+                "FROM collection_events e JOIN request_ledger l ON l.collector_uuid = "
+                "e.collector_uuid AND l.unsent_at IS NULL WHERE e.event_type = 'succeeded' "
+                "AND e.collector_uuid = %(a)s",
+                {"a": me_a.collector_uuid, "first": adm_a.slot_at})
+            assert await cur.fetchall() == [{"sent_in_it": True, "later": True}]
         counters = httpx.get(sim.url("/__sim/stats"), timeout=10).json()
     finally:
         await pool.close()
