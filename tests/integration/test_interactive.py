@@ -3,6 +3,7 @@ unknown names, resolve_lookup, the per-client rate limit and the ETA recorded at
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,7 +26,7 @@ from bf4ps.queue import claim as qclaim
 from tests.helpers import add_job, count, make_collector, make_soldier
 
 POLICY = Policy()
-GATE = GateDefaults(interval=2.0, margin=0.0, idle_poll=1.0)
+GATE = GateDefaults(interval=2.0, margin=0.0, idle_poll=1.0, connect_lead=0.2)
 
 
 async def jobs(conn: Conn) -> list[dict[str, object]]:
@@ -285,7 +286,11 @@ async def test_eta_uses_measured_durations(conn: Conn, tmp_path: Path) -> None:
             {"j": job_id, "t": "00000000-0000-0000-0000-00000000000" + str(job_id)})
     model = await eta.costs(conn, GATE)
     assert model.measured and abs(model.duration("weapons") - 3.0) < 0.01
-    assert model.job_cost("weapons") >= 3.0 and 0.5 <= model.job_cost("detailed") < 1.0
+    # a job longer than the gate interval: its duration, then the next job's connect lead
+    assert model.job_cost("weapons") == pytest.approx(3.0 + eta.OVERHEAD_SECONDS + 0.2, abs=0.01)
+    assert model.job_cost("detailed") == pytest.approx(0.6 + eta.OVERHEAD_SECONDS + 0.2)
+    slow = await eta.costs(conn, dataclasses.replace(GATE, connect_lead=1.0))
+    assert slow.job_cost("detailed") == pytest.approx(0.6 + eta.OVERHEAD_SECONDS + 1.0)
 
 
 @pytest.mark.parametrize("kwargs, field", [

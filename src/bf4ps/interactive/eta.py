@@ -3,8 +3,9 @@ throughput and the work ahead of it.
 
 The interactive lane serves its jobs one at a time per egress, FIFO by rank, each at a rate-gate
 slot. A job costs max(its physical requests x the gate interval, its measured started ->
-succeeded time): the gate paces short jobs, long ones pace themselves. So the first job of the
-request starts at
+succeeded time + the connect lead): the gate paces short jobs, long ones pace themselves (a
+collector claims its next job when one is done, and no slot is sooner than the connect lead
+after its claim). So the first job of the request starts at
 
     free_at + sum(cost of each pending job ahead)
 
@@ -64,6 +65,7 @@ class Costs:
     durations: dict[str, float] = field(default_factory=dict)
     requests: dict[str, float] = field(default_factory=dict)
     measured: bool = False
+    lead: float = 0.0  # the connect lead: a slot is at least this long after its claim
 
     def duration(self, resource: str) -> float:
         return self.durations.get(resource, DEFAULT_DURATION.get(resource, 1.0))
@@ -73,7 +75,11 @@ class Costs:
 
     def job_cost(self, resource: str) -> float:
         return max(self.requests_per_job(resource) * self.interval,
-                   self.duration(resource) + OVERHEAD_SECONDS)
+                   self.done_after(resource))
+
+    def done_after(self, resource: str) -> float:
+        """From a job's start to the earliest slot of its collector's next job."""
+        return self.duration(resource) + OVERHEAD_SECONDS + self.lead
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +111,8 @@ async def costs(conn: Conn, defaults: GateDefaults) -> Costs:
         requests = {str(r["resource"]): int(r["requests"]) / max(1, int(r["jobs"]))
                     for r in rows}
     interval, next_free, now, serving = await _gate_model(conn, gates, defaults)
-    return Costs(interval, next_free, now, serving, durations, requests, bool(durations))
+    return Costs(interval, next_free, now, serving, durations, requests, bool(durations),
+                 defaults.connect_lead)
 
 
 async def _gate_model(conn: Conn, gates: list[dict[str, Any]],
@@ -164,6 +171,5 @@ def _free_at(c: Costs, leased: list[dict[str, Any]], defaults: GateDefaults) -> 
         left = max(0.0, c.requests_per_job(resource) - int(job["requests_counted"]))
         free_at += timedelta(seconds=left * c.interval)
         began = job["started_at"] or max(c.now, job["claimed_at"])
-        free_at = max(free_at, began + timedelta(seconds=c.duration(resource)
-                                                 + OVERHEAD_SECONDS))
+        free_at = max(free_at, began + timedelta(seconds=c.done_after(resource)))
     return free_at
