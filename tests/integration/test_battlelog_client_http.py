@@ -30,6 +30,7 @@ from starlette.routing import Route
 from bf4ps.battlelog.client import DEFAULT_MAX_BODY_BYTES, BattlelogClient
 from bf4ps.battlelog.models import (
     DetailedStats,
+    FetchResult,
     LinkedSoldier,
     ProfileStats,
     SearchHit,
@@ -397,6 +398,50 @@ async def test_a_window_connects_ahead_and_writes_when_it_opens() -> None:
             held = await battlelog.fetch(Resource.DETAILED, GOOD, Platform.PC,
                                          window=SendWindow(opens, opens + 0.5))
         assert held.ok, held.message
+
+
+async def test_a_connection_the_server_may_close_during_the_hold_is_not_reused() -> None:
+    """A keep-alive server closing connections idle for 1 s. A connection idle 0.7 s and then
+    held 0.5 s for its window is closed under the request ("server disconnected": a counted
+    attempt, a retry); reused only within `reuse_within` of its last use, hold included, the
+    request gets a fresh connection. A connection used again at once is still reused."""
+    body = BODIES["detailed"].read_bytes()
+    connections: list[float] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(time.time())
+        try:
+            while True:
+                try:
+                    await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 1.0)
+                except (TimeoutError, asyncio.IncompleteReadError):
+                    return  # idle too long: closed, as servers do
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                             b"content-length: %d\r\n\r\n" % len(body) + body)
+                await writer.drain()
+        finally:
+            writer.close()
+
+    async def idle_then_held(battlelog: BattlelogClient) -> FetchResult:
+        assert (await battlelog.fetch(Resource.DETAILED, GOOD, Platform.PC)).ok
+        await asyncio.sleep(0.7)
+        opens = time.time() + 0.5
+        return await battlelog.fetch(Resource.DETAILED, GOOD, Platform.PC,
+                                     window=SendWindow(opens, opens + 0.5))
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    async with server:
+        async with BattlelogClient(base, UA, 5, connect_lead=0.5, reuse_within=5.0) as careless:
+            lost = await idle_then_held(careless)
+        assert not lost.ok and "disconnected" in lost.message  # the race is real
+        assert len(connections) == 1
+        async with BattlelogClient(base, UA, 5, connect_lead=0.5, reuse_within=1.0) as careful:
+            held = await idle_then_held(careful)  # idle 0.7 s > 1.0 - 0.5: a new connection
+            assert held.ok, held.message
+            assert len(connections) == 3
+            again = await careful.fetch(Resource.DETAILED, GOOD, Platform.PC)
+        assert again.ok and len(connections) == 3  # reused at once
 
 
 # --- `bf4ps battlelog fetch` -----------------------------------------------------------------

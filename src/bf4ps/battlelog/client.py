@@ -20,6 +20,11 @@
   are about to be written, after connecting and everything else, they wait for ``window.at``;
   past ``window.by`` the request is abandoned with SendTooLate and no byte of it is sent (the
   caller takes a new slot).
+* A kept-alive connection is reused only when it will be written within ``reuse_within``
+  seconds of its last use, the hold up to ``connect_lead`` included: a server closes idle
+  connections (Apache httpd after 5 s by default, the shortest common default), and one closed
+  while its request was held for the slot failed with "server disconnected", a counted
+  attempt and a retry.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from bf4ps.battlelog.window import SendTooLate, SendWindow, WindowTrace
 from bf4ps.domain import ErrorClass, Platform, Resource
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+REUSE_WITHIN_SECONDS = 4.0  # a second inside Apache httpd's default 5 s keep-alive timeout
 _SESSION_KEPT_ON = frozenset({ErrorClass.THROTTLE, ErrorClass.TIMEOUT})  # not the session's fault
 
 
@@ -70,6 +76,8 @@ class BattlelogClient:
         local_address: str | None = None,
         *,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        connect_lead: float = 0.0,
+        reuse_within: float = REUSE_WITHIN_SECONDS,
     ) -> None:
         if timeout_seconds <= 0:
             raise ValueError("timeout_seconds must be positive")
@@ -85,7 +93,15 @@ class BattlelogClient:
                 "Accept-Encoding": "gzip, deflate",
             },
             timeout=httpx.Timeout(timeout_seconds),
-            transport=httpx.AsyncHTTPTransport(local_address=local_address, retries=0),
+            transport=httpx.AsyncHTTPTransport(
+                local_address=local_address,
+                retries=0,
+                limits=httpx.Limits(
+                    max_connections=100,
+                    max_keepalive_connections=20,
+                    keepalive_expiry=max(0.0, reuse_within - connect_lead),
+                ),
+            ),
             follow_redirects=False,
             trust_env=False,
         )

@@ -93,7 +93,8 @@ class Collector:
         beat = Heartbeat(pool, me, s.heartbeat_seconds, s.lease_seconds)
         beat_task = asyncio.create_task(beat.run(self.stop))
         async with BattlelogClient(s.battlelog_base_url, s.battlelog_user_agent,
-                                   s.battlelog_timeout_seconds, self.want.source_address) as c:
+                                   s.battlelog_timeout_seconds, self.want.source_address,
+                                   connect_lead=s.battlelog_connect_lead_seconds) as c:
             ctx = Context(me, c, gate_config(s), beat, s.throttle_cooldown_seconds,
                           s.throttle_cooldown_max_seconds)
             await self._loop(pool, ctx)
