@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -53,6 +55,16 @@ async def test_shared_and_separate_egresses_with_fleet_budget_never_violate(
                                  "event_type = 'succeeded'") >= stats["requests_total"] - 8
 
 
+@contextmanager
+def slow_weapons_fleet(db_url: str, tmp_path: Path, lease_seconds: int) -> Iterator[Fleet]:
+    """Collectors whose weapons requests take ~3 s (a slow simulator): time to kill one
+    mid-request."""
+    with simulator(speed=0.4, min_interval=0) as sim:
+        yield Fleet(db_url, sim.base_url, tmp_path, FAST | {
+            "BF4PS_LEASE_SECONDS": str(lease_seconds),
+            "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "0.1"})
+
+
 async def killed_mid_request(conn: Conn, fleet: Fleet, name: str) -> int:
     """Wait for the collector's request to be in flight, kill -9 it; the job it held."""
     job = await wait_for(conn, "SELECT job_id FROM collection_jobs WHERE status = 'running'",
@@ -77,9 +89,7 @@ async def test_kill_9_mid_request_is_reclaimed_and_identity_survives(
         db_url: str, tmp_path: Path) -> None:
     async with connection(db_url) as conn:
         await seed_work(conn, 3, resources=("weapons",))
-    with simulator(speed=0.4, min_interval=0) as sim:  # weapons take ~3 s: kill mid-request
-        fleet = Fleet(db_url, sim.base_url, tmp_path, FAST | {
-            "BF4PS_LEASE_SECONDS": "4", "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "0.1"})
+    with slow_weapons_fleet(db_url, tmp_path, lease_seconds=4) as fleet:
         fleet.start("victim", "egress-v", "127.0.0.7")
         async with connection(db_url) as conn:
             job = await killed_mid_request(conn, fleet, "victim")
@@ -108,9 +118,7 @@ async def test_a_collector_restarted_after_kill_9_takes_its_job_back_at_once(
     the job back (lease_expired + reclaimed) and finishes it."""
     async with connection(db_url) as conn:
         await seed_work(conn, 1, resources=("weapons",))
-    with simulator(speed=0.4, min_interval=0) as sim:  # weapons take ~3 s: kill mid-request
-        fleet = Fleet(db_url, sim.base_url, tmp_path, FAST | {
-            "BF4PS_LEASE_SECONDS": "60", "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "0.1"})
+    with slow_weapons_fleet(db_url, tmp_path, lease_seconds=60) as fleet:
         fleet.start("phoenix", "egress-p", "127.0.0.11")
         async with connection(db_url) as conn:
             job = await killed_mid_request(conn, fleet, "phoenix")

@@ -26,6 +26,7 @@ from bf4ps.settings import Settings
 from bf4ps.stats.items import write_vehicles, write_weapons
 from bf4ps.stats.snapshot import write_detailed, write_profile
 from bf4ps.web.app import create_app
+from bf4ps.web.serve import serve_in_thread
 from tests.helpers import count, make_collector, make_soldier
 
 DATA = Path(__file__).resolve().parents[2] / "src" / "bf4ps" / "sim" / "battlelog" / "data"
@@ -329,39 +330,24 @@ async def test_metrics_token_when_configured(pool: AsyncConnectionPool[Conn]) ->
 
 
 async def test_a_bug_is_answered_500_and_logged_once_under_uvicorn(
-        pool: AsyncConnectionPool[Conn], caplog: pytest.LogCaptureFixture) -> None:
+        caplog: pytest.LogCaptureFixture) -> None:
     """A real server: Starlette re-raises a handled exception for the server to log, and
     uvicorn did ('Exception in ASGI application'), so every 500 was logged twice."""
-    import asyncio
-    import socket
-
-    import uvicorn
     from starlette.routing import Route
 
     async def boom(request: Any) -> Any:
         raise RuntimeError("a bug")
 
-    app = create_app(SETTINGS, pool=pool)
+    app = create_app(SETTINGS)
     app.router.routes.insert(0, Route("/api/boom", boom))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="info", access_log=False,
-                                           lifespan="off", log_config=None))  # to caplog
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        while not server.started:
-            await asyncio.sleep(0.05)
-        with caplog.at_level("ERROR"):
-            async with httpx.AsyncClient() as c:
-                answer = await c.get(f"http://127.0.0.1:{port}/api/boom")
-        assert answer.status_code == 500 and answer.json()["error"] == "internal error"
-        errors = [r for r in caplog.records if r.levelname == "ERROR"]
-        assert [r.getMessage() for r in errors] == ["unhandled error for GET /api/boom"]
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
+    # no lifespan (no pool: the route needs none); uvicorn's records reach caplog
+    with serve_in_thread(app, lifespan="off", log_config=None) as base, \
+            caplog.at_level("ERROR"):
+        async with httpx.AsyncClient() as c:
+            answer = await c.get(f"{base}/api/boom")
+    assert answer.status_code == 500 and answer.json()["error"] == "internal error"
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert [r.getMessage() for r in errors] == ["unhandled error for GET /api/boom"]
 
 
 # ---------------------------------------------------------------- hostile input

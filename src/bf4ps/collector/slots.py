@@ -105,17 +105,18 @@ async def on_time(conn: Conn, p: Pacing, slot: Slot) -> Slot | None:
 
 async def send_in_slot(conn: Conn, p: Pacing, slot: Slot,
                        send: Callable[[SendWindow], Awaitable[T]], *, tries: int = 20
-                       ) -> T | None:
-    """`send(window)` within a slot. A request refused at the socket as too late (a stall
-    between the check and the write) is past its slot's tolerance, so the next on-time check
-    gives that slot up and takes a new one. None: nothing was sent."""
+                       ) -> tuple[T, Slot] | None:
+    """`send(window)` within a slot; its answer and the slot it was sent in. A request refused
+    at the socket as too late (a stall between the check and the write) is past its slot's
+    tolerance, so the next on-time check gives that slot up and takes a new one. None: nothing
+    was sent."""
     for _ in range(tries):
         in_slot = await on_time(conn, p, slot)
         if in_slot is None:
             return None
         slot = in_slot
         try:
-            return await send(p.window(slot))
+            return await send(p.window(slot)), slot
         except SendTooLate as late:
             log.info("job %s: %s", p.job.job_id, late)
     await give_up(conn, p, slot, f"refused at the socket {tries} time(s)")
@@ -130,4 +131,5 @@ async def further_request(conn: Conn, p: Pacing,
     slot = await next_slot(conn, p, tries=3)
     if slot is None:
         return None
-    return await send_in_slot(conn, p, slot, send, tries=1)
+    sent = await send_in_slot(conn, p, slot, send, tries=1)
+    return None if sent is None else sent[0]

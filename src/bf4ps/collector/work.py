@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import psycopg
 
@@ -72,18 +71,15 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
             await give_up(conn, pacing, adm.slot, "lease lost before the slot")
             return None
         await sleep_until(pacing.begin(adm.slot))
-        windows: list[SendWindow] = []
-
-        def send(window: SendWindow) -> Awaitable[FetchResult | None]:
-            windows.append(window)
-            return fetch(conn, ctx, pacing, window)
-
-        result = await send_in_slot(conn, pacing, adm.slot, send)
+        sent = await send_in_slot(
+            conn, pacing, adm.slot, lambda window: fetch(conn, ctx, pacing, window))
+        if sent is None:
+            return None
+        result, slot = sent
         if result is None:
             return None
-        sent_at = windows[-1].at
-        if sent_at != adm.slot_at.timestamp():  # the start's slot was given up as late
-            result.details["sent_slot_at"] = datetime.fromtimestamp(sent_at, UTC).isoformat()
+        if slot != adm.slot:  # the start's slot was given up as late
+            result.details["sent_slot_at"] = slot.at.isoformat()
         return await conclude(conn, ctx, job, result, policy)
     finally:
         ctx.heartbeat.current = None

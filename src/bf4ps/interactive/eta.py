@@ -164,8 +164,7 @@ def _free_at(c: Costs, leased: list[dict[str, Any]], defaults: GateDefaults) -> 
     free_at = c.next_free
     if not leased:  # an idle collector finds new work at its next poll, for a slot the
         # connect lead after that
-        return max(free_at, c.now + timedelta(seconds=defaults.idle_poll / 2
-                                              + defaults.connect_lead))
+        return max(free_at, c.now + timedelta(seconds=defaults.idle_poll / 2 + c.lead))
     for job in leased:
         resource = str(job["resource"])
         left = max(0.0, c.requests_per_job(resource) - int(job["requests_counted"]))

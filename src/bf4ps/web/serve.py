@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -21,11 +22,12 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 @contextmanager
 def serve_in_thread(app: Starlette, host: str = "127.0.0.1", port: int | None = None,
-                    timeout: float = 30.0) -> Iterator[str]:
+                    timeout: float = 30.0, **options: Any) -> Iterator[str]:
     """Run `app` under uvicorn in a background thread (its own event loop, so the app's
-    lifespan opens its own pool); yields the base URL once it accepts requests."""
-    config = uvicorn.Config(app, host=host, port=port or free_port(host), log_level="warning",
-                            lifespan="on", access_log=False)
+    lifespan opens its own pool); yields the base URL once it accepts requests. `options`
+    override uvicorn.Config's."""
+    settings: dict[str, Any] = {"log_level": "warning", "lifespan": "on", "access_log": False}
+    config = uvicorn.Config(app, host=host, port=port or free_port(host), **settings | options)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="bf4ps-web", daemon=True)
     thread.start()
