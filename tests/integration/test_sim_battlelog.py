@@ -145,6 +145,10 @@ def test_detailed_shape_types_and_consistency(client: MakeClient) -> None:
     assert int(stats_["shotsFired"]) >= int(stats_["shotsHit"])
     score_from_spm = stats_["scorePerMinute"] * int(stats_["timePlayed"]) / 60
     assert abs(score_from_spm - int(stats_["score"])) <= 0.01 * int(stats_["score"]) + 100
+    # each class has its own score per minute, as on Battlelog (not one rate for all five)
+    class_spm = {k: float(stats_["kitScores"][k]) / (float(t) / 60)
+                 for k, t in stats_["kitTimes"].items() if float(t) >= 600}
+    assert len(class_spm) >= 3 and max(class_spm.values()) > 1.1 * min(class_spm.values())
 
 
 def test_weapons_and_vehicles_shapes_agree_with_detailed(client: MakeClient) -> None:

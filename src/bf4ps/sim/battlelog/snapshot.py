@@ -74,6 +74,16 @@ class Snapshot:
 
 
 @lru_cache(maxsize=16_384)
+def _kit_score_shares(career: Career) -> tuple[float, ...]:
+    """Each class's share of the kit score: its share of the time at a class-specific score
+    rate, so the classes' score per minute differs as it does on Battlelog."""
+    rng = random.Random(career.seed ^ 0x5C0DE)
+    weights = [share * rng.uniform(0.7, 1.35) for share in career.kit_shares]
+    total = sum(weights) or 1.0
+    return tuple(w / total for w in weights)
+
+
+@lru_cache(maxsize=16_384)
 def _mode_shares(seed: int) -> tuple[float, ...]:
     rng = random.Random(seed ^ 0x40DE5)
     weights = [share * rng.gammavariate(0.8, 1.0) for _, _, share in MODES]
@@ -109,7 +119,7 @@ def take(persona_id: int, growth: float) -> Snapshot:
         wins=wins,
         losses=rounds * 0.93 - wins,
         rank=rank_for(round(score)),
-        kit_scores={k: kit_total * s for k, s in zip(KITS, career.kit_shares, strict=True)},
+        kit_scores={k: kit_total * s for k, s in zip(KITS, _kit_score_shares(career), strict=True)},
         kit_times={k: time_played * s for k, s in zip(KITS, career.kit_shares, strict=True)},
         mode_scores={
             name: modes * share
