@@ -129,7 +129,11 @@ async def _journey(browser, web: str, shots: Path) -> None:  # type: ignore[no-u
     await expect(position).to_be_visible()
     assert int((await position.inner_text()).strip()) > 0
     await expect(page.locator("#req-eta")).to_contain_text(re.compile(r"in ~\d+ s|any moment"))
+    await expect(page.locator("#req-done")).to_contain_text(re.compile(r"in ~\d+ s"))
     await page.screenshot(path=str(shots / "2-request.png"), full_page=True)
+    # once its first request went out, the page says when, and still counts down to the end
+    await expect(page.locator("#req-eta")).to_contain_text(
+        re.compile(r"sent \d\d:\d\d:\d\d UTC"), timeout=60_000)
     link = page.locator("#soldier-link")
     await expect(link).to_be_visible(timeout=90_000)
     await page.screenshot(path=str(shots / "3-request-done.png"), full_page=True)

@@ -270,6 +270,20 @@ async def test_eta_grows_with_the_queue_ahead(conn: Conn, tmp_path: Path) -> Non
     assert status is not None and status.estimate is not None
     assert status.estimate.position == 8
     assert [r.job_status for r in status.resources] == ["pending"] * 4
+    # all collected: the four chained jobs (five gate slots) take most of the 10 s before the
+    # next soldier's first request, never beyond it
+    for a, b in itertools.pairwise(subs):
+        first = await request_status(conn, a.request_id, GATE)
+        assert first is not None and first.estimate is not None
+        start, done = first.estimate.eta_at, first.estimate.done_at
+        assert 7.0 < (done - start).total_seconds() < 10.0, (start, done)
+        assert done <= b.eta_at  # type: ignore[operator]
+    # a lookup's request is done when the soldier it finds is collected too
+    lookup = await submit(conn, platform="pc", name="Unseen", client_key="t", policy=POLICY,
+                          gate=GATE)
+    found = await request_status(conn, lookup.request_id, GATE)
+    assert found is not None and found.estimate is not None
+    assert (found.estimate.done_at - found.estimate.eta_at).total_seconds() > 9.0
 
 
 async def test_eta_uses_measured_durations(conn: Conn, tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.gates.admission import effective_interval, paced_slot
 from bf4ps.settings import Settings
+from bf4ps.soldiers import ALL_RESOURCES
 
 # Until measured: seconds from started to succeeded, and physical requests per job.
 DEFAULT_DURATION = {"detailed": 0.6, "profile": 1.2, "weapons": 1.6, "vehicles": 1.3,
@@ -90,6 +91,7 @@ class Estimate:
     per_job_seconds: float  # the lane's typical job cost (gate interval or duration)
     measured: bool  # from measured throughput (else defaults)
     serving: bool  # an interactive collector is healthy and not drained
+    done_at: datetime  # when its last job should be done (best effort: see finish_at)
 
 
 async def _rows(conn: Conn, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -138,16 +140,17 @@ async def estimate(conn: Conn, request_id: UUID, defaults: GateDefaults,
                    model: Costs | None = None) -> Estimate | None:
     """The request's place in the interactive queue and when its first request should go out;
     None when it has no job left in the queue."""
-    cur = await conn.execute(q("interactive_first_job"), {"request_id": request_id})
-    first = await cur.fetchone()
-    if first is None:
+    jobs = await _rows(conn, "interactive_jobs_in_order", {"request_id": request_id})
+    if not jobs:
         return None
+    first = jobs[0]
     c = model or await costs(conn, defaults)
     typical = c.job_cost("detailed")
+    resources = [str(j["resource"]) for j in jobs]
     if first["status"] != "pending":
         at = first["started_at"] or max(c.now, c.next_free)
         return Estimate(0, at, max(0.0, (at - c.now).total_seconds()), typical, c.measured,
-                        c.serving)
+                        c.serving, finish_at(c, at, resources))
     params = {"rank": first["rank"], "job_id": first["job_id"], "horizon_seconds": 0.0}
     pending = await _rows(conn, "interactive_pending_ahead", params)
     leased = await _rows(conn, "interactive_leased_ahead", params)
@@ -156,7 +159,17 @@ async def estimate(conn: Conn, request_id: UUID, defaults: GateDefaults,
     eta_at = free_at + timedelta(seconds=sum(int(r["n"]) * c.job_cost(str(r["resource"]))
                                              for r in pending))
     return Estimate(ahead + len(leased), eta_at, max(0.0, (eta_at - c.now).total_seconds()),
-                    typical, c.measured, c.serving)
+                    typical, c.measured, c.serving, finish_at(c, eta_at, resources))
+
+
+def finish_at(c: Costs, first_start: datetime, resources: list[str]) -> datetime:
+    """When the last of the request's jobs (in claim order, the first starting at first_start)
+    should be done: one collector chains them, each starting a job cost after the one before.
+    A lookup is followed by the four resources of the soldier it finds. Never before now."""
+    if resources[-1] == "lookup":
+        resources = [*resources, *ALL_RESOURCES]
+    seconds = sum(c.job_cost(r) for r in resources[:-1]) + c.duration(resources[-1])
+    return max(c.now, first_start + timedelta(seconds=seconds))
 
 
 def _free_at(c: Costs, leased: list[dict[str, Any]], defaults: GateDefaults) -> datetime:

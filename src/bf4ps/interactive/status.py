@@ -69,6 +69,9 @@ class RequestStatus:
             "position": est.position if est else None,
             "estimated_start_at": _iso(est.eta_at) if est else None,
             "estimated_seconds": round(est.seconds, 1) if est else None,
+            "estimated_done_at": _iso(est.done_at) if est else None,
+            "estimated_done_seconds": (round((est.done_at - self.now).total_seconds(), 1)
+                                       if est else None),
             "estimate_measured": est.measured if est else None,
             "collector_serving": est.serving if est else None,
             "resources": [_progress_dict(p) for p in self.resources],

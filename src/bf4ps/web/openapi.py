@@ -158,7 +158,8 @@ def _schemas() -> dict[str, Any]:
                               "status": {"type": "string", "enum": [
                                   "queued", "collecting", "done", "not_found", "failed"]},
                               "position": NULLABLE_INT,
-                              "estimated_start_at": DATE, "eta_at": DATE,
+                              "estimated_start_at": DATE, "estimated_done_at": DATE,
+                              "eta_at": DATE,
                               "first_request_at": DATE,
                               "resources": {"type": "array", "items": OBJECT}}},
         "SoldierOverview": {"type": "object", "required": ["soldier", "headline", "freshness"],

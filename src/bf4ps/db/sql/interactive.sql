@@ -85,13 +85,12 @@ RETURNING created_at, status
 -- name: interactive_request_jobs
 SELECT count(*) AS n FROM collection_jobs WHERE request_id = %(request_id)s
 
--- name: interactive_first_job
--- The request's job served first (claim order: rank, then job id).
+-- name: interactive_jobs_in_order
+-- The request's live jobs in claim order (rank, then job id): the first is served first.
 SELECT job_id, rank, status, resource, claimed_at, started_at
 FROM collection_jobs
 WHERE request_id = %(request_id)s
 ORDER BY rank, job_id
-LIMIT 1
 
 -- name: interactive_pending_ahead
 -- Interactive jobs waiting to be claimed before (rank, job_id), per resource.

@@ -127,16 +127,27 @@
     if (!box || box.getAttribute("data-open") !== "1") return;
     var api = box.getAttribute("data-api");
     var etaEl = document.getElementById("req-eta");
+    var doneEl = document.getElementById("req-done");
     var posEl = document.getElementById("req-position");
     var statusEl = document.getElementById("req-status");
-    var target = etaEl && etaEl.getAttribute("data-at") ? Date.parse(etaEl.getAttribute("data-at")) : null;
+    function at(el, name) {
+      var v = el && el.getAttribute(name);
+      return v ? Date.parse(v) : null;
+    }
+    var target = at(etaEl, "data-at"), doneAt = at(doneEl, "data-at"), sent = etaEl ? etaEl.getAttribute("data-sent") : null;
     var skew = etaEl && etaEl.getAttribute("data-now") ? Date.parse(etaEl.getAttribute("data-now")) - Date.now() : 0;
 
+    function countdown(el, when, none) {
+      if (!el) return;
+      if (when === null || isNaN(when)) { el.textContent = none; return; }
+      var left = Math.round((when - (Date.now() + skew)) / 1000);
+      el.textContent = left > 0 ? "in ~" + left + " s" : "any moment";
+    }
+
     function tick() {
-      if (!etaEl) return;
-      if (target === null || isNaN(target)) { etaEl.textContent = "under way"; return; }
-      var left = Math.round((target - (Date.now() + skew)) / 1000);
-      etaEl.textContent = left > 0 ? "in ~" + left + " s" : "any moment";
+      if (sent) { if (etaEl) etaEl.textContent = "sent " + sent.substring(11, 19) + " UTC"; }
+      else countdown(etaEl, target, "under way");
+      countdown(doneEl, doneAt, "–");
     }
 
     function poll() {
@@ -152,6 +163,8 @@
           if (posEl) posEl.textContent = d.position === null ? "–" : String(d.position);
           if (d.now) skew = Date.parse(d.now) - Date.now();
           target = d.estimated_start_at ? Date.parse(d.estimated_start_at) : null;
+          doneAt = d.estimated_done_at ? Date.parse(d.estimated_done_at) : null;
+          sent = d.first_request_at || null;
           (d.resources || []).forEach(function (r) {
             var row = document.querySelector('#req-resources tr[data-resource="' + r.resource + '"] td.job');
             if (row) row.textContent = r.job_status || (r.state_status === "current" ? "done" : "–");
