@@ -38,6 +38,8 @@ CHROME_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking
                "--disable-component-update", "--disable-sync", "--no-first-run"]
 OPS = ("operator", "browser-pass")
 INTERVAL = "1.0"
+PHONE = {"width": 390, "height": 844}
+LONG_NAMED = 950_045_529_717
 FAST = {"BF4PS_HEARTBEAT_SECONDS": "1", "BF4PS_IDLE_POLL_SECONDS": "0.3",
         "BF4PS_CLAIM_HORIZON_SECONDS": "0.5", "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": INTERVAL,
         "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": "0.05"}
@@ -78,6 +80,7 @@ async def seed(db_url: str) -> None:
             "now() WHERE soldier_id = %s", [sid])
         for pid in (1_500_000_801, 1_500_000_802):
             await make_soldier(conn, pid, name=f"Ahead{pid % 1000}")
+        await make_soldier(conn, LONG_NAMED, name="NoScopeKing_1987")  # a full-length name
 
 
 async def test_player_journey_and_ops(db_url: str, web: str, tmp_path: Path,
@@ -158,8 +161,23 @@ async def _journey(browser, web: str, shots: Path) -> None:  # type: ignore[no-u
     await page.locator("#history-chart").scroll_into_view_if_needed()
     await page.screenshot(path=str(shots / "5-soldier-chart.png"))
     await page.screenshot(path=str(shots / "6-soldier-full.png"), full_page=True)
+    # on a phone: nothing wider than the screen, the chart redrawn at its width (not shrunk)
+    await page.set_viewport_size(PHONE)
+    await expect(page.locator("#history-chart svg")).to_have_attribute(
+        "viewBox", re.compile(r"^0 0 3\d\d 280$"))
+    assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    await page.screenshot(path=str(shots / "6b-soldier-phone.png"), full_page=True)
     assert not errors, errors  # no CSP violations or script errors
     await page.close()
+
+
+async def _fits_phone(page) -> None:  # type: ignore[no-untyped-def]
+    """The page as on a phone: wide tables scroll inside their cards, the page never sideways."""
+    size = page.viewport_size
+    await page.set_viewport_size(PHONE)
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], (page.url, width)
+    await page.set_viewport_size(size)
 
 
 async def _lookup(browser, web: str, shots: Path) -> None:  # type: ignore[no-untyped-def]
@@ -169,10 +187,15 @@ async def _lookup(browser, web: str, shots: Path) -> None:  # type: ignore[no-un
     name = next(n for n in (f"Newcomer{i}" for i in range(1000))
                 if Platform.PC in name_platforms(n))
     page = await browser.new_page(viewport={"width": 1280, "height": 900})
+    await page.goto(web + "/?q=noscope&platform=pc")  # a soldier list and the offer
+    await expect(page.locator("ul.results li")).not_to_have_count(0)
+    await _fits_phone(page)
     await page.goto(web + "/?q=" + name + "&platform=pc")
     await page.get_by_role("button", name=f"Collect {name} on pc").click()
     await page.wait_for_url(re.compile(r".*/requests/[0-9a-f-]{36}$"))
     await expect(page.locator("h1")).to_contain_text(name)
+    await expect(page.locator("#req-eta")).to_contain_text("sent", timeout=60_000)
+    await _fits_phone(page)  # the three figures with the longest of their texts
     link = page.locator("#soldier-link")
     await expect(link).to_be_visible(timeout=90_000)
     await link.click()
@@ -203,6 +226,7 @@ async def _ops(browser, web: str, shots: Path) -> None:  # type: ignore[no-untyp
     await expect(fleet).to_contain_text("healthy")
     await expect(page.locator("#queue-coverage")).to_contain_text("weapons")
     await page.screenshot(path=str(shots / "7-ops.png"), full_page=True)
+    await _fits_phone(page)
     await page.locator("#fleet tr", has_text="web-interactive-01").get_by_role(
         "button", name="Drain").click()
     await expect(page.locator("#fleet tr", has_text="web-interactive-01")).to_contain_text(
@@ -213,4 +237,5 @@ async def _ops(browser, web: str, shots: Path) -> None:  # type: ignore[no-untyp
         "healthy")
     await page.goto(web + "/ops/events?collector=web-interactive-01&type=succeeded")
     assert await page.locator("#events tbody tr").count() >= 4
+    await _fits_phone(page)
     await operator.close()

@@ -75,7 +75,7 @@
       box.appendChild(msg);
       return;
     }
-    var W = 900, H = 280, L = 70, R = 20, T = 16, B = 34;
+    var W = Math.max(300, Math.round(box.clientWidth)) || 900, H = 280, L = 70, R = 20, T = 16, B = 34;
     var svg = el("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "history of " + metric }, box);
     var tMin = data[0].t, tMax = data[data.length - 1].t;
     var vMin = Math.min.apply(null, data.map(function (p) { return p.v; }));
@@ -119,7 +119,20 @@
         drawChart(box, points, b.getAttribute("data-metric"));
       });
     });
-    drawChart(box, points, buttons.length ? buttons[0].getAttribute("data-metric") : "kd");
+    function current() {
+      var active = document.querySelector("#chart-metrics button.active") || buttons[0];
+      return active ? active.getAttribute("data-metric") : "kd";
+    }
+    drawChart(box, points, current());
+    var width = box.clientWidth, pending = null;
+    window.addEventListener("resize", function () {  // drawn at the box's own pixel width
+      if (pending !== null || box.clientWidth === width) return;
+      pending = setTimeout(function () {
+        pending = null;
+        width = box.clientWidth;
+        drawChart(box, points, current());
+      }, 150);
+    });
   }
 
   function initRequest() {
@@ -159,7 +172,7 @@
             window.location.reload();
             return;
           }
-          if (statusEl) statusEl.textContent = d.status;
+          if (statusEl) statusEl.textContent = d.status.replace("_", " ");
           if (posEl) posEl.textContent = d.position === null ? "–" : String(d.position);
           if (d.now) skew = Date.parse(d.now) - Date.now();
           target = d.estimated_start_at ? Date.parse(d.estimated_start_at) : null;
