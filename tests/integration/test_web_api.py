@@ -111,6 +111,17 @@ async def test_soldier_page_and_api(client: httpx.AsyncClient, conn: Conn) -> No
     assert points[0]["fetched_at"] < points[1]["fetched_at"]  # oldest first
 
 
+async def test_a_soldier_without_stats_offers_collection_not_empty_widgets(
+        client: httpx.AsyncClient, conn: Conn) -> None:
+    await make_soldier(conn, 78, name="NothingYet")
+    html = (await client.get("/soldiers/pc/78")).text
+    assert "No stats collected yet" in html and ">Collect stats</button>" in html
+    assert "Refresh stats" not in html
+    # no metric buttons over an empty chart, no category filters over empty tables
+    assert "chart-metrics" not in html and "data-filter-table" not in html
+    assert "No history yet" in html and "Weapons not collected yet" in html
+
+
 async def test_failed_attempt_is_shown_honestly(client: httpx.AsyncClient, conn: Conn) -> None:
     sid = await seed_soldier(conn)
     await conn.execute(
