@@ -122,6 +122,20 @@ async def test_a_soldier_without_stats_offers_collection_not_empty_widgets(
     assert "No history yet" in html and "Weapons not collected yet" in html
 
 
+async def test_the_soldier_page_points_at_a_collection_under_way(
+        client: httpx.AsyncClient, conn: Conn) -> None:
+    await make_soldier(conn, 79, name="BusyOne")
+    assert 'id="collecting"' not in (await client.get("/soldiers/pc/79")).text
+    sub = await client.post("/api/requests", json={"platform": "pc", "persona_id": 79})
+    assert sub.status_code == 202, sub.text
+    request_id = sub.json()["request_id"]
+    html = (await client.get("/soldiers/pc/79")).text
+    assert 'id="collecting"' in html and f'href="/requests/{request_id}"' in html
+    await conn.execute("UPDATE interactive_requests SET status = 'done' WHERE request_id = %s",
+                       [request_id])
+    assert 'id="collecting"' not in (await client.get("/soldiers/pc/79")).text
+
+
 async def test_failed_attempt_is_shown_honestly(client: httpx.AsyncClient, conn: Conn) -> None:
     sid = await seed_soldier(conn)
     await conn.execute(

@@ -182,4 +182,7 @@ async def page(conn: Conn, s: Soldier) -> dict[str, Any]:
     data["weapons"] = await weapons(conn, s)
     data["vehicles"] = await vehicles(conn, s)
     data["history"] = await history(conn, s)
+    cur = await conn.execute(q("interactive_open_for_soldier"), {"soldier_id": s.soldier_id})
+    row = await cur.fetchone()
+    data["open_request"] = f"/requests/{row['request_id']}" if row else None
     return data
