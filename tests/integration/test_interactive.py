@@ -326,6 +326,20 @@ async def test_invalid_input(conn: Conn, kwargs: dict[str, object], field: str) 
     assert await count(conn, "SELECT count(*) FROM interactive_requests") == 0
 
 
+async def test_request_text_names_the_first_request_and_the_end(
+        conn: Conn, tmp_path: Path) -> None:
+    from bf4ps.cli.request import _describe
+
+    await interactive_gate(conn, tmp_path)
+    await make_soldier(conn, 4301)
+    sub = await submit(conn, platform="pc", persona_id=4301, client_key="t", policy=POLICY,
+                       gate=GATE)
+    assert sub.eta_at is not None and sub.done_at is not None and sub.done_at > sub.eta_at
+    text = _describe(sub)
+    assert f"first Battlelog request expected at {sub.eta_at:%H:%M:%S} UTC" in text
+    assert f"all collected by about {sub.done_at:%H:%M:%S} UTC" in text
+
+
 def test_cli_request(db_url: str) -> None:
     import json
 
@@ -341,6 +355,7 @@ def test_cli_request(db_url: str) -> None:
     data = json.loads(done.output)
     assert data["resources"] == ["lookup"] and data["status"] == "queued"
     assert data["collector_serving"] is False  # no interactive collector registered here
+    assert data["estimated_done_at"] > data["eta_at"]  # the lookup, then what it finds
     url = "https://battlelog.battlefield.com/bf4/soldier/UrlMan/stats/31337/ps4/"
     text = runner.invoke(request_cmd, [url], obj=settings)
     assert text.exit_code == 0 and "collects: detailed, profile, weapons, vehicles" in text.output

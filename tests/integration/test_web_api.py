@@ -214,6 +214,7 @@ async def test_api_submit(client: httpx.AsyncClient, conn: Conn) -> None:
     ok = await client.post("/api/requests", json={"platform": "pc", "name": "apiuser"})
     assert ok.status_code == 202 and ok.json()["jobs_created"] == 4
     assert ok.headers["location"] == f"/api/requests/{ok.json()['request_id']}"
+    assert ok.json()["estimated_done_at"] > ok.json()["eta_at"]  # four jobs after the first
     url = "https://battlelog.battlefield.com/bf4/soldier/Other/stats/555/xboxone/"
     by_url = await client.post("/api/requests", json={"url": url})
     assert by_url.status_code == 202 and by_url.json()["soldier_id"] is not None

@@ -33,6 +33,8 @@ def _describe(sub: Submission) -> str:
         wait = max(0.0, (sub.eta_at - datetime.now(UTC)).total_seconds())
         lines.append(f"  position {sub.position}; first Battlelog request expected at "
                      f"{sub.eta_at:%H:%M:%S} UTC (in ~{wait:.0f} s)")
+        if sub.done_at is not None:
+            lines.append(f"  all collected by about {sub.done_at:%H:%M:%S} UTC")
     lines.append(f"  status: /requests/{sub.request_id}")
     return "\n".join(lines)
 
@@ -72,7 +74,7 @@ async def request(ctx: click.Context, name: str, platform: str | None, as_json: 
                    "soldier_id": sub.soldier_id, "lookup_name": sub.lookup_name,
                    "eta_at": sub.eta_at, "position": sub.position, "jobs_created": sub.created,
                    "resources": list(sub.resources), "reused": sub.reused,
-                   "collector_serving": sub.serving})
+                   "collector_serving": sub.serving, "estimated_done_at": sub.done_at})
     else:
         click.echo(_describe(sub))
 

@@ -16,7 +16,7 @@ from bf4ps.db.queries import q
 from bf4ps.domain import JobReason, Lane, Platform, PriorityClass, SourceType
 from bf4ps.interactive import demand, eta
 from bf4ps.interactive.demand import Target
-from bf4ps.interactive.eta import GateDefaults
+from bf4ps.interactive.eta import Estimate, GateDefaults
 from bf4ps.interactive.inputs import (
     InputError,
     parse_client_key,
@@ -68,6 +68,15 @@ class Submission:
     reused: bool = False  # an open request for the same soldier/name was returned instead
     lookup_name: str | None = None
     serving: bool | None = None  # an interactive collector is online (None: nothing waits)
+    done_at: datetime | None = None  # when everything should be collected (best effort)
+
+
+def _waiting(est: Estimate | None, eta_at: datetime | None = None) -> dict[str, Any]:
+    """A submission's estimate fields (eta_at: the one stored, when nothing waits now)."""
+    if est is None:
+        return {"eta_at": eta_at, "position": None, "serving": None, "done_at": None}
+    return {"eta_at": est.eta_at, "position": est.position, "serving": est.serving,
+            "done_at": est.done_at}
 
 
 async def submit(conn: Conn, *, platform: Platform | str, name: str | None = None,
@@ -162,9 +171,8 @@ async def _for_soldier(conn: Conn, target: Target, key: str, policy: Policy,
                           planned.resources)
     est = await eta.estimate(conn, request_id, gate)
     await _planned(conn, request_id, planned.resources, est.eta_at if est else None)
-    return Submission(request_id, target.soldier_id, "queued", est.eta_at if est else None,
-                      est.position if est else None, planned.created, planned.resources,
-                      serving=est.serving if est else None)
+    return Submission(request_id, target.soldier_id, "queued", created=planned.created,
+                      resources=planned.resources, **_waiting(est))
 
 
 async def _for_lookup(conn: Conn, name: str, platform: Platform, key: str, policy: Policy,
@@ -184,9 +192,8 @@ async def _for_lookup(conn: Conn, name: str, platform: Platform, key: str, polic
         eligible_at=since, request_id=request_id, lookup_name=name, lookup_platform=platform))
     est = await eta.estimate(conn, request_id, gate)
     await _planned(conn, request_id, (), est.eta_at if est else None)
-    return Submission(request_id, None, "queued", est.eta_at if est else None,
-                      est.position if est else None, 1, ("lookup",), lookup_name=name,
-                      serving=est.serving if est else None)
+    return Submission(request_id, None, "queued", created=1, resources=("lookup",),
+                      lookup_name=name, **_waiting(est))
 
 
 async def _planned(conn: Conn, request_id: UUID, resources: tuple[str, ...],
@@ -202,7 +209,6 @@ async def _reused(conn: Conn, row: dict[str, Any], gate: GateDefaults,
     request_id: UUID = row["request_id"]
     est = await eta.estimate(conn, request_id, gate)
     resources = tuple(row["resources"]) or (("lookup",) if lookup_name else ())
-    return Submission(request_id, row["soldier_id"], str(row["status"]),
-                      est.eta_at if est else row["eta_at"], est.position if est else None, 0,
-                      resources, reused=True, lookup_name=lookup_name,
-                      serving=est.serving if est else None)
+    return Submission(request_id, row["soldier_id"], str(row["status"]), created=0,
+                      resources=resources, reused=True, lookup_name=lookup_name,
+                      **_waiting(est, row["eta_at"]))

@@ -96,6 +96,7 @@ def submission_dict(sub: Submission) -> dict[str, Any]:
             "position": sub.position, "jobs_created": sub.created,
             "resources": list(sub.resources), "reused": sub.reused,
             "collector_serving": sub.serving,
+            "estimated_done_at": sub.done_at.isoformat() if sub.done_at else None,
             "status_url": f"/requests/{sub.request_id}",
             "api_url": f"/api/requests/{sub.request_id}"}
 

@@ -151,7 +151,8 @@ def _schemas() -> dict[str, Any]:
             "eta_at": DATE, "position": NULLABLE_INT,
             "resources": {"type": "array", "items": {"type": "string"}},
             "reused": {"type": "boolean"},
-            "collector_serving": {"type": "boolean", "nullable": True}}},
+            "collector_serving": {"type": "boolean", "nullable": True},
+            "estimated_done_at": DATE}},
         "RequestStatus": {"type": "object", "required": ["request_id", "status"],
                           "properties": {
                               "request_id": {"type": "string", "format": "uuid"},
