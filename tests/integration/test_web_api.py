@@ -155,6 +155,9 @@ async def test_search(client: httpx.AsyncClient, conn: Conn) -> None:
     await make_soldier(conn, 77, name="TheOnlyBondFan")
     found = (await client.get("/api/search", params={"q": "theonly"})).json()
     assert [s["name"] for s in found["soldiers"]] == ["TheOnlyBond", "TheOnlyBondFan"]
+    # how fresh each one is, so a player sees whether a refresh is worth asking for
+    assert found["soldiers"][0]["collected_at"] is not None
+    assert found["soldiers"][1]["collected_at"] is None
     exact = (await client.get("/api/search", params={"q": "TheOnlyBond", "platform": "pc"}))
     assert exact.json()["exact"] is True
     url = f"https://battlelog.battlefield.com/bf4/soldier/TheOnlyBond/stats/{PERSONA}/pc/"
@@ -162,6 +165,9 @@ async def test_search(client: httpx.AsyncClient, conn: Conn) -> None:
     assert by_url.status_code == 303 and by_url.headers["location"] == f"/soldiers/pc/{PERSONA}"
     html = (await client.get("/", params={"q": "theonly"})).text
     assert f'href="/soldiers/pc/{PERSONA}"' in html and "Refresh stats" in html
+    assert "stats from " in html and "not collected yet" in html
+    api_url = (await client.get("/api/search", params={"q": url})).json()
+    assert api_url["kind"] == "url" and api_url["soldiers"][0]["collected_at"] is not None
     unknown = (await client.get("/", params={"q": "NobodyHere"})).text
     assert "Collect NobodyHere on pc" in unknown
     wildcard = (await client.get("/api/search", params={"q": "_"})).json()

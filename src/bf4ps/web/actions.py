@@ -38,9 +38,14 @@ async def search(conn: Conn, text: str, platform: Platform | None,
     if looks_like_url(text):
         ref = parse_soldier_url(text, "q")
         found = await soldier_view.find(conn, ref.platform, ref.persona_id)
+        listed = []
+        if found is not None:
+            cur = await conn.execute(q("web_collected_at"), {"soldier_id": found.soldier_id})
+            row = await cur.fetchone()
+            listed = [{**soldier_view.soldier_dict(found), "exact": True,
+                       "collected_at": row["collected_at"] if row else None}]
         return {"kind": "url", "name": ref.name, "platform": ref.platform.value,
-                "persona_id": ref.persona_id, "exact": found is not None,
-                "soldiers": [soldier_view.soldier_dict(found)] if found else []}
+                "persona_id": ref.persona_id, "exact": found is not None, "soldiers": listed}
     name = parse_name(text, "q")
     cur = await conn.execute(q("web_search_names"), {
         "prefix": like_prefix(name), "exact": name.lower(),
@@ -48,6 +53,7 @@ async def search(conn: Conn, text: str, platform: Platform | None,
     rows = await cur.fetchall()
     soldiers = [{"soldier_id": r["soldier_id"], "persona_id": r["persona_id"],
                  "platform": r["platform"], "name": r["current_name"], "exact": r["exact"],
+                 "collected_at": r["collected_at"],
                  "url": f"/soldiers/{r['platform']}/{r['persona_id']}"} for r in rows]
     return {"kind": "name", "name": name, "platform": platform.value if platform else None,
             "persona_id": None, "exact": any(s["exact"] for s in soldiers),

@@ -14,7 +14,9 @@ WHERE persona_id = %(persona_id)s AND platform = %(platform)s
 -- Known soldiers whose current or a former name starts with the query (a LIKE prefix with its
 -- wildcards escaped by the caller); exact matches first.
 SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
-       lower(s.current_name) = %(exact)s AS exact
+       lower(s.current_name) = %(exact)s AS exact,
+       (SELECT max(cs.last_success_at) FROM collection_state cs
+        WHERE cs.soldier_id = s.soldier_id) AS collected_at
 FROM soldiers s
 WHERE s.soldier_id IN (
         (SELECT soldier_id FROM soldiers WHERE lower(current_name) = %(exact)s LIMIT 20)
@@ -29,6 +31,10 @@ WHERE s.soldier_id IN (
   AND (%(platform)s::text IS NULL OR s.platform = %(platform)s)
 ORDER BY exact DESC, lower(s.current_name), s.platform, s.persona_id
 LIMIT %(limit)s
+
+-- name: web_collected_at
+SELECT max(last_success_at) AS collected_at FROM collection_state
+WHERE soldier_id = %(soldier_id)s
 
 -- name: web_budget_by_class
 SELECT budget_class, count(*) AS n FROM counted_requests
