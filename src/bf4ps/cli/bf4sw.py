@@ -74,7 +74,7 @@ async def sync(ctx: click.Context, once: bool, batch_size: int, queue_first_jobs
         if as_json:
             echo_json(report.as_dict())
         elif once or report.batches or report.reconciled:
-            click.echo(render(report))
+            click.echo(f"bf4sw: {report.describe()}")
 
     stop = asyncio.Event()
     with stop_on_signals(stop):
@@ -82,17 +82,6 @@ async def sync(ctx: click.Context, once: bool, batch_size: int, queue_first_jobs
             await run(config, stop, show)
         except SourceMissing as exc:
             fail(str(exc))
-
-
-def render(r: IntakeReport) -> str:
-    classes = ", ".join(f"{k} {v}" for k, v in sorted(r.created_by_class.items())) or "none"
-    watermark = f"{r.watermark:%Y-%m-%d %H:%M:%S} UTC" if r.watermark else "none"
-    return (f"bf4sw: {r.aliases_new} new aliases in {r.batches} batches, {r.aliases_read} read"
-            f" ({r.aliases_skipped} skipped); soldiers +{r.soldiers_new} new,"
-            f" {r.soldiers_updated} updated, {r.names_new} new names; jobs {r.jobs_created}"
-            f" created ({classes}), {r.jobs_promoted} promoted; {r.marked_due} marked due;"
-            f" cursor {r.cursor}, watermark {watermark}"
-            f"{' (reconciled)' if r.reconciled else ''}{' (busy: skipped)' if r.busy else ''}")
 
 
 @click.command(name="bf4sw")

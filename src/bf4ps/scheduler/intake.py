@@ -59,6 +59,19 @@ class IntakeReport:
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def describe(self) -> str:
+        """One line for people (the sync command's output, the scheduler's log)."""
+        classes = ", ".join(f"{k} {v}" for k, v in sorted(self.created_by_class.items()))
+        watermark = f"{self.watermark:%Y-%m-%d %H:%M:%S} UTC" if self.watermark else "none"
+        return (f"{self.aliases_new} new aliases in {self.batches} batches, "
+                f"{self.aliases_read} read ({self.aliases_skipped} skipped); soldiers "
+                f"+{self.soldiers_new} new, {self.soldiers_updated} updated, {self.names_new} "
+                f"new names; jobs {self.jobs_created} created ({classes or 'none'}), "
+                f"{self.jobs_promoted} promoted; {self.marked_due} marked due; cursor "
+                f"{self.cursor}, watermark {watermark}"
+                f"{' (reconciled)' if self.reconciled else ''}"
+                f"{' (busy: skipped)' if self.busy else ''}")
+
     def merge(self, other: IntakeReport) -> None:
         """Add a later report's counts; its cursor and watermark win."""
         for name in COUNTS:

@@ -28,6 +28,30 @@ from bf4ps.settings import Settings
 
 log = logging.getLogger(__name__)
 SCHEDULER_LOCK = 0x4246_3450_5343_4844  # "BF4PSCHD"
+FEED_LOG_SECONDS = 60.0
+
+
+@dataclass
+class FeedTally:
+    """The feeder's routine work, summed for one log line every `seconds`."""
+
+    seconds: float = FEED_LOG_SECONDS
+    jobs: int = 0
+    ticks: int = 0
+    since: float = field(default_factory=time.monotonic)
+
+    def add(self, jobs: int) -> None:
+        self.jobs += jobs
+        self.ticks += 1
+
+    def due(self) -> bool:
+        return self.jobs > 0 and time.monotonic() - self.since >= self.seconds
+
+    def take(self) -> tuple[int, int, float]:
+        now = time.monotonic()
+        out = (self.jobs, self.ticks, now - self.since)
+        self.jobs, self.ticks, self.since = 0, 0, now
+        return out
 
 
 @dataclass
@@ -53,6 +77,7 @@ class Scheduler:
         self.stop = asyncio.Event()
         self.intake = intake
         self.identity = f"{socket.gethostname()}:{os.getpid()}"
+        self.fed = FeedTally()
 
     async def run(self) -> None:
         url = await resolve_url(self.settings)
@@ -115,9 +140,13 @@ class Scheduler:
             "silence_seconds": self.settings.heartbeat_lost_after_seconds})
         lost = [r["collector_name"] for r in await cur.fetchall()]
         fed = await feeder.replenish(conn, policy)
-        if reaped or lost or fed.total:
+        self.fed.add(fed.total)
+        if reaped or lost:  # worth a line at once
             log.info("tick: reaped %d, lost %s, fed %d (depth was %d/%d)", reaped, lost or "-",
                      fed.total, fed.depth_before, fed.target)
+        elif self.fed.due():  # routine feeding: one line a minute, not one a tick
+            log.info("feeder: %d jobs queued in %d ticks over the last %.0f s (depth was "
+                     "%d/%d)", *self.fed.take(), fed.depth_before, fed.target)
 
     async def sweeps(self, conn: Conn) -> None:
         policy = await policy_mod.load(conn)

@@ -63,5 +63,5 @@ async def _pass(settings: Settings, options: Options, interval: float, stop: asy
             await record_error(ps, exc)
             return False
         if report.soldiers_new or report.aliases_read:
-            log.info("bf4sw intake: %s", report)
+            log.info("bf4sw intake: %s", report.describe())
     return False
