@@ -20,6 +20,7 @@ from bf4ps.battlelog.parse_profile import parse_profile
 from bf4ps.battlelog.parse_vehicles import parse_vehicles
 from bf4ps.battlelog.parse_weapons import parse_weapons
 from bf4ps.db.connect import Conn, open_pool
+from bf4ps.db.queries import q
 from bf4ps.domain import Lane
 from bf4ps.interactive.submit import Limits
 from bf4ps.settings import Settings
@@ -134,6 +135,22 @@ async def test_the_soldier_page_points_at_a_collection_under_way(
     await conn.execute("UPDATE interactive_requests SET status = 'done' WHERE request_id = %s",
                        [request_id])
     assert 'id="collecting"' not in (await client.get("/soldiers/pc/79")).text
+
+
+async def test_the_request_page_says_when_no_collector_would_serve_it(
+        client: httpx.AsyncClient, conn: Conn, tmp_path: Path) -> None:
+    await make_soldier(conn, 4250, name="Waiter")
+    sub = (await client.post("/api/requests", json={"platform": "pc", "persona_id": 4250}))
+    page = (await client.get(sub.json()["status_url"])).text
+    assert 'data-serving="0"' in page and "no collector online" in page
+    assert '<span id="req-idle" >' in page  # the note shows (no hidden attribute)
+    assert "in ~" not in page  # no countdown to a request nobody will send
+    await make_collector(conn, tmp_path, "web-int-1", Lane.INTERACTIVE, "int-egress")
+    await conn.execute(q("gate_ensure"), {"egress_key": "int-egress", "min_interval": 5.0,
+                                          "window_requests": None, "window_seconds": None})
+    page = (await client.get(sub.json()["status_url"])).text
+    assert 'data-serving="1"' in page and "no collector online" not in page
+    assert '<span id="req-idle" hidden>' in page and "in ~" in page
 
 
 async def test_failed_attempt_is_shown_honestly(client: httpx.AsyncClient, conn: Conn) -> None:

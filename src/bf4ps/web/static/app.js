@@ -147,7 +147,9 @@
       var v = el && el.getAttribute(name);
       return v ? Date.parse(v) : null;
     }
+    var idleEl = document.getElementById("req-idle");
     var target = at(etaEl, "data-at"), doneAt = at(doneEl, "data-at"), sent = etaEl ? etaEl.getAttribute("data-sent") : null;
+    var serving = box.getAttribute("data-serving") !== "0";
     var skew = etaEl && etaEl.getAttribute("data-now") ? Date.parse(etaEl.getAttribute("data-now")) - Date.now() : 0;
 
     function countdown(el, when, none) {
@@ -158,6 +160,12 @@
     }
 
     function tick() {
+      if (idleEl) idleEl.hidden = serving;
+      if (!serving && !sent) {  // nothing will move until an interactive collector is online
+        if (etaEl) etaEl.textContent = "no collector online";
+        if (doneEl) doneEl.textContent = "–";
+        return;
+      }
       if (sent) { if (etaEl) etaEl.textContent = "sent " + sent.substring(11, 19) + " UTC"; }
       else countdown(etaEl, target, "under way");
       countdown(doneEl, doneAt, "–");
@@ -178,6 +186,7 @@
           target = d.estimated_start_at ? Date.parse(d.estimated_start_at) : null;
           doneAt = d.estimated_done_at ? Date.parse(d.estimated_done_at) : null;
           sent = d.first_request_at || null;
+          serving = d.collector_serving !== false;
           (d.resources || []).forEach(function (r) {
             var row = document.querySelector('#req-resources tr[data-resource="' + r.resource + '"] td.job');
             if (row) row.textContent = r.job_status || (r.state_status === "current" ? "done" : "–");
