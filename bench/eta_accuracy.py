@@ -1,7 +1,8 @@
 """ETA accuracy of interactive requests, end to end: the Battlelog simulator, one real
 interactive collector process, and a stream of submissions (what the website's submit does).
 Each request's estimate made at submission (interactive_requests.eta_at) is compared with when
-its first Battlelog request was really sent (first_request_at, set by the queue engine).
+its first Battlelog request was really sent (first_request_at, set by the queue engine), and its
+finish estimate (the submission's done_at) with when it was done (finished_at).
 
 Prints the distribution of the error, the share of requests within +-20 % of their wait (the
 bar: 80 %), the same with a 1 s floor (a sub-second wait cannot be predicted closer than the
@@ -28,7 +29,7 @@ from bench.common import machine
 from bench.fleetrun import Collectors, database, start_sim
 from bf4ps.db.connect import Conn, connection
 from bf4ps.interactive.eta import GateDefaults
-from bf4ps.interactive.submit import Limits, submit
+from bf4ps.interactive.submit import Limits, Submission, submit
 from bf4ps.policy import Policy
 
 BASE = 1_700_000_000
@@ -40,6 +41,8 @@ class Row:
     eta_s: float  # estimate: eta_at - created_at
     wait_s: float  # actual: first_request_at - created_at
     resources: int
+    done_eta_s: float | None = None  # estimate: the submission's done_at - created_at
+    done_s: float | None = None  # actual: finished_at - created_at
 
     @property
     def error_s(self) -> float:
@@ -47,6 +50,12 @@ class Row:
 
     def within(self, share: float, floor: float = 0.0) -> bool:
         return abs(self.error_s) <= max(share * self.wait_s, floor)
+
+    @property
+    def done_error_s(self) -> float | None:
+        if self.done_s is None or self.done_eta_s is None:
+            return None
+        return self.done_s - self.done_eta_s
 
 
 async def seed(url: str, n: int) -> None:
@@ -73,23 +82,23 @@ async def wait_collector(conn: Conn, timeout: float = 60) -> None:
 
 
 async def stream(url: str, n: int, mean_gap: float, burst: int,
-                 gate: GateDefaults) -> dict[UUID, int]:
+                 gate: GateDefaults) -> dict[UUID, Submission]:
     """Submissions with exponential gaps, and one burst of `burst` at once in the middle;
-    returns each request's queue position at submission."""
+    returns each request's submission (its queue position and estimates)."""
     rng = random.Random(11)
     policy = Policy()
-    positions: dict[UUID, int] = {}
+    subs: dict[UUID, Submission] = {}
     async with connection(url) as conn:
         await wait_collector(conn)
         for i in range(n):
             sub = await submit(conn, platform="pc", persona_id=BASE + 1 + i,
                                client_key=f"bench{i}", policy=policy, limits=Limits(1000, 60),
                                gate=gate)
-            positions[sub.request_id] = sub.position or 0
+            subs[sub.request_id] = sub
             in_burst = n // 2 <= i < n // 2 + burst - 1
             if not in_burst:
                 await asyncio.sleep(rng.expovariate(1 / mean_gap))
-    return positions
+    return subs
 
 
 async def wait_done(url: str, timeout: float) -> None:
@@ -97,24 +106,30 @@ async def wait_done(url: str, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             cur = await conn.execute("SELECT count(*) AS n FROM interactive_requests "
-                                     "WHERE first_request_at IS NULL")
+                                     "WHERE status IN ('queued', 'collecting')")
             row = await cur.fetchone()
             if row and not row["n"]:
                 return
             await asyncio.sleep(1)
 
 
-async def rows(url: str, positions: dict[UUID, int]) -> list[Row]:
+async def rows(url: str, subs: dict[UUID, Submission]) -> list[Row]:
     async with connection(url) as conn:
         cur = await conn.execute(
-            "SELECT request_id, created_at, eta_at, first_request_at, "
+            "SELECT request_id, created_at, eta_at, first_request_at, finished_at, "
             "cardinality(resources) AS k FROM interactive_requests WHERE eta_at IS NOT NULL "
             "AND first_request_at IS NOT NULL ORDER BY created_at")
         found: list[dict[str, Any]] = await cur.fetchall()
-    return [Row(positions.get(r["request_id"], -1),
-                (r["eta_at"] - r["created_at"]).total_seconds(),
-                (r["first_request_at"] - r["created_at"]).total_seconds(), int(r["k"]))
-            for r in found]
+    out = []
+    for r in found:
+        sub, created = subs.get(r["request_id"]), r["created_at"]
+        done_at = sub.done_at if sub else None
+        out.append(Row(
+            sub.position or 0 if sub else -1, (r["eta_at"] - created).total_seconds(),
+            (r["first_request_at"] - created).total_seconds(), int(r["k"]),
+            (done_at - created).total_seconds() if done_at else None,
+            (r["finished_at"] - created).total_seconds() if r["finished_at"] else None))
+    return out
 
 
 def pct(values: list[float], p: float) -> float:
@@ -154,6 +169,13 @@ def report(found: list[Row], interval: float) -> None:
         print(f"submission -> first request, nothing ahead ({len(idle)} requests): "
               f"p50 {pct(delays, 50):.2f} s, p90 {pct(delays, 90):.2f} s, max {max(delays):.2f} s "
               f"(gate interval {interval:.2f} s; bar: <= interval + request in flight)")
+    finished = [r for r in found if r.done_error_s is not None and r.done_s]
+    if finished:
+        errors = [r.done_error_s or 0.0 for r in finished]
+        ok = sum(abs(e) <= 0.2 * (r.done_s or 0.0) for e, r in zip(errors, finished, strict=True))
+        print(summary("all collected: error, s (actual - estimate)", errors))
+        print(f"all collected within +-20 % of the time to done: {ok}/{len(finished)} = "
+              f"{100 * ok / len(finished):.0f} % (no bar: the page's second figure)")
 
 
 def main() -> None:
@@ -184,7 +206,7 @@ def main() -> None:
     t0 = time.monotonic()
     try:
         fleet.start("eta-interactive-01", "eta-egress", "127.0.0.40", "interactive")
-        positions = asyncio.run(stream(url, args.requests, args.mean_gap, args.burst, gate))
+        subs = asyncio.run(stream(url, args.requests, args.mean_gap, args.burst, gate))
         asyncio.run(wait_done(url, timeout=600))
     finally:
         codes = fleet.stop()
@@ -193,7 +215,7 @@ def main() -> None:
           f"{args.interval} s (+{margin} s margin), connect lead {lead:.2f} s, simulator "
           f"speed {args.speed}, "
           f"{args.requests} submissions, mean gap {args.mean_gap} s, burst {args.burst}")
-    found = asyncio.run(rows(url, positions))
+    found = asyncio.run(rows(url, subs))
     report(found, args.interval + margin)
     print("per request (position: estimate s / actual s): " + "  ".join(
         f"{r.position}:{r.eta_s:.1f}/{r.wait_s:.1f}" for r in found))

@@ -168,6 +168,11 @@ def parse_eta_accuracy(out: str, quick: bool) -> list[Figure]:
                           "in flight")
         fig.target += f" (interval {interval:.2f} s + request in flight {flight:.2f} s)"
         figs.append(fig)
+    m = re.search(r"all collected within \+-20 % of the time to done: (\d+)/(\d+) = (\d+) %",
+                  out)
+    if m:
+        figs.append(Figure(f"all-collected estimate within ±20 % ({m.group(1)}/{m.group(2)} "
+                           "requests)", f"{m.group(3)} %"))
     return figs
 
 
