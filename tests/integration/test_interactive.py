@@ -7,6 +7,7 @@ import dataclasses
 import itertools
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -305,6 +306,38 @@ async def test_eta_uses_measured_durations(conn: Conn, tmp_path: Path) -> None:
     assert model.job_cost("detailed") == pytest.approx(0.6 + eta.OVERHEAD_SECONDS + 0.2)
     slow = await eta.costs(conn, dataclasses.replace(GATE, connect_lead=1.0))
     assert slow.job_cost("detailed") == pytest.approx(0.6 + eta.OVERHEAD_SECONDS + 1.0)
+
+
+async def test_measuring_the_lane_reads_only_interactive_successes(conn: Conn) -> None:
+    """Every status poll measures the interactive lane; the background fleet's far more
+    numerous events must not be walked to find its few (the index of migration 0007)."""
+    await conn.execute(
+        "INSERT INTO collection_events (event_type, occurred_at, lane, job_id, lease_token, "
+        "resource) SELECT e, now() - make_interval(secs => g) + make_interval(secs => o), "
+        "CASE WHEN g % 500 = 0 THEN 'interactive' ELSE 'background' END, g, "
+        "md5(g::text)::uuid, 'detailed' FROM generate_series(1, 5000) g, "
+        "(VALUES ('started', 0.0), ('succeeded', 0.5)) AS k(e, o)")
+    await conn.execute("ANALYZE collection_events")
+    sql = q("interactive_measured_durations").encode()
+    params = {"window_seconds": 6 * 3600.0, "limit": 200}
+    cur = await conn.execute(b"EXPLAIN (FORMAT JSON) " + sql, params)  # type: ignore[arg-type]
+    row = await cur.fetchone()
+    assert row is not None
+    names: list[str] = []
+
+    def walk(node: dict[str, Any]) -> None:
+        if "Index Name" in node:
+            names.append(node["Index Name"])
+        for child in node.get("Plans", []):
+            walk(child)
+
+    walk(row["QUERY PLAN"][0]["Plan"])
+    cur = await conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = ANY(%s)",
+                             [names])
+    defs = [str(r["indexdef"]) for r in await cur.fetchall()]
+    assert any("'interactive'" in d and "'succeeded'" in d for d in defs), (names, defs)
+    rows = await (await conn.execute(sql, params)).fetchall()  # type: ignore[arg-type]
+    assert [(r["resource"], r["n"]) for r in rows] == [("detailed", 10)]
 
 
 @pytest.mark.parametrize("kwargs, field", [
