@@ -19,14 +19,15 @@ import pytest
 
 from bf4ps.battlelog.models import DetailedStats
 from bf4ps.db.connect import connection
-from bf4ps.domain import Platform
+from bf4ps.db.queries import q
+from bf4ps.domain import Lane, Platform
 from bf4ps.settings import Settings
 from bf4ps.sim.battlelog.lookup import name_platforms
 from bf4ps.stats.snapshot import write_detailed
 from bf4ps.web.app import create_app
 from bf4ps.web.serve import serve_in_thread
 from tests.fleet import Fleet, simulator
-from tests.helpers import make_soldier
+from tests.helpers import make_collector, make_soldier
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
@@ -239,3 +240,37 @@ async def _ops(browser, web: str, shots: Path) -> None:  # type: ignore[no-untyp
     assert await page.locator("#events tbody tr").count() >= 4
     await _fits_phone(page)
     await operator.close()
+
+
+async def test_a_waiting_request_follows_its_collector_coming_online(
+        db_url: str, web: str, tmp_path: Path) -> None:
+    """No interactive collector: the page says so and counts nothing down; once one is online
+    (seen by the page's own polling, no reload) the countdowns start and the note goes."""
+    from playwright.async_api import async_playwright, expect
+
+    async with connection(db_url) as conn:
+        await make_soldier(conn, 1_500_000_900, name="Patient")
+    async with httpx.AsyncClient(base_url=web) as api:
+        r = await api.post("/api/requests", json={"platform": "pc", "persona_id": 1_500_000_900})
+        assert r.status_code == 202, r.text
+        status_url = r.json()["status_url"]
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROME_ARGS)
+        try:
+            page = await browser.new_page()
+            await page.goto(web + status_url)
+            await expect(page.locator("#req-eta")).to_have_text("no collector online")
+            await expect(page.locator("#req-done")).to_have_text("–")
+            await expect(page.locator("#req-idle")).to_be_visible()
+            async with connection(db_url) as conn:
+                await make_collector(conn, tmp_path, "web-int-9", Lane.INTERACTIVE, "int-9")
+                await conn.execute(q("gate_ensure"), {
+                    "egress_key": "int-9", "min_interval": 5.0, "window_requests": None,
+                    "window_seconds": None})
+            await expect(page.locator("#req-done")).to_have_text(
+                re.compile(r"in ~\d+ s|any moment"), timeout=10_000)
+            await expect(page.locator("#req-eta")).to_have_text(
+                re.compile(r"in ~\d+ s|any moment"))
+            await expect(page.locator("#req-idle")).to_be_hidden()
+        finally:
+            await browser.close()

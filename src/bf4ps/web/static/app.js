@@ -161,14 +161,12 @@
 
     function tick() {
       if (idleEl) idleEl.hidden = serving;
-      if (!serving && !sent) {  // nothing will move until an interactive collector is online
-        if (etaEl) etaEl.textContent = "no collector online";
-        if (doneEl) doneEl.textContent = "–";
-        return;
-      }
+      // nothing moves while no interactive collector is online: no countdowns then
       if (sent) { if (etaEl) etaEl.textContent = "sent " + sent.substring(11, 19) + " UTC"; }
+      else if (!serving) { if (etaEl) etaEl.textContent = "no collector online"; }
       else countdown(etaEl, target, "under way");
-      countdown(doneEl, doneAt, "–");
+      if (serving) countdown(doneEl, doneAt, "–");
+      else if (doneEl) doneEl.textContent = "–";
     }
 
     function poll() {
