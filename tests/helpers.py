@@ -9,6 +9,7 @@ from uuid import UUID
 from bf4ps import soldiers
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
 from bf4ps.domain import JobReason, Lane, Platform, PriorityClass, SourceType
 from bf4ps.policy import Policy
 from bf4ps.queue.enqueue import Demand, Enqueued, enqueue
@@ -28,6 +29,13 @@ async def make_soldier(conn: Conn, persona_id: int, platform: Platform = Platfor
 async def make_collector(conn: Conn, data_dir: Path, name: str,
                          lane: Lane = Lane.BACKGROUND, egress: str = "eg-1") -> CollectorRef:
     return await register(conn, data_dir, Wanted(name, "test-host", lane, egress, None, "test"))
+
+
+async def interactive_gate(conn: Conn, data_dir: Path, interval: float = 2.0) -> None:
+    """An interactive collector online, with its egress gate: requests get served estimates."""
+    await make_collector(conn, data_dir, "web-int-1", Lane.INTERACTIVE, "int-egress")
+    await conn.execute(q("gate_ensure"), {"egress_key": "int-egress", "min_interval": interval,
+                                          "window_requests": None, "window_seconds": None})
 
 
 def demand(soldier_id: int, resource: str = "detailed",

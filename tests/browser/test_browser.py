@@ -19,15 +19,14 @@ import pytest
 
 from bf4ps.battlelog.models import DetailedStats
 from bf4ps.db.connect import connection
-from bf4ps.db.queries import q
-from bf4ps.domain import Lane, Platform
+from bf4ps.domain import Platform
 from bf4ps.settings import Settings
 from bf4ps.sim.battlelog.lookup import name_platforms
 from bf4ps.stats.snapshot import write_detailed
 from bf4ps.web.app import create_app
 from bf4ps.web.serve import serve_in_thread
 from tests.fleet import Fleet, simulator
-from tests.helpers import make_collector, make_soldier
+from tests.helpers import interactive_gate, make_soldier
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
@@ -263,10 +262,7 @@ async def test_a_waiting_request_follows_its_collector_coming_online(
             await expect(page.locator("#req-done")).to_have_text("–")
             await expect(page.locator("#req-idle")).to_be_visible()
             async with connection(db_url) as conn:
-                await make_collector(conn, tmp_path, "web-int-9", Lane.INTERACTIVE, "int-9")
-                await conn.execute(q("gate_ensure"), {
-                    "egress_key": "int-9", "min_interval": 5.0, "window_requests": None,
-                    "window_seconds": None})
+                await interactive_gate(conn, tmp_path, interval=5.0)
             await expect(page.locator("#req-done")).to_have_text(
                 re.compile(r"in ~\d+ s|any moment"), timeout=10_000)
             await expect(page.locator("#req-eta")).to_have_text(

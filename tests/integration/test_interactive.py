@@ -24,7 +24,7 @@ from bf4ps.interactive.status import request_status
 from bf4ps.interactive.submit import Limits, RateLimited, UnknownSoldier, submit
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
-from tests.helpers import add_job, count, make_collector, make_soldier
+from tests.helpers import add_job, count, interactive_gate, make_collector, make_soldier
 
 POLICY = Policy()
 GATE = GateDefaults(interval=2.0, margin=0.0, idle_poll=1.0, connect_lead=0.2)
@@ -35,12 +35,6 @@ async def jobs(conn: Conn) -> list[dict[str, object]]:
         "SELECT soldier_id, resource, lane, priority_class, reason, status, request_id, "
         "lookup_name, lookup_platform FROM collection_jobs ORDER BY job_id")
     return await cur.fetchall()
-
-
-async def interactive_gate(conn: Conn, tmp_path: Path, interval: float = 2.0) -> None:
-    await make_collector(conn, tmp_path, "web-int-1", Lane.INTERACTIVE, "int-egress")
-    await conn.execute(q("gate_ensure"), {"egress_key": "int-egress", "min_interval": interval,
-                                          "window_requests": None, "window_seconds": None})
 
 
 async def test_known_soldier_gets_four_interactive_jobs_and_an_eta(

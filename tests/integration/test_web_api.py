@@ -20,7 +20,6 @@ from bf4ps.battlelog.parse_profile import parse_profile
 from bf4ps.battlelog.parse_vehicles import parse_vehicles
 from bf4ps.battlelog.parse_weapons import parse_weapons
 from bf4ps.db.connect import Conn, open_pool
-from bf4ps.db.queries import q
 from bf4ps.domain import Lane
 from bf4ps.interactive.submit import Limits
 from bf4ps.settings import Settings
@@ -28,7 +27,7 @@ from bf4ps.stats.items import write_vehicles, write_weapons
 from bf4ps.stats.snapshot import write_detailed, write_profile
 from bf4ps.web.app import create_app
 from bf4ps.web.serve import serve_in_thread
-from tests.helpers import count, make_collector, make_soldier
+from tests.helpers import count, interactive_gate, make_collector, make_soldier
 
 DATA = Path(__file__).resolve().parents[2] / "src" / "bf4ps" / "sim" / "battlelog" / "data"
 PERSONA = 1003662931478
@@ -145,9 +144,7 @@ async def test_the_request_page_says_when_no_collector_would_serve_it(
     assert 'data-serving="0"' in page and "no collector online" in page
     assert '<span id="req-idle" >' in page  # the note shows (no hidden attribute)
     assert "in ~" not in page  # no countdown to a request nobody will send
-    await make_collector(conn, tmp_path, "web-int-1", Lane.INTERACTIVE, "int-egress")
-    await conn.execute(q("gate_ensure"), {"egress_key": "int-egress", "min_interval": 5.0,
-                                          "window_requests": None, "window_seconds": None})
+    await interactive_gate(conn, tmp_path, interval=5.0)
     page = (await client.get(sub.json()["status_url"])).text
     assert 'data-serving="1"' in page and "no collector online" not in page
     assert '<span id="req-idle" hidden>' in page and "in ~" in page

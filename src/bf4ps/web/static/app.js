@@ -150,7 +150,7 @@
     var idleEl = document.getElementById("req-idle");
     var target = at(etaEl, "data-at"), doneAt = at(doneEl, "data-at"), sent = etaEl ? etaEl.getAttribute("data-sent") : null;
     var serving = box.getAttribute("data-serving") !== "0";
-    var skew = etaEl && etaEl.getAttribute("data-now") ? Date.parse(etaEl.getAttribute("data-now")) - Date.now() : 0;
+    var served = at(etaEl, "data-now"), skew = served ? served - Date.now() : 0;
 
     function countdown(el, when, none) {
       if (!el) return;
