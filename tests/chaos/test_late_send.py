@@ -56,6 +56,15 @@ async def test_a_stall_between_the_on_time_check_and_the_send_never_sends_late(
             adm_b = await admission.admit(conn_b, me_b, GATE, policy)
             assert isinstance(adm_a, Admitted) and isinstance(adm_b, Admitted)
             assert (adm_b.slot_at - adm_a.slot_at).total_seconds() >= 1.2  # the gate spaced them
+            # A's job serves a player's request, whose page shows when its first request went out
+            await conn_a.execute(
+                "INSERT INTO interactive_requests (request_id, soldier_id, platform, client_key)"
+                " SELECT gen_random_uuid(), soldier_id, 'pc', 'late-send' FROM collection_jobs"
+                " WHERE job_id = %(j)s", {"j": adm_a.job.job_id})
+            await conn_a.execute(
+                "UPDATE collection_jobs SET request_id = (SELECT request_id FROM "
+                "interactive_requests WHERE client_key = 'late-send') WHERE job_id = %(j)s",
+                {"j": adm_a.job.job_id})
             async with BattlelogClient(sim.base_url, "chaos-test", 10, SOURCE) as client_a, \
                     BattlelogClient(sim.base_url, "chaos-test", 10, SOURCE) as client_b:
                 real_fetch = client_a.fetch
@@ -81,7 +90,8 @@ async def test_a_stall_between_the_on_time_check_and_the_send_never_sends_late(
             assert await count(conn_a, "SELECT count(*) FROM request_ledger WHERE egress_key "
                                        "= %(e)s AND unsent_at IS NOT NULL", {"e": EGRESS}) >= 1
             # the audit trail says which slot A's request went in: its started event keeps the
-            # slot it was admitted for, its succeeded event names the one it was sent in
+            # slot it was admitted for (the log is append-only), its succeeded event names the
+            # one it was sent in
             cur = await conn_a.execute(
                 "SELECT (e.details->>'sent_slot_at')::timestamptz = l.slot_at AS sent_in_it, "
                 "(e.details->>'sent_slot_at')::timestamptz > %(first)s AS later "
@@ -90,6 +100,14 @@ async def test_a_stall_between_the_on_time_check_and_the_send_never_sends_late(
                 "AND e.collector_uuid = %(a)s",
                 {"a": me_a.collector_uuid, "first": adm_a.slot_at})
             assert await cur.fetchall() == [{"sent_in_it": True, "later": True}]
+            # and the player's request says A's request went out in the slot it was sent in,
+            # not in the slot given up
+            cur = await conn_a.execute(
+                "SELECT r.first_request_at = l.slot_at AS sent_in_it, r.status "
+                "FROM interactive_requests r JOIN request_ledger l ON l.collector_uuid = %(a)s "
+                "AND l.unsent_at IS NULL WHERE r.client_key = 'late-send'",
+                {"a": me_a.collector_uuid})
+            assert await cur.fetchall() == [{"sent_in_it": True, "status": "done"}]
         counters = httpx.get(sim.url("/__sim/stats"), timeout=10).json()
     finally:
         await pool.close()

@@ -275,6 +275,9 @@ async def test_a_busy_importer_makes_the_tick_skip(conn: Conn, db_url: str, sw: 
         await other.execute("SELECT pg_advisory_lock(hashtext('bf4ps:bf4sw-intake'))")
         report = await sync_once(conn, src, POLICY)
         assert report.busy and report.soldiers_new == 0 and not report.reconciled
+        # released here: a closed connection's backend lets its locks go only once it has
+        # exited, a moment after the client closed it
+        await other.execute("SELECT pg_advisory_unlock(hashtext('bf4ps:bf4sw-intake'))")
     assert (await sync_once(conn, src, POLICY)).soldiers_new == 50
 
 
