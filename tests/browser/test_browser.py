@@ -190,8 +190,10 @@ async def _lookup(browser, web: str, shots: Path) -> None:  # type: ignore[no-un
     await page.goto(web + "/?q=noscope&platform=pc")  # a soldier list and the offer
     await expect(page.locator("ul.results li")).not_to_have_count(0)
     await _fits_phone(page)
-    await page.goto(web + "/?q=" + name + "&platform=pc")
-    await page.get_by_role("button", name=f"Collect {name} on pc").click()
+    await page.goto(web + "/?q=" + name)  # as the header's search box sends it: no platform
+    offer = page.locator("form.lookup")
+    await offer.get_by_label("Platform").select_option("pc")
+    await offer.get_by_role("button", name=f"Collect {name}").click()
     await page.wait_for_url(re.compile(r".*/requests/[0-9a-f-]{36}$"))
     await expect(page.locator("h1")).to_contain_text(name)
     await expect(page.locator("#req-eta")).to_contain_text("sent", timeout=60_000)

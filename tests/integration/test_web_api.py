@@ -182,8 +182,23 @@ async def test_search(client: httpx.AsyncClient, conn: Conn) -> None:
     assert "stats from " in html and "not collected yet" in html
     api_url = (await client.get("/api/search", params={"q": url})).json()
     assert api_url["kind"] == "url" and api_url["soldiers"][0]["collected_at"] is not None
+    # the header's search box sends no platform: every platform's soldiers are listed, the
+    # select says so, and a look-up asks which platform
     unknown = (await client.get("/", params={"q": "NobodyHere"})).text
-    assert "Collect NobodyHere on pc" in unknown
+    assert '<option value="" selected>All platforms</option>' in unknown
+    lookup = unknown[unknown.index('class="inline lookup"'):]
+    assert '<option value="pc" selected>PC</option>' in lookup
+    assert '<option value="ps4" >PS4</option>' in lookup
+    assert ">Collect NobodyHere</button>" in lookup
+    on_pc = (await client.get("/", params={"q": "NobodyHere", "platform": "pc"})).text
+    assert "Collect NobodyHere on pc" in on_pc and 'class="inline lookup"' not in on_pc
+    assert '<option value="pc" selected>PC</option>' in on_pc
+    # known on pc: a player on another platform may still look the name up there
+    known = (await client.get("/", params={"q": "TheOnlyBond"})).text
+    other = known[known.index("Playing on another platform?"):]
+    assert '<option value="pc"' not in other and '<option value="ps4"' in other
+    assert "Playing on another platform?" not in (await client.get("/", params={
+        "q": "TheOnlyBond", "platform": "pc"})).text
     wildcard = (await client.get("/api/search", params={"q": "_"})).json()
     assert wildcard["soldiers"] == []  # '_' is a literal, not a LIKE wildcard
 

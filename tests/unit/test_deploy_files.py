@@ -253,9 +253,10 @@ def test_env_example_values_are_accepted(name: str, monkeypatch: pytest.MonkeyPa
         if var.startswith("BF4PS_"):
             monkeypatch.delenv(var)
     assigned, _ = parse_env(name)
-    for var, value in assigned.items():
-        if var.startswith("BF4PS_"):
-            monkeypatch.setenv(var, value)
+    ours = {var: value for var, value in assigned.items() if var.startswith("BF4PS_")}
+    assert ours, f"{name} sets no BF4PS_ variable"
+    for var, value in ours.items():
+        monkeypatch.setenv(var, value)
     Settings()  # raises on a bad value
 
 

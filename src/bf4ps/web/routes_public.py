@@ -22,7 +22,8 @@ PLATFORMS = [p.value for p in Platform]
 
 def _index(request: Request, *, status: int = 200, headers: dict[str, str] | None = None,
            **context: Any) -> Response:
-    ctx = {"platforms": PLATFORMS, "q": "", "platform": "pc", "result": None, "error": None,
+    # platform "": all platforms (the search's default; a lookup then asks for one)
+    ctx = {"platforms": PLATFORMS, "q": "", "platform": "", "result": None, "error": None,
            **context}
     return render(request, "index.html", ctx, status=status, headers=headers)
 
@@ -34,17 +35,16 @@ async def index(request: Request) -> Response:
     except WebError as exc:
         return _index(request, status=exc.status, error=exc.message)
     if text is None:
-        return _index(request, platform=platform.value if platform else "pc")
+        return _index(request, platform=platform.value if platform else "")
     try:
         async with db(request) as conn:
             result = await actions.search(conn, text, platform)
     except InputError as exc:
         return _index(request, status=422, error=exc.message, q=text,
-                      platform=platform.value if platform else "pc")
+                      platform=platform.value if platform else "")
     if result["kind"] == "url" and result["soldiers"]:
         return RedirectResponse(result["soldiers"][0]["url"], 303)
-    return _index(request, q=text, platform=result["platform"] or (
-        platform.value if platform else "pc"), result=result)
+    return _index(request, q=text, platform=result["platform"] or "", result=result)
 
 
 async def submit_form(request: Request) -> Response:
@@ -58,7 +58,7 @@ async def submit_form(request: Request) -> Response:
     except WebError as exc:
         return _index(request, status=exc.status, error=exc.message, q=fields["name"] or "",
                       platform=fields["platform"] if fields["platform"] in PLATFORMS
-                      else "pc", headers=exc.headers)
+                      else "", headers=exc.headers)
     return RedirectResponse(f"/requests/{sub.request_id}", 303)
 
 
