@@ -150,6 +150,19 @@ async def test_the_request_page_says_when_no_collector_would_serve_it(
     assert '<span id="req-idle" hidden>' in page and "in ~" in page
 
 
+async def test_a_name_battlelog_does_not_know_leads_back_to_the_search(
+        client: httpx.AsyncClient, conn: Conn) -> None:
+    sub = await client.post("/api/requests", json={"platform": "ps3", "name": "No Such.Name"})
+    assert sub.status_code == 202, sub.text
+    page = (await client.get(sub.json()["status_url"])).text
+    assert 'id="search-again"' not in page  # still looking
+    await conn.execute("UPDATE interactive_requests SET status = 'not_found', finished_at = "
+                       "now() WHERE request_id = %s", [sub.json()["request_id"]])
+    page = (await client.get(sub.json()["status_url"])).text
+    assert "does not know a soldier named <strong>No Such.Name</strong> on ps3" in page
+    assert 'id="search-again" href="/?q=No%20Such.Name"' in page
+
+
 async def test_failed_attempt_is_shown_honestly(client: httpx.AsyncClient, conn: Conn) -> None:
     sid = await seed_soldier(conn)
     await conn.execute(
