@@ -20,8 +20,9 @@ from bf4ps.battlelog.parse_profile import parse_profile
 from bf4ps.battlelog.parse_vehicles import parse_vehicles
 from bf4ps.battlelog.parse_weapons import parse_weapons
 from bf4ps.db.connect import Conn, open_pool
-from bf4ps.domain import Lane
+from bf4ps.domain import Lane, Platform
 from bf4ps.interactive.submit import Limits
+from bf4ps.queue import claim as qclaim
 from bf4ps.settings import Settings
 from bf4ps.stats.items import write_vehicles, write_weapons
 from bf4ps.stats.snapshot import write_detailed, write_profile
@@ -148,6 +149,26 @@ async def test_the_request_page_says_when_no_collector_would_serve_it(
     page = (await client.get(sub.json()["status_url"])).text
     assert 'data-serving="1"' in page and "no collector online" not in page
     assert '<span id="req-idle" hidden>' in page and "in ~" in page
+
+
+async def test_the_console_shows_what_each_collector_is_collecting(
+        client: httpx.AsyncClient, conn: Conn, tmp_path: Path) -> None:
+    finder = await make_collector(conn, tmp_path, "finder-01", Lane.INTERACTIVE, "int-a")
+    busy = await make_collector(conn, tmp_path, "busy-01", Lane.INTERACTIVE, "int-b")
+    await make_soldier(conn, 81, Platform.PS4, name="Holder")
+    for body in ({"platform": "xboxone", "name": "Seeker.One"},
+                 {"platform": "ps4", "persona_id": 81}):
+        assert (await client.post("/api/requests", json=body)).status_code == 202
+        who = finder if "name" in body else busy
+        assert await qclaim.claim(conn, who, 60) is not None
+    page = (await client.get("/ops", auth=OPS)).text
+    assert '<a class="job-soldier" href="/soldiers/ps4/81">81</a>' in page
+    assert "lookup" in page and "Seeker.One" in page
+    fleet = {c["name"]: c["current_job"]
+             for c in (await client.get("/api/ops/fleet", auth=OPS)).json()["collectors"]}
+    assert fleet["finder-01"]["lookup_name"] == "Seeker.One"
+    assert fleet["finder-01"]["platform"] == "xboxone"
+    assert (fleet["busy-01"]["persona_id"], fleet["busy-01"]["platform"]) == (81, "ps4")
 
 
 async def test_a_name_battlelog_does_not_know_leads_back_to_the_search(

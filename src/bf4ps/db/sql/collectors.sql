@@ -72,11 +72,13 @@ RETURNING collector_uuid
 -- name: collectors_list
 -- The current job is the live job the collector holds a lease on (the latest claimed).
 SELECT c.*, j.job_id AS current_job_id, j.resource AS job_resource, j.status AS job_status,
-       s.persona_id AS job_persona_id, s.platform AS job_platform,
+       s.persona_id AS job_persona_id, COALESCE(s.platform, j.lookup_platform) AS job_platform,
+       j.lookup_name AS job_lookup_name,
        extract(epoch FROM now() - c.last_heartbeat_at) AS heartbeat_age
 FROM collectors c
 LEFT JOIN LATERAL (
-    SELECT job_id, resource, status, soldier_id FROM collection_jobs
+    SELECT job_id, resource, status, soldier_id, lookup_name, lookup_platform
+    FROM collection_jobs
     WHERE collector_uuid = c.collector_uuid AND status IN ('claimed', 'running')
     ORDER BY claimed_at DESC LIMIT 1
 ) j ON true
