@@ -233,6 +233,10 @@ async def test_search(client: httpx.AsyncClient, conn: Conn) -> None:
     assert '<option value="pc"' not in other and '<option value="ps4"' in other
     assert "Playing on another platform?" not in (await client.get("/", params={
         "q": "TheOnlyBond", "platform": "pc"})).text
+    guessed = await client.get("/search", params={"q": "the only", "platform": "pc"})
+    assert guessed.status_code == 308
+    assert guessed.headers["location"] == "/?q=the+only&platform=pc"
+    assert (await client.get("/search")).headers["location"] == "/"
     wildcard = (await client.get("/api/search", params={"q": "_"})).json()
     assert wildcard["soldiers"] == []  # '_' is a literal, not a LIKE wildcard
 

@@ -87,8 +87,15 @@ async def soldier_page(request: Request) -> Response:
         "vehicle_categories": sorted({v["category"] for v in data["vehicles"]})})
 
 
+async def search_alias(request: Request) -> Response:
+    """/search?q=…, the address people guess: the search lives at /?q=…."""
+    qs = request.url.query
+    return RedirectResponse("/?" + qs if qs else "/", 308)
+
+
 ROUTES = [
     Route("/", index, methods=["GET"]),
+    Route("/search", search_alias, methods=["GET"]),
     Route("/requests", submit_form, methods=["POST"]),
     Route("/requests/{request_id}", request_page, methods=["GET"]),
     Route("/soldiers/{platform}/{persona_id}", soldier_page, methods=["GET"]),
