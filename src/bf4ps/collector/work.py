@@ -80,7 +80,7 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
             return None
         if slot != adm.slot:  # the start's slot was given up as late
             result.details["sent_slot_at"] = slot.at.isoformat()
-            await qclaim.reslot(conn, job, ctx.gate.lease_seconds, slot.at)
+            await qclaim.reslot(conn, job, ctx.gate.lease_seconds, started, slot.at)
         return await conclude(conn, ctx, job, result, policy)
     finally:
         ctx.heartbeat.current = None

@@ -54,12 +54,13 @@ async def start(conn: Conn, me: CollectorRef, job: ClaimedJob, lease_seconds: fl
     return Started(_ts(row, "claimed_at"), _ts(row, "started_at"), _ts(row, "lease_expires_at"))
 
 
-async def reslot(conn: Conn, job: ClaimedJob, lease_seconds: float, sent_at: datetime) -> None:
+async def reslot(conn: Conn, job: ClaimedJob, lease_seconds: float, started: Started,
+                 sent_at: datetime) -> None:
     """The request went out in a later slot than its start recorded: the job's start (and its
     interactive request's first request, if this start set it) move to `sent_at`. Nothing
     changes once the lease is no longer ours."""
     await conn.execute(q("reslot_job"), _lease_params(job.lease) | {
-        "lease_seconds": lease_seconds, "sent_at": sent_at})
+        "lease_seconds": lease_seconds, "started_at": started.started_at, "sent_at": sent_at})
 
 
 async def renew(conn: Conn, lease: Lease, lease_seconds: float) -> datetime | None:

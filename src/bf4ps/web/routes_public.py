@@ -34,14 +34,14 @@ async def index(request: Request) -> Response:
         platform = platform_query(request)
     except WebError as exc:
         return _index(request, status=exc.status, error=exc.message)
+    chosen = platform.value if platform else ""
     if text is None:
-        return _index(request, platform=platform.value if platform else "")
+        return _index(request, platform=chosen)
     try:
         async with db(request) as conn:
             result = await actions.search(conn, text, platform)
     except InputError as exc:
-        return _index(request, status=422, error=exc.message, q=text,
-                      platform=platform.value if platform else "")
+        return _index(request, status=422, error=exc.message, q=text, platform=chosen)
     if result["kind"] == "url" and result["soldiers"]:
         return RedirectResponse(result["soldiers"][0]["url"], 303)
     return _index(request, q=text, platform=result["platform"] or "", result=result)

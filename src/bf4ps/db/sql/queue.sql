@@ -142,28 +142,22 @@ SELECT started_at, claimed_at, lease_expires_at FROM started
 -- up as late): the running job's start, and its request's first request if this start set
 -- it, move to the slot it was sent in (fenced by the lease). The started event keeps the
 -- admitted slot (the log is append-only); the job's final event names the slot it was sent in.
-WITH was AS (
-    SELECT job_id, started_at FROM collection_jobs
+WITH moved AS (
+    UPDATE collection_jobs
+    SET started_at = %(sent_at)s,
+        lease_expires_at = GREATEST(lease_expires_at,
+                                    %(sent_at)s + make_interval(secs => %(lease_seconds)s)),
+        updated_at = clock_timestamp()
     WHERE job_id = %(job_id)s AND collector_uuid = %(collector_uuid)s
       AND lease_token = %(lease_token)s AND status = 'running'
       AND lease_expires_at > clock_timestamp()
-    FOR UPDATE
-), moved AS (
-    UPDATE collection_jobs j
-    SET started_at = %(sent_at)s,
-        lease_expires_at = GREATEST(j.lease_expires_at,
-                                    %(sent_at)s + make_interval(secs => %(lease_seconds)s)),
-        updated_at = clock_timestamp()
-    FROM was
-    WHERE j.job_id = was.job_id
-    RETURNING j.request_id, j.started_at, was.started_at AS was_started_at
+    RETURNING request_id, started_at
 )
 UPDATE interactive_requests r
 SET first_request_at = m.started_at, updated_at = clock_timestamp()
 FROM moved m
-WHERE r.request_id = m.request_id AND r.first_request_at = m.was_started_at
+WHERE r.request_id = m.request_id AND r.first_request_at = %(started_at)s
   AND r.status IN ('queued', 'collecting')
-RETURNING r.request_id
 
 -- name: renew_lease
 UPDATE collection_jobs
