@@ -12,7 +12,7 @@ import psycopg
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
 from bf4ps.battlelog.window import SendWindow
-from bf4ps.collector.heartbeat import OUTAGE_ERRORS, Heartbeat
+from bf4ps.collector.heartbeat import Heartbeat
 from bf4ps.collector.slots import (
     Pacing,
     further_request,
@@ -21,6 +21,7 @@ from bf4ps.collector.slots import (
     sleep_until,
 )
 from bf4ps.db.connect import Conn
+from bf4ps.db.errors import OUTAGE_ERRORS
 from bf4ps.domain import ErrorClass, Resource
 from bf4ps.gates import throttle
 from bf4ps.gates.admission import Admitted, GateConfig
