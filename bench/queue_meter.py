@@ -1,0 +1,228 @@
+"""What one queue cycle costs, metered: round trips, commits, WAL bytes, event rows and client
+and server CPU per cycle, for two shapes of cycle.
+
+* bench shape — what bench/queue_cycle.py times: claim, start, finalize (no statistics).
+* product shape — what a collector does per request: admission (egress gate with a connect
+  lead, fleet budget, ledger row and claim), start at the admitted slot, then a finalize that
+  writes a real detailed-stats payload (tests/fixtures/battlelog) in the same transaction.
+
+Counting, per shape, over one collector's cycles on a fresh database:
+* round trips: the client's protocol messages that wait for the server (each simple Query and
+  each extended-protocol Sync), from libpq's own trace of the connection, in a pass of its own
+  (tracing slows the client);
+* commits: the database's xact_commit (pg_stat_database) before and after;
+* WAL bytes: pg_current_wal_lsn() before and after (the server serves nothing else meanwhile:
+  the bench uses a server of its own, BF4PS_BENCH_DIR);
+* event rows: collection_events rows added;
+* client CPU: this process's CPU time; server CPU: the CPU time of the server's processes
+  (postmaster and its children: the backend, WAL writer, checkpointer, autovacuum).
+
+usage: python -m bench.queue_meter [--cycles 500] [--soldiers 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+import psycopg
+from psycopg import pq
+from psycopg.conninfo import conninfo_to_dict
+
+from bench import queue_cycle
+from bench.common import fresh_database, machine
+from bf4ps.battlelog.parse_detailed import parse_detailed
+from bf4ps.collector.identity import Wanted, register
+from bf4ps.db.connect import Conn, connection, with_dbname
+from bf4ps.domain import Lane, Resource
+from bf4ps.gates import admission
+from bf4ps.policy import Policy
+from bf4ps.queue import claim as qclaim
+from bf4ps.queue import finalize
+from bf4ps.queue.jobs import CollectorRef
+from bf4ps.stats.store import writer_for
+
+REPO = Path(__file__).resolve().parent.parent
+DETAILED = REPO / "tests/fixtures/battlelog/2020-battlelog-net/detailed-TheOnlyBond.json"
+EGRESS = "meter-egress"
+GATE = admission.GateConfig(min_interval=0.001, window_requests=None, window_seconds=None,
+                            margin=0.0, horizon=2.0, lease_seconds=60, connect_lead=1.0)
+Cycle = Callable[[Conn, CollectorRef, Policy], Awaitable[bool]]
+
+
+async def bench_cycle(conn: Conn, me: CollectorRef, policy: Policy) -> bool:
+    job = await qclaim.claim(conn, me, 60)
+    if job is None:
+        return False
+    await qclaim.start(conn, me, job, 60, job.claimed_at)
+    out = await finalize.succeed(conn, me, job, finalize.Attempt(200, 1), policy)
+    return out.committed
+
+
+def product_cycle(payload: bytes) -> Cycle:
+    parsed = parse_detailed(payload)
+
+    async def cycle(conn: Conn, me: CollectorRef, policy: Policy) -> bool:
+        adm = await admission.admit(conn, me, GATE, policy)
+        if not isinstance(adm, admission.Admitted):
+            return False
+        await qclaim.start(conn, me, adm.job, GATE.lease_seconds, adm.slot_at)
+        out = await finalize.succeed(conn, me, adm.job, finalize.Attempt(200, 900, {
+            "bytes": len(payload)}), policy, writer_for(Resource.DETAILED, parsed))
+        return out.committed
+
+    return cycle
+
+
+async def seed(url: str, soldiers: int, jobs: int) -> None:
+    await queue_cycle.seed(url, soldiers, jobs)
+    await queue_cycle.add_jobs(url, soldiers, jobs)
+    async with connection(url) as conn:
+        # the product's gate and a fleet budget that never binds (admission still does its
+        # sums, as on a fleet with a budget)
+        await conn.execute(
+            "INSERT INTO egress_gates (egress_key, min_interval_seconds) VALUES (%s, 0.001) "
+            "ON CONFLICT (egress_key) DO NOTHING", [EGRESS])
+        await conn.execute("UPDATE fleet_budget SET requests = 1000000000, "
+                           "window_seconds = 3600")
+
+
+@dataclass
+class Reading:
+    commits: int
+    wal_lsn: str
+    events: int
+    server_cpu: float
+    client_cpu: float
+
+
+def server_processes(backend_pid: int) -> list[psutil.Process]:
+    postmaster = psutil.Process(backend_pid).parent()
+    assert postmaster is not None
+    return [postmaster, *postmaster.children()]
+
+
+def cpu_of(procs: list[psutil.Process]) -> float:
+    total = 0.0
+    for p in procs:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+async def read(admin: psycopg.AsyncConnection[Any], conn: Conn, dbname: str) -> Reading:
+    # the worker's own counters reach pg_stat_database at its next flush: force it
+    await conn.execute("SELECT pg_stat_force_next_flush()")
+    await conn.execute("SELECT 1")
+    cur = await admin.execute(
+        "SELECT xact_commit, pg_current_wal_lsn()::text FROM pg_stat_database "
+        "WHERE datname = %s", [dbname])
+    row = await cur.fetchone()
+    assert row is not None
+    ev = await (await conn.execute("SELECT count(*) AS n FROM collection_events")).fetchone()
+    assert ev is not None
+    pid = await (await conn.execute("SELECT pg_backend_pid() AS p")).fetchone()
+    assert pid is not None
+    return Reading(int(row[0]), str(row[1]), int(ev["n"]),
+                   cpu_of(server_processes(int(pid["p"]))), time.process_time())
+
+
+async def wal_bytes(admin: psycopg.AsyncConnection[Any], a: str, b: str) -> int:
+    cur = await admin.execute("SELECT pg_wal_lsn_diff(%s::pg_lsn, %s::pg_lsn)", [b, a])
+    row = await cur.fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+async def run_cycles(conn: Conn, me: CollectorRef, cycle: Cycle, n: int) -> int:
+    done = 0
+    policy = Policy()
+    for _ in range(n):
+        done += bool(await cycle(conn, me, policy))
+    return done
+
+
+def count_round_trips(trace: Path) -> int:
+    """Client messages that wait for an answer, in libpq's trace: Query (simple protocol) and
+    Sync (the end of an extended-protocol exchange)."""
+    trips = 0
+    for line in trace.read_text(errors="replace").splitlines():
+        parts = line.split("\t")
+        if len(parts) >= 3 and parts[0] == "F" and parts[2].split(" ", 1)[0] in ("Query",
+                                                                                 "Sync"):
+            trips += 1
+    return trips
+
+
+async def meter(url: str, admin_url: str, shape: str, cycle: Cycle, cycles: int,
+                data_dir: Path) -> dict[str, float]:
+    dbname = str(conninfo_to_dict(url)["dbname"])
+    async with (connection(url) as conn,
+                await psycopg.AsyncConnection.connect(admin_url, autocommit=True) as admin):
+        me = await register(conn, data_dir, Wanted(f"meter-{shape}", "bench", Lane.BACKGROUND,
+                                                   EGRESS, None, "bench"))
+        await run_cycles(conn, me, cycle, 20)  # warm: prepared statements, caches
+        before = await read(admin, conn, dbname)
+        done = await run_cycles(conn, me, cycle, cycles)
+        after = await read(admin, conn, dbname)
+        assert done == cycles, (shape, done, cycles)
+        trace = Path(tempfile.mkstemp(prefix="bf4ps-meter-", suffix=".trace")[1])
+        with trace.open("w") as fh:
+            conn.pgconn.trace(fh.fileno())
+            conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+            traced = 50
+            assert await run_cycles(conn, me, cycle, traced) == traced
+            conn.pgconn.untrace()
+        trips = count_round_trips(trace) / traced
+        trace.unlink()
+        wal = await wal_bytes(admin, before.wal_lsn, after.wal_lsn)
+    # the two readings' own statements: 3 autocommit transactions on the worker's session
+    commits = (after.commits - before.commits - 3) / cycles
+    return {"round_trips": trips, "commits": commits, "wal_bytes": wal / cycles,
+            "event_rows": (after.events - before.events) / cycles,
+            "client_cpu_ms": (after.client_cpu - before.client_cpu) * 1000 / cycles,
+            "server_cpu_ms": (after.server_cpu - before.server_cpu) * 1000 / cycles}
+
+
+FIELDS = (("round_trips", "round trips", "{:.1f}"), ("commits", "commits", "{:.2f}"),
+          ("wal_bytes", "WAL bytes", "{:,.0f}"), ("event_rows", "event rows", "{:.2f}"),
+          ("client_cpu_ms", "client CPU ms", "{:.3f}"),
+          ("server_cpu_ms", "server CPU ms", "{:.3f}"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--cycles", type=int, default=500)
+    ap.add_argument("--soldiers", type=int, default=10_000)
+    args = ap.parse_args()
+    os.environ.setdefault("BF4PS_BENCH_DIR", str(Path(tempfile.gettempdir()) / "bf4ps-meter"))
+    print(f"machine: {machine()}")
+    data_dir = Path(tempfile.mkdtemp(prefix="bf4ps-meter-ids-"))
+    shapes: dict[str, Cycle] = {"bench": bench_cycle,
+                                "product": product_cycle(DETAILED.read_bytes())}
+    results: dict[str, dict[str, float]] = {}
+    for shape, cycle in shapes.items():
+        url = fresh_database(f"bench_meter_{shape}")
+        asyncio.run(seed(url, args.soldiers, args.cycles + 100))
+        admin_url = with_dbname(url, "postgres")
+        results[shape] = asyncio.run(meter(url, admin_url, shape, cycle, args.cycles,
+                                           data_dir))
+    print(f"per cycle, {args.cycles} cycles of one collector, {args.soldiers:,} soldiers:")
+    print(f"{'':16}" + "".join(f"{shape:>12}" for shape in results))
+    for key, label, fmt in FIELDS:
+        print(f"{label:16}" + "".join(f"{fmt.format(r[key]):>12}" for r in results.values()))
+
+
+if __name__ == "__main__":
+    main()
