@@ -71,7 +71,7 @@ class Collector:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.request_stop)
-        url = await resolve_url(self.settings)
+        url = await resolve_url(self.settings, service=True)
         pool = await open_pool(url, max_size=3, min_size=2)
         try:
             async with pool.connection() as conn:
