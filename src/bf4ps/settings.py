@@ -158,6 +158,12 @@ class Settings(BaseSettings):
     submit_limit_window_seconds: float = Field(
         60.0, gt=0, description="The submission limit's window.")
 
+    test_pause_at: str | None = Field(
+        None, description="TEST ONLY (fault tests): comma-separated points where a collector "
+        "pauses once (collector/testhook.py). Never set in production.")
+    test_pause_dir: Path | None = Field(
+        None, description="TEST ONLY: where the pause points' ready/go files are.")
+
     log_level: str = Field("INFO", description="Logging level.")
     log_json: bool = Field(False, description="Log one JSON object per line.")
 

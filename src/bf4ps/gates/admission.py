@@ -69,7 +69,7 @@ class Wait:
 Pause = Callable[[str], Awaitable[None]]  # a test-only hook at a named point (testhook.py)
 
 
-async def _nothing(point: str) -> None:
+async def no_pause(point: str) -> None:
     return None
 
 
@@ -119,7 +119,7 @@ def paced_slot(gate: dict[str, Any], now: datetime, connect_lead: float) -> date
 
 
 async def admit(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
-                soldier_id: int | None = None, *, pause: Pause = _nothing) -> Admitted | Wait:
+                soldier_id: int | None = None, *, pause: Pause = no_pause) -> Admitted | Wait:
     """A look at the gates (no lock, no write); a claim of a job they allow, only when the slot
     opens within the horizon; then the job's request counted in its slot. Each is one statement
     on its own: no lock is held across a round trip. Another collector may take the slot
