@@ -77,7 +77,10 @@ class Bed:
         self.procs.clear()
         self.services.clear()
         self.net.close()
-        shutil.rmtree(self.root, ignore_errors=True)
+        if os.environ.get("BF4PS_NETNS_KEEP"):  # debugging a failure: keep the logs
+            print(f"test bed files kept in {self.root}")
+        else:
+            shutil.rmtree(self.root, ignore_errors=True)
 
     def _start_postgres(self) -> None:
         data, self.sockets = self.root / "pgdata", self.root / "pgsock"

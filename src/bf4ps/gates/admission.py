@@ -23,6 +23,7 @@ from bf4ps.queue import claim as qclaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 
 COUNT_PATIENCE = 10.0  # a job claimed in a race for its slot waits this long for the next one
+# (a quarter of its lease at most), else it is given back
 
 @dataclass(frozen=True)
 class GateConfig:
@@ -133,7 +134,8 @@ async def admit(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
     if job is None:
         return Wait(None, idle=True)
     await pause("admission")
-    deadline = datetime.now(UTC) + timedelta(seconds=COUNT_PATIENCE)
+    deadline = datetime.now(UTC) + timedelta(
+        seconds=min(COUNT_PATIENCE, cfg.lease_seconds / 4))
     while True:
         got = await extra_slot(conn, me, cfg, policy, job)
         if isinstance(got, Slot):
