@@ -9,12 +9,13 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from bf4ps.db.connect import Conn
+from bf4ps.db.connect import Conn, connection, resolve_url
 from bf4ps.db.queries import q
 from bf4ps.domain import PriorityClass
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted, GateConfig, Slot, Wait
 from bf4ps.policy import Policy
+from bf4ps.settings import Settings
 from tests.helpers import add_job, make_collector, make_soldier
 
 BACKGROUND = ["active", "recent", "bootstrap", "retry"]
@@ -103,3 +104,20 @@ async def test_a_further_slot_is_fenced_by_the_jobs_lease(conn: Conn, tmp_path: 
     assert await admission.extra_slot(conn, me, GATE, Policy(), got.job) == Wait(None)
     cur = await conn.execute("SELECT count(*) AS n FROM request_ledger")
     assert (await cur.fetchone() or {})["n"] == 2
+
+
+async def test_without_a_budget_admission_never_touches_the_fleet_row(
+        db_url: str, tmp_path: Path) -> None:
+    """Another session holds the fleet budget row (as a stalled collector of the old
+    admission did): with no budget set, admission does not wait for it."""
+    settings = Settings(database_url=db_url, db_lock_timeout_seconds=0.5)
+    async with connection(db_url) as holder, \
+            connection(await resolve_url(settings, service=True)) as conn:
+        me = await make_collector(conn, tmp_path, "bg-1", egress="eg-1")
+        await conn.execute(q("gate_ensure"), {"egress_key": "eg-1", "min_interval": 0.1,
+                                              "window_requests": None, "window_seconds": None})
+        await add_job(conn, await make_soldier(conn, 93), "detailed", PriorityClass.RECENT)
+        await holder.set_autocommit(False)
+        await holder.execute("SELECT * FROM fleet_budget FOR UPDATE")
+        assert isinstance(await admission.admit(conn, me, GATE, Policy()), Admitted)
+        await holder.rollback()
