@@ -92,3 +92,31 @@ async def test_migrations_lift_the_lock_and_statement_timeouts(conn: Conn) -> No
     cur = await conn.execute(SHOW)
     row = await cur.fetchone()
     assert row is not None and row["lock"] == "0" and row["stmt"] == "0"
+
+
+async def test_a_scheduler_step_that_times_out_on_a_lock_is_retried_not_fatal(
+        db_url: str) -> None:
+    """A lock timeout in one periodic step does not end the scheduler's leadership (which a
+    database error does): the step runs again at its next period."""
+    from bf4ps.scheduler.service import Every
+
+    settings = Settings(database_url=db_url, db_lock_timeout_seconds=0.2)
+    runs: list[str] = []
+    async with connection(db_url) as holder, \
+            connection(await resolve_url(settings)) as conn:
+        await holder.execute(q("gate_ensure"), {"egress_key": "eg-1", "min_interval": 1.0,
+                                                "window_requests": None,
+                                                "window_seconds": None})
+
+        async def step() -> None:
+            runs.append("try")
+            await conn.execute("UPDATE egress_gates SET requests_total = 3")
+            runs.append("done")
+
+        every = Every(0.0, step)
+        await holder.set_autocommit(False)
+        await holder.execute("SELECT 1 FROM egress_gates FOR UPDATE")
+        await every.maybe()  # gives up on the lock, quietly
+        await holder.rollback()
+        await every.maybe()
+    assert runs == ["try", "try", "done"]
