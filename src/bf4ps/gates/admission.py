@@ -25,6 +25,7 @@ from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 COUNT_PATIENCE = 10.0  # a job claimed in a race for its slot waits this long for the next one
 # (a quarter of its lease at most), else it is given back
 
+
 @dataclass(frozen=True)
 class GateConfig:
     min_interval: float
@@ -106,7 +107,8 @@ def _budget_policy(policy: Policy) -> dict[str, float]:
 
 
 def effective_interval(min_interval: float, streak: int, margin: float) -> float:
-    """After throttles the egress recovers gradually: slower pacing until the streak decays."""
+    """After throttles the egress recovers gradually: slower pacing until the streak decays.
+    (admission_slot, migration 0008, advances the gate by the same rule; the ETA models it.)"""
     return min_interval * (1 + 0.5 * streak) + margin
 
 
