@@ -60,6 +60,28 @@ class Settings(BaseSettings):
         4, ge=1, description="Connections of the website's pool, per web process (collectors "
         "use 3 each, plus one for heartbeats).")
 
+    # --- database session bounds (docs/architecture.md "Session bounds") ---
+    db_lock_timeout_seconds: float = Field(
+        2.0, ge=0, description="A statement waiting this long for a lock gives up (and is "
+        "retried): no session queues behind a stalled one. 0: off. Not for migrations.")
+    db_idle_in_transaction_timeout_seconds: float = Field(
+        5.0, ge=0, description="The server ends a session idle this long inside a "
+        "transaction, releasing its locks (a frozen or vanished client). 0: off.")
+    db_statement_timeout_seconds: float = Field(
+        30.0, ge=0, description="Longest statement of a collector's or the website's sessions "
+        "(short statements only; the scheduler, migrations and maintenance commands have "
+        "none). 0: off.")
+    db_keepalives_idle_seconds: int = Field(
+        5, ge=1, description="TCP keepalive probes begin after this much silence (client "
+        "and server side of every session).")
+    db_keepalives_interval_seconds: int = Field(
+        2, ge=1, description="Seconds between TCP keepalive probes.")
+    db_keepalives_count: int = Field(
+        3, ge=1, description="Unanswered keepalive probes after which the peer is dead.")
+    db_tcp_user_timeout_seconds: float = Field(
+        10.0, ge=0, description="Data unacknowledged this long ends the connection (both "
+        "sides). 0: the kernel's default (many minutes).")
+
     @field_validator("database_url", "bf4sw_database_url")
     @classmethod
     def _connection_string(cls, value: str | None) -> str | None:
@@ -135,6 +157,12 @@ class Settings(BaseSettings):
         10, ge=1, description="New lookup requests one client may submit per limit window.")
     submit_limit_window_seconds: float = Field(
         60.0, gt=0, description="The submission limit's window.")
+
+    test_pause_at: str | None = Field(
+        None, description="TEST ONLY (fault tests): comma-separated points where a collector "
+        "pauses once (collector/testhook.py). Never set in production.")
+    test_pause_dir: Path | None = Field(
+        None, description="TEST ONLY: where the pause points' ready/go files are.")
 
     log_level: str = Field("INFO", description="Logging level.")
     log_json: bool = Field(False, description="Log one JSON object per line.")

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from bf4ps.domain import ErrorClass, Lane
-from bf4ps.gates.budget import Window, allowed_classes, earliest_slot
 from bf4ps.policy import Policy, PolicyError, parse_value, validated
 from bf4ps.queue.backoff import is_terminal, retry_delay
 from bf4ps.scheduler.mix import class_quota, joined, resource_quota
@@ -65,42 +64,3 @@ def test_progressive_mix_follows_the_watermarks() -> None:
     assert resource_quota("active", 8, Policy(), cov) == dict.fromkeys(
         ("detailed", "profile", "weapons", "vehicles"), 2)
 
-
-def test_fleet_budget_classes_respect_caps_and_floors() -> None:
-    pol = Policy()
-    full_active = Window({"active": 75}, None)
-    assert "active" not in allowed_classes(100, full_active, {"bootstrap"}, pol)
-    # 80 used, 20 left: all of it is bootstrap's reserved floor, so only bootstrap may go
-    w = Window({"active": 70, "bootstrap": 0, "recent": 10}, None)
-    assert allowed_classes(100, w, {"bootstrap"}, pol) == ["bootstrap"]
-    # no bootstrap demand: its floor is borrowable
-    assert "recent" in allowed_classes(100, w, set(), pol)
-    assert allowed_classes(100, Window({"active": 100}, None), set(), pol) == []
-
-
-def test_a_waiting_player_request_keeps_its_floor_free_of_background_work() -> None:
-    pol = Policy(budget_floor_interactive=0.05)  # 5 of 100
-    w = Window({"active": 70, "bootstrap": 26}, None)  # 4 left
-    assert "bootstrap" in allowed_classes(100, w, {"bootstrap"}, pol)
-    assert allowed_classes(100, w, {"bootstrap", "interactive"}, pol) == []
-    # the floor is the interactive share, not a gift on top of it: once used, it is spent
-    used = Window({"active": 70, "bootstrap": 20, "interactive": 5}, None)
-    assert "bootstrap" in allowed_classes(100, used, {"bootstrap", "interactive"}, pol)
-    # the interactive lane (its retries too) waits for no floor, only for a full window
-    assert set(allowed_classes(100, Window({"active": 99}, None), {"bootstrap", "retry"}, pol,
-                               interactive_lane=True)) == {"interactive", "retry", "active",
-                                                           "recent", "bootstrap"}
-    assert allowed_classes(100, Window({"active": 100}, None), set(), pol,
-                           interactive_lane=True) == []
-
-
-def test_earliest_slot_keeps_every_window_within_the_budget() -> None:
-    from datetime import UTC, datetime, timedelta
-
-    t = datetime(2026, 1, 1, tzinfo=UTC)
-    assert earliest_slot(t, n=3, window_seconds=10, in_window=2, last_slot=t,
-                         nth_latest=None, margin=0) == t
-    slot = earliest_slot(t, n=3, window_seconds=10, in_window=3,
-                         last_slot=t + timedelta(seconds=1), nth_latest=t - timedelta(seconds=4),
-                         margin=0.05)
-    assert slot == t + timedelta(seconds=6.05)

@@ -16,17 +16,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from bf4ps.cli.common import echo_json, fail, run_async, settings_of
-from bf4ps.db.connect import BF4SW_DB, Conn, connection, resolve_url
+from bf4ps.db.connect import Conn, connection, resolve_url
 from bf4ps.scheduler.intake import IntakeReport, Options
 from bf4ps.scheduler.intake_loop import LoopConfig, SourceMissing, run
-from bf4ps.settings import Settings
+from bf4ps.scheduler.wiring import bf4sw_url
 
 if TYPE_CHECKING:
     from bf4ps.sim.bf4sw.live import LiveCounts
-
-
-async def bf4sw_url(settings: Settings) -> str:
-    return settings.bf4sw_database_url or await resolve_url(settings, BF4SW_DB)
 
 
 @contextlib.contextmanager

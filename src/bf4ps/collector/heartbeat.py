@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -32,13 +33,19 @@ class Flags:
     retired: bool = False
 
 
+class LeaseLost(RuntimeError):
+    """The heartbeat found the current job's lease no longer ours (not at its finalize): the
+    collector lost touch for longer than the lease. It ends the heartbeat, so supervision
+    stops the collector (supervise.py)."""
+
+
 class Heartbeat:
     """Beats on a connection of its own, opened from the pool's connection string: a pool busy
     with the work loop (which holds a connection for a whole request) must never look like a
     database outage."""
 
     def __init__(self, pool: AsyncConnectionPool[Conn], me: CollectorRef, period: float,
-                 lease_seconds: float) -> None:
+                 lease_seconds: float, on_change: Callable[[], None] | None = None) -> None:
         if not isinstance(pool.conninfo, str):
             raise TypeError("the heartbeat needs the pool's connection string")
         self.url: str = pool.conninfo
@@ -47,6 +54,7 @@ class Heartbeat:
         self.period = period
         self.lease_seconds = lease_seconds
         self.flags = Flags()
+        self.on_change = on_change  # called when the registry's flags change
         self.current: ClaimedJob | None = None
         self.finishing = False  # the current job's finalize has begun: it reports the lease
         self.failing_since: datetime | None = None  # heartbeats failing from then on
@@ -104,8 +112,11 @@ class Heartbeat:
                 await events.record(conn, EventType.HEARTBEAT_RESTORED, **self.me.event_fields(),
                                     lane=self.me.lane.value,
                                     details={"lost_since": _iso(row["lost_since"])})
-            self.flags = Flags(bool(row["enabled"]), bool(row["drained"]),
-                               row["retired_at"] is not None)
+            flags = Flags(bool(row["enabled"]), bool(row["drained"]),
+                          row["retired_at"] is not None)
+            if flags != self.flags and self.on_change is not None:
+                self.on_change()
+            self.flags = flags
         self.lost_since = None
         await self._renew(conn)
 
@@ -128,6 +139,7 @@ class Heartbeat:
             # once finalize has begun, a renewal finding no lease is usually that finalize's
             # own commit (the job is gone); a lost lease is then the fence's to report
             log.warning("lease of job %s is no longer ours", job.job_id)
+            raise LeaseLost(f"the lease of job {job.job_id} is no longer ours")
 
 
 def _iso(value: object) -> str | None:

@@ -1,7 +1,9 @@
 """The collector process: register, heartbeat, and serve one job at a time until told to stop.
 
 SIGTERM/SIGINT: the request in flight finishes and is finalized, then the process exits 0.
-Drained: keeps heartbeating, claims nothing. Disabled or retired: exits.
+Drained: keeps heartbeating, claims nothing. Disabled or retired: exits. Both reach the loop
+within one heartbeat period, whatever it waits for. A side task (the heartbeat) that dies, or a
+lease the heartbeat finds lost, ends the loop and the process exits non-zero (supervise.py).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import contextlib
 import logging
 import signal
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from bf4ps import __version__
 from bf4ps import policy as policy_mod
@@ -18,6 +21,8 @@ from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.collector.heartbeat import Heartbeat
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.collector.slots import sleep_until
+from bf4ps.collector.supervise import EXIT_FAILED, Failure, supervise
+from bf4ps.collector.testhook import PausePoints
 from bf4ps.collector.work import Context, run_job
 from bf4ps.db.connect import Conn, open_pool, resolve_url
 from bf4ps.db.errors import DB_ERRORS
@@ -28,10 +33,11 @@ from bf4ps.gates.admission import GateConfig, Wait
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
-from bf4ps.queue.jobs import CollectorRef
+from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 from bf4ps.settings import Settings
 
 log = logging.getLogger(__name__)
+STOP_TIMEOUT = 5.0  # how long the last database writes of a stopping collector may wait
 
 
 def gate_config(settings: Settings) -> GateConfig:
@@ -62,17 +68,20 @@ class Collector:
         self.want = want
         self.replace = replace
         self.stop = asyncio.Event()
+        self.wake = asyncio.Event()  # stop, or the registry's flags changed: waits end early
+        self.pause = PausePoints.of(settings)
 
     def request_stop(self) -> None:
         if not self.stop.is_set():
             log.info("stop requested: finishing the request in flight")
         self.stop.set()
+        self.wake.set()
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.request_stop)
-        url = await resolve_url(self.settings)
+        url = await resolve_url(self.settings, service=True)
         pool = await open_pool(url, max_size=3, min_size=2)
         try:
             async with pool.connection() as conn:
@@ -91,30 +100,51 @@ class Collector:
 
     async def _serve(self, pool, me: CollectorRef) -> int:  # type: ignore[no-untyped-def]
         s = self.settings
-        beat = Heartbeat(pool, me, s.heartbeat_seconds, s.lease_seconds)
-        beat_task = asyncio.create_task(beat.run(self.stop))
+        beat = Heartbeat(pool, me, s.heartbeat_seconds, s.lease_seconds,
+                         on_change=self.wake.set)
         async with BattlelogClient(s.battlelog_base_url, s.battlelog_user_agent,
                                    s.battlelog_timeout_seconds, self.want.source_address,
                                    connect_lead=s.battlelog_connect_lead_seconds) as c:
             ctx = Context(me, c, gate_config(s), beat, s.throttle_cooldown_seconds,
-                          s.throttle_cooldown_max_seconds)
-            await self._loop(pool, ctx)
-        self.stop.set()
-        await beat_task
+                          s.throttle_cooldown_max_seconds, pool=pool, pause=self.pause)
+            failure = await supervise(self._loop(pool, ctx),
+                                      {"heartbeat": beat.run(self.stop)}, self.stop)
+        if failure is not None:
+            await self._let_go(pool, ctx, ctx.abandoned)
+            await self._stopped(pool, me, failure)
+            return EXIT_FAILED
         await self._stopped(pool, me)
         return 0
 
+    async def _let_go(self, pool, ctx: Context, job: ClaimedJob | None) -> None:  # type: ignore[no-untyped-def]
+        """A claimed job not yet sent goes back to the queue; a running one is left to its
+        lease (its late finalize, if any, is fenced)."""
+        if job is None:
+            return
+        try:
+            async with pool.connection(timeout=STOP_TIMEOUT) as conn:
+                if await qclaim.release(conn, ctx.me, job, "collector_failed"):
+                    log.info("job %s given back", job.job_id)
+        except DB_ERRORS as exc:
+            log.warning("job %s left to its lease: %s", job.job_id, exc)
+
     async def _loop(self, pool, ctx: Context) -> None:  # type: ignore[no-untyped-def]
         chain: int | None = None
+        drained = False
         while not self.stop.is_set():
+            self.wake.clear()
             flags = ctx.heartbeat.flags
             if not flags.enabled or flags.retired:
                 log.info("collector %s is %s: exiting", ctx.me.name,
                          "retired" if flags.retired else "disabled")
                 return
             if flags.drained or ctx.heartbeat.lost_since is not None:
+                if flags.drained and not drained:
+                    log.info("collector %s is drained: claiming nothing", ctx.me.name)
+                drained = flags.drained
                 await self._pause(self.settings.idle_poll_seconds)
                 continue
+            drained = False
             try:
                 chain = await self._step(pool, ctx, chain)
             except DB_ERRORS as exc:
@@ -124,13 +154,16 @@ class Collector:
     async def _step(self, pool, ctx: Context, chain: int | None) -> int | None:  # type: ignore[no-untyped-def]
         async with pool.connection() as conn:
             policy = await policy_mod.load(conn)
-            got = await admission.admit(conn, ctx.me, ctx.gate, policy, soldier_id=chain)
+            got = await admission.admit(conn, ctx.me, ctx.gate, policy, soldier_id=chain,
+                                        pause=self.pause)
             if isinstance(got, Wait):
                 if chain is not None and got.idle:
                     return None  # the chained soldier is done: back to the queue
                 until = got.until or datetime.now(UTC) + timedelta(
                     seconds=self.settings.idle_poll_seconds)
-                await sleep_until(until, self.stop)
+                if got.until is not None:
+                    log.debug("gate closed until %s", until.isoformat())
+                await sleep_until(until, self.wake)
                 return chain
             ctx.resolved_soldier = None
             await run_job(conn, ctx, got, policy, self.stop)
@@ -141,14 +174,17 @@ class Collector:
 
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.stop.wait(), seconds)
+            await asyncio.wait_for(self.wake.wait(), seconds)
 
-    async def _stopped(self, pool, me: CollectorRef) -> None:  # type: ignore[no-untyped-def]
+    async def _stopped(self, pool, me: CollectorRef,  # type: ignore[no-untyped-def]
+                       failure: Failure | None = None) -> None:
+        why: dict[str, Any] = ({} if failure is None
+                               else {"result": "failed", "error_message": str(failure)})
         try:
-            async with pool.connection(timeout=10) as conn, conn.transaction():
+            async with pool.connection(timeout=STOP_TIMEOUT) as conn, conn.transaction():
                 await conn.execute(q("collector_stopped"), {"collector_uuid": me.collector_uuid})
                 await events.record(conn, EventType.COLLECTOR_STOPPED, **me.event_fields(),
-                                    lane=me.lane.value)
+                                    lane=me.lane.value, **why)
         except DB_ERRORS as exc:
             log.warning("could not record the stop: %s", exc)
 

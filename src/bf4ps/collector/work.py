@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 import psycopg
+from psycopg_pool import AsyncConnectionPool
 
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
@@ -24,7 +25,7 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.errors import OUTAGE_ERRORS
 from bf4ps.domain import ErrorClass, Resource
 from bf4ps.gates import throttle
-from bf4ps.gates.admission import Admitted, GateConfig
+from bf4ps.gates.admission import Admitted, GateConfig, Pause, no_pause
 from bf4ps.interactive.lookup import resolve_lookup
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
@@ -48,6 +49,9 @@ class Context:
     throttle_base: float
     throttle_cap: float
     resolved_soldier: int | None = None  # the soldier a lookup just found (for chaining)
+    pool: AsyncConnectionPool[Conn] | None = None  # a fresh connection for a late finalize
+    pause: Pause = field(default=no_pause)  # test-only pause points (testhook.py)
+    abandoned: ClaimedJob | None = None  # the job held when the loop was cancelled
 
 
 async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
@@ -62,6 +66,7 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
         # before the slot), so the database round trip is not spent out of the slot's
         # tolerance; the recorded start is the slot itself
         if not await sleep_until(pacing.begin(adm.slot) - START_LEAD, stop):
+            ctx.heartbeat.finishing = True  # its lease ends here, not lost
             await give_up(conn, pacing, adm.slot, "stopping before the slot")
             await qclaim.release(conn, ctx.me, job, "shutdown")
             return None
@@ -72,6 +77,7 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
             await give_up(conn, pacing, adm.slot, "lease lost before the slot")
             return None
         await sleep_until(pacing.begin(adm.slot))
+        await ctx.pause("fetch")
         sent = await send_in_slot(
             conn, pacing, adm.slot, lambda window: fetch(conn, ctx, pacing, window))
         if sent is None:
@@ -82,7 +88,11 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
         if slot != adm.slot:  # the start's slot was given up as late
             result.details["sent_slot_at"] = slot.at.isoformat()
             await qclaim.reslot(conn, job, ctx.gate.lease_seconds, started, slot.at)
+        await ctx.pause("finalize")
         return await conclude(conn, ctx, job, result, policy)
+    except asyncio.CancelledError:
+        ctx.abandoned = job  # supervision stopped the loop: the runner lets the job go
+        raise
     finally:
         ctx.heartbeat.current = None
 
@@ -148,15 +158,20 @@ def _attempt(result: FetchResult) -> Attempt:
 
 async def conclude(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResult,
                    policy: Policy) -> Outcome:
-    """Finalize, retrying through database outages (the fence makes retries safe)."""
+    """Finalize, retrying through database outages (the fence makes retries safe): on the same
+    connection while it lives, else on a fresh one from the pool (a collector cut from the
+    database reports its answer when it is back; too late, the fence rejects it)."""
     ctx.heartbeat.finishing = True
     attempt = _attempt(result)
     for delay in (0.5, 1, 2, 4, 8, 15, 30, 30, 30, 30):
         try:
-            return await _finalize_once(conn, ctx, job, result, attempt, policy)
+            if not conn.closed:
+                return await _finalize_once(conn, ctx, job, result, attempt, policy)
+            if ctx.pool is None:
+                raise psycopg.OperationalError("the connection is closed")
+            async with ctx.pool.connection() as fresh:
+                return await _finalize_once(fresh, ctx, job, result, attempt, policy)
         except OUTAGE_ERRORS as exc:
-            if conn.closed:
-                raise
             log.warning("job %s: finalize failed (%s); retrying in %s s", job.job_id, exc,
                         delay)
             await asyncio.sleep(delay)

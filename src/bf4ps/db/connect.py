@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -43,8 +44,72 @@ async def ensure_database(server_url: str, dbname: str) -> None:
                 await conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
 
 
-async def resolve_url(settings: Settings, dbname: str = BF4PS_DB) -> str:
-    """The URL of a BF4PS-side database; on the embedded server it is created on first use."""
+@dataclass(frozen=True)
+class SessionBounds:
+    """How long a session may wait for a lock, sit idle in a transaction, run a statement, and
+    how soon either end of its TCP connection gives a silent peer up (docs/architecture.md
+    "Session bounds"). Carried by the connection string, so every session opened from it (a
+    pool's, the heartbeat's own) has them. Seconds; 0 or None: not set."""
+
+    lock_timeout: float
+    idle_in_transaction: float
+    statement_timeout: float | None
+    keepalives_idle: int
+    keepalives_interval: int
+    keepalives_count: int
+    tcp_user_timeout: float
+
+    @classmethod
+    def of(cls, settings: Settings, *, service: bool = False) -> SessionBounds:
+        """`service`: a collector's or the website's sessions, whose statements are all short
+        (they get the statement timeout); others (scheduler, commands) run long maintenance."""
+        return cls(settings.db_lock_timeout_seconds,
+                   settings.db_idle_in_transaction_timeout_seconds,
+                   settings.db_statement_timeout_seconds if service else None,
+                   settings.db_keepalives_idle_seconds, settings.db_keepalives_interval_seconds,
+                   settings.db_keepalives_count, settings.db_tcp_user_timeout_seconds)
+
+    def server_options(self) -> dict[str, int]:
+        """Session settings for the server (milliseconds and seconds, as PostgreSQL takes
+        them): its own keepalives end a vanished client's session and its locks."""
+        ms = {"lock_timeout": self.lock_timeout,
+              "idle_in_transaction_session_timeout": self.idle_in_transaction,
+              "statement_timeout": self.statement_timeout or 0.0,
+              "tcp_user_timeout": self.tcp_user_timeout}
+        opts = {k: round(v * 1000) for k, v in ms.items() if v}
+        return opts | {"tcp_keepalives_idle": self.keepalives_idle,
+                       "tcp_keepalives_interval": self.keepalives_interval,
+                       "tcp_keepalives_count": self.keepalives_count}
+
+    def client_params(self) -> dict[str, int]:
+        """libpq's own keepalives and user timeout (ignored on Unix sockets)."""
+        return {"keepalives": 1, "keepalives_idle": self.keepalives_idle,
+                "keepalives_interval": self.keepalives_interval,
+                "keepalives_count": self.keepalives_count,
+                "tcp_user_timeout": round(self.tcp_user_timeout * 1000)}
+
+    def apply(self, url: str) -> str:
+        """`url` with these bounds; what the URL itself already sets wins."""
+        params = conninfo_to_dict(url)
+        for key, value in self.client_params().items():
+            params.setdefault(key, str(value))
+        ours = " ".join(f"-c {k}={v}" for k, v in self.server_options().items())
+        params["options"] = f"{ours} {params['options']}" if params.get("options") else ours
+        return make_conninfo("", **params)
+
+
+def bounded_url(url: str, settings: Settings, *, service: bool = False) -> str:
+    return SessionBounds.of(settings, service=service).apply(url)
+
+
+async def resolve_url(settings: Settings, dbname: str = BF4PS_DB, *,
+                      service: bool = False) -> str:
+    """The URL of a BF4PS-side database, with the session bounds of the settings (`service`:
+    see SessionBounds.of); on the embedded server it is created on first use."""
+    return bounded_url(await _plain_url(settings, dbname), settings, service=service)
+
+
+async def _plain_url(settings: Settings, dbname: str) -> str:
     if settings.database_url:
         if dbname == BF4PS_DB:
             return settings.database_url
@@ -67,7 +132,7 @@ async def open_pool(url: str, *, max_size: int = 4, min_size: int = 1) -> AsyncC
         url,
         min_size=min_size,
         max_size=max_size,
-        kwargs={"row_factory": dict_row, "autocommit": True, **KEEPALIVES},
+        kwargs={"row_factory": dict_row, "autocommit": True},
         configure=configure,
         open=False,
         reconnect_timeout=3600,
@@ -77,16 +142,11 @@ async def open_pool(url: str, *, max_size: int = 4, min_size: int = 1) -> AsyncC
     return pool
 
 
-# TCP keepalives: a peer whose host died is noticed within about a minute, so a session lock
-# (the scheduler's leadership) is released and a standby takes over. Ignored on Unix sockets.
-KEEPALIVES: dict[str, Any] = {"keepalives": 1, "keepalives_idle": 30,
-                              "keepalives_interval": 10, "keepalives_count": 3}
-
-
 async def connect(url: str, **extra: Any) -> Conn:
-    """One configured autocommit connection (the caller closes it)."""
+    """One configured autocommit connection (the caller closes it). Its session bounds are
+    the URL's (resolve_url)."""
     conn = await psycopg.AsyncConnection.connect(
-        url, row_factory=dict_row, autocommit=True, **KEEPALIVES, **extra)
+        url, row_factory=dict_row, autocommit=True, **extra)
     await configure(conn)
     return conn
 

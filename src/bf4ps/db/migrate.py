@@ -82,6 +82,7 @@ async def upgrade(url: str) -> list[Migration]:
     done: list[Migration] = []
     async with await psycopg.AsyncConnection.connect(url, row_factory=dict_row,
                                                      autocommit=True) as conn:
+        await conn.execute(q("migration_session"))  # no lock or statement timeout here
         await conn.execute("SELECT pg_advisory_lock(%s)", [MIGRATION_LOCK])
         try:
             applied = await _applied(conn)

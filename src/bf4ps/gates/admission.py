@@ -1,21 +1,29 @@
-"""Admission: one transaction that finds the next send slot for this egress (and the fleet
-budget), claims a job allowed to use it, and counts the request in the ledger before anything is
-sent. Nothing is claimed unless the slot opens within the claim horizon (at least the connect
-lead: a request is begun that long before its slot, so no slot is sooner than that)."""
+"""Admission: the next send slot for this egress (and the fleet budget), a job allowed to use
+it, and the request counted in the ledger before anything is sent. The gate, budget and ledger
+work is one server-side call (admission_slot, migration 0008), so no lock any other collector
+needs is held across a round trip to this one. Nothing is claimed unless the slot opens within
+the claim horizon (at least the connect lead: a request is begun that long before its slot, so
+no slot is sooner than that)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane
-from bf4ps.gates.budget import Window, allowed_classes, earliest_slot
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
+
+COUNT_PATIENCE = 10.0  # a job claimed in a race for its slot waits this long for the next one
+# (a quarter of its lease at most), else it is given back
 
 
 @dataclass(frozen=True)
@@ -60,18 +68,47 @@ class Wait:
     idle: bool = False
 
 
-class _Stop(Exception):
-    def __init__(self, wait: Wait) -> None:
-        self.wait = wait
+Pause = Callable[[str], Awaitable[None]]  # a test-only hook at a named point (testhook.py)
 
 
-async def _one(conn: Conn, name: str, params: dict[str, Any]) -> dict[str, Any] | None:
-    cur = await conn.execute(q(name), params)
-    return await cur.fetchone()
+async def no_pause(point: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class _Answer:
+    outcome: str  # open | wait | counted | lost
+    slot: datetime | None
+    wait_until: datetime | None
+    ledger_id: int | None
+    classes: list[str] | None
+
+
+async def _call(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
+                job: ClaimedJob | None) -> _Answer:
+    """One admission_slot() call: a look (no job) or the count for a held job."""
+    cur = await conn.execute(q("admission_slot"), {
+        "egress_key": me.egress_key, "collector_uuid": me.collector_uuid,
+        "job_id": job.job_id if job else None,
+        "lease_token": job.lease.lease_token if job else None,
+        "interactive": me.lane is Lane.INTERACTIVE, "margin": cfg.margin, "ahead": cfg.ahead,
+        "connect_lead": cfg.connect_lead, "policy": Jsonb(_budget_policy(policy))})
+    row = await cur.fetchone()
+    assert row is not None
+    return _Answer(str(row["outcome"]), row["slot"], row["wait_until"], row["ledger_id"],
+                   row["classes"])
+
+
+def _budget_policy(policy: Policy) -> dict[str, float]:
+    return {"cap_active": policy.budget_cap_active,
+            "floor_interactive": policy.budget_floor_interactive,
+            "floor_bootstrap": policy.budget_floor_bootstrap,
+            "floor_retry": policy.budget_floor_retry}
 
 
 def effective_interval(min_interval: float, streak: int, margin: float) -> float:
-    """After throttles the egress recovers gradually: slower pacing until the streak decays."""
+    """After throttles the egress recovers gradually: slower pacing until the streak decays.
+    (admission_slot, migration 0008, advances the gate by the same rule; the ETA models it.)"""
     return min_interval * (1 + 0.5 * streak) + margin
 
 
@@ -84,109 +121,42 @@ def paced_slot(gate: dict[str, Any], now: datetime, connect_lead: float) -> date
     return slot
 
 
-async def _egress_slot(conn: Conn, gate: dict[str, Any], cfg: GateConfig) -> datetime:
-    slot = paced_slot(gate, gate["now"], cfg.connect_lead)
-    if gate["window_requests"]:
-        nth = await _one(conn, "egress_nth_latest", {"egress_key": gate["egress_key"],
-                                                     "offset": gate["window_requests"] - 1})
-        if nth is not None:
-            slot = max(slot, nth["slot_at"] + timedelta(
-                seconds=float(gate["window_seconds"]) + cfg.margin))
-    return slot
-
-
-async def _window(conn: Conn, slot: datetime, seconds: float) -> Window:
-    cur = await conn.execute(q("fleet_window"), {"since": slot - timedelta(seconds=seconds)})
-    rows = await cur.fetchall()
-    return Window({str(r["budget_class"]): int(r["n"]) for r in rows},
-                  max((r["last_slot"] for r in rows), default=None))
-
-
-async def _fleet(conn: Conn, slot: datetime, me: CollectorRef, cfg: GateConfig,
-                 policy: Policy) -> tuple[datetime, list[str] | None]:
-    fleet = await _one(conn, "fleet_lock", {})
-    if fleet is None or fleet["requests"] is None:
-        return slot, None
-    n, w = int(fleet["requests"]), float(fleet["window_seconds"])
-    # slots that left the window less than the margin ago still count: a request may leave a
-    # little after its slot, so N + 1 slots must span at least W + margin (as on the slow path)
-    span = w + cfg.margin
-    window = await _window(conn, slot, span)
-    if window.total >= n:
-        nth = await _one(conn, "fleet_nth_latest", {"offset": n - 1})
-        slot = earliest_slot(slot, n=n, window_seconds=w, in_window=window.total,
-                             last_slot=window.last_slot,
-                             nth_latest=nth["slot_at"] if nth else None, margin=cfg.margin)
-        window = await _window(conn, slot, span)  # the window the later slot will be in
-    if slot > fleet["now"] + timedelta(seconds=cfg.ahead):
-        raise _Stop(Wait(slot - timedelta(seconds=cfg.ahead)))
-    interactive = me.lane is Lane.INTERACTIVE
-    demand = set() if interactive else await _demand(conn)  # the interactive lane needs none
-    classes = allowed_classes(n, window, demand, policy, interactive_lane=interactive)
-    if not classes:
-        raise _Stop(Wait(fleet["now"] + timedelta(seconds=1)))
-    return slot, classes
-
-
-async def _demand(conn: Conn) -> set[str]:
-    cur = await conn.execute(q("budget_demand"))
-    return {str(r["cls"]) for r in await cur.fetchall()}
-
-
 async def admit(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
-                soldier_id: int | None = None) -> Admitted | Wait:
-    try:
-        async with conn.transaction():
-            return await _admit(conn, me, cfg, policy, soldier_id)
-    except _Stop as stop:
-        return stop.wait
-
-
-async def _admit(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
-                 soldier_id: int | None) -> Admitted:
-    gate, slot = await _open_slot(conn, me, cfg)
-    slot, classes = await _fleet(conn, slot, me, cfg, policy)
+                soldier_id: int | None = None, *, pause: Pause = no_pause) -> Admitted | Wait:
+    """A look at the gates (no lock, no write); a claim of a job they allow, only when the slot
+    opens within the horizon; then the job's request counted in its slot. Each is one statement
+    on its own: no lock is held across a round trip. Another collector may take the slot
+    between the look and the count: the job is then kept (its lease runs) and counted in the
+    next slot, or given back when none opens soon."""
+    look = await _call(conn, me, cfg, policy, None)
+    if look.outcome != "open":
+        return Wait(look.wait_until)
     job = await qclaim.claim(conn, me, cfg.lease_seconds, soldier_id=soldier_id,
-                             classes=classes)
+                             classes=look.classes)
     if job is None:
-        raise _Stop(Wait(None, idle=True))
-    return Admitted(job, await _count(conn, me, gate, cfg, slot, job))
+        return Wait(None, idle=True)
+    await pause("admission")
+    deadline = datetime.now(UTC) + timedelta(
+        seconds=min(COUNT_PATIENCE, cfg.lease_seconds / 4))
+    while True:
+        got = await extra_slot(conn, me, cfg, policy, job)
+        if isinstance(got, Slot):
+            return Admitted(job, got)
+        if got.until is None:  # the lease is gone: nothing to give back
+            return Wait(None)
+        if got.until > deadline:
+            await qclaim.release(conn, me, job, "gate_closed")
+            return Wait(got.until)
+        await asyncio.sleep(max(0.0, (got.until - datetime.now(UTC)).total_seconds()))
 
 
 async def extra_slot(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
                      job: ClaimedJob) -> Slot | Wait:
-    """A further request for a job already held (the profile's account lookup)."""
-    try:
-        async with conn.transaction():
-            gate, slot = await _open_slot(conn, me, cfg)
-            slot, _ = await _fleet(conn, slot, me, cfg, policy)
-            return await _count(conn, me, gate, cfg, slot, job)
-    except _Stop as stop:
-        return stop.wait
-
-
-async def _open_slot(conn: Conn, me: CollectorRef,
-                     cfg: GateConfig) -> tuple[dict[str, Any], datetime]:
-    """Lock this egress's gate and find its next slot; stop unless it opens within the
-    horizon."""
-    gate = await _one(conn, "gate_lock", {"egress_key": me.egress_key})
-    if gate is None:
-        raise RuntimeError(f"no rate gate for egress {me.egress_key}")
-    slot = await _egress_slot(conn, gate, cfg)
-    if slot > gate["now"] + timedelta(seconds=cfg.ahead):
-        raise _Stop(Wait(slot - timedelta(seconds=cfg.ahead)))
-    return gate, slot
-
-
-async def _count(conn: Conn, me: CollectorRef, gate: dict[str, Any], cfg: GateConfig,
-                 slot: datetime, job: ClaimedJob) -> Slot:
-    """Count the request in the ledger (before anything is sent) and advance the gate past it."""
-    row = await _one(conn, "ledger_insert", {
-        "slot_at": slot, "egress_key": me.egress_key, "budget_class": job.budget_class,
-        "collector_uuid": me.collector_uuid, "job_id": job.job_id, "resource": job.resource})
-    assert row is not None
-    interval = effective_interval(float(gate["min_interval_seconds"]),
-                                  int(gate["throttle_streak"]), cfg.margin)
-    await conn.execute(q("gate_advance"), {
-        "egress_key": me.egress_key, "next_slot_at": slot + timedelta(seconds=interval)})
-    return Slot(slot, int(row["request_id"]))
+    """A send slot for a job held (its first request, or a further one such as the profile's
+    account lookup), counted in the ledger before anything is sent. Fenced by the job's lease:
+    Wait(None) when it is no longer ours."""
+    got = await _call(conn, me, cfg, policy, job)
+    if got.outcome == "counted":
+        assert got.slot is not None and got.ledger_id is not None
+        return Slot(got.slot, int(got.ledger_id))
+    return Wait(got.wait_until)

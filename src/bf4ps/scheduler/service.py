@@ -16,6 +16,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+import psycopg
+
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn, connection, resolve_url
 from bf4ps.db.errors import DB_ERRORS
@@ -66,7 +68,13 @@ class Every:
         now = time.monotonic()
         if now - self.last >= self.seconds:
             self.last = now
-            await self.action()
+            try:
+                await self.action()
+            except psycopg.errors.LockNotAvailable as exc:
+                # waited past the lock timeout (a stalled session holds the lock until the
+                # session bounds end it): this step runs again next time; leadership stays
+                log.warning("scheduler: %s gave up waiting for a lock (%s); retried next time",
+                            getattr(self.action, "__name__", "a step"), exc)
 
 
 class Scheduler:

@@ -11,7 +11,7 @@ from typing import Any
 
 import psycopg
 
-from bf4ps.db.connect import BF4SW_DB, connection, resolve_url
+from bf4ps.db.connect import BF4SW_DB, bounded_url, connection, resolve_url
 from bf4ps.scheduler.intake import Options, record_error
 from bf4ps.scheduler.intake_loop import RECONCILE_FACTOR, one_pass
 from bf4ps.scheduler.intake_source import source_connection, table_present
@@ -23,7 +23,9 @@ IntakeLoop = Callable[[asyncio.Event], Coroutine[Any, Any, None]]
 
 
 async def bf4sw_url(settings: Settings) -> str:
-    return settings.bf4sw_database_url or await resolve_url(settings, BF4SW_DB)
+    if settings.bf4sw_database_url:
+        return bounded_url(settings.bf4sw_database_url, settings)
+    return await resolve_url(settings, BF4SW_DB)
 
 
 def intake_loop(settings: Settings) -> IntakeLoop:

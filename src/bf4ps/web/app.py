@@ -51,7 +51,7 @@ def _templates() -> Jinja2Templates:
 async def _lifespan(app: Starlette) -> AsyncIterator[None]:
     web: WebState = app.state.web
     if web.pool is None:
-        url = await resolve_url(web.settings)
+        url = await resolve_url(web.settings, service=True)
         web.pool = await open_pool(url, max_size=web.settings.db_pool_max)
         web.owns_pool = True
     if not web.ops.configured:

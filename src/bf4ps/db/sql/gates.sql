@@ -9,57 +9,23 @@ SET min_interval_seconds = excluded.min_interval_seconds,
     window_requests = excluded.window_requests, window_seconds = excluded.window_seconds,
     updated_at = now()
 
--- name: gate_lock
-SELECT *, clock_timestamp() AS now FROM egress_gates WHERE egress_key = %(egress_key)s
-FOR UPDATE
-
--- name: egress_nth_latest
-SELECT slot_at FROM counted_requests WHERE egress_key = %(egress_key)s
-ORDER BY slot_at DESC LIMIT 1 OFFSET %(offset)s
-
--- name: gate_advance
-UPDATE egress_gates
-SET next_slot_at = %(next_slot_at)s, requests_total = requests_total + 1, updated_at = now()
-WHERE egress_key = %(egress_key)s
+-- name: admission_slot
+-- Admission in one call (migration 0008): the gate, the fleet budget and the ledger row; a
+-- look without a job, the count with it (fenced by its lease).
+SELECT outcome, slot, wait_until, ledger_id, classes
+FROM admission_slot(%(egress_key)s, %(collector_uuid)s, %(job_id)s::bigint,
+                    %(lease_token)s::uuid, %(interactive)s, %(margin)s, %(ahead)s,
+                    %(connect_lead)s, %(policy)s)
 
 -- name: ledger_unsent
 -- Its collector gave the slot up before writing a byte (late at its checks): it stops counting.
 UPDATE request_ledger SET unsent_at = clock_timestamp()
 WHERE request_id = %(request_id)s AND collector_uuid = %(collector_uuid)s AND unsent_at IS NULL
 
--- name: ledger_insert
-INSERT INTO request_ledger (slot_at, egress_key, budget_class, collector_uuid, job_id, resource)
-VALUES (%(slot_at)s, %(egress_key)s, %(budget_class)s, %(collector_uuid)s, %(job_id)s,
-        %(resource)s)
-RETURNING request_id
-
--- name: fleet_lock
-SELECT requests, window_seconds, clock_timestamp() AS now FROM fleet_budget
-WHERE budget_id = 1 FOR UPDATE
-
 -- name: fleet_configure
 UPDATE fleet_budget SET requests = %(requests)s, window_seconds = %(window_seconds)s,
                         updated_at = now()
 WHERE budget_id = 1
-
--- name: fleet_window
-SELECT budget_class, count(*) AS n, max(slot_at) AS last_slot
-FROM counted_requests WHERE slot_at > %(since)s GROUP BY budget_class
-
--- name: fleet_nth_latest
-SELECT slot_at FROM counted_requests ORDER BY slot_at DESC LIMIT 1 OFFSET %(offset)s
-
--- name: budget_demand
--- The budget classes with runnable work, in every lane: a background collector must see a
--- waiting interactive request to leave its floor free, but only while an interactive
--- collector is serving (else nothing could use the floor).
-SELECT DISTINCT CASE WHEN last_error_at IS NOT NULL THEN 'retry' ELSE priority_class END AS cls
-FROM collection_jobs
-WHERE status = 'pending' AND eligible_at <= clock_timestamp()
-  AND (lane <> 'interactive' OR EXISTS (
-      SELECT 1 FROM collectors c
-      WHERE c.lane = 'interactive' AND c.enabled AND NOT c.drained AND c.retired_at IS NULL
-        AND c.health = 'healthy'))
 
 -- name: gate_throttled
 UPDATE egress_gates

@@ -6,6 +6,11 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
     applied_at timestamptz NOT NULL DEFAULT now()
 )
 
+-- name: migration_session
+-- A migration waits for the locks it needs and may run long: the session bounds that every
+-- other session has (lock and statement timeouts) are lifted for this one.
+SELECT set_config('lock_timeout', '0', false), set_config('statement_timeout', '0', false)
+
 -- name: list_migrations
 SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version
 
