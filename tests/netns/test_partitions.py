@@ -19,7 +19,7 @@ from bf4ps.settings import Settings
 from tests.helpers import count, seed_work, wait_for
 from tests.netns.bed import Bed
 
-pytestmark = [pytest.mark.netns, pytest.mark.slow]
+pytestmark = [pytest.mark.netns, pytest.mark.slow, pytest.mark.xdist_group("netns")]
 
 BOUND = Settings().db_idle_in_transaction_timeout_seconds  # the documented bound (defaults)
 PACING = 1.0
