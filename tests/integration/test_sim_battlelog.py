@@ -37,8 +37,13 @@ BASELINE: dict[str, Any] = {
     "fault_error": 0.0,
     "fault_missing_general": 0.0,
     "fault_unknown": 0.0,
+    "fault_unknown_error": 0.0,
+    "fault_soft_throttle": 0.0,
     "active_fraction": 0.3,
     "search_check_sum": "ignored",
+    "login_wall": "none",
+    "session_redirects": 0,
+    "search_cap": None,
 }
 DETAILED = "/bf4/warsawdetailedstatspopulate/{}/1/"
 PROFILE = "/bf4/warsawoverviewpopulate/{}/1/"
@@ -237,14 +242,14 @@ async def test_search_check_sum_with_the_real_client(sim: RunningSimulator) -> N
         httpx.post(sim.url("/__sim/reset")).raise_for_status()  # the site forgets its sessions
         stale = await battlelog.search("Someone-Real")
         check_sum_after_refusal = battlelog.check_sum
-    assert refused.error_class is ErrorClass.MALFORMED and "search refused" in refused.message
+    assert refused.error_class is ErrorClass.UNRECOGNIZED and "search refused" in refused.message
     assert refused.details["check_sum"] == 0
     assert isinstance(opened.parsed, Session) and len(opened.parsed.check_sum) == 10
     assert opened.details["kind"] == "session" and opened.http_status == 200
     assert served.ok and served.details["check_sum"] == 1
     assert isinstance(served.parsed, tuple) and served.parsed
     assert all(hit.name == "Someone-Real" for hit in served.parsed)
-    assert stale.error_class is ErrorClass.MALFORMED and check_sum_after_refusal is None
+    assert stale.error_class is ErrorClass.UNRECOGNIZED and check_sum_after_refusal is None
     counted = stats(sim)  # since the reset: the stale search only
     assert {k: v for k, v in counted["by_resource"].items() if v} == {"search": 1}
     assert {k: v for k, v in counted["by_outcome"].items() if v} == {"bad_check_sum": 1}
@@ -365,7 +370,10 @@ FAULTS: list[tuple[str, str, Callable[[httpx.Response], bool]]] = [
     ("fault_5xx", "server_error", lambda r: r.status_code in (500, 503)),
     ("fault_html", "html_error", lambda r: r.status_code == 200 and "errorpage" in r.text),
     ("fault_error", "type_error", _is_error_envelope),
-    ("fault_unknown", "unknown_persona", _is_error_envelope),
+    ("fault_unknown", "unknown_persona", lambda r: r.status_code == 404),
+    ("fault_unknown_error", "unknown_error", _is_error_envelope),
+    ("fault_soft_throttle", "soft_throttle",
+     lambda r: r.status_code == 200 and (r.content == b"null" or r.json()["data"] == {})),
     (
         "fault_missing_general",
         "missing_general",
@@ -401,7 +409,7 @@ def test_timeout_fault_is_counted_at_arrival(sim: RunningSimulator, client: Make
 def test_unknown_personas_are_always_unknown(sim: RunningSimulator, client: MakeClient) -> None:
     with client() as http:
         response = http.get(DETAILED.format(UNKNOWN))
-    assert _is_error_envelope(response) and response.json()["message"]
+    assert response.status_code == 404 and "that page doesn't exist" in response.text
     assert stats(sim)["by_outcome"]["unknown_persona"] == 1
 
 

@@ -94,7 +94,11 @@ def test_throttle_keeps_retry_after_and_redirect_keeps_location() -> None:
     ("body", "error_class"),
     [
         (b"<!DOCTYPE html><html><body class='errorpage'>" + SECRET.encode(), ErrorClass.SERVER),
-        (b'{"type":"error","message":"NOTFOUND","data":null}', ErrorClass.NOT_FOUND),
+        (b'{"type":"error","message":"NOTFOUND","data":null}', ErrorClass.UNRECOGNIZED),
+        (b'{"type":"error","message":"GATE_REDIRECT","data":null}', ErrorClass.UNRECOGNIZED),
+        (b"<html><body>Sign in to continue</body></html>", ErrorClass.UNRECOGNIZED),
+        (b"<html><body>Sorry, that page doesn't exist.</body></html>", ErrorClass.NOT_FOUND),
+        (b'{"type":"success","message":"OK"}', ErrorClass.UNRECOGNIZED),
         (b'{"type":"error","message":"TOOMANYSEARCHES","data":null}', ErrorClass.THROTTLE),
         (b'{"type":"success","message":"OK","data":{"personaId":200661244}}', ErrorClass.MALFORMED),
         (b'{"type":"success","message":"OK","data":{"generalStats":null}}', ErrorClass.MALFORMED),
@@ -113,7 +117,7 @@ def test_200_bodies(body: bytes, error_class: ErrorClass) -> None:
 def test_message_quotes_battlelog_reason_short_and_clean() -> None:
     body = b'{"type":"error","message":"' + b"x\\n" * 500 + b'","data":null}'
     result = classify(200, body)
-    assert result.error_class is ErrorClass.NOT_FOUND
+    assert result.error_class is ErrorClass.UNRECOGNIZED
     assert "\n" not in result.message and len(result.message) <= 200
 
 
