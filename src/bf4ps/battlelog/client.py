@@ -162,7 +162,8 @@ class BattlelogClient:
         return result
 
     def _believe(self, result: FetchResult, name: str) -> None:
-        hits = tuple(h for h in result.parsed or () if isinstance(h, SearchHit))
+        parsed = result.parsed if isinstance(result.parsed, tuple) else ()
+        hits = tuple(h for h in parsed if isinstance(h, SearchHit))
         if hits:
             self._session_good = True  # this session's searches work
         elif not self._session_good:

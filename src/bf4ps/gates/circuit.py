@@ -52,7 +52,7 @@ async def judge(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass
                 policy: Policy) -> Verdict:
     """Before a failure is finalized: is its lane/resource's circuit open (then the job is
     held), or does this failure open it?"""
-    key = {"lane": job.lane.value, "resource": job.resource}
+    key: dict[str, Any] = {"lane": job.lane.value, "resource": job.resource}
     cur = await conn.execute(q("circuit_state"), key)
     row = await cur.fetchone()
     if row is not None and row["state"] == "open":
@@ -77,7 +77,7 @@ def _trips(w: dict[str, Any], policy: Policy) -> bool:
             and int(w["failed"]) >= policy.circuit_min_failure_share * int(w["finished"]))
 
 
-async def _open(conn: Conn, me: CollectorRef, key: dict[str, str], sig: str,
+async def _open(conn: Conn, me: CollectorRef, key: dict[str, Any], sig: str,
                 w: dict[str, Any], policy: Policy) -> bool:
     async with conn.transaction():
         cur = await conn.execute(q("circuit_open"), key | {
@@ -118,7 +118,7 @@ async def release_probes(conn: Conn, me: CollectorRef) -> int:
     async with conn.transaction():
         cur = await conn.execute(q("circuit_probes_due"))
         for row in await cur.fetchall():
-            key = {"lane": str(row["lane"]), "resource": str(row["resource"])}
+            key: dict[str, Any] = {"lane": str(row["lane"]), "resource": str(row["resource"])}
             got = await (await conn.execute(q("circuit_release_one"), key)).fetchone()
             await events.record(conn, EventType.CIRCUIT_PROBE, **me.event_fields(), **key,
                                 job_id=got["job_id"] if got else None,
@@ -130,7 +130,7 @@ async def release_probes(conn: Conn, me: CollectorRef) -> int:
 async def succeeded(conn: Conn, me: CollectorRef, job: ClaimedJob) -> bool:
     """A success of an open circuit's lane/resource (a probe, or work already under way):
     closes the circuit once enough came in. True when this closed it."""
-    key = {"lane": job.lane.value, "resource": job.resource}
+    key: dict[str, Any] = {"lane": job.lane.value, "resource": job.resource}
     async with conn.transaction():
         cur = await conn.execute(q("circuit_probe_succeeded"), key)
         row = await cur.fetchone()

@@ -11,6 +11,7 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.domain import Resource
 from bf4ps.eventlog import EventFilter
+from bf4ps.gates import circuit
 from bf4ps.queue import figures
 from bf4ps.web.format import stamp
 
@@ -134,7 +135,15 @@ async def status(conn: Conn) -> dict[str, Any]:
     return {"fleet": await fleet(conn), "queue": depth, "coverage": cov,
             "queue_vs_coverage": queue_vs_coverage(depth, cov),
             "throughput": await throughput(conn), "budget": await budget(conn),
-            "throttles": await throttles(conn), "open_requests": open_requests}
+            "throttles": await throttles(conn), "open_requests": open_requests,
+            "circuits": await circuits(conn),
+            "failures_by_class": await ops.failures_by_class(conn, WINDOW_SECONDS)}
+
+
+async def circuits(conn: Conn) -> list[dict[str, Any]]:
+    """The fleet circuit breakers that ever opened (open ones first)."""
+    rows = await circuit.listing(conn)
+    return sorted(rows, key=lambda c: (c["state"] != "open", c["lane"], c["resource"]))
 
 
 async def events(conn: Conn, query: EventFilter) -> list[dict[str, Any]]:

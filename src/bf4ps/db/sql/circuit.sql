@@ -135,3 +135,11 @@ SELECT COALESCE(resource, '') AS resource, COALESCE(lane, '') AS lane,
 FROM collection_events
 WHERE event_id > %(after)s AND event_id <= %(upto)s AND event_type = 'failed'
 GROUP BY 1, 2, 3
+
+-- name: failures_by_class
+-- Failed attempts of the window by class (status, console): unrecognized answers counted apart.
+SELECT COALESCE(error_class, '') AS error_class, count(*) AS n
+FROM collection_events
+WHERE event_type = 'failed'
+  AND occurred_at > clock_timestamp() - make_interval(secs => %(window_seconds)s)
+GROUP BY 1 ORDER BY 2 DESC
