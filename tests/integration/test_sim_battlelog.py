@@ -531,3 +531,21 @@ async def test_stats_login_wall_unknown_wording_and_soft_throttles_are_classifie
     assert all(s.error_class is ErrorClass.MALFORMED and s.details["soft_throttle"] == 1
                for s in soft)
     assert all(slows_egress(s) for s in soft)
+
+
+async def test_an_anonymous_sessions_trust_expires(sim: RunningSimulator,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session that found personas is believed for a while only: a login wall that starts
+    later makes its empty answers "search unavailable" again once the trust ran out."""
+    from bf4ps.battlelog import client as client_mod
+
+    async with BattlelogClient(sim.base_url, "bf4ps-test") as battlelog:
+        await battlelog.open_session()
+        assert (await battlelog.search("Someone-Real")).ok and battlelog.session_good
+        configure(sim, login_wall="search")
+        believed = await battlelog.search("Someone-Real")  # within the trust: believed
+        real = time.monotonic
+        monkeypatch.setattr(client_mod.time, "monotonic", lambda: real() + 601)
+        doubted = await battlelog.search("Someone-Real")
+    assert believed.ok and believed.parsed == ()
+    assert doubted.error_class is ErrorClass.UNRECOGNIZED

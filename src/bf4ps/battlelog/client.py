@@ -20,8 +20,10 @@
   search that fails other than by throttle or timeout drops the session cookie (only that
   cookie: the others, Akamai's say, stay), so the next lookup opens a fresh one.
 * Search never lies: an answer with no BF4 persona at all is believed ("no such soldier") only
-  when the session is known to be good (an operator's session, or one whose searches have
-  found personas before); otherwise it is UNRECOGNIZED, "search unavailable", and retried.
+  when the session is known to be good (an operator's session, or an anonymous one whose
+  searches found personas within the last ``ANONYMOUS_TRUST_SECONDS``: a login wall that
+  begins later must not be believed for long); otherwise it is UNRECOGNIZED, "search
+  unavailable", and retried.
 * ``window`` (a SendWindow, see window.py) is enforced at the socket: when the request headers
   are about to be written, after connecting and everything else, they wait for ``window.at``;
   past ``window.by`` the request is abandoned with SendTooLate and no byte of it is sent (the
@@ -65,6 +67,7 @@ from bf4ps.domain import ErrorClass, Platform, Resource
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 SESSION_REDIRECTS = 3
+ANONYMOUS_TRUST_SECONDS = 600.0
 SEARCH_UNAVAILABLE = "search unavailable (retried later)"
 UNVERIFIED_EMPTY = "unverified_empty"
 REUSE_WITHIN_SECONDS = 4.0  # a second inside Apache httpd's default 5 s keep-alive timeout
@@ -114,7 +117,7 @@ class BattlelogClient:
             max_redirects=SESSION_REDIRECTS,
             trust_env=False,
         )
-        self._session_good = False  # the open session's searches are known to work
+        self._good_until = 0.0  # monotonic: the open session's searches are known to work
         self._operator_session: str | None = None
 
     async def __aenter__(self) -> BattlelogClient:
@@ -165,8 +168,8 @@ class BattlelogClient:
         parsed = result.parsed if isinstance(result.parsed, tuple) else ()
         hits = tuple(h for h in parsed if isinstance(h, SearchHit))
         if hits:
-            self._session_good = True  # this session's searches work
-        elif not self._session_good:
+            self._trust(ANONYMOUS_TRUST_SECONDS)  # this session's searches work
+        elif not self.session_good:
             result.parsed = None
             result.error_class = ErrorClass.UNRECOGNIZED
             result.message = (f"{SEARCH_UNAVAILABLE}: an empty answer from a session not "
@@ -179,7 +182,11 @@ class BattlelogClient:
     @property
     def session_good(self) -> bool:
         """Are the open session's searches known to work (empty answers believed)?"""
-        return self._session_good and self.check_sum is not None
+        return time.monotonic() < self._good_until and self.check_sum is not None
+
+    def _trust(self, seconds: float) -> None:
+        """Believe this session's empty answers for `seconds` more (an operator's: always)."""
+        self._good_until = max(self._good_until, time.monotonic() + seconds)
 
     def use_session(self, session_id: str) -> None:
         """Search with an operator's (logged-in) Battlelog session instead of an anonymous one;
@@ -192,7 +199,7 @@ class BattlelogClient:
     def _set_session(self, session_id: str) -> None:
         host = httpx.URL(self.base_url).host
         self._http.cookies.set(SESSION_COOKIE, session_id, domain=host)
-        self._session_good = True
+        self._good_until = float("inf")  # an operator's (logged-in) session
 
     @property
     def check_sum(self) -> str | None:
@@ -208,7 +215,7 @@ class BattlelogClient:
             if cookie.name == SESSION_COOKIE:
                 self._http.cookies.delete(SESSION_COOKIE, domain=cookie.domain,
                                           path=cookie.path)
-        self._session_good = False
+        self._good_until = 0.0
         if self._operator_session is not None:
             self._set_session(self._operator_session)
 
