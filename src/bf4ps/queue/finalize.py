@@ -14,6 +14,7 @@ from psycopg.types.json import Jsonb
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.domain import ErrorClass
+from bf4ps.gates import circuit
 from bf4ps.policy import Policy
 from bf4ps.queue import events
 from bf4ps.queue.backoff import is_terminal, retry_delay
@@ -133,8 +134,7 @@ async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass,
             if hold_seconds is None and is_terminal(failures, error, policy):
                 return await _park(conn, me, job, error, message, now)
             if hold_seconds is not None:
-                await conn.execute(q("circuit_hold_job"), {
-                    "job_id": job.job_id, "lane": job.lane.value, "resource": job.resource})
+                await circuit.hold(conn, job)
             return await _retry(conn, me, job, error, message, now, failures, policy,
                                 hold_seconds)
     except _LeaseLost:

@@ -34,5 +34,3 @@ UPDATE egress_gates SET min_interval_seconds = %(min_interval)s, updated_at = no
 WHERE egress_key = %(egress_key)s
 RETURNING min_interval_seconds
 
--- name: recon_gate_get
-SELECT min_interval_seconds FROM egress_gates WHERE egress_key = %(egress_key)s
