@@ -101,3 +101,29 @@ async def _one(conn: Conn, sql: str) -> dict[str, Any]:
     assert row is not None
     return dict(row)
 
+
+
+async def test_soft_throttles_cool_the_egress_like_a_403(db_url: str, tmp_path: Path) -> None:
+    """Battlelog answering `null` or a success without its stats is a throttle in disguise:
+    the collector cools its egress down (an egress_throttled event with HTTP 200) and retries;
+    nothing is parked."""
+    async with connection(db_url) as conn:
+        await seed_work(conn, 30)
+    with simulator(speed=50, min_interval=0.0, fault_soft_throttle=1.0) as sim:
+        fleet = Fleet(db_url, sim.base_url, tmp_path, FAST | {
+            "BF4PS_THROTTLE_COOLDOWN_SECONDS": "2", "BF4PS_THROTTLE_COOLDOWN_MAX_SECONDS": "4"})
+        fleet.start("soft-1", "soft-egress", "127.0.0.45")
+        async with connection(db_url) as conn:
+            await wait_for(conn, "SELECT count(*) >= 2 FROM collection_events "
+                                 "WHERE event_type = 'egress_throttled' AND http_status = 200",
+                           timeout=60)
+            configure(sim, {"fault_soft_throttle": 0.0})
+            await wait_for(conn, "SELECT count(*) >= 3 FROM collection_events "
+                                 "WHERE event_type = 'succeeded'", timeout=60)
+            soft = await count(conn, "SELECT count(*) FROM collection_events WHERE "
+                                     "event_type = 'failed' AND details->>'signature' = "
+                                     "'malformed:soft_throttle'")
+            parked = await count(conn, "SELECT count(*) FROM collection_state "
+                                       "WHERE status = 'unavailable'")
+        assert fleet.stop_all() == {"soft-1": 0}
+    assert soft >= 2 and parked == 0
