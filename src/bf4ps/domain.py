@@ -116,3 +116,23 @@ class JobReason(StrEnum):
     RETRY = "retry"
     MANUAL = "manual"
     LOOKUP = "lookup"
+
+
+# BF4SW writes platform strings of its own ("PC", "PS4", "PS5", "XBox", "XBoxOne", ...).
+BF4SW_PLATFORMS: dict[str, Platform] = {
+    "pc": Platform.PC,
+    "ps4": Platform.PS4,
+    "ps5": Platform.PS4,
+    "ps3": Platform.PS3,
+    "xbox360": Platform.XBOX360,
+}
+
+
+def bf4sw_platform(raw: str) -> Platform | None:
+    """BF4SW's platform string as a BF4PS platform; None when unknown (the alias is skipped)."""
+    key = raw.strip().casefold().replace(" ", "")
+    if key in BF4SW_PLATFORMS:
+        return BF4SW_PLATFORMS[key]
+    if key.startswith("xbox"):  # XBox, XBoxOne, XBoxSeries...: Battlelog's xboxone
+        return Platform.XBOXONE
+    return None

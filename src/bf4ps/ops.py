@@ -7,7 +7,6 @@ from typing import Any
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane
-from bf4ps.gates import circuit
 from bf4ps.queue import figures
 
 
@@ -83,8 +82,14 @@ async def status_report(conn: Conn, window_seconds: float = 3600) -> dict[str, A
         "collectors": collectors,
         "budget": await budget_use(conn, window_seconds),
         "failures_by_class": await failures_by_class(conn, window_seconds),
-        "circuits": await circuit.listing(conn),
+        "circuits": await circuits(conn),
     }
+
+
+async def circuits(conn: Conn) -> list[dict[str, Any]]:
+    """Every fleet circuit breaker that ever opened (gates/circuit.py), with its held jobs."""
+    cur = await conn.execute(q("circuit_list"))
+    return [dict(r) for r in await cur.fetchall()]
 
 
 async def failures_by_class(conn: Conn, window_seconds: float) -> dict[str, int]:

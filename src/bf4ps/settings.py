@@ -1,7 +1,7 @@
 """The one settings object. Built in main() from BF4PS_* variables and an optional TOML file.
 
 Run-time scheduling policy (weights, watermarks, freshness, backoff) is NOT here: it lives in the
-database policy table so it can change without a restart (see scheduler/policy.py).
+database policy table so it can change without a restart (see policy.py).
 """
 
 from __future__ import annotations

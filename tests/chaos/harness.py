@@ -42,9 +42,8 @@ from bf4ps import policy as policy_mod
 from bf4ps.collector.identity import read_uuid
 from bf4ps.db import migrate
 from bf4ps.db.connect import Conn, connection, ensure_database, with_dbname
-from bf4ps.domain import Platform
+from bf4ps.domain import Platform, bf4sw_platform
 from bf4ps.interactive.submit import RateLimited, UnknownSoldier, submit
-from bf4ps.scheduler.intake_source import map_platform
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import SimProcess, spawn
 from bf4ps.sim.bf4sw import population
@@ -290,7 +289,7 @@ class Chaos:
             for key, raw in POLICY.items():
                 await policy_mod.set_value(conn, key, raw, by="chaos")
         rows = population.generate(cfg.soldiers, cfg.seed, datetime.now(UTC))
-        known = {(r.persona_id, p) for r in rows if (p := map_platform(r.platform)) is not None}
+        known = {(r.persona_id, p) for r in rows if (p := bf4sw_platform(r.platform)) is not None}
         self.personas = sorted(known, key=lambda x: (x[0], x[1].value))
         self.sim = spawn(SimConfig(
             port=0, speed=cfg.speed, min_interval=cfg.interval, fleet_budget=cfg.budget,

@@ -24,11 +24,11 @@ from click.testing import CliRunner
 from bf4ps.cli.bf4sw import group as bf4sw_group
 from bf4ps.cli.bf4sw import simulate_bf4sw
 from bf4ps.db.connect import Conn, connection
-from bf4ps.domain import PriorityClass
+from bf4ps.domain import PriorityClass, bf4sw_platform
 from bf4ps.policy import Policy
 from bf4ps.scheduler import intake
 from bf4ps.scheduler.intake import sync_once
-from bf4ps.scheduler.intake_source import map_platform, source_connection
+from bf4ps.scheduler.intake_source import source_connection
 from bf4ps.settings import Settings
 from bf4ps.sim.battlelog.lookup import name_platforms
 from bf4ps.sim.bf4sw import live, population
@@ -87,7 +87,7 @@ async def source_truth(sw: Conn) -> dict[tuple[int, str], Truth]:
     cur = await sw.execute("SELECT * FROM bf4_player_aliases ORDER BY id")
     out: dict[tuple[int, str], Truth] = {}
     for r in await cur.fetchall():
-        platform = map_platform(str(r["platform"]))
+        platform = bf4sw_platform(str(r["platform"]))
         assert platform is not None
         key = (int(str(r["persona_id"])), platform.value)
         fs, ls, name, rid = r["first_seen"], r["last_seen"], str(r["player_name"]), r["id"]
@@ -163,13 +163,13 @@ async def test_simulated_population_has_the_real_shape(sw: Conn) -> None:
     assert all(a["first_seen"] <= b["first_seen"] for a, b in pairwise(raw))  # id order
     first_names = {}
     for r in raw:
-        first_names.setdefault((r["persona_id"], map_platform(r["platform"])), r["player_name"])
+        first_names.setdefault((r["persona_id"], bf4sw_platform(r["platform"])), r["player_name"])
     for (persona, platform), name in first_names.items():
         assert persona == persona_id_for(name, platform)  # type: ignore[arg-type]
         assert platform in name_platforms(name)  # the Battlelog simulator's search finds it
     owners: dict[tuple[Any, str], set[int]] = {}
     for r in raw:
-        key = (map_platform(r["platform"]), r["player_name"].casefold())
+        key = (bf4sw_platform(r["platform"]), r["player_name"].casefold())
         owners.setdefault(key, set()).add(r["persona_id"])
     assert all(len(p) == 1 for p in owners.values())  # one persona per name and platform
 

@@ -33,6 +33,15 @@ def scheduler_process(db_url: str, tmp: Path, name: str,
                             env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
 
 
+async def log_with(path: Path, text: str, timeout: float = 30) -> str:
+    """The log's text once it contains `text` (fails after `timeout` seconds)."""
+    deadline = time.monotonic() + timeout
+    while text not in (found := path.read_text()):
+        assert time.monotonic() < deadline, f"{path.name} never said {text!r}: {found}"
+        await asyncio.sleep(0.1)
+    return found
+
+
 @pytest.mark.slow
 async def test_standby_takes_over_when_the_active_scheduler_dies(db_url: str,
                                                                  tmp_path: Path) -> None:
@@ -41,11 +50,11 @@ async def test_standby_takes_over_when_the_active_scheduler_dies(db_url: str,
         await wait_for(conn, "SELECT count(*) FROM collection_events "
                              "WHERE event_type = 'scheduler_started'", timeout=30)
         b = scheduler_process(db_url, tmp_path, "b")
-        await asyncio.sleep(2)
+        line = f":{b.pid} is on standby: another scheduler leads"
+        standby = await log_with(tmp_path / "b.log", line)  # it says so (it used to be silent)
         assert await count(conn, "SELECT count(*) FROM collection_events "
                                  "WHERE event_type = 'scheduler_started'") == 1  # b waits
-        standby = (tmp_path / "b.log").read_text()  # and says so, once (it used to be silent)
-        assert standby.count(f":{b.pid} is on standby: another scheduler leads") == 1, standby
+        assert standby.count(line) == 1, standby  # once
         a.send_signal(signal.SIGKILL)
         a.wait(10)
         await wait_for(conn, "SELECT count(*) = 2 FROM collection_events "

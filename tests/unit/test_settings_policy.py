@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bf4ps.domain import ErrorClass, Lane, PriorityClass
+from bf4ps.domain import ErrorClass, Lane
 from bf4ps.gates.budget import Window, allowed_classes, earliest_slot
 from bf4ps.policy import Policy, PolicyError, parse_value, validated
 from bf4ps.queue.backoff import is_terminal, retry_delay
@@ -104,7 +104,6 @@ def test_earliest_slot_keeps_every_window_within_the_budget() -> None:
                          last_slot=t + timedelta(seconds=1), nth_latest=t - timedelta(seconds=4),
                          margin=0.05)
     assert slot == t + timedelta(seconds=6.05)
-    assert PriorityClass.ACTIVE.value == "active"
 
 
 def test_the_battlelog_session_file_is_read_checked_and_never_shown(tmp_path: Path) -> None:

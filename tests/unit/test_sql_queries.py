@@ -33,3 +33,32 @@ def test_no_packaged_query_keeps_a_comment_line() -> None:
 def test_hot_queue_statements_fit_psycopgs_parse_cache(name: str) -> None:
     # psycopg re-parses (in Python) every execution of a longer text; the claim once was longer
     assert len(q(name).encode()) <= _queries.MAX_CACHED_STATEMENT_LENGTH
+
+
+def _code_texts() -> dict[str, str]:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    files = [*(root / "src").rglob("*.py"), *(root / "bench").rglob("*.py"),
+             *(root / "tests").rglob("*.py")]
+    return {str(f.relative_to(root)): f.read_text(encoding="utf-8") for f in files}
+
+
+def test_every_query_the_code_names_exists() -> None:
+    import re
+
+    named = set(all_queries())
+    missing = {f"{path}: q({name!r})" for path, text in _code_texts().items()
+               for name in re.findall(r'\bq\(\s*"([a-z0-9_]+)"', text) if name not in named}
+    assert not missing, sorted(missing)
+
+
+def test_every_named_query_is_used_by_the_code() -> None:
+    # a query is used when its name stands as a string in src/ or bench/ (some are chosen by
+    # a variable: q(name) with name from a table of names); a test alone does not keep one alive
+    import re
+
+    texts = [t for path, t in _code_texts().items() if not path.startswith("tests")]
+    mentioned = {s for t in texts for s in re.findall(r'"([a-z][a-z0-9_]*)"', t)}
+    unused = sorted(set(all_queries()) - mentioned)
+    assert not unused, f"named queries nothing uses: {unused}"

@@ -9,13 +9,13 @@ import sys
 import click
 
 from bf4ps.cli.common import echo_json, run_async, settings_of
-from bf4ps.collector import control
 from bf4ps.collector.identity import IdentityError
 from bf4ps.collector.runner import Collector, wanted
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.domain import Lane
 from bf4ps.logs import setup_logging
 from bf4ps.ops import fleet
+from bf4ps.registry import actions as control
 
 
 @click.group(name="collector")

@@ -10,10 +10,10 @@ import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import AsyncConnectionPool
 
 from bf4ps.db.connect import Conn, connect
+from bf4ps.db.errors import DB_ERRORS
 from bf4ps.db.queries import q
 from bf4ps.gates import circuit
 from bf4ps.queue import claim as qclaim
@@ -22,9 +22,6 @@ from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 
 log = logging.getLogger(__name__)
-DB_ERRORS = (psycopg.Error, PoolTimeout, OSError)
-# What a database outage looks like (retry later); other psycopg errors are bugs or bad data.
-OUTAGE_ERRORS = (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, OSError)
 
 
 @dataclass

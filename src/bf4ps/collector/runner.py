@@ -15,11 +15,12 @@ from datetime import UTC, datetime, timedelta
 from bf4ps import __version__
 from bf4ps import policy as policy_mod
 from bf4ps.battlelog.client import BattlelogClient
-from bf4ps.collector.heartbeat import DB_ERRORS, Heartbeat
+from bf4ps.collector.heartbeat import Heartbeat
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.collector.slots import sleep_until
 from bf4ps.collector.work import Context, run_job
 from bf4ps.db.connect import Conn, open_pool, resolve_url
+from bf4ps.db.errors import DB_ERRORS
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane
 from bf4ps.gates import admission

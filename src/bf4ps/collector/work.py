@@ -13,7 +13,7 @@ from bf4ps.battlelog.classify import slows_egress
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
 from bf4ps.battlelog.window import SendWindow
-from bf4ps.collector.heartbeat import OUTAGE_ERRORS, Heartbeat
+from bf4ps.collector.heartbeat import Heartbeat
 from bf4ps.collector.slots import (
     Pacing,
     further_request,
@@ -22,6 +22,7 @@ from bf4ps.collector.slots import (
     sleep_until,
 )
 from bf4ps.db.connect import Conn
+from bf4ps.db.errors import OUTAGE_ERRORS
 from bf4ps.domain import ErrorClass, Resource
 from bf4ps.gates import circuit, throttle
 from bf4ps.gates.admission import Admitted, GateConfig

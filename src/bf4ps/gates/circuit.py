@@ -101,12 +101,6 @@ async def _open(conn: Conn, me: CollectorRef, key: dict[str, Any], sig: str,
     return True
 
 
-async def hold(conn: Conn, job: ClaimedJob) -> None:
-    """Remember that the circuit holds this (failed) job; inside the failure's transaction."""
-    await conn.execute(q("circuit_hold_job"), {"job_id": job.job_id, "lane": job.lane.value,
-                                               "resource": job.resource})
-
-
 async def open_circuits(conn: Conn) -> set[tuple[str, str]]:
     cur = await conn.execute(q("circuit_open_list"))
     return {(str(r["lane"]), str(r["resource"])) for r in await cur.fetchall()}
@@ -149,9 +143,3 @@ async def succeeded(conn: Conn, me: CollectorRef, job: ClaimedJob) -> bool:
                                             - closed["opened_at"]).total_seconds(), 1)})
     log.info("circuit closed for %s/%s: %s held jobs released", key["lane"], key["resource"], n)
     return True
-
-
-async def listing(conn: Conn) -> list[dict[str, Any]]:
-    """Every circuit that ever opened, for the console and the metrics."""
-    cur = await conn.execute(q("circuit_list"))
-    return [dict(r) for r in await cur.fetchall()]

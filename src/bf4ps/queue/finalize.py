@@ -14,7 +14,6 @@ from psycopg.types.json import Jsonb
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.domain import ErrorClass
-from bf4ps.gates import circuit
 from bf4ps.policy import Policy
 from bf4ps.queue import events
 from bf4ps.queue.backoff import is_terminal, retry_delay
@@ -133,8 +132,9 @@ async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass,
                 **me.event_fields(), **job_event_fields(job))
             if hold_seconds is None and is_terminal(failures, error, policy):
                 return await _park(conn, me, job, error, message, now)
-            if hold_seconds is not None:
-                await circuit.hold(conn, job)
+            if hold_seconds is not None:  # the circuit (gates/circuit.py) holds this job
+                await conn.execute(q("circuit_hold_job"), {
+                    "job_id": job.job_id, "lane": job.lane.value, "resource": job.resource})
             return await _retry(conn, me, job, error, message, now, failures, policy,
                                 hold_seconds)
     except _LeaseLost:

@@ -17,26 +17,9 @@ from typing import cast
 
 from bf4ps.db.connect import Conn, connection
 from bf4ps.db.queries import q
-from bf4ps.domain import Platform
+from bf4ps.domain import Platform, bf4sw_platform
 
-EXACT_PLATFORMS: dict[str, Platform] = {
-    "pc": Platform.PC,
-    "ps4": Platform.PS4,
-    "ps5": Platform.PS4,
-    "ps3": Platform.PS3,
-    "xbox360": Platform.XBOX360,
-}
 MAX_NAME_LENGTH = 64
-
-
-def map_platform(raw: str) -> Platform | None:
-    """BF4SW's platform string as a BF4PS platform; None when unknown (the alias is skipped)."""
-    key = raw.strip().casefold().replace(" ", "")
-    if key in EXACT_PLATFORMS:
-        return EXACT_PLATFORMS[key]
-    if key.startswith("xbox"):  # XBox, XBoxOne, XBoxSeries...: Battlelog's xboxone
-        return Platform.XBOXONE
-    return None
 
 
 def usable_name(name: str) -> bool:
@@ -103,7 +86,7 @@ def group(aliases: Iterable[Alias]) -> Grouped:
     merged: dict[tuple[int, Platform], Identity] = {}
     skipped = 0
     for alias in aliases:
-        platform = map_platform(alias.platform)
+        platform = bf4sw_platform(alias.platform)
         seen = dated(alias)
         if platform is None or seen is None or not usable_name(alias.name) or (
                 alias.persona_id <= 0):
@@ -175,9 +158,9 @@ async def aliases_of(conn: Conn, keys: Sequence[Key]) -> list[Alias]:
     BF4PS platform (a persona seen as "XBox" and as "XBoxSeries" is one soldier)."""
     variants: dict[Platform | None, list[str]] = {}
     for raw in await platform_strings(conn):
-        variants.setdefault(map_platform(raw), []).append(raw)
+        variants.setdefault(bf4sw_platform(raw), []).append(raw)
     wanted = dict.fromkeys((v, persona) for raw, persona in keys
-                           for v in variants.get(map_platform(raw), [raw]))
+                           for v in variants.get(bf4sw_platform(raw), [raw]))
     cur = await conn.execute(q("bf4sw_aliases_of"), {
         "platforms": [k[0] for k in wanted], "persona_ids": [k[1] for k in wanted]})
     return [Alias(cast(int, r["id"]), str(r["platform"]), cast(int, r["persona_id"]),

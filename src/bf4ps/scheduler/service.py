@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bf4ps import policy as policy_mod
-from bf4ps.collector.heartbeat import DB_ERRORS
 from bf4ps.db.connect import Conn, connection, resolve_url
+from bf4ps.db.errors import DB_ERRORS
 from bf4ps.db.queries import q
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType

@@ -11,7 +11,6 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.domain import Resource
 from bf4ps.eventlog import EventFilter
-from bf4ps.gates import circuit
 from bf4ps.queue import figures
 from bf4ps.web.format import stamp
 
@@ -142,7 +141,7 @@ async def status(conn: Conn) -> dict[str, Any]:
 
 async def circuits(conn: Conn) -> list[dict[str, Any]]:
     """The fleet circuit breakers that ever opened (open ones first)."""
-    rows = await circuit.listing(conn)
+    rows = await ops.circuits(conn)
     return sorted(rows, key=lambda c: (c["state"] != "open", c["lane"], c["resource"]))
 
 

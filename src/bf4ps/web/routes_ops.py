@@ -12,11 +12,11 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from bf4ps.collector.control import ControlError, act
 from bf4ps.db.connect import Conn
 from bf4ps.domain import Resource
 from bf4ps.eventlog import EventFilter
 from bf4ps.queue.events import EVENT_TYPE_NAMES
+from bf4ps.registry.actions import ControlError, act
 from bf4ps.web import ops_view
 from bf4ps.web.errors import WebError
 from bf4ps.web.params import form, form_text, int_query, json_object, platform_query, query

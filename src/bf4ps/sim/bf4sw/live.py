@@ -20,7 +20,7 @@ from typing import cast
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
-from bf4ps.scheduler.intake_source import map_platform
+from bf4ps.domain import bf4sw_platform
 from bf4ps.sim.bf4sw.names import NameBook
 from bf4ps.sim.bf4sw.shape import DAY, HISTORY, PLATFORM_SHARES, raw_string
 from bf4ps.sim.personas import persona_id_for
@@ -93,7 +93,7 @@ class Live:
     async def _renames(self, n: int) -> int:
         cur = await self.conn.execute(q("sim_bf4sw_pick_recent"), {"n": n})
         picked = [(str(r["platform"]), cast(int, r["persona_id"])) for r in await cur.fetchall()]
-        known = [(raw, persona, map_platform(raw)) for raw, persona in picked]
+        known = [(raw, persona, bf4sw_platform(raw)) for raw, persona in picked]
         chosen = [(raw, persona, p) for raw, persona, p in known if p is not None]
         names = [self.book.take(p, first=False) for _, _, p in chosen]
         return await self._insert([raw for raw, _, _ in chosen],
@@ -112,7 +112,7 @@ async def name_book(conn: Conn, rng: random.Random) -> NameBook:
     book = NameBook(rng)
     cur = await conn.execute(q("sim_bf4sw_names"))
     for row in await cur.fetchall():
-        platform = map_platform(str(row["platform"]))
+        platform = bf4sw_platform(str(row["platform"]))
         if platform is not None:
             book.remember(str(row["player_name"]), platform, cast(int, row["persona_id"]))
     return book
