@@ -72,6 +72,13 @@ POLICY_HELP = {
                                     "(active) is tried once more this long after its last "
                                     "attempt; 0: never."),
     "interactive_min_age_seconds": "A manual request re-collects resources older than this.",
+    "circuit_window_seconds": "Fleet circuit breaker: the window its failures are counted in.",
+    "circuit_min_soldiers": "Distinct soldiers failing with one signature that open a circuit.",
+    "circuit_min_egresses": "... on at least this many egresses (one egress's trouble is its own).",
+    "circuit_min_failure_share": "... and at least this share of the window's finished attempts.",
+    "circuit_probe_seconds": "While open, one held job is released (a probe) this often.",
+    "circuit_close_successes": "Successes while open that close the circuit again.",
+    "circuit_hold_seconds": "Held jobs are retried after this at the latest, open or not.",
     "event_retention_days": "Collector events older than this are removed.",
     "ledger_retention_days": ("Request-ledger rows (one per physical Battlelog request) older "
                               "than this are removed; never those inside twice the fleet "

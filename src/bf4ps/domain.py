@@ -83,10 +83,20 @@ class ErrorClass(StrEnum):
     NOT_FOUND = "not_found"  # "type":"error", unknown persona: terminal
     MALFORMED = "malformed"  # non-JSON, missing generalStats/mainWeaponStats: retryable
     INTERNAL = "internal"  # BF4PS / database / infrastructure
+    # an answer BF4PS does not recognize (an unknown error wording, an unknown HTML page, a
+    # success envelope without its data, a login wall): retried with backoff, never parked
+    UNRECOGNIZED = "unrecognized"
 
     @property
     def retryable(self) -> bool:
         return self is not ErrorClass.NOT_FOUND
+
+    @property
+    def parks(self) -> bool:
+        """May repeated failures of this class park a resource? Never for throttles, our own
+        internal errors and answers BF4PS does not recognize: they say nothing about the
+        soldier."""
+        return self not in (ErrorClass.THROTTLE, ErrorClass.INTERNAL, ErrorClass.UNRECOGNIZED)
 
     @property
     def is_throttle(self) -> bool:

@@ -81,7 +81,21 @@ async def status_report(conn: Conn, window_seconds: float = 3600) -> dict[str, A
                        "by_resource": await figures.throughput(conn, window_seconds)},
         "collectors": collectors,
         "budget": await budget_use(conn, window_seconds),
+        "failures_by_class": await failures_by_class(conn, window_seconds),
+        "circuits": await circuits(conn),
     }
+
+
+async def circuits(conn: Conn) -> list[dict[str, Any]]:
+    """Every fleet circuit breaker that ever opened (gates/circuit.py), with its held jobs."""
+    cur = await conn.execute(q("circuit_list"))
+    return [dict(r) for r in await cur.fetchall()]
+
+
+async def failures_by_class(conn: Conn, window_seconds: float) -> dict[str, int]:
+    """Failed attempts of the window per class (`unrecognized`: answers BF4PS does not know)."""
+    cur = await conn.execute(q("failures_by_class"), {"window_seconds": window_seconds})
+    return {str(r["error_class"]): int(r["n"]) for r in await cur.fetchall()}
 
 
 def render_status(report: dict[str, Any]) -> str:
@@ -106,6 +120,15 @@ def render_status(report: dict[str, Any]) -> str:
         f = budget["fleet"]
         lines.append(f"  fleet budget: {f['used']} of {f['requests']} per "
                      f"{f['window_seconds']:.0f} s ({100 * f['use']:.0f} %)")
+    failures = report.get("failures_by_class") or {}
+    if failures:
+        lines.append("failed attempts by class: " + "  ".join(
+            f"{k} {v}" for k, v in failures.items()))
+    for c in report.get("circuits", []):
+        if c["state"] == "open":
+            lines.append(f"CIRCUIT OPEN {c['lane']}/{c['resource']}: {c['signature']} "
+                         f"({c['soldiers']} soldiers, {c['egresses']} egresses), "
+                         f"{c['held']} jobs held, probing every {c['probe_seconds']:.0f} s")
     lines.append("collectors:")
     for c in report["collectors"]:
         age = c["heartbeat_age_seconds"]

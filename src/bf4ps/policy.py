@@ -70,6 +70,19 @@ class Policy(BaseModel):
     backoff_jitter: float = Field(0.1, ge=0, le=1)
     max_consecutive_failures: int = Field(10, ge=1)
     unavailable_recheck_seconds: float = Field(WEEK, ge=0)  # 0: a parked resource stays parked
+    # fleet circuit breaker (per lane + resource): it opens when, within the window, at least
+    # circuit_min_soldiers distinct soldiers failed with one signature on at least
+    # circuit_min_egresses egresses and those failures are at least circuit_min_failure_share
+    # of the finished attempts; while open one held job is released per probe interval; it
+    # closes after circuit_close_successes successes. Held jobs are retried after at most
+    # circuit_hold_seconds whatever happens.
+    circuit_window_seconds: float = Field(300, gt=0)
+    circuit_min_soldiers: int = Field(5, ge=2)
+    circuit_min_egresses: int = Field(2, ge=1)
+    circuit_min_failure_share: float = Field(0.5, gt=0, le=1)
+    circuit_probe_seconds: float = Field(60, gt=0)
+    circuit_close_successes: int = Field(2, ge=1)
+    circuit_hold_seconds: float = Field(3600, gt=0)
     # retention
     event_retention_days: float = Field(180, ge=1)
     ledger_retention_days: float = Field(180, ge=1)

@@ -104,6 +104,11 @@ class Settings(BaseSettings):
     battlelog_connect_lead_seconds: float = Field(
         1.0, ge=0, le=10, description="A request is begun this long before its slot, so DNS, "
         "TCP and TLS are done by then; its headers wait for the slot.")
+    battlelog_session_file: Path | None = Field(
+        None, repr=False, description="A file holding a (logged-in) Battlelog session id "
+        "(the `beaker.session.id` cookie) for name searches; read by collectors at start, "
+        "never logged. Unset: searches open anonymous sessions, and an empty answer is "
+        "believed only once that session has found personas.")
 
     # --- collectors and leases ---
     lease_seconds: float = Field(120.0, gt=0, description="Job lease length.")
@@ -163,6 +168,22 @@ class Settings(BaseSettings):
         "pauses once (collector/testhook.py). Never set in production.")
     test_pause_dir: Path | None = Field(
         None, description="TEST ONLY: where the pause points' ready/go files are.")
+
+    def battlelog_session(self) -> str | None:
+        """The session id in battlelog_session_file (None when unset). A missing, unreadable
+        or too short file is a clear error naming the file, never its content."""
+        path = self.battlelog_session_file
+        if path is None:
+            return None
+        try:
+            value = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"BF4PS_BATTLELOG_SESSION_FILE {path}: cannot be read "
+                             f"({type(exc).__name__})") from None
+        if len(value) < 10 or any(c.isspace() or not c.isprintable() for c in value):
+            raise ValueError(f"BF4PS_BATTLELOG_SESSION_FILE {path}: not a Battlelog session "
+                             "id (one line, at least 10 characters)")
+        return value
 
     log_level: str = Field("INFO", description="Logging level.")
     log_json: bool = Field(False, description="Log one JSON object per line.")

@@ -240,7 +240,7 @@ async def test_profile_account_and_search(base_url: str) -> None:
         (404, ErrorClass.NOT_FOUND, 404),
         (302, ErrorClass.SERVER, 302),
         (1, ErrorClass.SERVER, 200),
-        (3, ErrorClass.NOT_FOUND, 200),
+        (3, ErrorClass.UNRECOGNIZED, 200),  # an error wording BF4PS does not know
         (4, ErrorClass.MALFORMED, 200),
         (5, ErrorClass.MALFORMED, 200),
         (77, ErrorClass.MALFORMED, 200),  # the payload is another soldier's (200661244)

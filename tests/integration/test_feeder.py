@@ -181,3 +181,19 @@ async def test_recheck_reads_only_parked_rows_of_active_soldiers(conn: Conn) -> 
                              {"recheck_seconds": 7 * 86_400, "n": 1000})
     plan = "\n".join(str(r["QUERY PLAN"]) for r in await cur.fetchall())
     assert "ix_state_parked" in plan, plan
+
+
+async def test_a_resource_whose_circuit_is_open_is_not_fed(conn: Conn) -> None:
+    await population(conn, 100, active=100)  # active soldiers: every resource is fed
+    await conn.execute(
+        "INSERT INTO circuit_breakers (lane, resource, state, signature, opened_at, "
+        "next_probe_at, probe_seconds, close_successes, soldiers, egresses) VALUES "
+        "('background', 'weapons', 'open', 'unrecognized', now(), now(), 60, 2, 9, 2)")
+    fed = await feeder.replenish(conn, Policy(working_set_background=40))
+    assert fed.total == 40
+    assert "weapons" not in await jobs_by(conn, "resource")
+    await conn.execute("UPDATE circuit_breakers SET state = 'closed', closed_at = now(), "
+                       "next_probe_at = NULL")
+    await conn.execute("DELETE FROM collection_jobs")
+    await feeder.replenish(conn, Policy(working_set_background=40))
+    assert (await jobs_by(conn, "resource")).get("weapons", 0) > 0

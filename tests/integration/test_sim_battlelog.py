@@ -12,11 +12,13 @@ from typing import Any
 import httpx
 import pytest
 
+from bf4ps.battlelog.classify import slows_egress
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import Session
-from bf4ps.domain import ErrorClass, Platform
+from bf4ps.domain import ErrorClass, Platform, Resource
 from bf4ps.sim.battlelog.career import is_active, is_unknown
 from bf4ps.sim.battlelog.config import SimConfig
+from bf4ps.sim.battlelog.lookup import name_platforms, search_body
 from bf4ps.sim.battlelog.server import RunningSimulator, spawn, start_in_thread
 from bf4ps.sim.personas import persona_id_for
 
@@ -37,8 +39,13 @@ BASELINE: dict[str, Any] = {
     "fault_error": 0.0,
     "fault_missing_general": 0.0,
     "fault_unknown": 0.0,
+    "fault_unknown_error": 0.0,
+    "fault_soft_throttle": 0.0,
     "active_fraction": 0.3,
     "search_check_sum": "ignored",
+    "login_wall": "none",
+    "session_redirects": 0,
+    "search_cap": None,
 }
 DETAILED = "/bf4/warsawdetailedstatspopulate/{}/1/"
 PROFILE = "/bf4/warsawoverviewpopulate/{}/1/"
@@ -237,14 +244,14 @@ async def test_search_check_sum_with_the_real_client(sim: RunningSimulator) -> N
         httpx.post(sim.url("/__sim/reset")).raise_for_status()  # the site forgets its sessions
         stale = await battlelog.search("Someone-Real")
         check_sum_after_refusal = battlelog.check_sum
-    assert refused.error_class is ErrorClass.MALFORMED and "search refused" in refused.message
+    assert refused.error_class is ErrorClass.UNRECOGNIZED and "search refused" in refused.message
     assert refused.details["check_sum"] == 0
     assert isinstance(opened.parsed, Session) and len(opened.parsed.check_sum) == 10
     assert opened.details["kind"] == "session" and opened.http_status == 200
     assert served.ok and served.details["check_sum"] == 1
     assert isinstance(served.parsed, tuple) and served.parsed
     assert all(hit.name == "Someone-Real" for hit in served.parsed)
-    assert stale.error_class is ErrorClass.MALFORMED and check_sum_after_refusal is None
+    assert stale.error_class is ErrorClass.UNRECOGNIZED and check_sum_after_refusal is None
     counted = stats(sim)  # since the reset: the stale search only
     assert {k: v for k, v in counted["by_resource"].items() if v} == {"search": 1}
     assert {k: v for k, v in counted["by_outcome"].items() if v} == {"bad_check_sum": 1}
@@ -365,7 +372,10 @@ FAULTS: list[tuple[str, str, Callable[[httpx.Response], bool]]] = [
     ("fault_5xx", "server_error", lambda r: r.status_code in (500, 503)),
     ("fault_html", "html_error", lambda r: r.status_code == 200 and "errorpage" in r.text),
     ("fault_error", "type_error", _is_error_envelope),
-    ("fault_unknown", "unknown_persona", _is_error_envelope),
+    ("fault_unknown", "unknown_persona", lambda r: r.status_code == 404),
+    ("fault_unknown_error", "unknown_error", _is_error_envelope),
+    ("fault_soft_throttle", "soft_throttle",
+     lambda r: r.status_code == 200 and (r.content == b"null" or r.json()["data"] == {})),
     (
         "fault_missing_general",
         "missing_general",
@@ -401,7 +411,7 @@ def test_timeout_fault_is_counted_at_arrival(sim: RunningSimulator, client: Make
 def test_unknown_personas_are_always_unknown(sim: RunningSimulator, client: MakeClient) -> None:
     with client() as http:
         response = http.get(DETAILED.format(UNKNOWN))
-    assert _is_error_envelope(response) and response.json()["message"]
+    assert response.status_code == 404 and "that page doesn't exist" in response.text
     assert stats(sim)["by_outcome"]["unknown_persona"] == 1
 
 
@@ -435,3 +445,107 @@ def test_child_process_simulator_serves_and_stops() -> None:
             assert http.get(DETAILED.format(INACTIVE)).status_code == 200
         assert list(httpx.get(process.url("/__sim/stats")).json()["by_ip"]) == ["127.0.0.7"]
     assert process.process.poll() is not None
+
+
+# --- the knobs of real-Battlelog behaviours, with the real client ----------------------------
+
+
+async def test_session_page_redirects_are_followed_keeping_every_cookie(
+        sim: RunningSimulator) -> None:
+    """The start page bounces twice, each hop setting a cookie: all are kept; a refused search
+    then drops only the session cookie; more hops than the client follows is a retryable
+    failure, not an exception."""
+    configure(sim, session_redirects=2, search_check_sum="required")
+    async with BattlelogClient(sim.base_url, "bf4ps-test") as battlelog:
+        opened = await battlelog.open_session()
+        names = {c.name for c in battlelog._http.cookies.jar}
+        httpx.post(sim.url("/__sim/reset")).raise_for_status()  # the site forgets the session
+        refused = await battlelog.search("Someone-Real")
+        after = {c.name for c in battlelog._http.cookies.jar}
+        configure(sim, session_redirects=5)
+        too_many = await battlelog.open_session()
+    assert isinstance(opened.parsed, Session) and opened.http_status == 200
+    assert names == {"bm_hop0", "bm_hop1", "beaker.session.id"}
+    assert refused.error_class is ErrorClass.UNRECOGNIZED
+    assert after == {"bm_hop0", "bm_hop1"}  # only the session cookie was dropped
+    assert too_many.error_class is ErrorClass.SERVER and not too_many.ok
+    # since the reset: the refused search, then 4 start-page answers (3 redirects followed)
+    assert stats(sim)["by_resource"]["index"] == 4
+
+
+async def test_wildcards_are_escaped_so_a_capped_list_keeps_the_soldier(
+        sim: RunningSimulator, client: MakeClient) -> None:
+    """`_` is a search wildcard: unescaped, a list capped at 5 fills with other soldiers and
+    the exact one is missing; the client escapes it and finds the soldier."""
+    configure(sim, search_cap=5)
+    name = next(n for n in (f"Under_Score{i}" for i in range(100))
+                if Platform.PC in name_platforms(n))
+    with client() as http:
+        raw = http.post("/bf4/search/query/", data={"query": name}).json()["data"]
+    async with BattlelogClient(sim.base_url, "bf4ps-test") as battlelog:
+        found = await battlelog.search(name)
+    assert len(raw) == 5 and name not in {h["personaName"] for h in raw}
+    assert isinstance(found.parsed, tuple) and found.parsed
+    assert {h.name for h in found.parsed} == {name}
+    assert {h.persona_id for h in found.parsed} >= {persona_id_for(name, Platform.PC)}
+
+
+async def test_a_search_login_wall_is_unavailable_not_empty_and_a_login_passes_it(
+        sim: RunningSimulator) -> None:
+    nobody_name = next(n for n in (f"Nobody{i}" for i in range(5000))
+                       if search_body(n).endswith(b'"data":[]}'))
+    configure(sim, login_wall="search")
+    session = httpx.post(sim.url("/__sim/login")).json()["session"]
+    async with BattlelogClient(sim.base_url, "bf4ps-test") as anonymous:
+        await anonymous.open_session()
+        walled = await anonymous.search("Someone-Real")
+    async with BattlelogClient(sim.base_url, "bf4ps-test") as logged_in:
+        logged_in.use_session(session)
+        served = await logged_in.search("Someone-Real")
+        nobody = await logged_in.search(nobody_name)  # Battlelog has nobody of that name
+    assert walled.error_class is ErrorClass.UNRECOGNIZED and walled.parsed is None
+    assert walled.details["signal"] == "unverified_empty"
+    assert "search unavailable" in walled.message
+    assert served.ok and served.parsed
+    # the operator's session is known to be good: its empty answers are believed
+    assert nobody.ok and nobody.parsed == ()
+    assert stats(sim)["by_outcome"]["login_wall"] == 1
+
+
+async def test_stats_login_wall_unknown_wording_and_soft_throttles_are_classified(
+        sim: RunningSimulator) -> None:
+    async with BattlelogClient(sim.base_url, "bf4ps-test") as battlelog:
+        configure(sim, login_wall="stats")
+        walled = await battlelog.fetch(Resource.DETAILED, INACTIVE, Platform.PC)
+        configure(sim, login_wall="none", fault_unknown_error=1.0,
+                  unknown_error_message="Something new happened")
+        unknown = await battlelog.fetch(Resource.PROFILE, INACTIVE, Platform.PC)
+        configure(sim, fault_unknown_error=0.0, fault_soft_throttle=1.0)
+        soft = [await battlelog.fetch(Resource.DETAILED, INACTIVE, Platform.PC)
+                for _ in range(4)]
+    assert (walled.error_class, walled.details["signal"]) == (ErrorClass.UNRECOGNIZED,
+                                                              "login_wall")
+    assert (unknown.error_class, unknown.details["signal"]) == (ErrorClass.UNRECOGNIZED,
+                                                                "unknown_error")
+    assert "Something new happened" in unknown.message
+    assert all(s.error_class is ErrorClass.MALFORMED and s.details["soft_throttle"] == 1
+               for s in soft)
+    assert all(slows_egress(s) for s in soft)
+
+
+async def test_an_anonymous_sessions_trust_expires(sim: RunningSimulator,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session that found personas is believed for a while only: a login wall that starts
+    later makes its empty answers "search unavailable" again once the trust ran out."""
+    from bf4ps.battlelog import client as client_mod
+
+    async with BattlelogClient(sim.base_url, "bf4ps-test") as battlelog:
+        await battlelog.open_session()
+        assert (await battlelog.search("Someone-Real")).ok and battlelog.session_good
+        configure(sim, login_wall="search")
+        believed = await battlelog.search("Someone-Real")  # within the trust: believed
+        real = time.monotonic
+        monkeypatch.setattr(client_mod.time, "monotonic", lambda: real() + 601)
+        doubted = await battlelog.search("Someone-Real")
+    assert believed.ok and believed.parsed == ()
+    assert doubted.error_class is ErrorClass.UNRECOGNIZED

@@ -94,7 +94,11 @@ def test_throttle_keeps_retry_after_and_redirect_keeps_location() -> None:
     ("body", "error_class"),
     [
         (b"<!DOCTYPE html><html><body class='errorpage'>" + SECRET.encode(), ErrorClass.SERVER),
-        (b'{"type":"error","message":"NOTFOUND","data":null}', ErrorClass.NOT_FOUND),
+        (b'{"type":"error","message":"NOTFOUND","data":null}', ErrorClass.UNRECOGNIZED),
+        (b'{"type":"error","message":"GATE_REDIRECT","data":null}', ErrorClass.UNRECOGNIZED),
+        (b"<html><body>Sign in to continue</body></html>", ErrorClass.UNRECOGNIZED),
+        (b"<html><body>Sorry, that page doesn't exist.</body></html>", ErrorClass.NOT_FOUND),
+        (b'{"type":"success","message":"OK"}', ErrorClass.UNRECOGNIZED),
         (b'{"type":"error","message":"TOOMANYSEARCHES","data":null}', ErrorClass.THROTTLE),
         (b'{"type":"success","message":"OK","data":{"personaId":200661244}}', ErrorClass.MALFORMED),
         (b'{"type":"success","message":"OK","data":{"generalStats":null}}', ErrorClass.MALFORMED),
@@ -113,7 +117,7 @@ def test_200_bodies(body: bytes, error_class: ErrorClass) -> None:
 def test_message_quotes_battlelog_reason_short_and_clean() -> None:
     body = b'{"type":"error","message":"' + b"x\\n" * 500 + b'","data":null}'
     result = classify(200, body)
-    assert result.error_class is ErrorClass.NOT_FOUND
+    assert result.error_class is ErrorClass.UNRECOGNIZED
     assert "\n" not in result.message and len(result.message) <= 200
 
 
@@ -169,3 +173,32 @@ def test_exception_classes(exc: BaseException, error_class: ErrorClass) -> None:
     assert result.http_status is None and result.parsed is None
     assert (result.duration_seconds, result.size_bytes) == (1.5, 0)
     assert result.message and len(result.message) <= 200
+
+
+def test_search_escapes_its_wildcards_and_the_simulator_reads_them_back() -> None:
+    from bf4ps.battlelog.endpoints import escape_query, search_form
+    from bf4ps.sim.battlelog.lookup import unescape
+
+    assert search_form(" Under_Score ")["query"] == "Under\\_Score"
+    assert escape_query("a\\b%c_") == "a\\\\b\\%c\\_"
+    assert unescape(escape_query("we_ird%\\name_")) == ("we_ird%\\name_", [])
+    assert unescape("a_b") == ("a_b", [1])
+
+
+def test_recon_ladder_stages_signs_and_recommendation() -> None:
+    from bf4ps.recon.ladder import Plan, PlanError, Sample, recommend, throttle_sign
+
+    plan = Plan(start_interval=1.0, floor=0.5, step=0.8, stage_requests=2, safety=1.1)
+    assert list(plan.stages()) == [1.0, 0.8, 0.64, 0.512, 0.5]
+    assert recommend(0.64, plan) == 0.704
+
+    def sample(error: str | None = None, soft: bool = False, latency: float = 0.1) -> Sample:
+        return Sample("ladder", 0, 1.0, "detailed", 1, "pc", 0.0, 200, error, "m", 1, 1,
+                      latency, soft)
+
+    assert throttle_sign([sample(), sample()], 0.1, plan) is None
+    assert "throttle" in str(throttle_sign([sample(), sample("throttle")], 0.1, plan))
+    assert "soft" in str(throttle_sign([sample("malformed", soft=True), sample()], 0.1, plan))
+    assert "latency" in str(throttle_sign([sample(latency=0.5), sample(latency=0.5)], 0.1, plan))
+    with pytest.raises(PlanError):
+        Plan(start_interval=1.0, floor=2.0)

@@ -226,12 +226,13 @@ def test_profile_values() -> None:
     assert profile.linked_soldiers == ()
 
 
-def test_profile_null_persona_info_means_no_tag_and_user_from_current_user() -> None:
+def test_profile_null_persona_info_means_no_tag_and_never_the_viewers_user_id() -> None:
     body = document(OVERVIEW)
+    assert body["data"]["currentUserId"]  # the viewer's account: never the soldier's
     body["data"]["viewedPersonaInfo"] = None
     profile = parse_profile(encode(body))
     assert profile.clan_tag is None
-    assert profile.battlelog_user_id == 2832658801548551060  # currentUserId
+    assert profile.battlelog_user_id is None
     body["data"]["viewedPersonaInfo"] = {"tag": "  ", "userId": None}
     assert parse_profile(encode(body)).clan_tag is None
 
@@ -404,7 +405,7 @@ def test_a_search_error_envelope_is_retryable_not_not_found() -> None:
     refused = encode({"type": "error", "message": "Invalid post-check-sum", "data": None})
     with pytest.raises(BattlelogParseError, match="search refused") as caught:
         parse_search(refused, "x")
-    assert caught.value.error_class is ErrorClass.MALFORMED
+    assert caught.value.error_class is ErrorClass.UNRECOGNIZED
 
 
 # --- envelope --------------------------------------------------------------------------------
@@ -413,20 +414,23 @@ def test_a_search_error_envelope_is_retryable_not_not_found() -> None:
 @pytest.mark.parametrize(
     ("body", "error_class"),
     [
-        (b'{"type":"error","message":"Could not find persona","data":null}', ErrorClass.NOT_FOUND),
-        (b'{"type":"error","message":"Invalid personaId","data":null}', ErrorClass.NOT_FOUND),
+        # no public capture records Battlelog's wording for an unknown persona: no wording parks
+        (b'{"type":"error","message":"Could not find persona","data":null}',
+         ErrorClass.UNRECOGNIZED),
+        (b'{"type":"error","message":"Invalid personaId","data":null}', ErrorClass.UNRECOGNIZED),
         (b'{"type":"error","message":"Internal error, please try again later","data":null}',
          ErrorClass.SERVER),
         (b'{"type":"error","message":"Temporarily down for MAINTENANCE"}', ErrorClass.SERVER),
         (b'{"type":"error","message":"Too many requests","data":{}}', ErrorClass.THROTTLE),
         (b"<!DOCTYPE html><html><div id='errorpage'>x</div></html>", ErrorClass.SERVER),
-        (b"  \n<html><body>Oops</body></html>", ErrorClass.SERVER),
+        (b"  \n<html><body>Oops</body></html>", ErrorClass.UNRECOGNIZED),
         (b"", ErrorClass.MALFORMED),
         (b"not json", ErrorClass.MALFORMED),
         (b'{"type":"success","message":"OK","data":{"generalStats":{}', ErrorClass.MALFORMED),
         (b'[{"type":"success"}]', ErrorClass.MALFORMED),
-        (b'{"type":"weird","message":"OK","data":{}}', ErrorClass.MALFORMED),
-        (b'{"type":"success","message":"OK"}', ErrorClass.MALFORMED),
+        (b'{"type":"weird","message":"OK","data":{}}', ErrorClass.UNRECOGNIZED),
+        (b'{"type":"success","message":"OK"}', ErrorClass.UNRECOGNIZED),
+        (b"null", ErrorClass.MALFORMED),  # a soft throttle
         (b'{"type":"success","message":"OK","data":[]}', ErrorClass.MALFORMED),
         (b"\xff\xfe\x00{", ErrorClass.MALFORMED),
     ],

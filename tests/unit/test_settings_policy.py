@@ -64,3 +64,25 @@ def test_progressive_mix_follows_the_watermarks() -> None:
     assert resource_quota("active", 8, Policy(), cov) == dict.fromkeys(
         ("detailed", "profile", "weapons", "vehicles"), 2)
 
+
+def test_the_battlelog_session_file_is_read_checked_and_never_shown(tmp_path: Path) -> None:
+    secret = tmp_path / "session"
+    assert Settings(battlelog_session_file=None).battlelog_session() is None
+    missing = Settings(battlelog_session_file=secret)
+    with pytest.raises(ValueError, match="cannot be read"):
+        missing.battlelog_session()
+    secret.write_text("tooshort\n")
+    with pytest.raises(ValueError, match="not a Battlelog session id") as bad:
+        Settings(battlelog_session_file=secret).battlelog_session()
+    assert "tooshort" not in str(bad.value)
+    secret.write_text("0123456789abcdefSECRET\n")
+    good = Settings(battlelog_session_file=secret)
+    assert good.battlelog_session() == "0123456789abcdefSECRET"
+    assert "SECRET" not in repr(good) and "session" not in repr(good)
+
+
+def test_unrecognized_answers_never_park() -> None:
+    pol = Policy()
+    assert not any(is_terminal(n, ErrorClass.UNRECOGNIZED, pol) for n in range(1, 1000))
+    assert is_terminal(pol.max_consecutive_failures, ErrorClass.MALFORMED, pol)
+    assert not ErrorClass.UNRECOGNIZED.parks and ErrorClass.UNRECOGNIZED.retryable

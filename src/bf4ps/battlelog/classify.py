@@ -1,22 +1,30 @@
 """One response (or transport failure) -> one classified FetchResult.
 
-HTTP status first, then the body:
+HTTP status first, then the body (the body's rules are envelope.py's; docs/battlelog.md has
+the evidence for each signal):
 
-==========================================  ===========  ====================================
-what                                        class        why
-==========================================  ===========  ====================================
-403, 429                                    THROTTLE     Battlelog/Akamai refusing our rate
-404, 410                                    NOT_FOUND    the URL (persona) does not exist
-other 4xx, 3xx (redirects are not followed) SERVER       not about the soldier; retryable
+==========================================  ============  ===================================
+what                                        class         why
+==========================================  ============  ===================================
+403, 429                                    THROTTLE      Battlelog/Akamai refusing our rate
+404, 410                                    NOT_FOUND     the URL (persona) does not exist
+other 4xx, 3xx (redirects are not followed) SERVER        not about the soldier; retryable
 5xx                                         SERVER
-2xx with an HTML body ("errorpage")         SERVER       Battlelog's error page
+2xx, HTML "errorpage"                       SERVER        Battlelog's error page
+2xx, HTML "that page doesn't exist"         NOT_FOUND     Battlelog's 404 page
 2xx, message TOOMANYSEARCHES / "too many"   THROTTLE
-2xx, "type": "error"                        NOT_FOUND    unknown persona (terminal)
-2xx, not JSON / no generalStats etc.        MALFORMED    transient bad payloads (retryable)
+2xx, "type": "error", transient wording     SERVER        "try again", "maintenance" ...
+2xx, "type": "error", any other wording     UNRECOGNIZED  never parks (login walls included)
+2xx, unknown HTML page, success w/o data    UNRECOGNIZED
+2xx, null body, stats object missing        MALFORMED     a soft throttle: cools the egress
+2xx, not JSON, wrong shapes                 MALFORMED     transient bad payloads (retryable)
 timeouts, connection errors                 TIMEOUT
 content-encoding errors, oversized body     MALFORMED
 a bug in BF4PS (any other exception)        INTERNAL
-==========================================  ===========  ====================================
+==========================================  ============  ===================================
+
+``details["signal"]`` names what was recognized (envelope.SIGNALS); ``details["soft_throttle"]``
+is 1 for a soft throttle.
 
 Messages are short reasons (status, exception type, a cleaned excerpt of Battlelog's own
 ``message``), never payload bodies.
@@ -30,7 +38,7 @@ from typing import Any
 
 import httpx
 
-from bf4ps.battlelog.envelope import ItemBatch, short
+from bf4ps.battlelog.envelope import SOFT_THROTTLE, ItemBatch, short
 from bf4ps.battlelog.models import BattlelogParseError, FetchResult, Parsed
 from bf4ps.battlelog.parse_detailed import parse_detailed
 from bf4ps.battlelog.parse_profile import parse_profile
@@ -53,6 +61,16 @@ _PARSERS: dict[Resource, Callable[..., Parsed | ItemBatch[Any]]] = {
 
 class BodyTooLarge(Exception):
     """The response body exceeded the client's size cap (read was stopped)."""
+
+
+def is_soft_throttle(result: FetchResult) -> bool:
+    """A throttle that is not a 403/429: a null body or a success without its stats."""
+    return bool(result.details.get("soft_throttle"))
+
+
+def slows_egress(result: FetchResult) -> bool:
+    """Should this answer cool the egress down (a throttle, hard or soft)?"""
+    return result.error_class is ErrorClass.THROTTLE or is_soft_throttle(result)
 
 
 def resource_parser(
@@ -106,6 +124,10 @@ def apply_parser(result: FetchResult, body: bytes, parser: Parser) -> FetchResul
         parsed = parser(body)
     except BattlelogParseError as exc:
         result.error_class, result.message = exc.error_class, short(str(exc), 200)
+        if exc.signal is not None:
+            result.details["signal"] = exc.signal
+            if exc.signal == SOFT_THROTTLE:
+                result.details["soft_throttle"] = 1
         return result
     except Exception as exc:  # a parser bug must not escape: INTERNAL, not a crash
         result.error_class = ErrorClass.INTERNAL

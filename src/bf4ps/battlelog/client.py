@@ -1,7 +1,9 @@
 """The asynchronous Battlelog client: one call = one physical HTTP request, classified.
 
-* No retries (the queue engine retries), no redirects followed, no proxies from the
-  environment (``trust_env=False``: the egress must be this host, or ``local_address``).
+* No retries (the queue engine retries), no proxies from the environment (``trust_env=False``:
+  the egress must be this host, or ``local_address``). Redirects are not followed, except by
+  the session page (the start page may bounce through a cookie-setting redirect): at most
+  ``SESSION_REDIRECTS`` hops, every cookie they set kept.
 * ``timeout_seconds`` bounds each phase (connect, read, write, pool) and the whole request
   (an overall deadline, so a server trickling bytes cannot hold a worker forever), plus a
   send window's hold before its opening.
@@ -14,8 +16,14 @@
   received (compressed); ``duration_seconds`` runs from sending (the end of a window's hold)
   to the last body byte.
 * Search sends ``post-check-sum`` once ``open_session`` (one GET of the start page) has given
-  the client an anonymous session cookie; a search that fails other than by throttle or timeout
-  drops the session, so the next lookup opens a fresh one.
+  the client an anonymous session cookie, or ``use_session`` an operator's logged-in one; a
+  search that fails other than by throttle or timeout drops the session cookie (only that
+  cookie: the others, Akamai's say, stay), so the next lookup opens a fresh one.
+* Search never lies: an answer with no BF4 persona at all is believed ("no such soldier") only
+  when the session is known to be good (an operator's session, or an anonymous one whose
+  searches found personas within the last ``ANONYMOUS_TRUST_SECONDS``: a login wall that
+  begins later must not be believed for long); otherwise it is UNRECOGNIZED, "search
+  unavailable", and retried.
 * ``window`` (a SendWindow, see window.py) is enforced at the socket: when the request headers
   are about to be written, after connecting and everything else, they wait for ``window.at``;
   past ``window.by`` the request is abandoned with SendTooLate and no byte of it is sent (the
@@ -30,7 +38,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections.abc import Mapping
 from types import TracebackType
@@ -53,12 +60,16 @@ from bf4ps.battlelog.endpoints import (
     search_form,
     stats_path,
 )
-from bf4ps.battlelog.models import FetchResult, Session
+from bf4ps.battlelog.models import FetchResult, SearchHit, Session
 from bf4ps.battlelog.parse_search import parse_account_soldiers, parse_search
 from bf4ps.battlelog.window import SendTooLate, SendWindow, WindowTrace
 from bf4ps.domain import ErrorClass, Platform, Resource
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+SESSION_REDIRECTS = 3
+ANONYMOUS_TRUST_SECONDS = 600.0
+SEARCH_UNAVAILABLE = "search unavailable (retried later)"
+UNVERIFIED_EMPTY = "unverified_empty"
 REUSE_WITHIN_SECONDS = 4.0  # a second inside Apache httpd's default 5 s keep-alive timeout
 _SESSION_KEPT_ON = frozenset({ErrorClass.THROTTLE, ErrorClass.TIMEOUT})  # not the session's fault
 
@@ -103,8 +114,11 @@ class BattlelogClient:
                 ),
             ),
             follow_redirects=False,
+            max_redirects=SESSION_REDIRECTS,
             trust_env=False,
         )
+        self._good_until = 0.0  # monotonic: the open session's searches are known to work
+        self._operator_session: str | None = None
 
     async def __aenter__(self) -> BattlelogClient:
         return self
@@ -138,15 +152,54 @@ class BattlelogClient:
 
     async def search(self, name: str, *, window: SendWindow | None = None) -> FetchResult:
         """POST a name search; parsed is tuple[SearchHit, ...] of exact-name BF4 personas. The
-        form carries the session's check-sum when a session is open."""
+        form carries the session's check-sum when a session is open. An answer without any
+        BF4 persona from a session not known to be good is UNRECOGNIZED (see above)."""
         form = search_form(name, self.check_sum)
-        parser = functools.partial(parse_search, name=form["query"])
-        result = await self._request("POST", SEARCH_PATH, parser, None, "search", form,
+        result = await self._request("POST", SEARCH_PATH, parse_search, None, "search", form,
                                      window=window)
         result.details["check_sum"] = int("post-check-sum" in form)
+        if result.ok and isinstance(result.parsed, tuple):
+            self._believe(result, name)
         if result.error_class is not None and result.error_class not in _SESSION_KEPT_ON:
             self.forget_session()
         return result
+
+    def _believe(self, result: FetchResult, name: str) -> None:
+        parsed = result.parsed if isinstance(result.parsed, tuple) else ()
+        hits = tuple(h for h in parsed if isinstance(h, SearchHit))
+        if hits:
+            self._trust(ANONYMOUS_TRUST_SECONDS)  # this session's searches work
+        elif not self.session_good:
+            result.parsed = None
+            result.error_class = ErrorClass.UNRECOGNIZED
+            result.message = (f"{SEARCH_UNAVAILABLE}: an empty answer from a session not "
+                              "known to be good")
+            result.details["signal"] = UNVERIFIED_EMPTY
+            return
+        wanted = name.strip().casefold()
+        result.parsed = tuple(h for h in hits if h.name.casefold() == wanted)
+
+    @property
+    def session_good(self) -> bool:
+        """Are the open session's searches known to work (empty answers believed)?"""
+        return time.monotonic() < self._good_until and self.check_sum is not None
+
+    def _trust(self, seconds: float) -> None:
+        """Believe this session's empty answers for `seconds` more (an operator's: always)."""
+        self._good_until = max(self._good_until, time.monotonic() + seconds)
+
+    def use_session(self, session_id: str) -> None:
+        """Search with an operator's (logged-in) Battlelog session instead of an anonymous one;
+        it is believed at once and restored whenever a failed search drops it."""
+        if check_sum_of(session_id) is None:
+            raise ValueError("the Battlelog session id is too short")
+        self._operator_session = session_id.strip()
+        self._set_session(self._operator_session)
+
+    def _set_session(self, session_id: str) -> None:
+        host = httpx.URL(self.base_url).host
+        self._http.cookies.set(SESSION_COOKIE, session_id, domain=host)
+        self._good_until = float("inf")  # an operator's (logged-in) session
 
     @property
     def check_sum(self) -> str | None:
@@ -157,14 +210,22 @@ class BattlelogClient:
         return None
 
     def forget_session(self) -> None:
-        self._http.cookies.clear()
+        """Drop the session cookie (only it); an operator's session is set again, not lost."""
+        for cookie in list(self._http.cookies.jar):
+            if cookie.name == SESSION_COOKIE:
+                self._http.cookies.delete(SESSION_COOKIE, domain=cookie.domain,
+                                          path=cookie.path)
+        self._good_until = 0.0
+        if self._operator_session is not None:
+            self._set_session(self._operator_session)
 
     async def open_session(self, *, window: SendWindow | None = None) -> FetchResult:
-        """GET the start page for an anonymous session cookie; parsed is the Session. A page
-        that sets no usable cookie is MALFORMED (retryable)."""
+        """GET the start page (following at most SESSION_REDIRECTS redirects, keeping their
+        cookies) for an anonymous session cookie; parsed is the Session. A page that sets no
+        usable cookie is MALFORMED (retryable)."""
         self.forget_session()
         result = await self._request("GET", SESSION_PATH, _start_page, None, "session",
-                                     window=window)
+                                     window=window, follow=True)
         if result.ok:
             check_sum = self.check_sum
             if check_sum is None:
@@ -184,13 +245,15 @@ class BattlelogClient:
         form: Mapping[str, str] | None = None,
         *,
         window: SendWindow | None = None,
+        follow: bool = False,
     ) -> FetchResult:
         trace = WindowTrace(window) if window is not None else None
         hold = max(0.0, window.at - time.time()) if window is not None else 0.0
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self._deadline + hold):  # the hold is not the request's
-                status, headers, body, wire_bytes = await self._send(method, path, form, trace)
+                status, headers, body, wire_bytes = await self._send(method, path, form, trace,
+                                                                     follow)
         except SendTooLate:
             raise  # not a Battlelog outcome: nothing was sent
         except Exception as exc:  # classified, never raised: see the module docstring
@@ -211,12 +274,13 @@ class BattlelogClient:
         return result
 
     async def _send(
-        self, method: str, path: str, form: Mapping[str, str] | None, trace: WindowTrace | None
+        self, method: str, path: str, form: Mapping[str, str] | None, trace: WindowTrace | None,
+        follow: bool = False,
     ) -> tuple[int, httpx.Headers, bytes, int]:
         data = dict(form) if form is not None else None
         extensions = {"trace": trace} if trace is not None else None
         request = self._http.build_request(method, path, data=data, extensions=extensions)
-        response = await self._http.send(request, stream=True)
+        response = await self._http.send(request, stream=True, follow_redirects=follow)
         try:
             body = await self._read_body(response)
         finally:

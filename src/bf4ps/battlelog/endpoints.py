@@ -44,13 +44,29 @@ def account_soldiers_path(user_id: int) -> str:
     return ACCOUNT_SOLDIERS_PATH.format(user_id=_check_id(user_id, "user id"))
 
 
+# Battlelog's search matches like SQL LIKE: `_` is any one character (so a capped result list
+# can leave the exact soldier out) and `%` any run. No public client escapes them; BF4PS sends
+# them backslash-escaped, LIKE's default escape (docs/battlelog.md: "Search and sessions").
+WILDCARDS = ("\\", "_", "%")
+
+
+def escape_query(name: str) -> str:
+    """The name with Battlelog's search wildcards escaped (the backslash first)."""
+    for char in WILDCARDS:
+        name = name.replace(char, "\\" + char)
+    return name
+
+
 def search_form(name: str, check_sum: str | None = None) -> dict[str, str]:
-    """The search form body. The name is sent stripped; blank or very long names are refused.
-    With a session's check-sum, the form carries it as ``post-check-sum``."""
+    """The search form body. The name is sent stripped, wildcards escaped; blank or very long
+    names are refused. With a session's check-sum, the form carries it as ``post-check-sum``."""
     query = name.strip()
     if not query or len(query) > MAX_NAME_LENGTH:
         raise ValueError("search name must be 1-64 characters")
-    return {"query": query} if check_sum is None else {"query": query, "post-check-sum": check_sum}
+    form = {"query": escape_query(query)}
+    if check_sum is not None:
+        form["post-check-sum"] = check_sum
+    return form
 
 
 def check_sum_of(session_id: str) -> str | None:

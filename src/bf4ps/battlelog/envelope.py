@@ -1,15 +1,26 @@
 """The Battlelog JSON envelope ``{"type": "success"|"error", "message": str, "data": ...}``.
 
 ``open_envelope`` turns response bytes into the envelope's ``data`` or raises
-``BattlelogParseError`` with the class the problem belongs to:
+``BattlelogParseError`` with the class the problem belongs to and, when it was recognized, the
+signal (one of SIGNALS; docs/battlelog.md has the table with the evidence for each):
 
-* empty body, not JSON, not an object, ``type`` neither "success" nor "error",
-  no ``data``                                                     -> MALFORMED (retryable)
-* an HTML document where JSON was expected (Battlelog's "errorpage") -> SERVER (retryable)
+* a UTF-8 byte-order mark before the JSON is dropped (tolerated, not an error)
+* empty body, not JSON, not an object                            -> MALFORMED (retryable)
+* the JSON ``null`` body                                         -> MALFORMED, soft throttle
+* an HTML document: "errorpage" (AdKats)                        -> SERVER (retryable)
+  "that page doesn't exist" (Insane Limits: a 404)               -> NOT_FOUND
+  "too many requests"                                            -> THROTTLE
+  a login form                                                   -> UNRECOGNIZED, login wall
+  any other page                                                 -> UNRECOGNIZED
 * ``message`` saying TOOMANYSEARCHES / "too many" (any ``type``)   -> THROTTLE
 * ``"type": "error"`` saying the service failed ("try again", "internal error",
   "temporarily", "maintenance")                                    -> SERVER (retryable)
-* ``"type": "error"`` otherwise (unknown persona and the like)      -> NOT_FOUND (terminal)
+* ``"type": "error"`` naming a login wall (GATE_REDIRECT, "login") -> UNRECOGNIZED, login wall
+* ``"type": "error"`` with any other wording                      -> UNRECOGNIZED: no public
+  capture records Battlelog's wording for an unknown persona, so no wording parks a resource
+* ``type`` neither "success" nor "error", or a success without ``data`` -> UNRECOGNIZED
+* a success whose stats object/list is missing or null (the transient missing generalStats)
+                                                                   -> MALFORMED, soft throttle
 
 Messages are short reasons, never payload bodies: Battlelog's own ``message`` is quoted
 cleaned and cut to ``MESSAGE_LIMIT`` characters.
@@ -28,10 +39,23 @@ from bf4ps.battlelog.models import BattlelogParseError
 from bf4ps.domain import ErrorClass
 
 MESSAGE_LIMIT = 80
+BOM = b"\xef\xbb\xbf"
 THROTTLE_MARKERS = ("toomanysearches", "too many")
 # an error envelope that blames the service, not the soldier: retried, never parked at once
 TRANSIENT_MARKERS = ("try again", "internal error", "temporarily", "maintenance")
+LOGIN_MARKERS = ("gate_redirect", "login", "log in", "sign in", "signin", "not logged",
+                 "unauthorized", "authenticate")
+_HTML_LOGIN_MARKERS = (b"accounts.ea.com", b"type=\"password\"", b"type='password'",
+                       b"loginform", b"log in to battlelog")
 _HTML_SNIFF_BYTES = 65536
+
+# signals (details["signal"] of a FetchResult; part of the fleet circuit's failure signature)
+SOFT_THROTTLE = "soft_throttle"
+LOGIN_WALL = "login_wall"
+UNKNOWN_ERROR = "unknown_error"
+UNKNOWN_PAGE = "unknown_page"
+NO_DATA = "no_data"
+SIGNALS = (SOFT_THROTTLE, LOGIN_WALL, UNKNOWN_ERROR, UNKNOWN_PAGE, NO_DATA)
 
 T = TypeVar("T")
 
@@ -43,18 +67,31 @@ def short(value: object, limit: int = MESSAGE_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def without_bom(body: bytes) -> bytes:
+    """The body after leading whitespace and a UTF-8 byte-order mark."""
+    return body.lstrip().removeprefix(BOM)
+
+
 def looks_like_html(body: bytes) -> bool:
     """A body starting with a tag (after whitespace and a UTF-8 BOM) is markup, not JSON."""
-    return body[:256].lstrip().removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<")
+    return without_bom(body[:256]).lstrip().startswith(b"<")
 
 
-def html_reason(body: bytes) -> str:
+def html_error(body: bytes) -> BattlelogParseError:
+    """What an HTML page where JSON was expected means (see the module docstring)."""
     sniff = body[:_HTML_SNIFF_BYTES].lower()
     if b"errorpage" in sniff:
-        return "HTML error page (errorpage) instead of JSON"
+        return BattlelogParseError("HTML error page (errorpage) instead of JSON",
+                                   ErrorClass.SERVER)
     if b"that page doesn't exist" in sniff or b"that page doesn&#39;t exist" in sniff:
-        return "HTML 'page does not exist' page instead of JSON"
-    return "HTML page instead of JSON"
+        return BattlelogParseError("HTML 'page does not exist' page", ErrorClass.NOT_FOUND)
+    if b"too many requests" in sniff:
+        return BattlelogParseError("HTML 'too many requests' page", ErrorClass.THROTTLE)
+    if any(marker in sniff for marker in _HTML_LOGIN_MARKERS):
+        return BattlelogParseError("HTML login page instead of JSON (login wall)",
+                                   ErrorClass.UNRECOGNIZED, LOGIN_WALL)
+    return BattlelogParseError("an HTML page BF4PS does not recognize instead of JSON",
+                               ErrorClass.UNRECOGNIZED, UNKNOWN_PAGE)
 
 
 def _says(message: object, markers: tuple[str, ...]) -> bool:
@@ -69,20 +106,34 @@ def is_throttle_message(message: object) -> bool:
 
 
 def decode_json(body: bytes) -> Any:
-    """orjson.loads, with every decoding problem as a classified parse error."""
+    """orjson.loads (after a BOM), with every decoding problem as a classified parse error."""
     if not body.strip():
         raise BattlelogParseError("empty body")
     if looks_like_html(body):
-        raise BattlelogParseError(html_reason(body), ErrorClass.SERVER)
+        raise html_error(body)
     try:
-        return orjson.loads(body)
+        return orjson.loads(without_bom(body))
     except (ValueError, TypeError) as exc:  # orjson.JSONDecodeError is a ValueError
         raise BattlelogParseError(f"body is not JSON ({short(str(exc), 60)})") from None
+
+
+def error_envelope(message: object) -> BattlelogParseError:
+    """What a ``"type": "error"`` envelope means, by its message."""
+    quoted = f"Battlelog error: {short(message)}"
+    if _says(message, TRANSIENT_MARKERS):
+        return BattlelogParseError(quoted, ErrorClass.SERVER)
+    if _says(message, LOGIN_MARKERS):
+        return BattlelogParseError(f"{quoted} (login wall)", ErrorClass.UNRECOGNIZED,
+                                   LOGIN_WALL)
+    return BattlelogParseError(f"{quoted} (a wording BF4PS does not recognize)",
+                               ErrorClass.UNRECOGNIZED, UNKNOWN_ERROR)
 
 
 def open_envelope(body: bytes) -> Any:
     """The envelope's ``data`` (any JSON value; the resource parser checks its shape)."""
     document = decode_json(body)
+    if document is None:
+        raise BattlelogParseError("body is null (soft throttle)", signal=SOFT_THROTTLE)
     if not isinstance(document, dict):
         raise BattlelogParseError("body is not a JSON object envelope")
     kind = document.get("type")
@@ -90,21 +141,30 @@ def open_envelope(body: bytes) -> Any:
     if is_throttle_message(message):
         raise BattlelogParseError(f"Battlelog throttle: {short(message)}", ErrorClass.THROTTLE)
     if kind == "error":
-        transient = _says(message, TRANSIENT_MARKERS)
-        raise BattlelogParseError(f"Battlelog error: {short(message)}",
-                                  ErrorClass.SERVER if transient else ErrorClass.NOT_FOUND)
+        raise error_envelope(message)
     if kind != "success":
-        raise BattlelogParseError(f"envelope type is {short(kind, 30)}, not success")
+        raise BattlelogParseError(f"envelope type is {short(kind, 30)}, not success",
+                                  ErrorClass.UNRECOGNIZED, UNKNOWN_ERROR)
     if "data" not in document:
-        raise BattlelogParseError("envelope has no data")
+        raise BattlelogParseError("success envelope without data", ErrorClass.UNRECOGNIZED,
+                                  NO_DATA)
     return document["data"]
+
+
+def _missing(container: Any, key: str, what: str) -> BattlelogParseError:
+    """A stats object/list that is absent or null is a soft throttle (the transient missing
+    generalStats); one of the wrong type is a malformed payload."""
+    value = container.get(key) if isinstance(container, dict) else None
+    if value is None:
+        return BattlelogParseError(f"{key} is missing (soft throttle)", signal=SOFT_THROTTLE)
+    return BattlelogParseError(f"{key} is not {what}")
 
 
 def require_object(container: Any, key: str) -> Mapping[str, Any]:
     """``container[key]`` as an object, or MALFORMED (e.g. the transient missing generalStats)."""
     value = container.get(key) if isinstance(container, dict) else None
     if not isinstance(value, dict):
-        raise BattlelogParseError(f"{key} is missing or is not an object")
+        raise _missing(container, key, "an object")
     return value
 
 
@@ -112,7 +172,7 @@ def require_list(container: Any, key: str) -> list[Any]:
     """``container[key]`` as an array, or MALFORMED."""
     value = container.get(key) if isinstance(container, dict) else None
     if not isinstance(value, list):
-        raise BattlelogParseError(f"{key} is missing or is not a list")
+        raise _missing(container, key, "a list")
     return value
 
 

@@ -213,8 +213,11 @@ class FetchResult:
 
 class BattlelogParseError(ValueError):
     """A payload Battlelog sent that is not what a resource should be. Classified as malformed
-    unless it is Battlelog's own error envelope (not found)."""
+    unless envelope.py knows better. ``signal`` names what was recognized (see
+    envelope.SIGNALS): a soft throttle, a login wall, an unknown wording ..."""
 
-    def __init__(self, message: str, error_class: ErrorClass = ErrorClass.MALFORMED) -> None:
+    def __init__(self, message: str, error_class: ErrorClass = ErrorClass.MALFORMED,
+                 signal: str | None = None) -> None:
         super().__init__(message)
         self.error_class = error_class
+        self.signal = signal

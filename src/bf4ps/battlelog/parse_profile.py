@@ -3,7 +3,8 @@
 ``data.overviewStats`` must be an object (else MALFORMED). Everything else is optional:
 
 * clan tag: ``viewedPersonaInfo.tag``; a null ``viewedPersonaInfo`` or a blank tag is None;
-* Battlelog user id: ``viewedPersonaInfo.userId``, else ``data.currentUserId``;
+* Battlelog user id: ``viewedPersonaInfo.userId`` only (``data.currentUserId`` is the viewer's
+  account, not the soldier's: never taken);
 * rank name: ``currentRankNeeded.name``; next rank score: ``nextRankNeeded.pointsNeeded``;
 * counters from ``overviewStats`` (same key family as generalStats; accuracy is a percent);
 * ``topWeapons`` / ``topVehicles`` -> TopItem, ``gameProgress`` -> Progress. An entry without
@@ -58,7 +59,7 @@ def parse_profile(
     values.update({field: to_float(stats.get(key)) for field, key in FLOAT_KEYS})
     user_id = to_id(persona.get("userId"))
     return ProfileStats(
-        battlelog_user_id=user_id if user_id is not None else to_id(data.get("currentUserId")),
+        battlelog_user_id=user_id,
         clan_tag=to_text(persona.get("tag")),
         rank_name=to_text(as_mapping(data.get("currentRankNeeded")).get("name")),
         next_rank_score=to_int(as_mapping(data.get("nextRankNeeded")).get("pointsNeeded")),

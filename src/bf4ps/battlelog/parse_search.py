@@ -7,10 +7,13 @@ name or platform, and drop repeats of the same (persona id, platform).
 Search (``data`` is a list of personas): a persona's ``games`` maps a platform number
 (string key) to a game bitmask (string or int); the persona yields one SearchHit per platform
 whose bitmask has the BF4 bit. ``gamesJson`` (the same map as a JSON string) is used when
-``games`` is not an object. With a ``name``, only exact, case-insensitive name matches stay.
+``games`` is not an object or is empty (Battlelog sends accounts with ``games: {}`` and the map
+in ``gamesJson`` only). With a ``name``, only exact, case-insensitive name matches stay.
 Search answers a name nobody has with an empty list, so its error envelope (other than a
 throttle) does not mean "no such soldier": the search itself was refused (a stale session
-check-sum, say) and the class is MALFORMED, retryable, not the terminal NOT_FOUND.
+check-sum, a login wall) and the class is UNRECOGNIZED, retryable, never NOT_FOUND. Whether an
+empty list may be believed is the caller's question (a session known to be good, see
+docs/battlelog.md).
 
 Account soldiers (``data.soldiersBox`` must be a list): one entry per (persona, game); the
 entry's ``game`` must have the BF4 bit (when ``game`` is absent, the persona's ``games`` map
@@ -38,9 +41,10 @@ def parse_search(body: bytes, name: str | None = None) -> tuple[SearchHit, ...]:
     try:
         data = open_envelope(body)
     except BattlelogParseError as exc:
-        if exc.error_class is not ErrorClass.NOT_FOUND:
+        if exc.error_class not in (ErrorClass.NOT_FOUND, ErrorClass.UNRECOGNIZED):
             raise
-        raise BattlelogParseError(f"search refused ({exc})") from None
+        raise BattlelogParseError(f"search refused ({exc})", ErrorClass.UNRECOGNIZED,
+                                  exc.signal) from None
     if not isinstance(data, list):
         raise BattlelogParseError("search data is not a list")
     wanted = name.strip().casefold() if name is not None else None
@@ -67,7 +71,7 @@ def search_hits(entry: Mapping[str, Any]) -> Iterator[SearchHit]:
 def games_map(persona: Mapping[str, Any]) -> dict[int, Any]:
     """``games`` as {platform number: bitmask value}, ``gamesJson`` as a fallback."""
     games = persona.get("games")
-    if not isinstance(games, dict):
+    if not isinstance(games, dict) or not games:
         games = _games_from_json(persona.get("gamesJson"))
     result: dict[int, Any] = {}
     for key, value in games.items():

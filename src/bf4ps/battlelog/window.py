@@ -41,8 +41,8 @@ class WindowTrace:
         self.released: float | None = None
 
     async def __call__(self, event: str, info: dict[str, Any]) -> None:
-        if not event.endswith("send_request_headers.started"):
-            return
+        if not event.endswith("send_request_headers.started") or self.released is not None:
+            return  # a followed redirect (the session page) is part of the released request
         early = self.window.at - time.time()
         while early > 0:
             await asyncio.sleep(early)

@@ -38,6 +38,11 @@ def run(ctx: click.Context, name: str, lane: str, egress: str, hostname: str | N
     """Run a collector until SIGTERM/SIGINT (finishes the request in flight, exits 0)."""
     settings = settings_of(ctx)
     setup_logging(settings)
+    try:
+        settings.battlelog_session()  # a bad session file stops the start, naming only the file
+    except ValueError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
     want = wanted(name, Lane(lane), egress, hostname or socket.gethostname(), source_address)
     try:
         code = asyncio.run(Collector(settings, want, replace=replace).run())

@@ -65,6 +65,18 @@ def group() -> None:
     help="required: a search without the post-check-sum of a session the start page (GET "
     "/bf4/) opened gets an error envelope.",
 )
+@click.option("--login-wall", default="none", show_default=True,
+              type=click.Choice(["none", "search", "stats", "both"]),
+              help="Without a logged-in session (POST /__sim/login) searches answer an empty "
+              "list (search) and stats a GATE_REDIRECT error (stats).")
+@click.option("--fault-unknown-error", default=0.0, show_default=True, type=_RATE,
+              help="Stats answer an error envelope in a wording nobody has seen.")
+@click.option("--fault-soft-throttle", default=0.0, show_default=True, type=_RATE,
+              help="Stats answer null or a success without its stats.")
+@click.option("--session-redirects", default=0, show_default=True, type=click.IntRange(0, 10),
+              help="The start page redirects this many times (each hop sets a cookie).")
+@click.option("--search-cap", type=click.IntRange(min=1), help="Search returns at most N "
+              "personas, unescaped `_` wildcard matches first.")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--access-log/--no-access-log", default=False, show_default=True)
 def battlelog(access_log: bool, **knobs: object) -> None:

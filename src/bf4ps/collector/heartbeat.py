@@ -16,6 +16,7 @@ from psycopg_pool import AsyncConnectionPool
 from bf4ps.db.connect import Conn, connect
 from bf4ps.db.errors import DB_ERRORS
 from bf4ps.db.queries import q
+from bf4ps.gates import circuit
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -59,6 +60,8 @@ class Heartbeat:
         self.finishing = False  # the current job's finalize has begun: it reports the lease
         self.failing_since: datetime | None = None  # heartbeats failing from then on
         self.lost_since: datetime | None = None  # ... for longer than one period: an outage
+        # the fleet's open circuits (lane, resource) as of the last beat (gates/circuit.py)
+        self.open_circuits: set[tuple[str, str]] = set()
 
     async def run(self, stop: asyncio.Event) -> None:
         try:
@@ -119,6 +122,13 @@ class Heartbeat:
             self.flags = flags
         self.lost_since = None
         await self._renew(conn)
+        await self._circuits(conn)
+
+    async def _circuits(self, conn: Conn) -> None:
+        """Learn which circuits are open; release their due probes (any collector may)."""
+        self.open_circuits = await circuit.open_circuits(conn)
+        if self.open_circuits:
+            await circuit.release_probes(conn, self.me)
 
     async def _record_own_outage(self, conn: Conn) -> None:
         """We noticed our own failed heartbeats: mark lost unless someone else already did."""

@@ -105,6 +105,10 @@ class Collector:
         async with BattlelogClient(s.battlelog_base_url, s.battlelog_user_agent,
                                    s.battlelog_timeout_seconds, self.want.source_address,
                                    connect_lead=s.battlelog_connect_lead_seconds) as c:
+            session = s.battlelog_session()
+            if session is not None:
+                c.use_session(session)
+                log.info("searches use the operator's Battlelog session (from the file)")
             ctx = Context(me, c, gate_config(s), beat, s.throttle_cooldown_seconds,
                           s.throttle_cooldown_max_seconds, pool=pool, pause=self.pause)
             failure = await supervise(self._loop(pool, ctx),

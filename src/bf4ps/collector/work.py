@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
+from bf4ps.battlelog.classify import slows_egress
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
 from bf4ps.battlelog.window import SendWindow
@@ -24,7 +25,7 @@ from bf4ps.collector.slots import (
 from bf4ps.db.connect import Conn
 from bf4ps.db.errors import OUTAGE_ERRORS
 from bf4ps.domain import ErrorClass, Resource
-from bf4ps.gates import throttle
+from bf4ps.gates import circuit, throttle
 from bf4ps.gates.admission import Admitted, GateConfig, Pause, no_pause
 from bf4ps.interactive.lookup import resolve_lookup
 from bf4ps.policy import Policy
@@ -144,7 +145,7 @@ async def _account_soldiers(conn: Conn, ctx: Context, pacing: Pacing,
         return None
     if extra.ok and isinstance(extra.parsed, tuple):
         return tuple(s for s in extra.parsed if isinstance(s, LinkedSoldier))
-    if extra.error_class is ErrorClass.THROTTLE:
+    if slows_egress(extra):
         await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
                                  extra.http_status)
     return None
@@ -193,13 +194,35 @@ async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: Fetc
                                        f"storing failed: {exc}", attempt, policy)
         if outcome.committed:
             await throttle.succeeded(conn, ctx.me)
+            await _circuit_success(conn, ctx, job)
         return outcome
     error = result.error_class or ErrorClass.INTERNAL
-    outcome = await finalize.fail(conn, ctx.me, job, error, result.message, attempt, policy)
-    if error is ErrorClass.THROTTLE:
+    outcome = await _fail(conn, ctx, job, error, result.message, attempt, policy, result)
+    if slows_egress(result):  # a 403/429, or a soft throttle (a null body, stats missing)
         await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
                                  result.http_status)
     return outcome
+
+
+async def _fail(conn: Conn, ctx: Context, job: ClaimedJob, error: ErrorClass, message: str,
+                attempt: Attempt, policy: Policy, result: FetchResult | None) -> Outcome:
+    """A classified failure, judged by the fleet circuit first: while the lane/resource's
+    circuit is open (or this failure opens it) the job is held, never parked."""
+    sig = circuit.signature(error, result)
+    if attempt.details is not None:
+        attempt.details["signature"] = sig
+    verdict = await circuit.judge(conn, ctx.me, job, error, sig, policy)
+    if verdict.hold:
+        ctx.heartbeat.open_circuits.add((job.lane.value, job.resource))
+    return await finalize.fail(conn, ctx.me, job, error, message, attempt, policy,
+                               hold_seconds=policy.circuit_hold_seconds if verdict.hold
+                               else None)
+
+
+async def _circuit_success(conn: Conn, ctx: Context, job: ClaimedJob) -> None:
+    key = (job.lane.value, job.resource)
+    if key in ctx.heartbeat.open_circuits and await circuit.succeeded(conn, ctx.me, job):
+        ctx.heartbeat.open_circuits.discard(key)
 
 
 class _NoSuchSoldier(Exception):
@@ -224,8 +247,10 @@ async def _finalize_lookup(conn: Conn, ctx: Context, job: ClaimedJob, result: Fe
         outcome = await finalize.succeed(conn, ctx.me, job, attempt, policy, resolve)
     except _NoSuchSoldier:
         platform = job.lookup_platform.value if job.lookup_platform else "?"
-        return await finalize.fail(conn, ctx.me, job, ErrorClass.NOT_FOUND,
-                                   f"no BF4 soldier named {job.lookup_name!r} on {platform}",
-                                   attempt, policy)
+        return await _fail(conn, ctx, job, ErrorClass.NOT_FOUND,
+                           f"no BF4 soldier named {job.lookup_name!r} on {platform}",
+                           attempt, policy, None)
     ctx.resolved_soldier = found[0] if found and outcome.committed else None
+    if outcome.committed:
+        await _circuit_success(conn, ctx, job)
     return outcome

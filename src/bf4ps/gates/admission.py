@@ -84,6 +84,12 @@ class _Answer:
     classes: list[str] | None
 
 
+UNATTACHED_JOB_ID = 0
+"""The job id of a request that belongs to no queue job (recon, `bf4ps battlelog fetch`): its
+slot is counted in the ledger like any other, in its job's budget class and resource, with no
+lease to fence (admission_slot, migration 0008)."""
+
+
 async def _call(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
                 job: ClaimedJob | None) -> _Answer:
     """One admission_slot() call: a look (no job) or the count for a held job."""
@@ -92,7 +98,9 @@ async def _call(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
         "job_id": job.job_id if job else None,
         "lease_token": job.lease.lease_token if job else None,
         "interactive": me.lane is Lane.INTERACTIVE, "margin": cfg.margin, "ahead": cfg.ahead,
-        "connect_lead": cfg.connect_lead, "policy": Jsonb(_budget_policy(policy))})
+        "connect_lead": cfg.connect_lead, "policy": Jsonb(_budget_policy(policy)),
+        "budget_class": job.budget_class if job else None,
+        "resource": job.resource if job else None})
     row = await cur.fetchone()
     assert row is not None
     return _Answer(str(row["outcome"]), row["slot"], row["wait_until"], row["ledger_id"],

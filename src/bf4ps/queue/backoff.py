@@ -26,9 +26,10 @@ def retry_delay(
 
 def is_terminal(failures: int, error: ErrorClass, policy: Policy) -> bool:
     """Not-found is terminal at once; other classes after too many consecutive failures, except
-    throttles and our own internal errors, which say nothing about the soldier."""
+    throttles, our own internal errors and unrecognized answers, which say nothing about the
+    soldier (ErrorClass.parks)."""
     if not error.retryable:
         return True
-    if error in (ErrorClass.THROTTLE, ErrorClass.INTERNAL):
+    if not error.parks:
         return False
     return failures >= policy.max_consecutive_failures

@@ -39,6 +39,12 @@ class EventType(StrEnum):
     # rate gates
     EGRESS_THROTTLED = "egress_throttled"
     EGRESS_RECOVERED = "egress_recovered"
+    # fleet circuit breaker
+    CIRCUIT_OPENED = "circuit_opened"
+    CIRCUIT_PROBE = "circuit_probe"
+    CIRCUIT_CLOSED = "circuit_closed"
+    # reconnaissance
+    RECON_FINISHED = "recon_finished"
     # scheduler
     RECHECK_SCHEDULED = "recheck_scheduled"
     SCHEDULER_STARTED = "scheduler_started"

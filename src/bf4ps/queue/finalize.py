@@ -110,10 +110,16 @@ async def _finalize_success(conn: Conn, params: dict[str, Any]) -> None:
         raise _LeaseLost
 
 
+SEARCH_UNAVAILABLE_NOTE = "search unavailable, retried later"
+
+
 async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass, message: str,
-               attempt: Attempt, policy: Policy) -> Outcome:
+               attempt: Attempt, policy: Policy, *, hold_seconds: float | None = None
+               ) -> Outcome:
     """Record a classified failure: retry later (job back to pending at next_attempt_at) or park
-    the resource as unavailable (job removed). Statistics are never touched."""
+    the resource as unavailable (job removed). Statistics are never touched. With
+    ``hold_seconds`` (an open fleet circuit, gates/circuit.py) nothing is parked: the job is
+    held that long at most and the circuit's probes release it sooner."""
     try:
         async with conn.transaction():
             await _lock(conn, job, ["claimed", "running"])
@@ -124,9 +130,13 @@ async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass,
                 error_message=message, http_status=attempt.http_status,
                 duration_ms=attempt.duration_ms, details=attempt.details,
                 **me.event_fields(), **job_event_fields(job))
-            if is_terminal(failures, error, policy):
+            if hold_seconds is None and is_terminal(failures, error, policy):
                 return await _park(conn, me, job, error, message, now)
-            return await _retry(conn, me, job, error, message, now, failures, policy)
+            if hold_seconds is not None:  # the circuit (gates/circuit.py) holds this job
+                await conn.execute(q("circuit_hold_job"), {
+                    "job_id": job.job_id, "lane": job.lane.value, "resource": job.resource})
+            return await _retry(conn, me, job, error, message, now, failures, policy,
+                                hold_seconds)
     except _LeaseLost:
         return await _reject(conn, me, job, "fail")
 
@@ -156,8 +166,13 @@ async def _park(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass
 
 
 async def _retry(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass,
-                 message: str, now: datetime, failures: int, policy: Policy) -> Outcome:
-    delay = retry_delay(failures, error, job.lane, policy)
+                 message: str, now: datetime, failures: int, policy: Policy,
+                 hold_seconds: float | None = None) -> Outcome:
+    delay = hold_seconds if hold_seconds is not None else retry_delay(failures, error,
+                                                                      job.lane, policy)
+    if job.is_lookup and job.request_id is not None and error is ErrorClass.UNRECOGNIZED:
+        await conn.execute(q("request_note"), {"request_id": job.request_id,
+                                               "message": SEARCH_UNAVAILABLE_NOTE})
     next_at = now + timedelta(seconds=delay)
     if not job.is_lookup:
         await conn.execute(q("state_retry"), {
@@ -169,6 +184,7 @@ async def _retry(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClas
         "error_class": error.value, "error_message": message[:500]})
     await events.record(conn, EventType.RETRY_SCHEDULED, result=error.value,
                         error_class=error.value, details={"retry_in_seconds": round(delay, 1),
-                                                         "consecutive_failures": failures},
+                                                         "consecutive_failures": failures,
+                                                         "circuit_hold": hold_seconds is not None},
                         **me.event_fields(), **job_event_fields(job))
     return Outcome(True, EventType.RETRY_SCHEDULED, next_at)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.domain import PriorityClass
+from bf4ps.gates import circuit
 from bf4ps.policy import Policy
 from bf4ps.queue import figures
 from bf4ps.scheduler.mix import class_quota, resource_quota
@@ -41,10 +42,13 @@ async def _feed(conn: Conn, activity: str, resource: str, n: int, policy: Policy
 
 
 async def _feed_activity(conn: Conn, activity: str, n: int, policy: Policy,
-                         coverage: dict[str, dict[str, int]]) -> int:
+                         coverage: dict[str, dict[str, int]],
+                         blocked: frozenset[str] = frozenset()) -> int:
     """Fill up to n for one activity class across resources; unused resource quota flows to
-    the other joined resources."""
-    quotas = resource_quota(activity, n, policy, coverage)
+    the other joined resources. A resource whose fleet circuit is open (`blocked`) gets
+    nothing: its work waits for the circuit's probes (gates/circuit.py)."""
+    quotas = {r: v for r, v in resource_quota(activity, n, policy, coverage).items()
+              if r not in blocked}
     made = 0
     for resource in quotas:
         made += await _feed(conn, activity, resource, quotas[resource], policy)
@@ -68,26 +72,29 @@ async def replenish(conn: Conn, policy: Policy) -> FeedReport:
         if deficit <= 0:
             return report
         coverage = await figures.coverage(conn)
+        blocked = frozenset(r for lane, r in await circuit.open_circuits(conn)
+                            if lane == "background")
         quotas = class_quota(deficit, policy)
         for activity, n in quotas.items():
-            report.created[activity] = await _fill(conn, activity, n, policy, coverage)
+            report.created[activity] = await _fill(conn, activity, n, policy, coverage,
+                                                   blocked)
         left = deficit - report.total
         for activity in quotas:  # borrowing: unused shares go to classes with work
             if left <= 0:
                 break
-            more = await _fill(conn, activity, left, policy, coverage)
+            more = await _fill(conn, activity, left, policy, coverage, blocked)
             report.created[activity] = report.created.get(activity, 0) + more
             left -= more
     return report
 
 
 async def _fill(conn: Conn, activity: str, n: int, policy: Policy,
-                coverage: dict[str, dict[str, int]]) -> int:
+                coverage: dict[str, dict[str, int]], blocked: frozenset[str]) -> int:
     if n <= 0:
         return 0
     if activity == "retry":
         cur = await conn.execute(q("feed_retry"), {"n": n})
         row = await cur.fetchone()
         return int(row["n"]) if row else 0
-    return await _feed_activity(conn, activity, n, policy, coverage)
+    return await _feed_activity(conn, activity, n, policy, coverage, blocked)
 

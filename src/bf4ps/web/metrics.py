@@ -29,6 +29,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
+from bf4ps.domain import Lane, Resource
+from bf4ps.gates import circuit
 from bf4ps.web import ops_view
 
 BOUNDS_SECONDS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
@@ -67,6 +69,7 @@ class EventTally:
     durations: dict[str, _Hist] = field(default_factory=lambda: defaultdict(_Hist))
     waits: dict[str, _Hist] = field(default_factory=lambda: defaultdict(_Hist))
     throttles: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    failures: dict[tuple[str, str, str], int] = field(default_factory=lambda: defaultdict(int))
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def advance(self, conn: Conn) -> None:
@@ -87,6 +90,10 @@ class EventTally:
             cur = await conn.execute(q("web_metrics_throttles"), params)
             for r in await cur.fetchall():
                 self.throttles[str(r["egress_key"])] += int(r["n"])
+            cur = await conn.execute(q("web_metrics_failures"), params)
+            for r in await cur.fetchall():
+                key = (str(r["error_class"]), str(r["resource"]), str(r["lane"]))
+                self.failures[key] += int(r["n"])
             self.cursor = upto
 
     def _add(self, r: dict[str, Any]) -> None:
@@ -116,7 +123,12 @@ class EventTally:
                                         labels=["egress"])
         for egress, n in sorted(self.throttles.items()):
             throttles.add_metric([egress], n)
-        return [events, durations, waits, throttles]
+        failures = CounterMetricFamily(
+            "bf4ps_attempt_failures", "Failed attempts by class (unrecognized: an answer "
+            "BF4PS does not recognize)", labels=["error_class", "resource", "lane"])
+        for (error_class, resource, lane), n in sorted(self.failures.items()):
+            failures.add_metric([error_class, resource, lane], n)
+        return [events, durations, waits, throttles, failures]
 
 
 class _Snapshot(Collector):
@@ -175,7 +187,21 @@ async def db_gauges(conn: Conn) -> list[Metric]:
         for status, n in counts.items():
             cov.add_metric([resource, status], n)
     return [depth, cov, *await _fleet_gauges(conn), *await _budget_gauges(conn),
-            await _request_gauge(conn)]
+            await _request_gauge(conn), await _circuit_gauge(conn)]
+
+
+async def _circuit_gauge(conn: Conn) -> Metric:
+    """bf4ps_circuit_open{lane, resource}: 1 while the fleet circuit of that lane/resource is
+    open (an alert rule is written against this name). Every lane/resource has a series."""
+    gauge = GaugeMetricFamily("bf4ps_circuit_open",
+                              "1 while the fleet circuit breaker of a lane/resource is open",
+                              labels=["lane", "resource"])
+    open_now = await circuit.open_circuits(conn)
+    for lane in Lane:
+        for resource in (*Resource, "lookup"):
+            key = (lane.value, str(resource))
+            gauge.add_metric(list(key), 1.0 if key in open_now else 0.0)
+    return gauge
 
 
 async def _fleet_gauges(conn: Conn) -> list[Metric]:

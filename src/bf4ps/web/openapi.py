@@ -135,6 +135,7 @@ def _ops_paths() -> dict[str, Any]:
         "/api/ops/budget": _get("Budget use per egress and for the fleet", OBJECT, ops=True,
                                 errors=()),
         "/api/ops/throttles": _get("Recent throttles", OBJECT, ops=True, errors=()),
+        "/api/ops/circuits": _get("Fleet circuit breakers", OBJECT, ops=True, errors=()),
         "/api/ops/events": _get("Search the event log", OBJECT, events_params, (422,), True),
         "/api/ops/collectors/{name}/{action}": control,
     }

@@ -134,7 +134,15 @@ async def status(conn: Conn) -> dict[str, Any]:
     return {"fleet": await fleet(conn), "queue": depth, "coverage": cov,
             "queue_vs_coverage": queue_vs_coverage(depth, cov),
             "throughput": await throughput(conn), "budget": await budget(conn),
-            "throttles": await throttles(conn), "open_requests": open_requests}
+            "throttles": await throttles(conn), "open_requests": open_requests,
+            "circuits": await circuits(conn),
+            "failures_by_class": await ops.failures_by_class(conn, WINDOW_SECONDS)}
+
+
+async def circuits(conn: Conn) -> list[dict[str, Any]]:
+    """The fleet circuit breakers that ever opened (open ones first)."""
+    rows = await ops.circuits(conn)
+    return sorted(rows, key=lambda c: (c["state"] != "open", c["lane"], c["resource"]))
 
 
 async def events(conn: Conn, query: EventFilter) -> list[dict[str, Any]]:

@@ -152,6 +152,7 @@ api_queue = _api_view(ops_view.queue)
 api_coverage = _api_view(ops_view.coverage)
 api_budget = _api_view(ops_view.budget)
 api_throttles = _api_view(ops_view.throttles, "throttles")
+api_circuits = _api_view(ops_view.circuits, "circuits")
 
 
 async def api_events(request: Request) -> Response:
@@ -181,6 +182,7 @@ ROUTES = [
     Route("/api/ops/coverage", api_coverage, methods=["GET"]),
     Route("/api/ops/budget", api_budget, methods=["GET"]),
     Route("/api/ops/throttles", api_throttles, methods=["GET"]),
+    Route("/api/ops/circuits", api_circuits, methods=["GET"]),
     Route("/api/ops/events", api_events, methods=["GET"]),
     Route("/api/ops/collectors/{name}/{action}", api_control, methods=["POST"]),
 ]

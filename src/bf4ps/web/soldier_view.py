@@ -20,7 +20,8 @@ ERROR_WORDS = {"throttle": "Battlelog asked us to slow down", "timeout": "Battle
                "server": "Battlelog answered with a server error",
                "not_found": "Battlelog does not know this soldier",
                "malformed": "Battlelog sent an incomplete answer",
-               "internal": "BF4PS failed to store the answer"}
+               "internal": "BF4PS failed to store the answer",
+               "unrecognized": "Battlelog sent an answer BF4PS does not recognize"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,9 @@
 --      unexpired lease: a resumed zombie spends nothing), and the request is counted in the
 --      ledger and the gate advanced past it, all before anything is sent. 'counted' with the
 --      slot and the ledger row; 'wait' when another collector took the slot meanwhile;
---      'lost' when the lease is no longer ours.
+--      'lost' when the lease is no longer ours. Job id 0 is a request of no queue job
+--      (recon, `bf4ps battlelog fetch`): counted the same way in the class and resource given
+--      (p_class, p_resource), with no lease to fence.
 -- The fleet row is locked only when a fleet budget is set.
 --
 -- Budget soundness (as before): a slot s is accepted on the fast path only when fewer than N
@@ -78,7 +80,8 @@ $$;
 CREATE FUNCTION admission_slot(p_egress text, p_collector uuid, p_job_id bigint,
                                p_lease_token uuid, p_interactive boolean,
                                p_margin double precision, p_ahead double precision,
-                               p_connect_lead double precision, p_policy jsonb)
+                               p_connect_lead double precision, p_policy jsonb,
+                               p_class text DEFAULT NULL, p_resource text DEFAULT NULL)
 RETURNS TABLE (outcome text, slot timestamptz, wait_until timestamptz, ledger_id bigint,
                classes text[])
 LANGUAGE plpgsql AS $$
@@ -97,7 +100,13 @@ DECLARE
     job_resource text;
     counted_id bigint;
 BEGIN
-    IF counting THEN
+    IF p_job_id = 0 THEN
+        -- a request of no queue job (recon, `bf4ps battlelog fetch`): nothing to fence, but
+        -- counted like any other, in the class and resource it names
+        job_class := p_class;
+        job_resource := p_resource;
+        SELECT * INTO g FROM egress_gates WHERE egress_key = p_egress FOR UPDATE;
+    ELSIF counting THEN
         SELECT CASE WHEN j.last_error_at IS NOT NULL THEN 'retry' ELSE j.priority_class END,
                j.resource
         INTO job_class, job_resource
@@ -187,7 +196,7 @@ BEGIN
     -- streak decays: gates/admission.py effective_interval)
     INSERT INTO request_ledger (slot_at, egress_key, budget_class, collector_uuid, job_id,
                                 resource)
-    VALUES (s, p_egress, job_class, p_collector, p_job_id, job_resource)
+    VALUES (s, p_egress, job_class, p_collector, NULLIF(p_job_id, 0), job_resource)
     RETURNING request_id INTO counted_id;
     UPDATE egress_gates
     SET next_slot_at = s + make_interval(secs => g.min_interval_seconds

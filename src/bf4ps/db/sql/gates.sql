@@ -15,7 +15,7 @@ SET min_interval_seconds = excluded.min_interval_seconds,
 SELECT outcome, slot, wait_until, ledger_id, classes
 FROM admission_slot(%(egress_key)s, %(collector_uuid)s, %(job_id)s::bigint,
                     %(lease_token)s::uuid, %(interactive)s, %(margin)s, %(ahead)s,
-                    %(connect_lead)s, %(policy)s)
+                    %(connect_lead)s, %(policy)s, %(budget_class)s, %(resource)s)
 
 -- name: ledger_unsent
 -- Its collector gave the slot up before writing a byte (late at its checks): it stops counting.

@@ -11,6 +11,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -27,15 +28,19 @@ from bf4ps.sim.battlelog.config import ConfigError, SimConfig
 from bf4ps.sim.battlelog.faults import (
     BAD_CHECK_SUM,
     BAD_PLATFORM,
+    EMPTY_SEARCH,
     GATEWAY_TIMEOUT,
     HTML,
     HTML_ERROR,
     JSON,
+    LOGIN_WALL,
     NOT_FOUND,
+    SOFT_NULL,
     THROTTLE,
     TYPE_ERROR,
     UNKNOWN_PERSONA,
     Answer,
+    unknown_error,
 )
 from bf4ps.sim.battlelog.limiter import Verdict
 from bf4ps.sim.battlelog.payloads import ok_body
@@ -55,6 +60,8 @@ def _judge(sim: SimState, call: Call, verdict: Verdict) -> tuple[str, Answer | N
     mode = sim.config.throttle_status
     if verdict.throttled and mode != "none":
         return ("throttled" if verdict.violation else "penalty"), THROTTLE[mode]
+    if sim.walled(call, call.session_id):
+        return "login_wall", EMPTY_SEARCH if call.resource == "search" else LOGIN_WALL
     if call.resource == "search" and sim.refuses_search(call):
         return "bad_check_sum", BAD_CHECK_SUM
     if call.resource in PERSONA_RESOURCES:
@@ -69,7 +76,14 @@ def _judge(sim: SimState, call: Call, verdict: Verdict) -> tuple[str, Answer | N
         return fault, sim.faults.server_error()
     if fault in fixed:
         return fault, fixed[fault]
+    if fault == "unknown_error":
+        return fault, unknown_error(sim.config.unknown_error_message)
+    if fault == "soft_throttle":
+        return fault, SOFT_NULL if sim.faults.coin(0.5) else STATS_MISSING
     return fault or "ok", None
+
+
+STATS_MISSING = Answer(200, b'{"type":"success","message":"OK","data":{}}', JSON)
 
 
 async def _disconnect(request: Request) -> None:
@@ -110,6 +124,7 @@ async def battlelog(request: Request) -> Response:
     call = parse_call(request.url.path)
     if call.resource == "search":
         call = await _search_call(request)
+    call = replace(call, session_id=request.cookies.get(SESSION_COOKIE))
     ip = request.client.host if request.client else "unknown"
     verdict = sim.limiter.check(ip, arrival)
     outcome, answer = _judge(sim, call, verdict)
@@ -122,9 +137,21 @@ async def battlelog(request: Request) -> Response:
     if answer is None:
         answer = ok_body(sim, call, missing_general=outcome == "missing_general")
     await asyncio.sleep(sim.faults.latency(call.resource))
-    response = Response(answer.body, answer.status, media_type=answer.media_type)
     if call.resource == "index":
-        response.set_cookie(SESSION_COOKIE, sim.open_session(), httponly=True)
+        return _start_page(sim, request, answer)
+    return Response(answer.body, answer.status, media_type=answer.media_type)
+
+
+def _start_page(sim: SimState, request: Request, answer: Answer) -> Response:
+    """The start page: after `session_redirects` cookie-setting redirects, the page and its
+    session cookie."""
+    hop = int(request.query_params.get("hop", "0") or 0)
+    if hop < sim.config.session_redirects:
+        moved = Response(b"", 302, headers={"location": f"/bf4/?hop={hop + 1}"})
+        moved.set_cookie(f"bm_hop{hop}", "1", httponly=True)
+        return moved
+    response = Response(answer.body, answer.status, media_type=answer.media_type)
+    response.set_cookie(SESSION_COOKIE, sim.open_session(), httponly=True)
     return response
 
 
@@ -162,6 +189,12 @@ async def sim_reset(request: Request) -> Response:
     return _json({"reset": True})
 
 
+async def sim_login(request: Request) -> Response:
+    """A logged-in session id, as an operator would copy it from a browser's cookies."""
+    sim: SimState = request.app.state.sim
+    return _json({"session": sim.log_in()})
+
+
 async def sim_health(request: Request) -> Response:
     return Response(b'{"ok":true}', media_type=JSON)
 
@@ -181,6 +214,7 @@ def create_app(config: SimConfig | None = None) -> Starlette:
             Route("/__sim/config", sim_config, methods=["GET", "POST"]),
             Route("/__sim/reset", sim_reset, methods=["POST"]),
             Route("/__sim/health", sim_health, methods=["GET"]),
+            Route("/__sim/login", sim_login, methods=["POST"]),
             Route("/{rest:path}", battlelog, methods=["GET", "POST"]),
         ],
         lifespan=lifespan,

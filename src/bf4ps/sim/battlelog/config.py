@@ -14,7 +14,9 @@ from typing import Any
 
 THROTTLE_MODES = ("403", "429", "html", "none")
 CHECK_SUM_MODES = ("ignored", "required")
-_CHOICES = {"throttle_status": THROTTLE_MODES, "search_check_sum": CHECK_SUM_MODES}
+LOGIN_WALL_MODES = ("none", "search", "stats", "both")
+_CHOICES = {"throttle_status": THROTTLE_MODES, "search_check_sum": CHECK_SUM_MODES,
+            "login_wall": LOGIN_WALL_MODES}
 FAULT_KNOBS = (
     "fault_5xx",
     "fault_timeout",
@@ -22,6 +24,8 @@ FAULT_KNOBS = (
     "fault_error",
     "fault_missing_general",
     "fault_unknown",
+    "fault_unknown_error",
+    "fault_soft_throttle",
 )
 READ_ONLY = frozenset({"host", "port"})
 
@@ -38,8 +42,9 @@ _FLOATS = frozenset(
         *FAULT_KNOBS,
     }
 )
-_OPTIONAL_INTS = frozenset({"window_requests", "fleet_budget"})
-_INTS = frozenset({"seed", "violations_kept"})
+_OPTIONAL_INTS = frozenset({"window_requests", "fleet_budget", "search_cap"})
+_INTS = frozenset({"seed", "violations_kept", "session_redirects"})
+_STRINGS = frozenset({"unknown_error_message"})
 
 
 class ConfigError(ValueError):
@@ -68,11 +73,24 @@ class SimConfig:
     fault_error: float = 0.0
     fault_missing_general: float = 0.0  # detailed only
     fault_unknown: float = 0.0
+    # answers BF4PS must not take for truths: an error envelope in a wording nobody has seen
+    # (stats resources), and soft throttles (a null body, or a success without its stats)
+    fault_unknown_error: float = 0.0
+    fault_soft_throttle: float = 0.0
+    unknown_error_message: str = "ERR_SERVICE_ANSWER_CHANGED"
     timeout_hold: float = 120.0  # a timeout fault holds the request this long / speed
     active_fraction: float = 0.3  # personas whose counters grow with (simulated) time
     # search's post-check-sum (first 10 characters of a session cookie the start page set):
     # ignored (older Battlelog: query= alone works) | required (else an error envelope)
     search_check_sum: str = "ignored"
+    # a login wall: searches without a logged-in session (POST /__sim/login makes one) answer
+    # an empty list; stats answer a GATE_REDIRECT error envelope
+    login_wall: str = "none"
+    # the start page redirects this many times (each hop sets a cookie) before its session
+    session_redirects: int = 0
+    # search treats an unescaped `_` as any one character (and `%` as any run) and returns at
+    # most search_cap personas (None: all), the wildcard matches first
+    search_cap: int | None = None
     seed: int = 0
     violations_kept: int = 1000
 
@@ -98,6 +116,15 @@ class SimConfig:
         self._validate_choices()
         if self.violations_kept < 1:
             raise ConfigError("violations_kept must be >= 1")
+        self._validate_new_knobs()
+
+    def _validate_new_knobs(self) -> None:
+        if self.search_cap is not None and self.search_cap < 1:
+            raise ConfigError("search_cap must be >= 1 or null")
+        if not 0 <= self.session_redirects <= 10:
+            raise ConfigError("session_redirects must be within [0, 10]")
+        if not 0 < len(self.unknown_error_message) <= 200:
+            raise ConfigError("unknown_error_message must be 1-200 characters")
 
     def _validate_choices(self) -> None:
         for name, choices in _CHOICES.items():
@@ -132,6 +159,10 @@ def _coerce(name: str, value: Any) -> Any:
         return None if value is None else int(_number(name, value, int))
     if name in _CHOICES:
         return str(value)
+    if name in _STRINGS:
+        if not isinstance(value, str):
+            raise ConfigError(f"{name} must be a string")
+        return value
     raise ConfigError(f"unknown knob {name!r}")
 
 

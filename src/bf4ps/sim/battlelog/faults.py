@@ -96,11 +96,22 @@ GATEWAY_TIMEOUT = Answer(
     504, _page("504 Gateway Time-out", "The server didn't respond in time."), HTML
 )
 NOT_FOUND = Answer(404, _page("Battlelog", "Sorry, that page doesn't exist."), HTML)
-# transient: the service failed; terminal: Battlelog has no such persona
+# transient: the service failed. An unknown persona (or platform) gets Battlelog's 404 page,
+# the one not-found signal with public evidence (docs/battlelog.md); no capture records an
+# error envelope wording for it.
 TYPE_ERROR = Answer(200, _error_json("Internal error, please try again later"), JSON)
-UNKNOWN_PERSONA = Answer(200, _error_json("Invalid personaId"), JSON)
-BAD_PLATFORM = Answer(200, _error_json("Invalid platform"), JSON)
+UNKNOWN_PERSONA = NOT_FOUND
+BAD_PLATFORM = NOT_FOUND
 BAD_CHECK_SUM = Answer(200, _error_json("Invalid post-check-sum"), JSON)  # search, when required
+LOGIN_WALL = Answer(200, orjson.dumps({"type": "error", "message": "GATE_REDIRECT",
+                                       "data": {"redirect": "/bf4/gate/"}}), JSON)
+EMPTY_SEARCH = Answer(200, orjson.dumps({"type": "success", "message": "RESULT", "data": []}),
+                      JSON)
+SOFT_NULL = Answer(200, b"null", JSON)
+
+
+def unknown_error(message: str) -> Answer:
+    return Answer(200, _error_json(message), JSON)
 
 
 class Faults:
@@ -122,6 +133,10 @@ class Faults:
             ("type_error", cfg.fault_error),
             ("missing_general", cfg.fault_missing_general if resource == "detailed" else 0.0),
             ("unknown_persona", cfg.fault_unknown if resource in PERSONA_RESOURCES else 0.0),
+            ("unknown_error",
+             cfg.fault_unknown_error if resource in PERSONA_RESOURCES else 0.0),
+            ("soft_throttle",
+             cfg.fault_soft_throttle if resource in PERSONA_RESOURCES else 0.0),
         )
         if not any(rate for _, rate in rates):
             return None

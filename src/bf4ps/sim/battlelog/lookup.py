@@ -119,10 +119,48 @@ def _hit(name: str, persona_id: int, platform: Platform, games: int) -> dict[str
     }
 
 
-def search_body(query: str) -> bytes:
-    """Every persona matching the name: the exact ones (BF4 bit 2048 set) plus the decoys real
-    search returns too (a longer name; the same name where it only ever played BF3)."""
-    name = query.strip()
+WILDCARD_DECOYS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def unescape(query: str) -> tuple[str, list[int]]:
+    """The name a query means (backslash escapes removed) and the positions of its unescaped
+    `_` wildcards (an unescaped `%` is dropped: any run, matched by the name itself)."""
+    name: list[str] = []
+    wild: list[int] = []
+    chars = iter(query.strip())
+    for char in chars:
+        if char == "\\":
+            name.append(next(chars, ""))
+        elif char == "_":
+            wild.append(len(name))
+            name.append("_")
+        elif char != "%":
+            name.append(char)
+    return "".join(name), wild
+
+
+def _wildcard_decoys(name: str, wild: list[int]) -> list[dict[str, Any]]:
+    """Other soldiers an unescaped `_` matches: the name with a letter in its place."""
+    decoys = []
+    for letter in WILDCARD_DECOYS:
+        other = "".join(letter if i in wild else c for i, c in enumerate(name))
+        decoys.append(_hit(other, persona_id_for(other, Platform.PC), Platform.PC, BF4))
+    return decoys
+
+
+def search_body(query: str, cap: int | None = None) -> bytes:
+    """Every persona matching the query, at most ``cap`` of them: the exact ones (BF4 bit 2048
+    set) plus the decoys real search returns too (a longer name; the same name where it only
+    ever played BF3; for an unescaped `_`, the names with any letter there, listed first)."""
+    name, wild = unescape(query)
+    hits = _name_hits(name)
+    if wild:
+        hits = _wildcard_decoys(name, wild) + hits
+    data = hits if cap is None else hits[:cap]
+    return orjson.dumps({"type": "success", "message": "RESULT", "data": data})
+
+
+def _name_hits(name: str) -> list[dict[str, Any]]:
     hits: list[dict[str, Any]] = []
     if name:
         platforms = name_platforms(name)
@@ -136,7 +174,7 @@ def search_body(query: str) -> bytes:
         others = [p for p in (Platform.PS3, Platform.XBOX360) if p not in platforms]
         if others and rng.random() < 0.25:
             hits.append(_hit(name, _digest("bf3", name.casefold()) % 10**11, others[0], BF3))
-    return orjson.dumps({"type": "success", "message": "RESULT", "data": hits})
+    return hits
 
 
 def _soldier(

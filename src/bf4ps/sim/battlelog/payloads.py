@@ -5,7 +5,7 @@ from __future__ import annotations
 from bf4ps.sim.battlelog.detailed import detailed_body, missing_general_body
 from bf4ps.sim.battlelog.faults import HTML, JSON, Answer
 from bf4ps.sim.battlelog.items import vehicles_body, weapons_body
-from bf4ps.sim.battlelog.lookup import search_body, soldiers_body
+from bf4ps.sim.battlelog.lookup import search_body, soldiers_body, unescape
 from bf4ps.sim.battlelog.overview import overview_body
 from bf4ps.sim.battlelog.state import Call, SimState
 
@@ -35,9 +35,10 @@ def ok_body(sim: SimState, call: Call, *, missing_general: bool = False) -> Answ
     if call.resource == "index":
         return Answer(200, INDEX_PAGE, HTML)
     if call.resource == "search":
-        if call.query.strip():
-            sim.registry.remember_name(call.query.strip())
-        return Answer(200, search_body(call.query), JSON)
+        name, _ = unescape(call.query)
+        if name:
+            sim.registry.remember_name(name)
+        return Answer(200, search_body(call.query, sim.config.search_cap), JSON)
     if call.resource == "soldiers":
         return Answer(200, soldiers_body(sim.registry, call.ids[0], sim.snapshot), JSON)
     return Answer(200, _persona_body(sim, call, missing_general=missing_general), JSON)

@@ -41,6 +41,7 @@ class Call:
     ids: tuple[int, ...] = ()
     query: str = ""
     check_sum: str | None = None  # search: the form's post-check-sum
+    session_id: str | None = None  # the request's session cookie
 
 
 def parse_call(path: str) -> Call:
@@ -65,6 +66,7 @@ class SimState:
     registry: Registry = field(default_factory=Registry)
     stopping: asyncio.Event = field(default_factory=asyncio.Event)  # set when the server exits
     check_sums: set[str] = field(default_factory=set)  # of the sessions the start page opened
+    logins: set[str] = field(default_factory=set)  # logged-in session ids (POST /__sim/login)
 
     def __post_init__(self) -> None:
         self.clock = SimClock(self.config.speed)
@@ -77,6 +79,21 @@ class SimState:
         session_id = secrets.token_hex(16)
         self.check_sums.add(session_id[:CHECK_SUM_LENGTH])
         return session_id
+
+    def log_in(self) -> str:
+        """A logged-in session id (what an operator copies from a browser), valid for search."""
+        session_id = self.open_session()
+        self.logins.add(session_id)
+        return session_id
+
+    def walled(self, call: Call, session_id: str | None) -> bool:
+        """Does the login wall stop this request (no logged-in session)?"""
+        wall = self.config.login_wall
+        if wall == "none" or session_id in self.logins:
+            return False
+        if call.resource == "search":
+            return wall in ("search", "both")
+        return call.resource in PERSONA_RESOURCES and wall in ("stats", "both")
 
     def refuses_search(self, call: Call) -> bool:
         return (self.config.search_check_sum == "required"

@@ -1,0 +1,145 @@
+-- The fleet circuit breaker (gates/circuit.py) and the request page's note for a look-up whose
+-- search was unavailable. The circuit's rows are per lane + resource (migration 0009).
+
+-- name: circuit_state
+SELECT state, signature, opened_at, next_probe_at FROM circuit_breakers
+WHERE lane = %(lane)s AND resource = %(resource)s
+
+-- name: circuit_window
+-- The window's finished attempts of a lane/resource, plus the failure being judged (not yet
+-- logged): how many carry the signature, from how many soldiers (look-ups: jobs) and egresses.
+WITH recent AS (
+    SELECT event_type, COALESCE(soldier_id, -job_id) AS who, egress_key,
+           COALESCE(details->>'signature', error_class) AS signature
+    FROM collection_events
+    WHERE resource = %(resource)s AND lane = %(lane)s
+      AND event_type IN ('succeeded', 'failed')
+      AND occurred_at > clock_timestamp() - make_interval(secs => %(window_seconds)s)
+    UNION ALL
+    SELECT 'failed', %(who)s::bigint, %(egress_key)s::text, %(signature)s::text
+), hits AS (
+    SELECT * FROM recent WHERE event_type = 'failed' AND signature = %(signature)s
+)
+SELECT (SELECT count(*) FROM recent) AS finished,
+       (SELECT count(*) FROM hits) AS failed,
+       (SELECT count(DISTINCT who) FROM hits) AS soldiers,
+       (SELECT count(DISTINCT egress_key) FROM hits) AS egresses
+
+-- name: circuit_open
+-- Opens a closed (or never seen) circuit; returns nothing when it was open already, so one
+-- collector writes the circuit_opened event.
+INSERT INTO circuit_breakers (lane, resource, state, signature, opened_at, next_probe_at,
+                              probe_seconds, close_successes, soldiers, egresses)
+VALUES (%(lane)s, %(resource)s, 'open', %(signature)s, clock_timestamp(),
+        clock_timestamp() + make_interval(secs => %(probe_seconds)s), %(probe_seconds)s,
+        %(close_successes)s, %(soldiers)s, %(egresses)s)
+ON CONFLICT (lane, resource) DO UPDATE
+SET state = 'open', signature = excluded.signature, opened_at = excluded.opened_at,
+    closed_at = NULL, next_probe_at = excluded.next_probe_at,
+    probe_seconds = excluded.probe_seconds, probe_successes = 0,
+    close_successes = excluded.close_successes, soldiers = excluded.soldiers,
+    egresses = excluded.egresses, times_opened = circuit_breakers.times_opened + 1,
+    updated_at = clock_timestamp()
+WHERE circuit_breakers.state = 'closed'
+RETURNING opened_at, next_probe_at
+
+-- name: circuit_hold_pending
+-- Holds back every pending job of the lane/resource (they wait for the probe's verdict).
+WITH held AS (
+    UPDATE collection_jobs
+    SET eligible_at = GREATEST(eligible_at,
+                               clock_timestamp() + make_interval(secs => %(hold_seconds)s)),
+        updated_at = clock_timestamp()
+    WHERE lane = %(lane)s AND resource = %(resource)s AND status = 'pending'
+    RETURNING job_id
+)
+INSERT INTO circuit_holds (job_id, lane, resource)
+SELECT job_id, %(lane)s, %(resource)s FROM held
+ON CONFLICT (job_id) DO NOTHING
+
+-- name: circuit_hold_job
+INSERT INTO circuit_holds (job_id, lane, resource)
+VALUES (%(job_id)s, %(lane)s, %(resource)s)
+ON CONFLICT (job_id) DO NOTHING
+
+-- name: circuit_probes_due
+-- Open circuits whose probe is due, moved to their next probe time (each due once).
+UPDATE circuit_breakers
+SET next_probe_at = clock_timestamp() + make_interval(secs => probe_seconds),
+    updated_at = clock_timestamp()
+WHERE state = 'open' AND next_probe_at <= clock_timestamp()
+RETURNING lane, resource
+
+-- name: circuit_release_one
+-- The probe: the held job first in claim order becomes eligible now.
+UPDATE collection_jobs j
+SET eligible_at = clock_timestamp(), updated_at = clock_timestamp()
+FROM (
+    SELECT c.job_id FROM circuit_holds h
+    JOIN collection_jobs c ON c.job_id = h.job_id AND c.status = 'pending'
+    WHERE h.lane = %(lane)s AND h.resource = %(resource)s
+    ORDER BY c.rank, c.job_id
+    LIMIT 1
+    FOR UPDATE OF c SKIP LOCKED
+) AS pick
+WHERE j.job_id = pick.job_id
+RETURNING j.job_id
+
+-- name: circuit_open_list
+SELECT lane, resource FROM circuit_breakers WHERE state = 'open'
+
+-- name: circuit_probe_succeeded
+UPDATE circuit_breakers
+SET probe_successes = probe_successes + 1, updated_at = clock_timestamp()
+WHERE lane = %(lane)s AND resource = %(resource)s AND state = 'open'
+RETURNING probe_successes, close_successes
+
+-- name: circuit_close
+UPDATE circuit_breakers
+SET state = 'closed', closed_at = clock_timestamp(), next_probe_at = NULL,
+    updated_at = clock_timestamp()
+WHERE lane = %(lane)s AND resource = %(resource)s AND state = 'open'
+RETURNING opened_at, closed_at, probe_successes, signature
+
+-- name: circuit_release_all
+-- Closing: every job the circuit held becomes eligible now, and the holds are forgotten.
+WITH gone AS (
+    DELETE FROM circuit_holds WHERE lane = %(lane)s AND resource = %(resource)s
+    RETURNING job_id
+), released AS (
+    UPDATE collection_jobs j
+    SET eligible_at = clock_timestamp(), updated_at = clock_timestamp()
+    FROM gone WHERE j.job_id = gone.job_id AND j.status = 'pending'
+    RETURNING j.job_id
+)
+SELECT count(*) AS n FROM released
+
+-- name: circuit_list
+SELECT lane, resource, state, signature, opened_at, closed_at, next_probe_at, probe_seconds,
+       probe_successes, close_successes, soldiers, egresses, times_opened,
+       (SELECT count(*) FROM circuit_holds h
+        WHERE h.lane = c.lane AND h.resource = c.resource) AS held
+FROM circuit_breakers c
+ORDER BY lane, resource
+
+-- name: request_note
+-- A look-up's request, still open, says why it waits (e.g. the search was unavailable).
+UPDATE interactive_requests
+SET message = %(message)s, updated_at = clock_timestamp()
+WHERE request_id = %(request_id)s AND status IN ('queued', 'collecting')
+
+-- name: web_metrics_failures
+-- Failed attempts by class since the last scrape (the events' cursor window).
+SELECT COALESCE(resource, '') AS resource, COALESCE(lane, '') AS lane,
+       COALESCE(error_class, '') AS error_class, count(*) AS n
+FROM collection_events
+WHERE event_id > %(after)s AND event_id <= %(upto)s AND event_type = 'failed'
+GROUP BY 1, 2, 3
+
+-- name: failures_by_class
+-- Failed attempts of the window by class (status, console): unrecognized answers counted apart.
+SELECT COALESCE(error_class, '') AS error_class, count(*) AS n
+FROM collection_events
+WHERE event_type = 'failed'
+  AND occurred_at > clock_timestamp() - make_interval(secs => %(window_seconds)s)
+GROUP BY 1 ORDER BY 2 DESC

@@ -1,0 +1,145 @@
+"""The fleet circuit breaker: one answer everybody gets wrong is Battlelog's problem, not the
+soldiers'.
+
+A failure's signature is its class plus the signal that was recognized (``unrecognized:
+login_wall``, ``not_found``, ``malformed:soft_throttle`` ...). When, within
+``circuit_window_seconds``, many distinct soldiers of one lane/resource failed with the same
+signature on more than one egress (and those failures are a real share of the attempts), the
+circuit of that lane/resource opens: its pending jobs are held back (circuit_holds), a failing
+job is held instead of retried or parked, and one held job is released per probe interval (by
+whichever collector's heartbeat sees the probe due). Successes while open count toward
+closing; at ``circuit_close_successes`` the circuit closes and every held job is released.
+Opening and closing are events; the state is in the database, so every collector sees it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from bf4ps.battlelog.models import FetchResult
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.domain import ErrorClass
+from bf4ps.policy import Policy
+from bf4ps.queue import events
+from bf4ps.queue.events import EventType
+from bf4ps.queue.jobs import ClaimedJob, CollectorRef
+
+log = logging.getLogger(__name__)
+
+# the classes whose mass failure says more about Battlelog (or BF4PS's idea of it) than about
+# the soldiers: an unknown answer, a malformed one, a not-found (a login wall looks like one)
+TRIPPING = frozenset({ErrorClass.UNRECOGNIZED, ErrorClass.MALFORMED, ErrorClass.NOT_FOUND})
+
+
+def signature(error: ErrorClass, result: FetchResult | None) -> str:
+    """The failure's signature: its class, and the recognized signal when there is one."""
+    signal = result.details.get("signal") if result is not None else None
+    return f"{error.value}:{signal}" if isinstance(signal, str) else error.value
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the circuit says about one failure: hold the job (open) or not."""
+
+    hold: bool
+    opened: bool = False
+
+
+async def judge(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass, sig: str,
+                policy: Policy) -> Verdict:
+    """Before a failure is finalized: is its lane/resource's circuit open (then the job is
+    held), or does this failure open it?"""
+    key: dict[str, Any] = {"lane": job.lane.value, "resource": job.resource}
+    cur = await conn.execute(q("circuit_state"), key)
+    row = await cur.fetchone()
+    if row is not None and row["state"] == "open":
+        return Verdict(hold=True)
+    if error not in TRIPPING:
+        return Verdict(hold=False)
+    who = job.soldier_id if job.soldier_id is not None else -job.job_id
+    cur = await conn.execute(q("circuit_window"), key | {
+        "window_seconds": policy.circuit_window_seconds, "who": who,
+        "egress_key": me.egress_key, "signature": sig})
+    w = await cur.fetchone()
+    assert w is not None
+    if not _trips(w, policy):
+        return Verdict(hold=False)
+    opened = await _open(conn, me, key, sig, w, policy)
+    return Verdict(hold=True, opened=opened)
+
+
+def _trips(w: dict[str, Any], policy: Policy) -> bool:
+    return (int(w["soldiers"]) >= policy.circuit_min_soldiers
+            and int(w["egresses"]) >= policy.circuit_min_egresses
+            and int(w["failed"]) >= policy.circuit_min_failure_share * int(w["finished"]))
+
+
+async def _open(conn: Conn, me: CollectorRef, key: dict[str, Any], sig: str,
+                w: dict[str, Any], policy: Policy) -> bool:
+    async with conn.transaction():
+        cur = await conn.execute(q("circuit_open"), key | {
+            "signature": sig, "probe_seconds": policy.circuit_probe_seconds,
+            "close_successes": policy.circuit_close_successes,
+            "soldiers": int(w["soldiers"]), "egresses": int(w["egresses"])})
+        row = await cur.fetchone()
+        await conn.execute(q("circuit_hold_pending"),
+                           key | {"hold_seconds": policy.circuit_hold_seconds})
+        if row is None:
+            return False  # another collector opened it first
+        await events.record(
+            conn, EventType.CIRCUIT_OPENED, **me.event_fields(), lane=key["lane"],
+            resource=key["resource"], result=sig[:40],
+            details={"signature": sig, "soldiers": int(w["soldiers"]),
+                     "egresses": int(w["egresses"]), "failed": int(w["failed"]),
+                     "finished": int(w["finished"]),
+                     "probe_seconds": policy.circuit_probe_seconds})
+    log.warning("circuit opened for %s/%s: %s from %s soldiers on %s egresses", key["lane"],
+                key["resource"], sig, w["soldiers"], w["egresses"])
+    return True
+
+
+async def open_circuits(conn: Conn) -> set[tuple[str, str]]:
+    cur = await conn.execute(q("circuit_open_list"))
+    return {(str(r["lane"]), str(r["resource"])) for r in await cur.fetchall()}
+
+
+async def release_probes(conn: Conn, me: CollectorRef) -> int:
+    """Release one held job of every open circuit whose probe is due; how many were."""
+    released = 0
+    async with conn.transaction():
+        cur = await conn.execute(q("circuit_probes_due"))
+        for row in await cur.fetchall():
+            key: dict[str, Any] = {"lane": str(row["lane"]), "resource": str(row["resource"])}
+            got = await (await conn.execute(q("circuit_release_one"), key)).fetchone()
+            await events.record(conn, EventType.CIRCUIT_PROBE, **me.event_fields(), **key,
+                                job_id=got["job_id"] if got else None,
+                                result="released" if got else "nothing_held")
+            released += got is not None
+    return released
+
+
+async def succeeded(conn: Conn, me: CollectorRef, job: ClaimedJob) -> bool:
+    """A success of an open circuit's lane/resource (a probe, or work already under way):
+    closes the circuit once enough came in. True when this closed it."""
+    key: dict[str, Any] = {"lane": job.lane.value, "resource": job.resource}
+    async with conn.transaction():
+        cur = await conn.execute(q("circuit_probe_succeeded"), key)
+        row = await cur.fetchone()
+        if row is None or int(row["probe_successes"]) < int(row["close_successes"]):
+            return False
+        closed = await (await conn.execute(q("circuit_close"), key)).fetchone()
+        if closed is None:
+            return False
+        released = await (await conn.execute(q("circuit_release_all"), key)).fetchone()
+        n = int(released["n"]) if released else 0
+        await events.record(
+            conn, EventType.CIRCUIT_CLOSED, **me.event_fields(), **key, result="closed",
+            details={"signature": closed["signature"], "released_jobs": n,
+                     "probe_successes": int(closed["probe_successes"]),
+                     "open_seconds": round((closed["closed_at"]
+                                            - closed["opened_at"]).total_seconds(), 1)})
+    log.info("circuit closed for %s/%s: %s held jobs released", key["lane"], key["resource"], n)
+    return True

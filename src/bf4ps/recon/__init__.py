@@ -1,0 +1,1 @@
+"""Reconnaissance of an egress before it joins the fleet (`bf4ps recon`)."""

@@ -1,0 +1,147 @@
+"""The reconnaissance plan, pure: the rate ladder's stages, what counts as a throttle sign, the
+figures of a set of samples and the recommended pacing.
+
+The ladder starts at a conservative interval and multiplies it by ``step`` (< 1) stage by
+stage, never below the hard ``floor`` (the fastest BF4PS will ever try: the ceiling of the
+request rate). It stops at the first throttle sign (a 403/429 or a throttle message, a soft
+throttle, or a latency jump: a stage's median latency above ``latency_jump`` times the
+survey's) or after the floor's stage. The threshold is the last clean stage's interval; the
+recommendation is that times ``safety`` (≥ 1), verified by a back-off stage at that interval
+after a pause (the throttle's penalty must be over); a back-off stage that is not clean moves
+the recommendation one step slower, a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from bf4ps.domain import ErrorClass
+
+
+class PlanError(ValueError):
+    """Recon options that cannot make a ladder."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    start_interval: float = 10.0
+    floor: float = 2.0
+    step: float = 0.9
+    stage_requests: int = 6
+    safety: float = 1.1
+    latency_jump: float = 3.0
+    backoff_pause: float = 120.0
+    backoff_tries: int = 3
+
+    def __post_init__(self) -> None:
+        if not 0 < self.floor <= self.start_interval:
+            raise PlanError("need 0 < floor <= start interval")
+        if not 0 < self.step < 1:
+            raise PlanError("step must be within (0, 1)")
+        if self.stage_requests < 2:
+            raise PlanError("a stage needs at least 2 requests")
+        if self.safety < 1:
+            raise PlanError("the safety factor must be >= 1")
+        if self.latency_jump <= 1 or self.backoff_pause < 0 or self.backoff_tries < 1:
+            raise PlanError("need latency jump > 1, back-off pause >= 0, tries >= 1")
+
+    def stages(self) -> Iterator[float]:
+        """The ladder's intervals, slowest first; the floor's stage is the last."""
+        interval = self.start_interval
+        while interval > self.floor * (1 + 1e-9):
+            yield round(interval, 4)
+            interval *= self.step
+        yield self.floor
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One request recon sent: what came back (never the body)."""
+
+    phase: str  # survey | ladder | backoff
+    stage: int | None
+    interval: float | None
+    resource: str
+    persona_id: int
+    platform: str
+    sent_at: float  # epoch seconds
+    http_status: int | None
+    error_class: str | None
+    message: str
+    wire_bytes: int
+    decoded_bytes: int
+    latency_seconds: float
+    soft_throttle: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error_class is None
+
+    @property
+    def throttled(self) -> bool:
+        return self.error_class == ErrorClass.THROTTLE.value or self.soft_throttle
+
+
+def percentile(values: Sequence[float], fraction: float) -> float | None:
+    """The nearest-rank percentile (None for no values)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(fraction * len(ordered)))
+    return ordered[rank - 1]
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    requests: int
+    ok: int
+    latency_p50: float | None
+    latency_p95: float | None
+    wire_bytes_p50: float | None
+    decoded_bytes_p50: float | None
+    failures: dict[str, int] = field(default_factory=dict)
+
+
+def figures(samples: Sequence[Sample]) -> Figures:
+    good = [s for s in samples if s.ok]
+    failures: dict[str, int] = {}
+    for s in samples:
+        if not s.ok:
+            key = "soft_throttle" if s.soft_throttle else str(s.error_class)
+            failures[key] = failures.get(key, 0) + 1
+    return Figures(
+        requests=len(samples), ok=len(good),
+        latency_p50=percentile([s.latency_seconds for s in samples], 0.5),
+        latency_p95=percentile([s.latency_seconds for s in samples], 0.95),
+        wire_bytes_p50=percentile([float(s.wire_bytes) for s in good], 0.5),
+        decoded_bytes_p50=percentile([float(s.decoded_bytes) for s in good], 0.5),
+        failures=failures)
+
+
+def throttle_sign(stage: Sequence[Sample], baseline_p50: float | None, plan: Plan) -> str | None:
+    """Why this stage shows throttling, or None when it is clean."""
+    hard = [s for s in stage if s.error_class == ErrorClass.THROTTLE.value]
+    if hard:
+        return f"throttle ({hard[0].http_status or 'message'}: {hard[0].message[:60]})"
+    soft = [s for s in stage if s.soft_throttle]
+    if soft:
+        return f"soft throttle ({soft[0].message[:60]})"
+    p50 = percentile([s.latency_seconds for s in stage], 0.5)
+    if baseline_p50 and p50 is not None and p50 > plan.latency_jump * baseline_p50:
+        return f"latency jump (median {p50:.3f} s, survey {baseline_p50:.3f} s)"
+    return None
+
+
+def recommend(threshold: float, plan: Plan) -> float:
+    return round(threshold * plan.safety, 4)
+
+
+def slower(interval: float, plan: Plan) -> float:
+    """One ladder step slower."""
+    return round(interval / plan.step, 4)

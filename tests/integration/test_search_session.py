@@ -1,0 +1,111 @@
+"""Search that never lies, end to end: a real interactive collector process against the
+simulator behind a search login wall (anonymous searches answer an empty list). No look-up
+ends as "no such soldier" while the search is refused; the request page says the search is
+unavailable; look-ups by persona id need no search; with an operator's session file the
+look-ups succeed (and the session id is never logged)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bf4ps import policy
+from bf4ps.db.connect import Conn, connection, open_pool
+from bf4ps.domain import Platform
+from bf4ps.interactive.submit import Submission, submit
+from bf4ps.policy import Policy
+from bf4ps.queue.finalize import SEARCH_UNAVAILABLE_NOTE
+from bf4ps.settings import Settings
+from bf4ps.sim.battlelog.lookup import name_platforms
+from bf4ps.sim.personas import persona_id_for
+from bf4ps.web.app import create_app
+from tests.fleet import Fleet, sim_stats, simulator
+from tests.helpers import count, wait_for
+
+pytestmark = pytest.mark.slow
+
+ENV = {"BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "0.3", "BF4PS_IDLE_POLL_SECONDS": "0.2",
+       "BF4PS_HEARTBEAT_SECONDS": "1"}
+
+
+def pc_name(on_pc: bool = True, skip: int = 0) -> str:
+    names = (f"Walled{i}" for i in range(1000))
+    return [n for n in names if (Platform.PC in name_platforms(n)) is on_pc][skip]
+
+
+async def status_of(conn: Conn, sub: Submission) -> dict[str, object]:
+    cur = await conn.execute("SELECT status, message FROM interactive_requests "
+                             "WHERE request_id = %s", [sub.request_id])
+    row = await cur.fetchone()
+    assert row is not None
+    return dict(row)
+
+
+async def test_a_refused_search_never_says_no_such_soldier(db_url: str, tmp_path: Path) -> None:
+    name, absent, by_id = pc_name(), pc_name(on_pc=False), pc_name(skip=1)
+    async with connection(db_url) as conn:
+        await policy.set_value(conn, "backoff_interactive_seconds", "[1, 1, 2]", by="test")
+    with simulator(speed=20, min_interval=0.3, login_wall="search") as sim:
+        fleet = Fleet(db_url, sim.base_url, tmp_path, ENV)
+        fleet.start("int-wall-1", "int-wall-egress", "127.0.0.50", "interactive")
+        async with connection(db_url) as conn:
+            found = await submit(conn, platform="pc", name=name, client_key="t", policy=Policy())
+            missing = await submit(conn, platform="pc", name=absent, client_key="t",
+                                   policy=Policy())
+            known = await submit(conn, platform="pc", name=by_id, client_key="t",
+                                 persona_id=persona_id_for(by_id, Platform.PC), policy=Policy())
+            # both searches were refused (an empty answer, no good session) at least twice
+            await wait_for(conn, "SELECT count(*) = 2 FROM collection_jobs WHERE resource = "
+                                 "'lookup' AND attempt_count >= 2", timeout=60)
+            await wait_for(conn, "SELECT count(*) FROM interactive_requests WHERE status = "
+                                 "'done' AND request_id = %(r)s", {"r": known.request_id},
+                           timeout=60)  # by persona id: no search needed
+            for sub in (found, missing):
+                row = await status_of(conn, sub)
+                assert row["status"] in ("queued", "collecting"), row  # open, retried later
+                assert row["message"] == SEARCH_UNAVAILABLE_NOTE
+            assert await count(conn, "SELECT count(*) FROM interactive_requests "
+                                     "WHERE status = 'not_found'") == 0
+            assert await count(conn, "SELECT count(*) FROM collection_events WHERE "
+                                     "resource = 'lookup' AND error_class = 'not_found'") == 0
+            page = await _request_page(db_url, found)
+            assert SEARCH_UNAVAILABLE_NOTE in page
+        assert fleet.stop_all() == {"int-wall-1": 0}
+
+        session = httpx.post(sim.url("/__sim/login"), timeout=10).json()["session"]
+        secret = tmp_path / "battlelog-session"
+        secret.write_text(session + "\n")
+        secret.chmod(0o600)
+        fleet.env_extra["BF4PS_BATTLELOG_SESSION_FILE"] = str(secret)
+        fleet.start("int-wall-1", "int-wall-egress", "127.0.0.50", "interactive")
+        async with connection(db_url) as conn:
+            await wait_for(conn, "SELECT count(*) FROM interactive_requests WHERE status = "
+                                 "'done' AND request_id = %(r)s", {"r": found.request_id},
+                           timeout=90)
+            await wait_for(conn, "SELECT count(*) FROM interactive_requests WHERE status = "
+                                 "'not_found' AND request_id = %(r)s",
+                           {"r": missing.request_id}, timeout=90)
+            assert await count(conn, "SELECT count(*) FROM soldiers WHERE persona_id = "
+                                     "%(p)s", {"p": persona_id_for(name, Platform.PC)}) == 1
+            assert await count(conn, "SELECT count(*) FROM collection_events WHERE "
+                                     "details::text LIKE %(s)s OR error_message LIKE %(s)s",
+                               {"s": f"%{session[:10]}%"}) == 0
+        assert fleet.stop_all() == {"int-wall-1": 0}
+        wire = sim_stats(sim)
+    assert wire["by_outcome"]["login_wall"] >= 4
+    assert session[:10] not in fleet.log("int-wall-1")
+
+
+async def _request_page(db_url: str, sub: Submission) -> str:
+    pool = await open_pool(db_url, max_size=2)
+    try:
+        app = create_app(Settings(secret_key="k"), pool=pool)  # type: ignore[arg-type]
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                     base_url="http://t") as web:
+            response = await web.get(f"/requests/{sub.request_id}")
+            assert response.status_code == 200
+            return response.text
+    finally:
+        await pool.close()
