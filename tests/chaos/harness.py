@@ -40,6 +40,7 @@ import psycopg
 
 from bf4ps import policy as policy_mod
 from bf4ps.collector.identity import read_uuid
+from bf4ps.collector.supervise import EXIT_FAILED
 from bf4ps.db import migrate
 from bf4ps.db.connect import Conn, connection, ensure_database, with_dbname
 from bf4ps.domain import Platform, bf4sw_platform
@@ -182,6 +183,7 @@ class Chaos:
         self.uuids: dict[str, UUID | None] = {}
         self.down: set[str] = set()  # collectors intentionally dead right now
         self.frozen: set[str] = set()
+        self.thawed: set[str] = set()  # zombies resumed: they may end with EXIT_FAILED
         self.scheduler_down = False
         self.pg_down = False
         self.stopping = asyncio.Event()
@@ -429,6 +431,7 @@ class Chaos:
                 {"j": z.job_id, "t": z.lease_token}, timeout=6)
         finally:
             if pid is not None:
+                self.thawed.add(name)
                 os.kill(pid, signal.SIGCONT)
                 z.resumed_at = time.time()
             self.frozen.discard(name)
@@ -527,7 +530,15 @@ class Chaos:
                 proc = self.fleet.procs.get(name)
                 if name in self.down or name in self.frozen or proc is None:
                     continue
-                if proc.poll() is not None:
+                if proc.poll() is not None and name in self.thawed and (
+                        proc.returncode == EXIT_FAILED):
+                    # a zombie that found its lease gone ends after its fenced finalize, as
+                    # supervision has it (docs/architecture.md "Supervision"); restart it
+                    self.thawed.discard(name)
+                    self.rec.notes.append(f"zombie {name} exited {EXIT_FAILED} after its "
+                                          "fenced finalize (supervised) and was restarted")
+                    self._start_collector(name)
+                elif proc.poll() is not None:
                     self.rec.unexpected_exits.append(
                         f"{name} exited {proc.returncode} at t+{time.time() - self.rec.started:.0f}"
                         f" s: {self._tail(name)!r}")

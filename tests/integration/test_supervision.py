@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bf4ps.collector import control
 from bf4ps.collector.supervise import EXIT_FAILED
 from bf4ps.db.connect import Conn, connection
+from bf4ps.registry import actions as control
 from tests.fleet import Fleet, simulator
 from tests.helpers import count, seed_work, wait_for
 
@@ -49,7 +49,9 @@ async def test_a_lease_lost_under_a_running_request_stops_the_process_non_zero(
         await seed_work(conn, 3)
     with simulator(speed=1.0, min_interval=0, timeout_hold=60) as sim:
         httpx.post(sim.url("/__sim/config"), json={"fault_timeout": 1.0}, timeout=10)
-        fleet = Fleet(db_url, sim.base_url, tmp_path, FAST)
+        # the request in flight ends by the client's timeout (5 s), then its finalize
+        fleet = Fleet(db_url, sim.base_url, tmp_path,
+                      {**FAST, "BF4PS_BATTLELOG_TIMEOUT_SECONDS": "5"})
         proc = fleet.start("sup-01", "eg-sup")
         async with connection(db_url) as conn:
             job = await wait_for(conn, "SELECT job_id FROM collection_jobs "
@@ -59,6 +61,10 @@ async def test_a_lease_lost_under_a_running_request_stops_the_process_non_zero(
                                "WHERE job_id = %s", [job])
             assert await exit_code(proc, 30) == EXIT_FAILED, fleet.log("sup-01")[-2000:]
             assert "heartbeat died: LeaseLost" in fleet.log("sup-01")
+            # the sent request's late answer reached the fence first: the audit shows it
+            assert await count(conn, "SELECT count(*) FROM collection_events WHERE "
+                                     "event_type = 'stale_finalize_rejected' AND "
+                                     "job_id = %(j)s", {"j": job}) == 1
             assert await count(conn, "SELECT count(*) FROM collection_events WHERE "
                                      "event_type = 'collector_stopped' AND result = 'failed'") == 1
             # the request it sent was counted before it left

@@ -36,8 +36,10 @@ class Flags:
 
 class LeaseLost(RuntimeError):
     """The heartbeat found the current job's lease no longer ours (not at its finalize): the
-    collector lost touch for longer than the lease. It ends the heartbeat, so supervision
-    stops the collector (supervise.py)."""
+    collector lost touch for longer than the lease. Before the request is sent it ends the
+    heartbeat, so supervision stops the collector at once (supervise.py); with the request sent
+    it is noted (`lost`) and the work loop stops after that request's finalize, which the fence
+    rejects (stale_finalize_rejected), so the audit shows the late answer."""
 
 
 class Heartbeat:
@@ -58,6 +60,8 @@ class Heartbeat:
         self.on_change = on_change  # called when the registry's flags change
         self.current: ClaimedJob | None = None
         self.finishing = False  # the current job's finalize has begun: it reports the lease
+        self.sent = False  # the current job's request has been begun (it is running)
+        self.lost: LeaseLost | None = None  # a sent job's lease found lost: stop after it
         self.failing_since: datetime | None = None  # heartbeats failing from then on
         self.lost_since: datetime | None = None  # ... for longer than one period: an outage
         # the fleet's open circuits (lane, resource) as of the last beat (gates/circuit.py)
@@ -148,8 +152,14 @@ class Heartbeat:
         if renewed is None and self.current is job and not self.finishing:
             # once finalize has begun, a renewal finding no lease is usually that finalize's
             # own commit (the job is gone); a lost lease is then the fence's to report
-            log.warning("lease of job %s is no longer ours", job.job_id)
-            raise LeaseLost(f"the lease of job {job.job_id} is no longer ours")
+            lost = LeaseLost(f"the lease of job {job.job_id} is no longer ours")
+            if not self.sent:
+                log.warning("lease of job %s is no longer ours", job.job_id)
+                raise lost
+            if self.lost is None:
+                log.warning("lease of job %s is no longer ours with its request sent: its "
+                            "finalize is fenced, then the collector exits", job.job_id)
+                self.lost = lost
 
 
 def _iso(value: object) -> str | None:

@@ -113,6 +113,9 @@ class Collector:
                           s.throttle_cooldown_max_seconds, pool=pool, pause=self.pause)
             failure = await supervise(self._loop(pool, ctx),
                                       {"heartbeat": beat.run(self.stop)}, self.stop)
+        if failure is None and beat.lost is not None:  # the loop stopped after the late job
+            failure = Failure("heartbeat", beat.lost)
+            log.error("collector failing: %s; the process exits", failure)
         if failure is not None:
             await self._let_go(pool, ctx, ctx.abandoned)
             await self._stopped(pool, me, failure)
@@ -135,7 +138,7 @@ class Collector:
     async def _loop(self, pool, ctx: Context) -> None:  # type: ignore[no-untyped-def]
         chain: int | None = None
         drained = False
-        while not self.stop.is_set():
+        while not self.stop.is_set() and ctx.heartbeat.lost is None:
             self.wake.clear()
             flags = ctx.heartbeat.flags
             if not flags.enabled or flags.retired:

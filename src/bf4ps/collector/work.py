@@ -60,7 +60,7 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
     """Serve one admitted job; None when it was given back (shutdown before the send)."""
     job = adm.job
     ctx.heartbeat.current = job
-    ctx.heartbeat.finishing = False
+    ctx.heartbeat.finishing = ctx.heartbeat.sent = False
     pacing = Pacing(ctx.me, ctx.gate, policy, job)
     try:
         # claimed → running is committed just before the request is begun (the connect lead
@@ -77,6 +77,7 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
             log.warning("job %s: lease lost before the request; nothing sent", job.job_id)
             await give_up(conn, pacing, adm.slot, "lease lost before the slot")
             return None
+        ctx.heartbeat.sent = True
         await sleep_until(pacing.begin(adm.slot))
         await ctx.pause("fetch")
         sent = await send_in_slot(
