@@ -12,7 +12,18 @@ from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
 from bf4ps import __version__
-from bf4ps.cli import battlelog, bf4sw, collector, db, demo, request, scheduler, simulate, web
+from bf4ps.cli import (
+    battlelog,
+    bf4sw,
+    collector,
+    db,
+    demo,
+    fleet,
+    request,
+    scheduler,
+    simulate,
+    web,
+)
 from bf4ps.cli.common import fail
 from bf4ps.settings import Settings
 
@@ -27,7 +38,7 @@ def cli() -> None:
     """Battlefield 4 Player Stats: collection fleet, scheduler, website."""
 
 
-for _module in (demo, db, collector, scheduler, web, request, bf4sw, battlelog, simulate):
+for _module in (demo, db, collector, scheduler, web, request, bf4sw, battlelog, simulate, fleet):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 for _command in bf4sw.SIMULATE_COMMANDS:
@@ -41,6 +52,9 @@ def configuration_problem(exc: ValidationError) -> str:
     lines = ["invalid configuration:"]
     for err in exc.errors():
         field = ".".join(str(part) for part in err["loc"])
+        if not field:  # a rule across settings (the timings): its message names the values
+            lines.append(f"  {err['msg'].removeprefix('Value error, ')}")
+            continue
         got = "(hidden)" if _SECRET.search(field) else repr(err.get("input"))
         lines.append(f"  BF4PS_{field.upper()} ({field}): {err['msg']} (got {got})")
     return "\n".join(lines)

@@ -1,7 +1,8 @@
 """The collector process: register, heartbeat, and serve one job at a time until told to stop.
 
 SIGTERM/SIGINT: the request in flight finishes and is finalized, then the process exits 0.
-Drained: keeps heartbeating, claims nothing. Disabled or retired: exits.
+Drained, or its clock beyond the skew bound (clock.py): keeps heartbeating, claims nothing.
+Disabled or retired: exits. The fleet's pacing and budget are the database's (gates/seed.py).
 """
 
 from __future__ import annotations
@@ -10,20 +11,21 @@ import asyncio
 import contextlib
 import logging
 import signal
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from bf4ps import __version__
 from bf4ps import policy as policy_mod
 from bf4ps.battlelog.client import BattlelogClient
+from bf4ps.collector.clock import ClockGuard, DbClock
 from bf4ps.collector.heartbeat import DB_ERRORS, Heartbeat
 from bf4ps.collector.identity import Wanted, register
-from bf4ps.collector.slots import sleep_until
 from bf4ps.collector.work import Context, run_job
-from bf4ps.db.connect import Conn, open_pool, resolve_url
+from bf4ps.db.connect import open_pool, resolve_url
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane
 from bf4ps.gates import admission
 from bf4ps.gates.admission import GateConfig, Wait
+from bf4ps.gates.seed import seed
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -44,23 +46,14 @@ def gate_config(settings: Settings) -> GateConfig:
         connect_lead=settings.battlelog_connect_lead_seconds)
 
 
-async def configure_gates(conn: Conn, settings: Settings, egress_key: str) -> None:
-    cfg = gate_config(settings)
-    await conn.execute(q("gate_ensure"), {
-        "egress_key": egress_key, "min_interval": cfg.min_interval,
-        "window_requests": cfg.window_requests, "window_seconds": cfg.window_seconds})
-    if settings.fleet_budget_requests is not None:
-        await conn.execute(q("fleet_configure"), {
-            "requests": settings.fleet_budget_requests,
-            "window_seconds": settings.fleet_budget_window_seconds})
-
-
 class Collector:
     def __init__(self, settings: Settings, want: Wanted, *, replace: bool = False) -> None:
         self.settings = settings
         self.want = want
         self.replace = replace
         self.stop = asyncio.Event()
+        self.clock = DbClock()
+        self.guard: ClockGuard | None = None
 
     def request_stop(self) -> None:
         if not self.stop.is_set():
@@ -77,10 +70,14 @@ class Collector:
             async with pool.connection() as conn:
                 me = await register(conn, self.settings.data_dir, self.want,
                                     replace=self.replace)
-                await configure_gates(conn, self.settings, me.egress_key)
+                await seed(conn, self.settings, me)
                 abandoned = await qclaim.expire_abandoned(conn, me)
-            log.info("collector %s (%s) started: lane %s, egress %s", me.name,
-                     me.collector_uuid, me.lane.value, me.egress_key)
+                self.guard = ClockGuard(self.clock, me, self.settings.clock_skew_limit_seconds,
+                                        self.settings.clock_check_seconds)
+                sample = await self.guard.check(conn)
+            log.info("collector %s (%s) started: lane %s, egress %s, clock %+.4f s off the "
+                     "database's", me.name, me.collector_uuid, me.lane.value, me.egress_key,
+                     sample.offset)
             if abandoned:
                 log.info("jobs %s of the previous process: their leases ended now, so they "
                          "are reclaimed at once", abandoned)
@@ -96,7 +93,7 @@ class Collector:
                                    s.battlelog_timeout_seconds, self.want.source_address,
                                    connect_lead=s.battlelog_connect_lead_seconds) as c:
             ctx = Context(me, c, gate_config(s), beat, s.throttle_cooldown_seconds,
-                          s.throttle_cooldown_max_seconds)
+                          s.throttle_cooldown_max_seconds, clock=self.clock)
             await self._loop(pool, ctx)
         self.stop.set()
         await beat_task
@@ -115,6 +112,9 @@ class Collector:
                 await self._pause(self.settings.idle_poll_seconds)
                 continue
             try:
+                if not await self._clock_within(pool):
+                    await self._pause(self.settings.idle_poll_seconds)
+                    continue
                 chain = await self._step(pool, ctx, chain)
             except DB_ERRORS as exc:
                 log.warning("database unavailable (%s); waiting", exc)
@@ -127,9 +127,9 @@ class Collector:
             if isinstance(got, Wait):
                 if chain is not None and got.idle:
                     return None  # the chained soldier is done: back to the queue
-                until = got.until or datetime.now(UTC) + timedelta(
+                until = got.until or self.clock.now() + timedelta(
                     seconds=self.settings.idle_poll_seconds)
-                await sleep_until(until, self.stop)
+                await self.clock.sleep_until(until, self.stop)
                 return chain
             ctx.resolved_soldier = None
             await run_job(conn, ctx, got, policy, self.stop)
@@ -137,6 +137,14 @@ class Collector:
             return None
         # an interactive full collection chains the same soldier's other resources
         return ctx.resolved_soldier if got.job.is_lookup else got.job.soldier_id
+
+    async def _clock_within(self, pool) -> bool:  # type: ignore[no-untyped-def]
+        """Measure the clock when due; False: beyond the bound, take no slots."""
+        assert self.guard is not None
+        if not self.clock.due(self.guard.period):
+            return not self.guard.skewed
+        async with pool.connection() as conn:
+            return await self.guard.within(conn)
 
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 import psycopg
@@ -12,14 +12,9 @@ import psycopg
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
 from bf4ps.battlelog.window import SendWindow
+from bf4ps.collector.clock import DbClock
 from bf4ps.collector.heartbeat import OUTAGE_ERRORS, Heartbeat
-from bf4ps.collector.slots import (
-    Pacing,
-    further_request,
-    give_up,
-    send_in_slot,
-    sleep_until,
-)
+from bf4ps.collector.slots import Pacing, further_request, give_up, send_in_slot
 from bf4ps.db.connect import Conn
 from bf4ps.domain import ErrorClass, Resource
 from bf4ps.gates import throttle
@@ -47,6 +42,7 @@ class Context:
     throttle_base: float
     throttle_cap: float
     resolved_soldier: int | None = None  # the soldier a lookup just found (for chaining)
+    clock: DbClock = field(default_factory=DbClock)  # database time on this host
 
 
 async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
@@ -55,12 +51,12 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
     job = adm.job
     ctx.heartbeat.current = job
     ctx.heartbeat.finishing = False
-    pacing = Pacing(ctx.me, ctx.gate, policy, job)
+    pacing = Pacing(ctx.me, ctx.gate, policy, job, ctx.clock)
     try:
         # claimed → running is committed just before the request is begun (the connect lead
         # before the slot), so the database round trip is not spent out of the slot's
         # tolerance; the recorded start is the slot itself
-        if not await sleep_until(pacing.begin(adm.slot) - START_LEAD, stop):
+        if not await ctx.clock.sleep_until(pacing.begin(adm.slot) - START_LEAD, stop):
             await give_up(conn, pacing, adm.slot, "stopping before the slot")
             await qclaim.release(conn, ctx.me, job, "shutdown")
             return None
@@ -70,7 +66,7 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
             log.warning("job %s: lease lost before the request; nothing sent", job.job_id)
             await give_up(conn, pacing, adm.slot, "lease lost before the slot")
             return None
-        await sleep_until(pacing.begin(adm.slot))
+        await ctx.clock.sleep_until(pacing.begin(adm.slot))
         sent = await send_in_slot(
             conn, pacing, adm.slot, lambda window: fetch(conn, ctx, pacing, window))
         if sent is None:
