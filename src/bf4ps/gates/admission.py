@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
+from uuid import UUID
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
@@ -190,3 +191,27 @@ async def _count(conn: Conn, me: CollectorRef, gate: dict[str, Any], cfg: GateCo
     await conn.execute(q("gate_advance"), {
         "egress_key": me.egress_key, "next_slot_at": slot + timedelta(seconds=interval)})
     return Slot(slot, int(row["request_id"]))
+
+
+async def operator_slot(conn: Conn, egress_key: str, cfg: GateConfig, policy: Policy,
+                        resource: str) -> Slot | Wait:
+    """A slot for a request that serves no job (an operator's `bf4ps battlelog fetch`): the
+    egress gate and the fleet budget as for any request, counted in the ledger before it is
+    sent, as interactive work of no collector."""
+    # the gate and budget steps read only the egress and the lane of who asks
+    asking = CollectorRef(UUID(int=0), "operator", "", egress_key, Lane.INTERACTIVE)
+    try:
+        async with conn.transaction():
+            gate, slot = await _open_slot(conn, asking, cfg)
+            slot, _ = await _fleet(conn, slot, asking, cfg, policy)
+            row = await _one(conn, "ledger_insert", {
+                "slot_at": slot, "egress_key": egress_key, "budget_class": "interactive",
+                "collector_uuid": None, "job_id": None, "resource": resource})
+            assert row is not None
+            interval = effective_interval(float(gate["min_interval_seconds"]),
+                                          int(gate["throttle_streak"]), cfg.margin)
+            await conn.execute(q("gate_advance"), {
+                "egress_key": egress_key, "next_slot_at": slot + timedelta(seconds=interval)})
+            return Slot(slot, int(row["request_id"]))
+    except _Stop as stop:
+        return stop.wait

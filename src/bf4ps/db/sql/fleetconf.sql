@@ -75,3 +75,9 @@ RETURNING change_id, changed_at
 SELECT * FROM fleet_settings_changes
 WHERE setting = ANY(%(settings)s) AND (%(subject)s::text IS NULL OR subject = %(subject)s)
 ORDER BY change_id DESC LIMIT %(limit)s
+
+-- name: ledger_unsent_operator
+-- An operator's request given up before a byte was written (gates/admission.py operator_slot).
+UPDATE request_ledger SET unsent_at = clock_timestamp()
+WHERE request_id = %(request_id)s AND collector_uuid IS NULL AND job_id IS NULL
+  AND unsent_at IS NULL
