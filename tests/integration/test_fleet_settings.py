@@ -19,11 +19,13 @@ from click.testing import CliRunner
 
 from bf4ps.cli.main import cli
 from bf4ps.db.connect import Conn, connection
+from bf4ps.gates import fleetconf
+from bf4ps.gates.seed import seed
 from bf4ps.settings import Settings
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import start_in_thread
 from tests.fleet import Fleet, simulator
-from tests.helpers import count, seed_work, wait_for
+from tests.helpers import count, make_collector, seed_work, wait_for
 from tests.procs import bf4ps_env
 
 
@@ -155,10 +157,6 @@ async def test_a_collector_with_other_settings_changes_nothing_and_says_so_once(
 async def test_a_removed_budget_is_not_restored_by_a_collector_environment(
         db_url: str, tmp_path: Path) -> None:
     """The seed is for a budget never configured; an operator's removal is configuration."""
-    from bf4ps.gates import fleetconf
-    from bf4ps.gates.seed import seed
-    from tests.helpers import make_collector
-
     async with connection(db_url) as conn:
         me = await make_collector(conn, tmp_path, "seeder", egress="eg-s")
         env = Settings(database_url=db_url, data_dir=tmp_path, fleet_budget_requests=50)
