@@ -60,6 +60,8 @@ def test_gate_and_budget_commands_change_the_fleet_and_record_who_and_what(
     assert "nothing to change" in invoke(settings, "gate", "set", "eg-a", code=2)
 
     assert "no fleet budget (never configured)" in invoke(settings, "budget", "show")
+    invoke(settings, "budget", "set", "--window", "1800")  # a window alone configures no budget
+    assert "no fleet budget (never configured)" in invoke(settings, "budget", "show")
     shown = json.loads(invoke(settings, "budget", "set", "1296", "--window", "3600", "--share",
                               "active=0.7", "--share", "bootstrap=0.25", "--json"))
     assert (shown["requests"], shown["window_seconds"]) == (1296, 3600.0)
@@ -85,16 +87,17 @@ def test_gate_and_budget_commands_change_the_fleet_and_record_who_and_what(
             events = await count(conn, "SELECT count(*) FROM collection_events WHERE "
                                        "event_type = 'fleet_settings_changed'")
         assert [(c["setting"], c["subject"]) for c in changes] == [
-            ("gate", "eg-a")] * 4 + [("budget", "fleet"), ("shares", "fleet"),
-                                     ("budget", "fleet")]
+            ("gate", "eg-a")] * 4 + [("budget", "fleet")] * 2 + [("shares", "fleet"),
+                                                                  ("budget", "fleet")]
         assert changes[0]["old_value"] is None and changes[0]["new_value"][
             "min_interval_seconds"] == 2.0
         second = changes[1]
         assert (second["old_value"]["min_interval_seconds"],
                 second["new_value"]["min_interval_seconds"]) == (2.0, 3.0)
         assert second["reason"] == "slower after 403s" and "@" in second["changed_by"]
-        assert changes[5]["old_value"]["active"] == 0.75
-        assert changes[5]["new_value"]["active"] == 0.7
+        assert changes[4]["new_value"] == {"requests": None, "window_seconds": 1800.0}
+        assert changes[6]["old_value"]["active"] == 0.75
+        assert changes[6]["new_value"]["active"] == 0.7
         assert changes[-1]["new_value"] == {"requests": None, "window_seconds": 3600.0}
         assert events == len(changes)
 

@@ -151,8 +151,9 @@ async def set_budget(conn: Conn, *, requests: int | None, window_seconds: float 
                                             else old["requests"])
         window = window_seconds if window_seconds is not None else old["window_seconds"]
         if requests is not None or window_seconds is not None or remove:
-            row = await one(conn, "budget_store", {"requests": new_requests,
-                                                    "window_seconds": window, "by": by})
+            row = await one(conn, "budget_store", {
+                "requests": new_requests, "window_seconds": window, "by": by,
+                "configured": remove or new_requests is not None})
             assert row is not None
             if budget_view(old) != budget_view(row):
                 await record_change(conn, "budget", "fleet", budget_view(old), budget_view(row),

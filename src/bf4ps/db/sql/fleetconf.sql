@@ -60,8 +60,10 @@ WHERE budget_id = 1 AND configured_at IS NULL
 RETURNING *
 
 -- name: budget_store
+-- configured: a budget set or removed (a window alone, with no budget, configures nothing).
 UPDATE fleet_budget
-SET requests = %(requests)s, window_seconds = %(window_seconds)s, configured_at = now(),
+SET requests = %(requests)s, window_seconds = %(window_seconds)s,
+    configured_at = CASE WHEN %(configured)s THEN now() ELSE configured_at END,
     updated_by = %(by)s, updated_at = now()
 WHERE budget_id = 1
 RETURNING *
