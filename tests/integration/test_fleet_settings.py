@@ -155,6 +155,10 @@ async def test_a_collector_with_other_settings_changes_nothing_and_says_so_once(
     log = fleet.log("old-env")
     assert log.count("its settings differ from the fleet's") == 1, log[-2000:]
     assert "BF4PS_EGRESS_MIN_INTERVAL_SECONDS 0.5 (fleet: 2.0)" in log
+    assert "not below egress" not in log  # 1 s bound, 2 s interval
+    # the default 1 s clock bound against eg-new's 0.5 s interval: said at start
+    assert "BF4PS_CLOCK_SKEW_LIMIT_SECONDS (1) is not below egress eg-new's interval (0.5 s)" \
+        in fleet.log("new-egress")
 
 
 async def test_a_removed_budget_is_not_restored_by_a_collector_environment(

@@ -74,6 +74,12 @@ async def seed(conn: Conn, settings: Settings, me: CollectorRef) -> dict[str, di
         if diffs:
             await events.record(conn, EventType.SETTINGS_MISMATCH, **me.event_fields(),
                                 lane=me.lane.value, details={"differences": diffs})
+    if float(gate["min_interval_seconds"]) <= settings.clock_skew_limit_seconds:
+        log.warning("collector %s: BF4PS_CLOCK_SKEW_LIMIT_SECONDS (%g) is not below egress %s's "
+                    "interval (%g s): a clock corrected between two checks could move a send "
+                    "by more than a whole interval; lower the bound", me.name,
+                    settings.clock_skew_limit_seconds, me.egress_key,
+                    float(gate["min_interval_seconds"]))
     if diffs:
         log.warning("collector %s: its settings differ from the fleet's, which it uses instead "
                     "(`bf4ps gate set` / `bf4ps budget set` change the fleet's; remove these "
