@@ -58,14 +58,16 @@ class Fleet:
         } | self.env_extra)
 
     def start(self, name: str, egress: str, source: str | None = None,
-              lane: str = "background", *extra: str) -> subprocess.Popen[str]:
+              lane: str = "background", *extra: str, env: dict[str, str] | None = None
+              ) -> subprocess.Popen[str]:
+        """`env`: this process's own additions (a skewed clock: tests/clocks.py)."""
         args = [sys.executable, "-m", "bf4ps.cli.main", "collector", "run", "--name", name,
                 "--egress", egress, "--lane", lane, "--hostname", "test-host", *extra]
         if source:
             args += ["--source-address", source]
         log = open(self.data_dir / f"{name}.log", "a")  # noqa: SIM115 - closed with the process
-        proc = subprocess.Popen(args, env=self.env(), stdout=log, stderr=subprocess.STDOUT,
-                                text=True)
+        proc = subprocess.Popen(args, env=self.env() | (env or {}), stdout=log,
+                                stderr=subprocess.STDOUT, text=True)
         self.procs[name] = proc
         return proc
 

@@ -9,7 +9,6 @@ from uuid import UUID
 from bf4ps import soldiers
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
 from bf4ps.domain import JobReason, Lane, Platform, PriorityClass, SourceType
 from bf4ps.policy import Policy
 from bf4ps.queue.enqueue import Demand, Enqueued, enqueue
@@ -17,6 +16,18 @@ from bf4ps.queue.jobs import CollectorRef
 from bf4ps.queue.ranking import rank
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+# Test set-up of a gate and the fleet budget, written straight to their tables (operators use
+# `bf4ps gate set` / `bf4ps budget set`, which audit each change: gates/fleetconf.py).
+GATE_ENSURE = (
+    "INSERT INTO egress_gates (egress_key, min_interval_seconds, window_requests, window_seconds) "
+    "VALUES (%(egress_key)s, %(min_interval)s, %(window_requests)s, %(window_seconds)s) "
+    "ON CONFLICT (egress_key) DO UPDATE SET min_interval_seconds = excluded.min_interval_seconds, "
+    "window_requests = excluded.window_requests, window_seconds = excluded.window_seconds, "
+    "updated_at = now()")
+FLEET_CONFIGURE = ("UPDATE fleet_budget SET requests = %(requests)s, "
+                   "window_seconds = %(window_seconds)s, updated_at = now() WHERE budget_id = 1")
 
 
 async def make_soldier(conn: Conn, persona_id: int, platform: Platform = Platform.PC,
@@ -34,7 +45,7 @@ async def make_collector(conn: Conn, data_dir: Path, name: str,
 async def interactive_gate(conn: Conn, data_dir: Path, interval: float = 2.0) -> None:
     """An interactive collector online, with its egress gate: requests get served estimates."""
     await make_collector(conn, data_dir, "web-int-1", Lane.INTERACTIVE, "int-egress")
-    await conn.execute(q("gate_ensure"), {"egress_key": "int-egress", "min_interval": interval,
+    await conn.execute(GATE_ENSURE, {"egress_key": "int-egress", "min_interval": interval,
                                           "window_requests": None, "window_seconds": None})
 
 

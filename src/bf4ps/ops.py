@@ -15,6 +15,27 @@ async def fleet(conn: Conn, include_retired: bool = False) -> list[dict[str, Any
     return [dict(r) for r in await cur.fetchall()]
 
 
+def clock_fields(c: dict[str, Any]) -> dict[str, Any]:
+    """A collector's clock against the database's, as it last measured it (collector/clock.py);
+    clock_skewed: beyond its bound, so taking no send slots."""
+    offset, rtt = c["clock_offset_seconds"], c["clock_rtt_seconds"]
+    return {"clock_offset_seconds": round(offset, 6) if offset is not None else None,
+            "clock_rtt_seconds": round(rtt, 6) if rtt is not None else None,
+            "clock_checked_at": c["clock_checked_at"],
+            "clock_skewed": c["clock_skewed_since"] is not None,
+            "clock_skewed_since": c["clock_skewed_since"]}
+
+
+def clock_text(c: dict[str, Any]) -> str:
+    offset = c["clock_offset_seconds"]
+    if offset is None:
+        return "clock not measured"
+    text = f"clock {offset:+.3f} s"
+    if c["clock_skewed"]:
+        text += " SKEWED: taking no send slots"
+    return text
+
+
 def _depth_totals(depth: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     """Per lane, every lane (an idle one shows its zeros rather than disappearing)."""
     totals = {lane.value: {"ready": 0, "waiting_retry": 0, "claimed": 0, "running": 0}
@@ -72,6 +93,7 @@ async def status_report(conn: Conn, window_seconds: float = 3600) -> dict[str, A
         "heartbeat_age_seconds": float(c["heartbeat_age"]) if c["heartbeat_age"] is not None
         else None,
         "current_job": c["current_job_id"], "version": c["software_version"],
+        **clock_fields(c),
     } for c in await fleet(conn)]
     return {
         "soldiers": await soldier_count(conn),
@@ -134,7 +156,8 @@ def render_status(report: dict[str, Any]) -> str:
         age = c["heartbeat_age_seconds"]
         beat = f"last heartbeat {age:.0f} sec ago" if age is not None else "never seen"
         flags = " drained" if c["drained"] else ""
-        lines.append(f"  {c['name']:16} {c['health']:8} {beat}  {c['lane']} {c['egress']}{flags}")
+        lines.append(f"  {c['name']:16} {c['health']:8} {beat}  {c['lane']} {c['egress']}{flags}"
+                     f"  {clock_text(c)}")
     return "\n".join(lines)
 
 

@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 
 from psycopg.conninfo import conninfo_to_dict
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -120,22 +120,33 @@ class Settings(BaseSettings):
         1.0, ge=0, description="Claim only when the egress gate opens within this horizon."
     )
     idle_poll_seconds: float = Field(1.0, gt=0, description="Sleep when no work is claimable.")
+    clock_skew_limit_seconds: float = Field(
+        1.0, gt=0, description="A collector whose clock is further than this from the "
+        "database's takes no send slots until it is back within (docs/operations.md, 'Time').")
+    clock_check_seconds: float = Field(
+        10.0, gt=0, description="How often a collector measures its clock offset to the "
+        "database (also at start, and at once after its clock is seen to step).")
 
-    # --- rate gates ---
+    # --- rate gates (pacing and the fleet budget live in the database: `bf4ps gate set`,
+    # `bf4ps budget set`; these only seed an egress or a budget never configured) ---
     egress_min_interval_seconds: float = Field(
-        5.0, gt=0, description="Default minimum spacing of requests per egress."
+        5.0, gt=0, description="Seed: minimum spacing of requests of a new egress (then "
+        "`bf4ps gate set`)."
     )
     egress_safety_margin_seconds: float = Field(
         0.05, ge=0, description="Added to every spacing so network jitter cannot break a limit."
     )
     egress_window_requests: int | None = Field(
-        None, ge=1, description="Optional: at most N requests per egress per window."
+        None, ge=1, description="Seed: at most N requests per window for a new egress."
     )
-    egress_window_seconds: float = Field(60.0, gt=0, description="Per-egress window length.")
+    egress_window_seconds: float = Field(60.0, gt=0,
+                                         description="Seed: a new egress's window length.")
     fleet_budget_requests: int | None = Field(
-        None, ge=1, description="Fleet budget: N physical requests per rolling window (off)."
+        None, ge=1, description="Seed: the fleet budget, N physical requests per rolling "
+        "window, when none was ever configured (then `bf4ps budget set`)."
     )
-    fleet_budget_window_seconds: float = Field(3600.0, gt=0, description="Fleet window length.")
+    fleet_budget_window_seconds: float = Field(3600.0, gt=0,
+                                               description="Seed: the fleet window length.")
     throttle_cooldown_seconds: float = Field(60.0, gt=0, description="First throttle cool-down.")
     throttle_cooldown_max_seconds: float = Field(
         1800.0, gt=0, description="Cap of the exponential throttle cool-down."
@@ -188,6 +199,15 @@ class Settings(BaseSettings):
     log_level: str = Field("INFO", description="Logging level.")
     log_json: bool = Field(False, description="Log one JSON object per line.")
 
+    @model_validator(mode="after")
+    def _timings_fit_together(self) -> Settings:
+        """Lease, heartbeat and reaper timings checked against each other at start: a
+        combination that cannot work is refused with the values named."""
+        problems = [text for broken, text in timing_rules(self) if broken]
+        if problems:
+            raise ValueError("timings do not fit together: " + "; ".join(problems))
+        return self
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -212,3 +232,25 @@ class Settings(BaseSettings):
     @property
     def pgdata(self) -> Path:
         return self.data_dir / "pgdata"
+
+
+def timing_rules(s: Settings) -> list[tuple[bool, str]]:
+    """(broken, explanation) for each rule the timings must keep."""
+    ahead = max(s.claim_horizon_seconds, s.battlelog_connect_lead_seconds)
+    return [
+        (2 * s.heartbeat_seconds > s.lease_seconds,
+         f"BF4PS_HEARTBEAT_SECONDS ({s.heartbeat_seconds:g}) must be at most half of "
+         f"BF4PS_LEASE_SECONDS ({s.lease_seconds:g}), so a lease outlives one missed heartbeat"),
+        (s.heartbeat_lost_after_seconds <= s.heartbeat_seconds,
+         f"BF4PS_HEARTBEAT_LOST_AFTER_SECONDS ({s.heartbeat_lost_after_seconds:g}) must exceed "
+         f"BF4PS_HEARTBEAT_SECONDS ({s.heartbeat_seconds:g}), or a collector between two "
+         "heartbeats is marked lost"),
+        (s.scheduler_tick_seconds >= s.lease_seconds,
+         f"BF4PS_SCHEDULER_TICK_SECONDS ({s.scheduler_tick_seconds:g}, the lease reaper's "
+         f"period) must be below BF4PS_LEASE_SECONDS ({s.lease_seconds:g})"),
+        (ahead >= s.lease_seconds,
+         f"a job is claimed up to {ahead:g} s before its slot (BF4PS_CLAIM_HORIZON_SECONDS "
+         f"{s.claim_horizon_seconds:g}, BF4PS_BATTLELOG_CONNECT_LEAD_SECONDS "
+         f"{s.battlelog_connect_lead_seconds:g}): that must be below BF4PS_LEASE_SECONDS "
+         f"({s.lease_seconds:g})"),
+    ]

@@ -14,11 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted, GateConfig
 from bf4ps.policy import Policy
-from tests.helpers import make_collector, seed_work
+from tests.helpers import FLEET_CONFIGURE, GATE_ENSURE, make_collector, seed_work
 
 N, W, MARGIN = 3, 2.0, 0.2
 GATE = GateConfig(min_interval=0.1, window_requests=None, window_seconds=None, margin=MARGIN,
@@ -29,9 +28,9 @@ async def test_the_fleet_budget_keeps_its_safety_margin_when_a_slot_just_left_th
         conn: Conn, tmp_path: Path) -> None:
     await seed_work(conn, 3)
     me = await make_collector(conn, tmp_path, "budget-edge", egress="eg-budget")
-    await conn.execute(q("gate_ensure"), {"egress_key": "eg-budget", "min_interval": 0.1,
+    await conn.execute(GATE_ENSURE, {"egress_key": "eg-budget", "min_interval": 0.1,
                                           "window_requests": None, "window_seconds": None})
-    await conn.execute(q("fleet_configure"), {"requests": N, "window_seconds": W})
+    await conn.execute(FLEET_CONFIGURE, {"requests": N, "window_seconds": W})
     # N requests in the last W + a few ms: the oldest has only just left the rolling window
     await conn.execute(
         "INSERT INTO request_ledger (slot_at, egress_key, budget_class) VALUES "

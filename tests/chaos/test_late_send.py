@@ -22,13 +22,12 @@ from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.collector.heartbeat import Heartbeat
 from bf4ps.collector.work import Context, run_job
 from bf4ps.db.connect import connection, open_pool
-from bf4ps.db.queries import q
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted, GateConfig
 from bf4ps.policy import Policy
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import start_in_thread
-from tests.helpers import count, make_collector, seed_work
+from tests.helpers import GATE_ENSURE, count, make_collector, seed_work
 
 EGRESS = "eg-stall"
 SOURCE = "127.0.0.71"
@@ -44,7 +43,7 @@ async def test_a_stall_between_the_on_time_check_and_the_send_never_sends_late(
     try:
         async with connection(db_url) as conn_a, connection(db_url) as conn_b:
             await seed_work(conn_a, 4)
-            await conn_a.execute(q("gate_ensure"), {
+            await conn_a.execute(GATE_ENSURE, {
                 "egress_key": EGRESS, "min_interval": 1.0, "window_requests": None,
                 "window_seconds": None})
             # both slots in the near future, so that both collectors are on time at first

@@ -10,13 +10,12 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn, connection, resolve_url
-from bf4ps.db.queries import q
 from bf4ps.domain import PriorityClass
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted, GateConfig, Slot, Wait
 from bf4ps.policy import Policy
 from bf4ps.settings import Settings
-from tests.helpers import add_job, make_collector, make_soldier
+from tests.helpers import FLEET_CONFIGURE, GATE_ENSURE, add_job, make_collector, make_soldier
 
 BACKGROUND = ["active", "recent", "bootstrap", "retry"]
 GATE = GateConfig(min_interval=0.1, window_requests=None, window_seconds=None, margin=0.05,
@@ -72,9 +71,9 @@ async def test_a_full_window_places_the_slot_after_the_nth_latest(conn: Conn,
     """Three slots of a budget of 3 per 10 s in the window: the next slot is the oldest of
     them + W + margin (every window then holds at most 3)."""
     me = await make_collector(conn, tmp_path, "bg-1", egress="eg-1")
-    await conn.execute(q("gate_ensure"), {"egress_key": "eg-1", "min_interval": 0.1,
+    await conn.execute(GATE_ENSURE, {"egress_key": "eg-1", "min_interval": 0.1,
                                           "window_requests": None, "window_seconds": None})
-    await conn.execute(q("fleet_configure"), {"requests": 3, "window_seconds": 10.0})
+    await conn.execute(FLEET_CONFIGURE, {"requests": 3, "window_seconds": 10.0})
     await conn.execute(
         "INSERT INTO request_ledger (slot_at, egress_key, budget_class) "
         "SELECT clock_timestamp() - make_interval(secs => g), 'eg-other', 'recent' "
@@ -90,7 +89,7 @@ async def test_a_full_window_places_the_slot_after_the_nth_latest(conn: Conn,
 async def test_a_further_slot_is_fenced_by_the_jobs_lease(conn: Conn, tmp_path: Path) -> None:
     """extra_slot counts nothing for a job whose lease is no longer ours (a resumed zombie)."""
     me = await make_collector(conn, tmp_path, "bg-1", egress="eg-1")
-    await conn.execute(q("gate_ensure"), {"egress_key": "eg-1", "min_interval": 0.1,
+    await conn.execute(GATE_ENSURE, {"egress_key": "eg-1", "min_interval": 0.1,
                                           "window_requests": None, "window_seconds": None})
     await add_job(conn, await make_soldier(conn, 92), "profile", PriorityClass.RECENT)
     got = await admission.admit(conn, me, GATE, Policy())
@@ -114,7 +113,7 @@ async def test_without_a_budget_admission_never_touches_the_fleet_row(
     async with connection(db_url) as holder, \
             connection(await resolve_url(settings, service=True)) as conn:
         me = await make_collector(conn, tmp_path, "bg-1", egress="eg-1")
-        await conn.execute(q("gate_ensure"), {"egress_key": "eg-1", "min_interval": 0.1,
+        await conn.execute(GATE_ENSURE, {"egress_key": "eg-1", "min_interval": 0.1,
                                               "window_requests": None, "window_seconds": None})
         await add_job(conn, await make_soldier(conn, 93), "detailed", PriorityClass.RECENT)
         await holder.set_autocommit(False)

@@ -8,13 +8,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
 from bf4ps.domain import Lane, PriorityClass
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted, GateConfig, Wait
 from bf4ps.policy import Policy
 from bf4ps.queue.jobs import CollectorRef
-from tests.helpers import add_job, count, make_collector, make_soldier, seed_work
+from tests.helpers import (
+    FLEET_CONFIGURE,
+    GATE_ENSURE,
+    add_job,
+    count,
+    make_collector,
+    make_soldier,
+    seed_work,
+)
 
 N, W = 20, 60.0
 GATE = GateConfig(min_interval=0.1, window_requests=None, window_seconds=None, margin=0.05,
@@ -25,7 +32,7 @@ LEDGER = "SELECT count(*) FROM request_ledger WHERE budget_class = %(c)s"
 
 async def _collector(conn: Conn, tmp_path: Path, name: str, lane: Lane) -> CollectorRef:
     me = await make_collector(conn, tmp_path, name, lane=lane, egress=f"eg-{name}")
-    await conn.execute(q("gate_ensure"), {"egress_key": me.egress_key, "min_interval": 0.1,
+    await conn.execute(GATE_ENSURE, {"egress_key": me.egress_key, "min_interval": 0.1,
                                           "window_requests": None, "window_seconds": None})
     return me
 
@@ -41,7 +48,7 @@ async def test_background_leaves_the_interactive_floor_free_while_a_player_waits
         conn: Conn, tmp_path: Path) -> None:
     await seed_work(conn, 5)
     await conn.execute("UPDATE collection_jobs SET priority_class = 'recent'")
-    await conn.execute(q("fleet_configure"), {"requests": N, "window_seconds": W})
+    await conn.execute(FLEET_CONFIGURE, {"requests": N, "window_seconds": W})
     background = await _collector(conn, tmp_path, "bg-01", Lane.BACKGROUND)
     player = await _collector(conn, tmp_path, "int-01", Lane.INTERACTIVE)
     await _fill_window(conn, N - 5)  # 5 slots left

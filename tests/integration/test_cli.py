@@ -18,7 +18,7 @@ from bf4ps.cli.main import cli
 from bf4ps.db.connect import connection
 from bf4ps.settings import Settings
 from tests.conftest import create_database, drop_database
-from tests.helpers import add_job, make_collector, make_soldier
+from tests.helpers import GATE_ENSURE, add_job, make_collector, make_soldier
 from tests.procs import bf4ps_env
 
 
@@ -161,13 +161,12 @@ def test_a_port_in_use_ends_a_server_command_with_one_line(db_url: str, tmp_path
 def test_status_says_when_an_egress_is_cooling_down(db_url: str, tmp_path: Path) -> None:
     """`throttled xN` is a streak that outlives the cool-down; the cool-down itself is shown
     only while it lasts."""
-    from bf4ps.db.queries import q
     from bf4ps.gates import throttle
 
     async def throttle_once(cooldown: float) -> None:
         async with connection(db_url) as conn:
             me = await make_collector(conn, tmp_path, "mak-02", egress="eg-2")
-            await conn.execute(q("gate_ensure"), {"egress_key": "eg-2", "min_interval": 5.0,
+            await conn.execute(GATE_ENSURE, {"egress_key": "eg-2", "min_interval": 5.0,
                                                   "window_requests": None,
                                                   "window_seconds": None})
             await throttle.throttled(conn, me, cooldown, cooldown, 403)

@@ -12,6 +12,7 @@ from psycopg.conninfo import make_conninfo
 from bf4ps.db.connect import Conn, SessionBounds, connect, connection, resolve_url
 from bf4ps.db.queries import q
 from bf4ps.settings import Settings
+from tests.helpers import GATE_ENSURE
 
 SHOW = ("SELECT current_setting('lock_timeout') AS lock, "
         "current_setting('idle_in_transaction_session_timeout') AS idle, "
@@ -52,7 +53,7 @@ async def test_a_client_stalled_in_a_transaction_loses_its_locks(db_url: str) ->
                         db_lock_timeout_seconds=30)
     url = await resolve_url(settings, service=True)
     async with connection(db_url) as setup:
-        await setup.execute(q("gate_ensure"), {"egress_key": "eg-1", "min_interval": 1.0,
+        await setup.execute(GATE_ENSURE, {"egress_key": "eg-1", "min_interval": 1.0,
                                                "window_requests": None,
                                                "window_seconds": None})
     stalled = await connect(url)
@@ -75,7 +76,7 @@ async def test_a_lock_wait_gives_up_after_the_lock_timeout(db_url: str) -> None:
                         db_idle_in_transaction_timeout_seconds=0)
     url = await resolve_url(settings)
     async with connection(db_url) as holder, connection(url) as waiter:
-        await holder.execute(q("gate_ensure"), {"egress_key": "eg-1", "min_interval": 1.0,
+        await holder.execute(GATE_ENSURE, {"egress_key": "eg-1", "min_interval": 1.0,
                                                 "window_requests": None,
                                                 "window_seconds": None})
         await holder.set_autocommit(False)
@@ -104,7 +105,7 @@ async def test_a_scheduler_step_that_times_out_on_a_lock_is_retried_not_fatal(
     runs: list[str] = []
     async with connection(db_url) as holder, \
             connection(await resolve_url(settings)) as conn:
-        await holder.execute(q("gate_ensure"), {"egress_key": "eg-1", "min_interval": 1.0,
+        await holder.execute(GATE_ENSURE, {"egress_key": "eg-1", "min_interval": 1.0,
                                                 "window_requests": None,
                                                 "window_seconds": None})
 

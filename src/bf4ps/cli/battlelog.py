@@ -1,7 +1,9 @@
 """`bf4ps battlelog ...`: parse a saved Battlelog response, or fetch one live.
 
 Exit codes: 0 success; 2 the saved file is not a good response of that resource
-(``parse``); 1 the request failed (``fetch``). The classified error goes to stderr.
+(``parse``); 1 the request failed or was refused (``fetch``). The classified error goes to
+stderr. On a host with a database, ``fetch`` counts and paces its requests as the fleet's
+(metered.py).
 """
 
 from __future__ import annotations
@@ -9,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 import orjson
+import psycopg
 
 from bf4ps.battlelog.classify import Parser, apply_parser, resource_parser
 from bf4ps.battlelog.client import BattlelogClient
@@ -28,9 +31,12 @@ from bf4ps.battlelog.models import (
     WeaponItem,
 )
 from bf4ps.battlelog.parse_search import parse_account_soldiers, parse_search
+from bf4ps.cli.metered import UNMETERED_WARNING, Metered, Refused, Unmetered, fleet_configured
+from bf4ps.db.connect import connection, resolve_url
 from bf4ps.domain import Platform, Resource
 from bf4ps.settings import Settings
 
+Meter = Metered | Unmetered
 LOOKUP_KINDS = ("account", "search")
 KINDS = [*(resource.value for resource in Resource), *LOOKUP_KINDS]
 PLATFORMS = [platform.value for platform in Platform]
@@ -81,6 +87,13 @@ def parse_command(
                    "send its post-check-sum, as the collectors do.")
 @click.option("--local-address", default=None, help="Send from this local IP address.")
 @click.option("--base-url", default=None, help="Override settings.battlelog_base_url.")
+@click.option("--egress", default=None,
+              help="The egress the request leaves through: its gate paces it and the ledger "
+                   "counts it (needed where a database is configured).")
+@click.option("--max-wait", type=click.FloatRange(min=0), default=60.0, show_default=True,
+              help="Give up when the egress has no slot within this many seconds.")
+@click.option("--unmetered", is_flag=True,
+              help="Send without a gate or the ledger (the fleet's ceiling no longer holds).")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
 @click.pass_context
 def fetch_command(
@@ -93,11 +106,22 @@ def fetch_command(
     session: bool,
     local_address: str | None,
     base_url: str | None,
+    egress: str | None,
+    max_wait: float,
+    unmetered: bool,
     as_json: bool,
 ) -> None:
     """Send ONE request to Battlelog (two for a search with --session) and print the
-    classified outcome."""
+    classified outcome. Where a database is configured, each request goes through the
+    --egress gate and the fleet budget and is counted before it is sent."""
     settings = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
+    metered = fleet_configured(settings) and not unmetered
+    if metered and egress is None:
+        raise click.UsageError("a database is configured here, so this request is the fleet's "
+                               "to count: give --egress EGRESS (`bf4ps gate list`), or "
+                               "--unmetered to send it uncounted")
+    if unmetered:
+        click.echo(UNMETERED_WARNING, err=True)
     request = functools.partial(_fetch_once, kind, persona, Platform(platform), user_id, name,
                                 session)
     try:
@@ -106,13 +130,36 @@ def fetch_command(
             settings.battlelog_user_agent,
             settings.battlelog_timeout_seconds,
             local_address,
+            connect_lead=settings.battlelog_connect_lead_seconds if metered else 0.0,
         )
-        result = asyncio.run(request(client))
+        if metered:
+            assert egress is not None
+            result = asyncio.run(_metered(settings, egress, max_wait, request, client))
+        else:
+            result = asyncio.run(request(client, Unmetered()))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if not result.ok:
         fail(result, exit_code=1, as_json=as_json)
     emit(result, as_json, with_meta=True)
+
+
+async def _metered(settings: Settings, egress: str, max_wait: float,
+                   request: Callable[[BattlelogClient, Meter], Awaitable[FetchResult]],
+                   client: BattlelogClient) -> FetchResult:
+    try:
+        async with connection(await resolve_url(settings)) as conn:
+            meter = Metered(conn, settings, egress, max_wait)
+            await meter.prepare()
+            result = await request(client, meter)
+    except (psycopg.OperationalError, OSError) as exc:
+        raise Refused(f"the database that counts this fleet's requests cannot be used "
+                      f"({str(exc).strip().splitlines()[0] if str(exc).strip() else exc}); "
+                      "nothing was sent (--unmetered sends it uncounted)") from None
+    for slot in meter.counted:
+        click.echo(f"counted in the request ledger: request {slot.request_id}, egress {egress}, "
+                   f"slot {slot.at:%H:%M:%S.%f} UTC", err=True)
+    return result
 
 
 async def _fetch_once(
@@ -123,18 +170,22 @@ async def _fetch_once(
     name: str | None,
     session: bool,
     client: BattlelogClient,
+    meter: Meter,
 ) -> FetchResult:
     async with client:
         if kind == "account":
-            return await client.account_soldiers(_required(user_id, "--user-id"))
+            uid = _required(user_id, "--user-id")
+            return await meter.send(lambda w: client.account_soldiers(uid, window=w), kind)
         if kind == "search":
             name = _required(name, "--name")
             if session:
-                opened = await client.open_session()
+                opened = await meter.send(lambda w: client.open_session(window=w), "index")
                 if not opened.ok:
                     return opened
-            return await client.search(name)
-        return await client.fetch(Resource(kind), _required(persona, "--persona"), platform)
+            return await meter.send(lambda w: client.search(name, window=w), kind)
+        pid = _required(persona, "--persona")
+        return await meter.send(
+            lambda w: client.fetch(Resource(kind), pid, platform, window=w), kind)
 
 
 def _required(value: Any, option: str) -> Any:

@@ -18,6 +18,7 @@ from bf4ps.cli import (
     collector,
     db,
     demo,
+    fleet,
     recon,
     request,
     scheduler,
@@ -39,7 +40,7 @@ def cli() -> None:
 
 
 for _module in (demo, db, collector, scheduler, web, request, bf4sw, battlelog, simulate,
-                recon):
+                recon, fleet):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 for _command in bf4sw.SIMULATE_COMMANDS:
@@ -53,6 +54,9 @@ def configuration_problem(exc: ValidationError) -> str:
     lines = ["invalid configuration:"]
     for err in exc.errors():
         field = ".".join(str(part) for part in err["loc"])
+        if not field:  # a rule across settings (the timings): its message names the values
+            lines.append(f"  {err['msg'].removeprefix('Value error, ')}")
+            continue
         got = "(hidden)" if _SECRET.search(field) else repr(err.get("input"))
         lines.append(f"  BF4PS_{field.upper()} ({field}): {err['msg']} (got {got})")
     return "\n".join(lines)

@@ -13,10 +13,11 @@ import click
 
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.cli.common import echo_json, fail, run_async, settings_of
-from bf4ps.collector.runner import configure_gates, gate_config
+from bf4ps.collector.runner import gate_config
 from bf4ps.db.connect import Conn, connection, resolve_url
 from bf4ps.db.queries import q
 from bf4ps.domain import Platform
+from bf4ps.gates.seed import seed
 from bf4ps.recon.ladder import Plan, PlanError
 from bf4ps.recon.run import Recon, ReconError, begin, finish
 from bf4ps.recon.steps import Persona, reconnoitre
@@ -87,8 +88,12 @@ async def _run(conn: Conn, settings: Settings, egress: str, source: str | None, 
                     for r in await cur.fetchall()]
     if not personas:
         raise ReconError("no known soldiers to sample: name some with --persona")
-    await configure_gates(conn, settings, egress)
     me, run_id = await begin(conn, settings.data_dir, egress, source, plan, personas)
+    await seed(conn, settings, me)  # a new egress's gate, from this host's settings
+    cur = await conn.execute(q("gate_get"), {"egress_key": egress})
+    gate = await cur.fetchone()
+    assert gate is not None
+    interval = float(gate["min_interval_seconds"])  # the fleet's pacing, put back afterwards
     async with BattlelogClient(settings.battlelog_base_url, settings.battlelog_user_agent,
                                settings.battlelog_timeout_seconds, source,
                                connect_lead=settings.battlelog_connect_lead_seconds) as client:
@@ -96,7 +101,7 @@ async def _run(conn: Conn, settings: Settings, egress: str, source: str | None, 
         try:
             report = await reconnoitre(job, personas)
         finally:
-            await job.pace(settings.egress_min_interval_seconds)  # the configured pacing back
+            await job.pace(interval)  # the fleet's pacing back
         await finish(conn, job, report)
     return report
 

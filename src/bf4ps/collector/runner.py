@@ -1,9 +1,11 @@
 """The collector process: register, heartbeat, and serve one job at a time until told to stop.
 
 SIGTERM/SIGINT: the request in flight finishes and is finalized, then the process exits 0.
-Drained: keeps heartbeating, claims nothing. Disabled or retired: exits. Both reach the loop
-within one heartbeat period, whatever it waits for. A side task (the heartbeat) that dies, or a
-lease the heartbeat finds lost, ends the loop and the process exits non-zero (supervise.py).
+Drained, or its clock beyond the skew bound (clock.py): keeps heartbeating, claims nothing.
+Disabled or retired: exits. Both reach the loop within one heartbeat period, whatever it waits
+for. A side task (the heartbeat) that dies, or a lease the heartbeat finds lost, ends the loop
+and the process exits non-zero (supervise.py). The fleet's pacing and budget are the
+database's (gates/seed.py).
 """
 
 from __future__ import annotations
@@ -12,24 +14,25 @@ import asyncio
 import contextlib
 import logging
 import signal
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from bf4ps import __version__
 from bf4ps import policy as policy_mod
 from bf4ps.battlelog.client import BattlelogClient
+from bf4ps.collector.clock import ClockGuard, DbClock
 from bf4ps.collector.heartbeat import Heartbeat
 from bf4ps.collector.identity import Wanted, register
-from bf4ps.collector.slots import sleep_until
 from bf4ps.collector.supervise import EXIT_FAILED, Failure, supervise
 from bf4ps.collector.testhook import PausePoints
 from bf4ps.collector.work import Context, run_job
-from bf4ps.db.connect import Conn, open_pool, resolve_url
+from bf4ps.db.connect import open_pool, resolve_url
 from bf4ps.db.errors import DB_ERRORS
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane
 from bf4ps.gates import admission
 from bf4ps.gates.admission import GateConfig, Wait
+from bf4ps.gates.seed import seed
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -51,17 +54,6 @@ def gate_config(settings: Settings) -> GateConfig:
         connect_lead=settings.battlelog_connect_lead_seconds)
 
 
-async def configure_gates(conn: Conn, settings: Settings, egress_key: str) -> None:
-    cfg = gate_config(settings)
-    await conn.execute(q("gate_ensure"), {
-        "egress_key": egress_key, "min_interval": cfg.min_interval,
-        "window_requests": cfg.window_requests, "window_seconds": cfg.window_seconds})
-    if settings.fleet_budget_requests is not None:
-        await conn.execute(q("fleet_configure"), {
-            "requests": settings.fleet_budget_requests,
-            "window_seconds": settings.fleet_budget_window_seconds})
-
-
 class Collector:
     def __init__(self, settings: Settings, want: Wanted, *, replace: bool = False) -> None:
         self.settings = settings
@@ -70,6 +62,8 @@ class Collector:
         self.stop = asyncio.Event()
         self.wake = asyncio.Event()  # stop, or the registry's flags changed: waits end early
         self.pause = PausePoints.of(settings)
+        self.clock = DbClock()
+        self.guard: ClockGuard | None = None
 
     def request_stop(self) -> None:
         if not self.stop.is_set():
@@ -87,10 +81,14 @@ class Collector:
             async with pool.connection() as conn:
                 me = await register(conn, self.settings.data_dir, self.want,
                                     replace=self.replace)
-                await configure_gates(conn, self.settings, me.egress_key)
+                await seed(conn, self.settings, me)
                 abandoned = await qclaim.expire_abandoned(conn, me)
-            log.info("collector %s (%s) started: lane %s, egress %s", me.name,
-                     me.collector_uuid, me.lane.value, me.egress_key)
+                self.guard = ClockGuard(self.clock, me, self.settings.clock_skew_limit_seconds,
+                                        self.settings.clock_check_seconds)
+                sample = await self.guard.check(conn)
+            log.info("collector %s (%s) started: lane %s, egress %s, clock %+.4f s off the "
+                     "database's", me.name, me.collector_uuid, me.lane.value, me.egress_key,
+                     sample.offset)
             if abandoned:
                 log.info("jobs %s of the previous process: their leases ended now, so they "
                          "are reclaimed at once", abandoned)
@@ -110,7 +108,8 @@ class Collector:
                 c.use_session(session)
                 log.info("searches use the operator's Battlelog session (from the file)")
             ctx = Context(me, c, gate_config(s), beat, s.throttle_cooldown_seconds,
-                          s.throttle_cooldown_max_seconds, pool=pool, pause=self.pause)
+                          s.throttle_cooldown_max_seconds, pool=pool, pause=self.pause,
+                          clock=self.clock)
             failure = await supervise(self._loop(pool, ctx),
                                       {"heartbeat": beat.run(self.stop)}, self.stop)
         if failure is None and beat.lost is not None:  # the loop stopped after the late job
@@ -153,6 +152,9 @@ class Collector:
                 continue
             drained = False
             try:
+                if not await self._clock_within(pool):
+                    await self._pause(self.settings.idle_poll_seconds)
+                    continue
                 chain = await self._step(pool, ctx, chain)
             except DB_ERRORS as exc:
                 log.warning("database unavailable (%s); waiting", exc)
@@ -166,11 +168,11 @@ class Collector:
             if isinstance(got, Wait):
                 if chain is not None and got.idle:
                     return None  # the chained soldier is done: back to the queue
-                until = got.until or datetime.now(UTC) + timedelta(
+                until = got.until or self.clock.now() + timedelta(
                     seconds=self.settings.idle_poll_seconds)
                 if got.until is not None:
                     log.debug("gate closed until %s", until.isoformat())
-                await sleep_until(until, self.wake)
+                await self.clock.sleep_until(until, self.wake)
                 return chain
             ctx.resolved_soldier = None
             await run_job(conn, ctx, got, policy, self.stop)
@@ -178,6 +180,14 @@ class Collector:
             return None
         # an interactive full collection chains the same soldier's other resources
         return ctx.resolved_soldier if got.job.is_lookup else got.job.soldier_id
+
+    async def _clock_within(self, pool) -> bool:  # type: ignore[no-untyped-def]
+        """Measure the clock when due; False: beyond the bound, take no slots."""
+        assert self.guard is not None
+        if not self.clock.due(self.guard.period):
+            return not self.guard.skewed
+        async with pool.connection() as conn:
+            return await self.guard.within(conn)
 
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):

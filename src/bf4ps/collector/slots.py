@@ -2,18 +2,21 @@
 before the request and again at the socket (the client's send window: the request is begun
 the connect lead ahead of the slot and its headers wait there for it). A slot given up was
 counted in the ledger before anything could be sent; since nothing was sent, its ledger row is
-marked unsent and stops counting against the budgets. A new slot is then taken."""
+marked unsent and stops counting against the budgets. A new slot is then taken.
+
+Slots are database times: every wait and check here reads the database's clock as this host
+measured it (clock.py), not the host's own."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import TypeVar
 
 from bf4ps.battlelog.window import SendTooLate, SendWindow
+from bf4ps.collector.clock import DbClock
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.gates import admission
@@ -26,21 +29,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-async def sleep_until(when: datetime, stop: asyncio.Event | None = None) -> bool:
-    """Sleep until `when`; False when `stop` was set first."""
-    delay = (when - datetime.now(UTC)).total_seconds()
-    if delay <= 0:
-        return True
-    if stop is None:
-        await asyncio.sleep(delay)
-        return True
-    try:
-        await asyncio.wait_for(stop.wait(), delay)
-    except TimeoutError:
-        return True
-    return False
-
-
 @dataclass(frozen=True)
 class Pacing:
     """Whose slots, on which gate, for which job."""
@@ -49,6 +37,7 @@ class Pacing:
     gate: GateConfig
     policy: Policy
     job: ClaimedJob
+    clock: DbClock = field(default_factory=DbClock)
 
     @property
     def tolerance(self) -> float:
@@ -57,9 +46,10 @@ class Pacing:
         return self.gate.margin / 2
 
     def window(self, slot: Slot) -> SendWindow:
-        """When the request may be written: from the slot to its deadline."""
-        return SendWindow(slot.at.timestamp(),
-                          (slot.at + timedelta(seconds=self.tolerance)).timestamp())
+        """When the request may be written: from the slot to its deadline (on this host's
+        clock, at which the database's reads them)."""
+        return SendWindow(self.clock.host_epoch(slot.at),
+                          self.clock.host_epoch(slot.at + timedelta(seconds=self.tolerance)))
 
     def begin(self, slot: Slot) -> datetime:
         """When to begin the request: the connect lead before the slot."""
@@ -72,11 +62,11 @@ async def next_slot(conn: Conn, p: Pacing, tries: int = 20) -> Slot | None:
     for _ in range(tries):
         got = await admission.extra_slot(conn, p.me, p.gate, p.policy, p.job)
         if not isinstance(got, Wait):
-            await sleep_until(p.begin(got))
+            await p.clock.sleep_until(p.begin(got))
             return got
         if got.until is None:
             return None
-        await sleep_until(got.until)
+        await p.clock.sleep_until(got.until)
     return None
 
 
@@ -92,7 +82,7 @@ async def on_time(conn: Conn, p: Pacing, slot: Slot) -> Slot | None:
     (another collector's, on time) too closely. A late slot is given up and a new one taken.
     The slot to send in; None: no slot could be had (nothing was sent)."""
     for _ in range(20):
-        late = (datetime.now(UTC) - slot.at).total_seconds()
+        late = -p.clock.seconds_until(slot.at)
         if late <= p.tolerance:
             return slot
         await give_up(conn, p, slot, f"slot missed by {late:.3f} s")

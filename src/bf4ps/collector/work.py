@@ -14,14 +14,9 @@ from bf4ps.battlelog.classify import slows_egress
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
 from bf4ps.battlelog.window import SendWindow
+from bf4ps.collector.clock import DbClock
 from bf4ps.collector.heartbeat import Heartbeat
-from bf4ps.collector.slots import (
-    Pacing,
-    further_request,
-    give_up,
-    send_in_slot,
-    sleep_until,
-)
+from bf4ps.collector.slots import Pacing, further_request, give_up, send_in_slot
 from bf4ps.db.connect import Conn
 from bf4ps.db.errors import OUTAGE_ERRORS
 from bf4ps.domain import ErrorClass, Resource
@@ -53,6 +48,7 @@ class Context:
     pool: AsyncConnectionPool[Conn] | None = None  # a fresh connection for a late finalize
     pause: Pause = field(default=no_pause)  # test-only pause points (testhook.py)
     abandoned: ClaimedJob | None = None  # the job held when the loop was cancelled
+    clock: DbClock = field(default_factory=DbClock)  # database time on this host
 
 
 async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
@@ -61,12 +57,12 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
     job = adm.job
     ctx.heartbeat.current = job
     ctx.heartbeat.finishing = ctx.heartbeat.sent = False
-    pacing = Pacing(ctx.me, ctx.gate, policy, job)
+    pacing = Pacing(ctx.me, ctx.gate, policy, job, ctx.clock)
     try:
         # claimed → running is committed just before the request is begun (the connect lead
         # before the slot), so the database round trip is not spent out of the slot's
         # tolerance; the recorded start is the slot itself
-        if not await sleep_until(pacing.begin(adm.slot) - START_LEAD, stop):
+        if not await ctx.clock.sleep_until(pacing.begin(adm.slot) - START_LEAD, stop):
             ctx.heartbeat.finishing = True  # its lease ends here, not lost
             await give_up(conn, pacing, adm.slot, "stopping before the slot")
             await qclaim.release(conn, ctx.me, job, "shutdown")
@@ -78,7 +74,7 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
             await give_up(conn, pacing, adm.slot, "lease lost before the slot")
             return None
         ctx.heartbeat.sent = True
-        await sleep_until(pacing.begin(adm.slot))
+        await ctx.clock.sleep_until(pacing.begin(adm.slot))
         await ctx.pause("fetch")
         sent = await send_in_slot(
             conn, pacing, adm.slot, lambda window: fetch(conn, ctx, pacing, window))

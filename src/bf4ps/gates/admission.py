@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from uuid import UUID
 
 from psycopg.types.json import Jsonb
 
@@ -91,16 +92,27 @@ lease to fence (admission_slot, migration 0008)."""
 
 
 async def _call(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
-                job: ClaimedJob | None) -> _Answer:
-    """One admission_slot() call: a look (no job) or the count for a held job."""
+                job: ClaimedJob | None, *,
+                unattached: tuple[str, str] | None = None) -> _Answer:
+    """One admission_slot() call: a look (no job), the count for a held job, or the count of a
+    request of no job and no collector (`unattached`: its budget class and resource)."""
+    job_id: int | None
+    budget_class: str | None
+    resource: str | None
+    if unattached is not None:
+        job_id, token, (budget_class, resource), collector = (
+            UNATTACHED_JOB_ID, None, unattached, None)
+    else:
+        job_id = job.job_id if job else None
+        token = job.lease.lease_token if job else None
+        budget_class, resource = (job.budget_class, job.resource) if job else (None, None)
+        collector = me.collector_uuid
     cur = await conn.execute(q("admission_slot"), {
-        "egress_key": me.egress_key, "collector_uuid": me.collector_uuid,
-        "job_id": job.job_id if job else None,
-        "lease_token": job.lease.lease_token if job else None,
+        "egress_key": me.egress_key, "collector_uuid": collector,
+        "job_id": job_id, "lease_token": token,
         "interactive": me.lane is Lane.INTERACTIVE, "margin": cfg.margin, "ahead": cfg.ahead,
         "connect_lead": cfg.connect_lead, "policy": Jsonb(_budget_policy(policy)),
-        "budget_class": job.budget_class if job else None,
-        "resource": job.resource if job else None})
+        "budget_class": budget_class, "resource": resource})
     row = await cur.fetchone()
     assert row is not None
     return _Answer(str(row["outcome"]), row["slot"], row["wait_until"], row["ledger_id"],
@@ -163,8 +175,22 @@ async def extra_slot(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Poli
     """A send slot for a job held (its first request, or a further one such as the profile's
     account lookup), counted in the ledger before anything is sent. Fenced by the job's lease:
     Wait(None) when it is no longer ours."""
-    got = await _call(conn, me, cfg, policy, job)
+    return _slot_of(await _call(conn, me, cfg, policy, job))
+
+
+def _slot_of(got: _Answer) -> Slot | Wait:
     if got.outcome == "counted":
         assert got.slot is not None and got.ledger_id is not None
         return Slot(got.slot, int(got.ledger_id))
     return Wait(got.wait_until)
+
+
+async def operator_slot(conn: Conn, egress_key: str, cfg: GateConfig, policy: Policy,
+                        resource: str) -> Slot | Wait:
+    """A slot for a request that serves no job (an operator's `bf4ps battlelog fetch`): the
+    egress gate and the fleet budget as for any request, counted in the ledger before it is
+    sent, as interactive work of no collector."""
+    # the gate and budget steps read only the egress and the lane of who asks
+    asking = CollectorRef(UUID(int=0), "operator", "", egress_key, Lane.INTERACTIVE)
+    return _slot_of(await _call(conn, asking, cfg, policy, None,
+                                unattached=("interactive", resource)))

@@ -36,6 +36,9 @@ class EventType(StrEnum):
     COLLECTOR_RESUMED = "collector_resumed"
     COLLECTOR_DISABLED = "collector_disabled"
     COLLECTOR_RETIRED = "collector_retired"
+    # clocks: a collector beyond its clock-skew bound takes no send slots (collector/clock.py)
+    CLOCK_SKEW = "clock_skew"
+    CLOCK_RESTORED = "clock_restored"
     # rate gates
     EGRESS_THROTTLED = "egress_throttled"
     EGRESS_RECOVERED = "egress_recovered"
@@ -45,6 +48,10 @@ class EventType(StrEnum):
     CIRCUIT_CLOSED = "circuit_closed"
     # reconnaissance
     RECON_FINISHED = "recon_finished"
+    # fleet settings (gates/fleetconf.py): an operator's change, or a seed of a value never
+    # configured; a collector whose environment says otherwise (its values are not used)
+    FLEET_SETTINGS_CHANGED = "fleet_settings_changed"
+    SETTINGS_MISMATCH = "settings_mismatch"
     # scheduler
     RECHECK_SCHEDULED = "recheck_scheduled"
     SCHEDULER_STARTED = "scheduler_started"

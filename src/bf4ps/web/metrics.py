@@ -211,13 +211,22 @@ async def _fleet_gauges(conn: Conn) -> list[Metric]:
                                 "1 when healthy, enabled and not drained", labels=labels)
     age = GaugeMetricFamily("bf4ps_collector_heartbeat_age_seconds",
                             "Seconds since the last heartbeat", labels=labels)
+    offset = GaugeMetricFamily("bf4ps_collector_clock_offset_seconds",
+                               "Collector clock offset to the database's (db - host), as last "
+                               "measured", labels=["collector"])
+    skewed = GaugeMetricFamily("bf4ps_collector_clock_skewed",
+                               "1 when the offset is beyond the collector's bound (it takes no "
+                               "send slots)", labels=["collector"])
     for c in await ops_view.fleet(conn):
         key = [c["name"], c["lane"], c["egress"]]
         healthy.add_metric(key, 1.0 if c["health"] == "healthy" else 0.0)
         serving.add_metric(key, 1.0 if c["state"] == "healthy" else 0.0)
         if c["heartbeat_age_seconds"] is not None:
             age.add_metric(key, c["heartbeat_age_seconds"])
-    return [healthy, serving, age]
+        if c["clock_offset_seconds"] is not None:
+            offset.add_metric([c["name"]], c["clock_offset_seconds"])
+            skewed.add_metric([c["name"]], 1.0 if c["clock_skewed"] else 0.0)
+    return [healthy, serving, age, offset, skewed]
 
 
 async def _budget_gauges(conn: Conn) -> list[Metric]:

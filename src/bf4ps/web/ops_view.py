@@ -36,6 +36,9 @@ def health_text(c: dict[str, Any]) -> tuple[str, str]:
         return "drained", f"drained since {stamp(c['drained_at'])}: {c['drain_reason'] or ''}"
     if c["health"] == "stopped":
         return "stopped", f"stopped {stamp(c['stopped_at'])}"
+    if c["health"] == "healthy" and c["clock_skewed_since"] is not None:
+        return "skewed", (f"clock {c['clock_offset_seconds']:+.3f} s off the database's since "
+                          f"{stamp(c['clock_skewed_since'])}: taking no send slots")
     if c["health"] == "healthy":
         age = c["heartbeat_age"]
         return "healthy", (f"last heartbeat {float(age):.0f} sec ago" if age is not None
@@ -58,7 +61,8 @@ def collector_dict(c: dict[str, Any]) -> dict[str, Any]:
             "drain_reason": c["drain_reason"], "heartbeat_lost_at": c["heartbeat_lost_at"],
             "last_heartbeat_at": c["last_heartbeat_at"],
             "heartbeat_age_seconds": round(float(age), 1) if age is not None else None,
-            "version": c["software_version"], "started_at": c["started_at"], "current_job": job}
+            "version": c["software_version"], "started_at": c["started_at"], "current_job": job,
+            **ops.clock_fields(c)}
 
 
 async def fleet(conn: Conn) -> list[dict[str, Any]]:

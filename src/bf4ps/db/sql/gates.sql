@@ -1,14 +1,6 @@
 -- Rate gates: per-egress pacing, the fleet budget ledger, throttle cool-downs. Every physical
 -- Battlelog request gets a request_ledger row committed before it is sent.
 
--- name: gate_ensure
-INSERT INTO egress_gates (egress_key, min_interval_seconds, window_requests, window_seconds)
-VALUES (%(egress_key)s, %(min_interval)s, %(window_requests)s, %(window_seconds)s)
-ON CONFLICT (egress_key) DO UPDATE
-SET min_interval_seconds = excluded.min_interval_seconds,
-    window_requests = excluded.window_requests, window_seconds = excluded.window_seconds,
-    updated_at = now()
-
 -- name: admission_slot
 -- Admission in one call (migration 0008): the gate, the fleet budget and the ledger row; a
 -- look without a job, the count with it (fenced by its lease).
@@ -21,11 +13,6 @@ FROM admission_slot(%(egress_key)s, %(collector_uuid)s, %(job_id)s::bigint,
 -- Its collector gave the slot up before writing a byte (late at its checks): it stops counting.
 UPDATE request_ledger SET unsent_at = clock_timestamp()
 WHERE request_id = %(request_id)s AND collector_uuid = %(collector_uuid)s AND unsent_at IS NULL
-
--- name: fleet_configure
-UPDATE fleet_budget SET requests = %(requests)s, window_seconds = %(window_seconds)s,
-                        updated_at = now()
-WHERE budget_id = 1
 
 -- name: gate_throttled
 UPDATE egress_gates

@@ -1,0 +1,189 @@
+"""Fleet settings have one source of truth, the database: egress pacing (egress_gates), the
+fleet budget (fleet_budget) and its class shares (the budget_* keys of the policy table). They
+are changed here, by operator commands (`bf4ps gate set`, `bf4ps budget set|remove`), each
+change in one transaction with its audit row (fleet_settings_changes: who, old → new, why;
+never pruned) and a fleet_settings_changed event. A collector's environment only seeds what
+was never configured (seed.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from bf4ps import policy as policy_mod
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.queue import events
+from bf4ps.queue.events import EventType
+
+# `--share CLASS=F`: the active class has a cap, the others a floor (gates/budget.py)
+SHARES = {"active": "budget_cap_active", "interactive": "budget_floor_interactive",
+          "bootstrap": "budget_floor_bootstrap", "retry": "budget_floor_retry"}
+FLOORS = ("interactive", "bootstrap", "retry")
+
+
+class FleetConfError(ValueError):
+    """A change refused; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class GateChange:
+    interval: float | None = None
+    window_requests: int | None = None
+    window_seconds: float | None = None
+    no_window: bool = False
+    cooldown_seconds: float | None = None  # cool the egress down this long from now
+    end_cooldown: bool = False  # end a cool-down and reset the throttle streak
+
+
+async def one(conn: Conn, name: str, params: dict[str, Any] | None = None
+               ) -> dict[str, Any] | None:
+    cur = await conn.execute(q(name), params or {})
+    return await cur.fetchone()
+
+
+def gate_view(row: dict[str, Any]) -> dict[str, Any]:
+    """A gate's settings (what a change changes), JSON-ready."""
+    cool = row["cooldown_until"]
+    return {"min_interval_seconds": row["min_interval_seconds"],
+            "window_requests": row["window_requests"], "window_seconds": row["window_seconds"],
+            "cooldown_until": cool.isoformat() if cool is not None else None,
+            "throttle_streak": row["throttle_streak"]}
+
+
+def budget_view(row: dict[str, Any]) -> dict[str, Any]:
+    return {"requests": row["requests"], "window_seconds": row["window_seconds"]}
+
+
+def shares_of(pol: policy_mod.Policy) -> dict[str, float]:
+    return {cls: float(getattr(pol, key)) for cls, key in SHARES.items()}
+
+
+async def record_change(conn: Conn, setting: str, subject: str, old: Any, new: Any, by: str,
+                        reason: str | None, **fields: Any) -> int:
+    """The audit row and its event (inside the caller's transaction)."""
+    row = await one(conn, "settings_change_insert", {
+        "setting": setting, "subject": subject, "old": Jsonb(old) if old is not None else None,
+        "new": Jsonb(new) if new is not None else None, "by": by, "reason": reason})
+    assert row is not None
+    await events.record(conn, EventType.FLEET_SETTINGS_CHANGED, result=setting, details={
+        "change_id": row["change_id"], "setting": setting, "subject": subject, "old": old,
+        "new": new, "by": by, "reason": reason}, **fields)
+    return int(row["change_id"])
+
+
+def _window(change: GateChange, old: dict[str, Any] | None) -> tuple[int | None, float | None]:
+    if change.no_window:
+        return None, None
+    requests = change.window_requests if change.window_requests is not None else (
+        old["window_requests"] if old else None)
+    seconds = change.window_seconds if change.window_seconds is not None else (
+        old["window_seconds"] if old else None)
+    if requests is None:
+        if change.window_seconds is not None:
+            raise FleetConfError("--window-seconds needs a window: give --window-requests N")
+        return None, None
+    return requests, seconds if seconds is not None else 60.0
+
+
+async def set_gate(conn: Conn, egress: str, change: GateChange, *, by: str,
+                   reason: str | None = None, create: bool = False) -> dict[str, Any]:
+    """Change (or with `create`, make) an egress's gate; the gate row after the change."""
+    async with conn.transaction():
+        old = await one(conn, "gate_get_locked", {"egress_key": egress})
+        if old is None and not create:
+            raise FleetConfError(f"no egress gate {egress!r} (`bf4ps gate list` shows them; "
+                                 "--create makes a new one)")
+        requests, seconds = _window(change, old)
+        interval = change.interval if change.interval is not None else (
+            old["min_interval_seconds"] if old else None)
+        if interval is None:
+            raise FleetConfError(f"a new egress gate needs --interval: {egress!r}")
+        params = {"egress_key": egress, "min_interval": interval, "window_requests": requests,
+                  "window_seconds": seconds, "by": by}
+        if old is None:
+            row = await one(conn, "gate_create", params)
+        else:
+            row = await one(conn, "gate_update", params | {
+                "cooldown_seconds": change.cooldown_seconds, "end_cooldown": change.end_cooldown})
+        assert row is not None
+        before = gate_view(old) if old is not None else None
+        if before != gate_view(row):
+            await record_change(conn, "gate", egress, before, gate_view(row), by, reason,
+                                egress_key=egress)
+        return row
+
+
+async def gates(conn: Conn) -> list[dict[str, Any]]:
+    cur = await conn.execute(q("gate_list"))
+    return [dict(r) for r in await cur.fetchall()]
+
+
+def _shares(current: policy_mod.Policy, given: dict[str, float]) -> policy_mod.Policy:
+    unknown = sorted(set(given) - set(SHARES))
+    if unknown:
+        raise FleetConfError(f"no budget share for {', '.join(unknown)}: the classes with a "
+                             f"share are {', '.join(SHARES)}")
+    merged = current.model_dump() | {SHARES[cls]: f for cls, f in given.items()}
+    try:
+        pol = policy_mod.validated(merged)
+    except policy_mod.PolicyError as exc:
+        raise FleetConfError(f"budget shares: {exc}") from None
+    floors = sum(float(getattr(pol, SHARES[c])) for c in FLOORS)
+    if floors > 1 + 1e-9:
+        raise FleetConfError(
+            f"the floors ({', '.join(f'{c} {getattr(pol, SHARES[c]):g}' for c in FLOORS)}) add "
+            f"up to {floors:g}: more than the whole budget")
+    return pol
+
+
+async def set_budget(conn: Conn, *, requests: int | None, window_seconds: float | None,
+                     shares: dict[str, float], by: str, reason: str | None = None,
+                     remove: bool = False) -> dict[str, Any]:
+    """Set the fleet budget (N requests per rolling window) and/or its class shares, or with
+    `remove` end it (no budget; no collector's environment brings it back)."""
+    async with conn.transaction():
+        old = await one(conn, "budget_get_locked")
+        assert old is not None  # the single row is made by the migration
+        new_requests = None if remove else (requests if requests is not None
+                                            else old["requests"])
+        window = window_seconds if window_seconds is not None else old["window_seconds"]
+        if requests is not None or window_seconds is not None or remove:
+            row = await one(conn, "budget_store", {
+                "requests": new_requests, "window_seconds": window, "by": by,
+                "configured": remove or new_requests is not None})
+            assert row is not None
+            if budget_view(old) != budget_view(row):
+                await record_change(conn, "budget", "fleet", budget_view(old), budget_view(row),
+                                    by, reason)
+        if shares:
+            await _store_shares(conn, shares, by, reason)
+    return await show_budget(conn)
+
+
+async def _store_shares(conn: Conn, shares: dict[str, float], by: str,
+                        reason: str | None) -> None:
+    current = await policy_mod.load(conn)
+    pol = _shares(current, shares)
+    before, after = shares_of(current), shares_of(pol)
+    stored = pol.model_dump(mode="json")
+    for cls in shares:
+        await conn.execute(q("policy_set"), {"key": SHARES[cls], "by": by,
+                                             "value": Jsonb(stored[SHARES[cls]])})
+    if before != after:
+        await record_change(conn, "shares", "fleet", before, after, by, reason)
+
+
+async def show_budget(conn: Conn, history: int = 5) -> dict[str, Any]:
+    row = await one(conn, "budget_get")
+    assert row is not None
+    use = await one(conn, "fleet_use")
+    cur = await conn.execute(q("settings_changes_recent"), {
+        "settings": ["budget", "shares"], "subject": None, "limit": history})
+    return {**budget_view(row), "configured_at": row["configured_at"],
+            "updated_by": row["updated_by"], "updated_at": row["updated_at"],
+            "used": int(use["used"]) if use else 0,
+            "shares": shares_of(await policy_mod.load(conn)),
+            "changes": [dict(r) for r in await cur.fetchall()]}

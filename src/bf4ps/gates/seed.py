@@ -1,0 +1,88 @@
+"""A collector's start and the fleet settings: its environment seeds what was never configured
+(a new egress's pacing, a first fleet budget) and otherwise changes nothing; where a value it
+was given explicitly differs from the database's, it says so once (one log line and a
+settings_mismatch event) and uses the database's."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from bf4ps.db.connect import Conn
+from bf4ps.gates.fleetconf import budget_view, gate_view, one, record_change
+from bf4ps.queue import events
+from bf4ps.queue.events import EventType
+from bf4ps.queue.jobs import CollectorRef
+from bf4ps.settings import Settings
+
+log = logging.getLogger(__name__)
+
+# setting -> (where the database keeps it, which row)
+COMPARED = (("egress_min_interval_seconds", "min_interval_seconds", "gate"),
+            ("egress_window_requests", "window_requests", "gate"),
+            ("egress_window_seconds", "window_seconds", "gate"),
+            ("fleet_budget_requests", "requests", "budget"),
+            ("fleet_budget_window_seconds", "window_seconds", "budget"))
+
+
+def differences(settings: Settings, gate: dict[str, Any], budget: dict[str, Any]
+                ) -> dict[str, dict[str, Any]]:
+    """The explicitly given settings (environment or file) whose value the fleet's differs
+    from. A window length counts only with its window (a count of requests)."""
+    given = settings.model_fields_set
+    rows = {"gate": gate, "budget": budget}
+    out: dict[str, dict[str, Any]] = {}
+    for name, column, which in COMPARED:
+        local = getattr(settings, name)
+        if name not in given or (name == "egress_window_seconds"
+                                 and settings.egress_window_requests is None) \
+                or (name == "fleet_budget_window_seconds"
+                    and settings.fleet_budget_requests is None):
+            continue
+        fleet = rows[which][column]
+        same = (local is None and fleet is None) or (
+            local is not None and fleet is not None and abs(float(local) - float(fleet)) < 1e-9)
+        if not same:
+            out[f"BF4PS_{name.upper()}"] = {"local": local, "fleet": fleet}
+    return out
+
+
+async def seed(conn: Conn, settings: Settings, me: CollectorRef) -> dict[str, dict[str, Any]]:
+    """Seed what is absent, compare the rest; the differences (already said)."""
+    by = f"collector {me.name} (seeded from its settings)"
+    async with conn.transaction():
+        gate = await one(conn, "gate_seed", {
+            "egress_key": me.egress_key, "min_interval": settings.egress_min_interval_seconds,
+            "window_requests": settings.egress_window_requests,
+            "window_seconds": settings.egress_window_seconds
+            if settings.egress_window_requests else None, "by": by})
+        if gate is not None:
+            await record_change(conn, "gate", me.egress_key, None, gate_view(gate), by,
+                                "first collector on this egress", **me.event_fields())
+        else:
+            gate = await one(conn, "gate_get", {"egress_key": me.egress_key})
+        if settings.fleet_budget_requests is not None:
+            seeded = await one(conn, "budget_seed", {
+                "requests": settings.fleet_budget_requests,
+                "window_seconds": settings.fleet_budget_window_seconds, "by": by})
+            if seeded is not None:
+                await record_change(conn, "budget", "fleet", None, budget_view(seeded), by,
+                                    "no fleet budget was ever configured", **me.event_fields())
+        budget = await one(conn, "budget_get")
+        assert gate is not None and budget is not None
+        diffs = differences(settings, gate, budget)
+        if diffs:
+            await events.record(conn, EventType.SETTINGS_MISMATCH, **me.event_fields(),
+                                lane=me.lane.value, details={"differences": diffs})
+    if float(gate["min_interval_seconds"]) <= settings.clock_skew_limit_seconds:
+        log.warning("collector %s: BF4PS_CLOCK_SKEW_LIMIT_SECONDS (%g) is not below egress %s's "
+                    "interval (%g s): a clock corrected between two checks could move a send "
+                    "by more than a whole interval; lower the bound", me.name,
+                    settings.clock_skew_limit_seconds, me.egress_key,
+                    float(gate["min_interval_seconds"]))
+    if diffs:
+        log.warning("collector %s: its settings differ from the fleet's, which it uses instead "
+                    "(`bf4ps gate set` / `bf4ps budget set` change the fleet's; remove these "
+                    "from this host's environment): %s", me.name, "; ".join(
+                        f"{k} {v['local']} (fleet: {v['fleet']})" for k, v in diffs.items()))
+    return diffs
