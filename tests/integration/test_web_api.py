@@ -110,6 +110,31 @@ async def test_soldier_page_and_api(client: httpx.AsyncClient, conn: Conn) -> No
     assert len(history["history"]) == 2
     points = history["history"]
     assert points[0]["fetched_at"] < points[1]["fetched_at"]  # oldest first
+    # BF4's own names, not slugs
+    for name in ("FAMAS", "SCAR-H", "F-35", "M416", "AK 5C", ".50 CAL"):
+        assert f">{name}</td>" in html, name
+    assert "weapon-history-chart" in html and "vehicle-history-chart" in html
+    assert "/static/vendor/uplot/uPlot.iife.min.js" in html
+
+
+async def test_history_has_a_point_per_collection(client: httpx.AsyncClient, conn: Conn) -> None:
+    sid = await seed_soldier(conn)
+    # three detailed collections wrote three changes; two more found nothing new
+    await conn.execute(
+        "INSERT INTO collection_events (event_type, occurred_at, soldier_id, resource) "
+        "SELECT 'succeeded', now() + make_interval(hours => h), %s, 'detailed' "
+        "FROM generate_series(1, 2) AS h", [sid])
+    points = (await client.get(f"/api/soldiers/pc/{PERSONA}/history")).json()["history"]
+    assert [p["changed"] for p in points] == [True, True, True, False, False]
+    assert points[3]["kills"] == points[4]["kills"] == points[2]["kills"]
+    assert points[2]["fetched_at"] < points[3]["fetched_at"] < points[4]["fetched_at"]
+    # a collection event whose change row exists is not counted twice
+    await conn.execute(
+        "INSERT INTO collection_events (event_type, occurred_at, soldier_id, resource) "
+        "SELECT 'succeeded', fetched_at + interval '1 second', soldier_id, 'detailed' "
+        "FROM detailed_stats_history WHERE soldier_id = %s", [sid])
+    again = (await client.get(f"/api/soldiers/pc/{PERSONA}/history")).json()["history"]
+    assert len(again) == 5
 
 
 async def test_a_soldier_without_stats_offers_collection_not_empty_widgets(

@@ -81,6 +81,7 @@ async def soldier_page(request: Request) -> Response:
         data = await soldier_view.page(conn, found)
     return render(request, "soldier.html", {
         "s": data, "chart": actions.plain(data["history"]), "platforms": PLATFORMS,
+        "weapon_chart": data["weapon_history"], "vehicle_chart": data["vehicle_history"],
         "weapons_html": tables.weapon_rows(data["weapons"]),
         "vehicles_html": tables.vehicle_rows(data["vehicles"]),
         "weapon_categories": sorted({w["category"] for w in data["weapons"]}),
