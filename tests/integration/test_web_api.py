@@ -239,6 +239,9 @@ async def test_search(client: httpx.AsyncClient, conn: Conn) -> None:
     html = (await client.get("/", params={"q": "theonly"})).text
     assert f'href="/soldiers/pc/{PERSONA}"' in html and "Refresh stats" in html
     assert "stats from " in html and "not collected yet" in html
+    assert "(2 matches)" in html and "K/D " in html and "SPM " in html
+    fan = html[html.index("TheOnlyBondFan"):]
+    assert ">Collect stats</button>" in fan and "Refresh stats" not in fan
     api_url = (await client.get("/api/search", params={"q": url})).json()
     assert api_url["kind"] == "url" and api_url["soldiers"][0]["collected_at"] is not None
     # the header's search box sends no platform: every platform's soldiers are listed, the
@@ -264,6 +267,53 @@ async def test_search(client: httpx.AsyncClient, conn: Conn) -> None:
     assert (await client.get("/search")).headers["location"] == "/"
     wildcard = (await client.get("/api/search", params={"q": "_"})).json()
     assert wildcard["soldiers"] == []  # '_' is a literal, not a LIKE wildcard
+
+
+async def test_search_counts_and_pages(client: httpx.AsyncClient, conn: Conn) -> None:
+    for i in range(45):
+        await make_soldier(conn, 5000 + i, name=f"Pager{i:02d}")
+    first = (await client.get("/api/search", params={"q": "pager"})).json()
+    assert (first["total"], first["pages"], len(first["soldiers"])) == (45, 3, 20)
+    third = (await client.get("/api/search", params={"q": "pager", "page": 3})).json()
+    assert [s["name"] for s in third["soldiers"]] == [f"Pager{i}" for i in range(40, 45)]
+    html = (await client.get("/", params={"q": "pager", "page": 2})).text
+    assert "(45 matches)" in html and "page 2 of 3" in html
+    assert 'href="/?q=pager&page=3"' in html and 'href="/?q=pager&page=1"' in html
+    assert "Pager20" in html and "Pager19" not in html
+    past = (await client.get("/", params={"q": "pager", "page": 9})).text
+    assert "No soldiers on page 9" in past
+    assert_4xx(await client.get("/", params={"q": "pager", "page": "0"}))
+
+
+async def test_home_page_discovery_and_leaderboards(client: httpx.AsyncClient,
+                                                    conn: Conn) -> None:
+    empty = (await client.get("/")).text
+    assert "No soldier collected yet" in empty and "Nobody BF4PS follows" in empty
+    await seed_soldier(conn)
+    await make_soldier(conn, 88, name="OnServerNow")
+    await conn.execute("UPDATE soldiers SET first_seen_at = now() - interval '1 minute', "
+                       "last_seen_at = now() - interval '1 minute' WHERE persona_id = 88")
+    low = await make_soldier(conn, 99, name="FewHours")
+    await conn.execute(
+        "INSERT INTO detailed_stats_current (soldier_id, fetched_at, kills, deaths, skill, "
+        "score_per_minute, time_played_seconds) VALUES (%s, now(), 90000, 1, 999, 9999, 3600)",
+        [low])
+    html = (await client.get("/")).text
+    recent = html[html.index('id="recently-collected"'):html.index('id="leaderboards"')]
+    assert "TheOnlyBond" in recent and "FewHours" in recent
+    playing = html[html.index('id="playing-now"'):html.index('id="recently-collected"')]
+    assert "OnServerNow" in playing and "TheOnlyBond" not in playing
+    boards = html[html.index('id="leaderboards"'):]
+    for board in ("spm", "kd", "skill", "kills"):
+        table = boards[boards.index(f'id="board-{board}"'):]
+        table = table[:table.index("</table>")]
+        assert "TheOnlyBond" in table and "FewHours" not in table, board  # 10 h minimum
+    assert "TheOnlyBond" not in (await client.get("/", params={"platform": "ps4"})).text.split(
+        'id="leaderboards"')[1]
+    full = await client.get("/leaderboards", params={"platform": "pc", "by": "kd"})
+    assert full.status_code == 200 and "TheOnlyBond" in full.text and "FewHours" not in full.text
+    assert_4xx(await client.get("/leaderboards", params={"by": "deaths"}))
+    assert_4xx(await client.get("/leaderboards", params={"platform": "n64"}))
 
 
 async def test_submit_through_the_form(client: httpx.AsyncClient, conn: Conn) -> None:

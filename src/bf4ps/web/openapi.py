@@ -82,7 +82,9 @@ def _request_paths() -> dict[str, Any]:
                    "Name or Battlelog soldier URL", required=True),
             _param("platform", "query", {"type": "string", "enum": PLATFORMS}, "Platform"),
             _param("limit", "query", {"type": "integer", "minimum": 1, "maximum": 50},
-                   "At most this many soldiers")], (422,)),
+                   "At most this many soldiers (a page)"),
+            _param("page", "query", {"type": "integer", "minimum": 1, "maximum": 50},
+                   "Page of the matches, 1 first")], (422,)),
         "/api/requests": {"post": {
             "summary": "Ask for a fresh collection (coalesced into interactive work)",
             "requestBody": {"required": True,

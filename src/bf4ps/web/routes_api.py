@@ -44,9 +44,10 @@ async def search(request: Request) -> Response:
                        field="q")
     platform = platform_query(request)
     limit = int_query(request, "limit", default=20, lo=1, hi=50)
+    page = int_query(request, "page", default=1, lo=1, hi=50)
     try:
         async with db(request) as conn:
-            return ApiJSON(await actions.search(conn, text, platform, limit))
+            return ApiJSON(await actions.search(conn, text, platform, page, limit))
     except InputError as exc:
         raise from_input(exc) from None
 

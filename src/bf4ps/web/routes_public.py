@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from starlette.requests import Request
@@ -11,35 +12,58 @@ from starlette.routing import Route
 from bf4ps.domain import Platform
 from bf4ps.interactive.inputs import InputError
 from bf4ps.interactive.status import request_status
+from bf4ps.stats import discovery
 from bf4ps.web import actions, soldier_view, tables
 from bf4ps.web.errors import WebError
-from bf4ps.web.params import form, form_text, platform_query, query, soldier_path, uuid_path
+from bf4ps.web.params import (
+    form,
+    form_text,
+    int_query,
+    platform_query,
+    query,
+    soldier_path,
+    uuid_path,
+)
 from bf4ps.web.security import CSRF_FIELD
 from bf4ps.web.state import db, render, state_of
 
 PLATFORMS = [p.value for p in Platform]
+PLAYING_WINDOW = timedelta(hours=1)  # "playing now": seen on a server by BF4SW this recently
 
 
 def _index(request: Request, *, status: int = 200, headers: dict[str, str] | None = None,
            **context: Any) -> Response:
     # platform "": all platforms (the search's default; a lookup then asks for one)
     ctx = {"platforms": PLATFORMS, "q": "", "platform": "", "result": None, "error": None,
-           **context}
+           "recent": [], "playing": [], "boards": {}, **context}
     return render(request, "index.html", ctx, status=status, headers=headers)
+
+
+async def _discovery(request: Request, platform: Platform | None) -> dict[str, Any]:
+    """The home page without a search: who was collected lately, who plays now, the boards."""
+    board_platform = platform or Platform.PC
+    async with db(request) as conn:
+        recent = await discovery.recently_collected(conn, 10)
+        playing = await discovery.playing_now(conn, datetime.now(UTC) - PLAYING_WINDOW, 10)
+        boards = {b: await discovery.leaderboard(conn, b, board_platform, 1, 10)
+                  for b in discovery.Board}
+    return {"recent": recent, "playing": playing, "boards": boards,
+            "board_platform": board_platform.value}
 
 
 async def index(request: Request) -> Response:
     try:
         text = query(request, "q", max_len=300)
         platform = platform_query(request)
+        page = int_query(request, "page", default=1, lo=1, hi=50)
     except WebError as exc:
         return _index(request, status=exc.status, error=exc.message)
     chosen = platform.value if platform else ""
     if text is None:
-        return _index(request, platform=chosen)
+        return _index(request, platform=chosen, **await _discovery(request, platform))
     try:
         async with db(request) as conn:
-            result = await actions.search(conn, text, platform)
+            result = await actions.search(conn, text, platform, page)
     except InputError as exc:
         return _index(request, status=422, error=exc.message, q=text, platform=chosen)
     if result["kind"] == "url" and result["soldiers"]:
@@ -88,6 +112,24 @@ async def soldier_page(request: Request) -> Response:
         "vehicle_categories": sorted({v["category"] for v in data["vehicles"]})})
 
 
+async def leaderboards(request: Request) -> Response:
+    """/leaderboards?platform=pc&by=kd&page=2: one board, 25 soldiers a page."""
+    platform = platform_query(request) or Platform.PC
+    raw = query(request, "by", max_len=10) or discovery.Board.SPM.value
+    try:
+        board = discovery.Board(raw)
+    except ValueError:
+        raise WebError(422, "parameter 'by' must be one of: " + ", ".join(discovery.Board),
+                       field="by") from None
+    page = int_query(request, "page", default=1, lo=1, hi=400)
+    async with db(request) as conn:
+        found = await discovery.leaderboard(conn, board, platform, page)
+    return render(request, "leaderboards.html", {
+        "platforms": PLATFORMS, "platform": platform.value, "board": board,
+        "boards": list(discovery.Board), "found": found,
+        "min_hours": discovery.BOARD_MIN_SECONDS // 3600})
+
+
 async def search_alias(request: Request) -> Response:
     """/search?q=…, the address people guess: the search lives at /?q=…."""
     qs = request.url.query
@@ -97,6 +139,7 @@ async def search_alias(request: Request) -> Response:
 ROUTES = [
     Route("/", index, methods=["GET"]),
     Route("/search", search_alias, methods=["GET"]),
+    Route("/leaderboards", leaderboards, methods=["GET"]),
     Route("/requests", submit_form, methods=["POST"]),
     Route("/requests/{request_id}", request_page, methods=["GET"]),
     Route("/soldiers/{platform}/{persona_id}", soldier_page, methods=["GET"]),
