@@ -22,6 +22,7 @@ from bf4ps.battlelog.parse_weapons import parse_weapons
 from bf4ps.db.connect import Conn, open_pool
 from bf4ps.domain import Lane, Platform
 from bf4ps.interactive.submit import Limits
+from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.settings import Settings
 from bf4ps.stats.items import write_vehicles, write_weapons
@@ -33,6 +34,7 @@ from tests.helpers import count, interactive_gate, make_collector, make_soldier
 DATA = Path(__file__).resolve().parents[2] / "src" / "bf4ps" / "sim" / "battlelog" / "data"
 PERSONA = 1003662931478
 OPS = ("operator", "s3cret-pass")
+SETTINGS_POLICY_MIN_AGE = Policy().interactive_min_age_seconds
 SETTINGS = Settings(ops_username=OPS[0], ops_password=OPS[1], secret_key="test-key")  # type: ignore[arg-type]
 
 
@@ -314,6 +316,21 @@ async def test_home_page_discovery_and_leaderboards(client: httpx.AsyncClient,
     assert full.status_code == 200 and "TheOnlyBond" in full.text and "FewHours" not in full.text
     assert_4xx(await client.get("/leaderboards", params={"by": "deaths"}))
     assert_4xx(await client.get("/leaderboards", params={"platform": "n64"}))
+
+
+async def test_a_fresh_soldier_says_when_it_becomes_refreshable(client: httpx.AsyncClient,
+                                                                 conn: Conn) -> None:
+    await seed_soldier(conn)
+    r = await client.post("/api/requests", json={"platform": "pc", "persona_id": PERSONA})
+    assert r.status_code == 202 and r.json()["status"] == "done"
+    api = (await client.get(r.json()["api_url"])).json()
+    collected = min(datetime.fromisoformat(x["last_success_at"]) for x in api["resources"])
+    refreshable = datetime.fromisoformat(api["refreshable_at"])
+    assert (refreshable - collected).total_seconds() == pytest.approx(
+        SETTINGS_POLICY_MIN_AGE, abs=1)
+    html = (await client.get(r.json()["status_url"])).text
+    assert "Nothing to collect" in html and "A refresh becomes possible" in html
+    assert re.search(r'id="refreshable-at"[^>]*>in \d+ (min|h)', html), html
 
 
 async def test_submit_through_the_form(client: httpx.AsyncClient, conn: Conn) -> None:

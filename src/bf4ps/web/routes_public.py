@@ -9,12 +9,14 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from bf4ps import policy as policy_mod
 from bf4ps.domain import Platform
 from bf4ps.interactive.inputs import InputError
 from bf4ps.interactive.status import request_status
 from bf4ps.stats import discovery
 from bf4ps.web import actions, soldier_view, tables
 from bf4ps.web.errors import WebError
+from bf4ps.web.format import ago
 from bf4ps.web.params import (
     form,
     form_text,
@@ -89,10 +91,29 @@ async def submit_form(request: Request) -> Response:
 async def request_page(request: Request) -> Response:
     request_id = uuid_path(request)
     async with db(request) as conn:
-        st = await request_status(conn, request_id, state_of(request).gate)
+        policy = await policy_mod.load(conn)
+        st = await request_status(conn, request_id, state_of(request).gate,
+                                  policy.interactive_min_age_seconds)
     if st is None:
         raise WebError(404, "no such request")
-    return render(request, "request.html", {"req": st.as_dict(), "is_open": st.is_open})
+    refreshable_in = (ago(st.refreshable_at, st.now) if st.refreshable_at is not None
+                      and st.refreshable_at > st.now else "now")
+    return render(request, "request.html", {"req": st.as_dict(), "is_open": st.is_open,
+                                            "step_names": STEP_NAMES,
+                                            "progress_word": progress_word,
+                                            "refreshable_in": refreshable_in})
+
+
+STEP_NAMES = {"lookup": "find the soldier on Battlelog", "detailed": "detailed stats",
+              "profile": "profile", "weapons": "weapons", "vehicles": "vehicles"}
+JOB_WORDS = {"pending": "waiting", "claimed": "next", "running": "collecting now"}
+
+
+def progress_word(r: dict[str, Any]) -> str:
+    """One resource's progress as the request page says it (app.js says the same)."""
+    if r["job_status"]:
+        return str(JOB_WORDS.get(r["job_status"], r["job_status"]))
+    return "done" if r["state_status"] == "current" else "–"
 
 
 async def soldier_page(request: Request) -> Response:

@@ -10,28 +10,6 @@ SELECT soldier_id, persona_id, platform, current_name, battlelog_user_id, first_
 FROM soldiers
 WHERE persona_id = %(persona_id)s AND platform = %(platform)s
 
--- name: web_search_names
--- Known soldiers whose current or a former name starts with the query (a LIKE prefix with its
--- wildcards escaped by the caller); exact matches first.
-SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
-       lower(s.current_name) = %(exact)s AS exact,
-       (SELECT max(cs.last_success_at) FROM collection_state cs
-        WHERE cs.soldier_id = s.soldier_id) AS collected_at
-FROM soldiers s
-WHERE s.soldier_id IN (
-        (SELECT soldier_id FROM soldiers WHERE lower(current_name) = %(exact)s LIMIT 20)
-        UNION
-        (SELECT soldier_id FROM soldiers
-         WHERE lower(current_name) LIKE %(prefix)s ESCAPE '\'
-         LIMIT 200)
-        UNION
-        (SELECT soldier_id FROM soldier_names
-         WHERE lower(name) LIKE %(prefix)s ESCAPE '\'
-         LIMIT 200))
-  AND (%(platform)s::text IS NULL OR s.platform = %(platform)s)
-ORDER BY exact DESC, lower(s.current_name), s.platform, s.persona_id
-LIMIT %(limit)s
-
 -- name: web_collected_at
 SELECT max(last_success_at) AS collected_at FROM collection_state
 WHERE soldier_id = %(soldier_id)s

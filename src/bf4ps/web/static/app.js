@@ -85,6 +85,36 @@
       else if (doneEl) doneEl.textContent = "–";
     }
 
+    var STEPS = { lookup: "find the soldier on Battlelog", detailed: "detailed stats",
+                  profile: "profile", weapons: "weapons", vehicles: "vehicles" };
+    var WORDS = { pending: "waiting", claimed: "next", running: "collecting now" };
+    function word(r) {
+      var w = r.job_status ? (WORDS[r.job_status] || r.job_status) : (r.state_status === "current" ? "done" : "–");
+      return r.attempts > 1 ? w + " (attempt " + r.attempts + ")" : w;
+    }
+    // a look-up's chain grows once the soldier is found: one row per step, added as they come
+    function showSteps(resources) {
+      var body = document.querySelector("#req-resources tbody");
+      if (!body) return;
+      resources.forEach(function (r) {
+        var row = body.querySelector('tr[data-resource="' + r.resource + '"]');
+        if (!row) {
+          row = document.createElement("tr");
+          row.setAttribute("data-resource", r.resource);
+          ["name", "job", "when", "muted note"].forEach(function (c) {
+            var td = document.createElement("td");
+            td.className = c;
+            row.appendChild(td);
+          });
+          row.cells[0].textContent = STEPS[r.resource] || r.resource;
+          body.appendChild(row);
+        }
+        row.cells[1].textContent = word(r);
+        row.cells[2].textContent = r.last_success_at ? r.last_success_at.substring(0, 19).replace("T", " ") + " UTC" : "–";
+        row.cells[3].textContent = r.job_error_class ? "retrying after a " + r.job_error_class + " error" : "";
+      });
+    }
+
     function poll() {
       fetch(api, { headers: { Accept: "application/json" }, credentials: "same-origin" })
         .then(function (r) { return r.ok ? r.json() : null; })
@@ -101,10 +131,7 @@
           doneAt = d.estimated_done_at ? Date.parse(d.estimated_done_at) : null;
           sent = d.first_request_at || null;
           serving = d.collector_serving !== false;
-          (d.resources || []).forEach(function (r) {
-            var row = document.querySelector('#req-resources tr[data-resource="' + r.resource + '"] td.job');
-            if (row) row.textContent = r.job_status || (r.state_status === "current" ? "done" : "–");
-          });
+          showSteps(d.resources || []);
           tick();
         })
         .catch(function () { /* keep polling */ });
