@@ -44,7 +44,14 @@ def test_the_demo_summary_reads_as_text() -> None:
         "requests": {"total": 132}, "duration_seconds": 47.2,
         "coverage": {"collected_end": {"detailed": 38, "profile": 38, "weapons": 18,
                                        "vehicles": 0}},
-        "budget": {"use": 0.731}, "violations": {"per_ip": 0, "fleet": 0}})
+        "outcomes": {"failures": {"total": 3, "by_error_class": {"malformed": 2, "server": 1}},
+                     "retries_scheduled": 3, "unavailable": 0,
+                     "throttles": {"egress_cooldowns": 0, "throttled_answers": 0}},
+        "budget": {"use": 0.731, "capacity_requests": 181, "egresses": 5,
+                   "egresses_with_work": ["demo-egress-01", "demo-egress-02"]},
+        "violations": {"per_ip": 0, "fleet": 0}})
     assert line == ("summary: 132 Battlelog requests in 47 s; collected (current): detailed 38, "
-                    "profile 38, weapons 18, vehicles 0; budget use 73 %; violations: 0 per IP, "
-                    "0 fleet")
+                    "profile 38, weapons 18, vehicles 0; failed attempts 3 (malformed 2, "
+                    "server 1), retries scheduled 3, parked 0, throttles 0 answers / 0 egress "
+                    "cool-downs; budget use 73 % of 181 requests (2 of 5 egresses had work); "
+                    "violations: 0 per IP, 0 fleet")
