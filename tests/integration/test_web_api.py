@@ -114,7 +114,7 @@ async def test_soldier_page_and_api(client: httpx.AsyncClient, conn: Conn) -> No
     assert points[0]["fetched_at"] < points[1]["fetched_at"]  # oldest first
     # BF4's own names, not slugs
     for name in ("FAMAS", "SCAR-H", "F-35", "M416", "AK 5C", ".50 CAL"):
-        assert f">{name}</td>" in html, name
+        assert f'">{name}<span class="cat-under">' in html, name
     assert "weapon-history-chart" in html and "vehicle-history-chart" in html
     assert "/static/vendor/uplot/uPlot.iife.min.js" in html
 
@@ -189,7 +189,7 @@ async def test_the_console_shows_what_each_collector_is_collecting(
         who = finder if "name" in body else busy
         assert await qclaim.claim(conn, who, 60) is not None
     page = (await client.get("/ops", auth=OPS)).text
-    assert '<a class="job-soldier" href="/soldiers/ps4/81">81</a>' in page
+    assert '<a class="job-soldier" href="/soldiers/ps4/81">Holder</a> 81' in page
     assert "lookup" in page and "Seeker.One" in page
     fleet = {c["name"]: c["current_job"]
              for c in (await client.get("/api/ops/fleet", auth=OPS)).json()["collectors"]}
@@ -483,6 +483,25 @@ async def test_ops_console_and_api(client: httpx.AsyncClient, conn: Conn,
 
 
 # ---------------------------------------------------------------- health, metrics, openapi
+async def test_the_event_log_names_soldiers_and_filters_by_name(
+        client: httpx.AsyncClient, conn: Conn) -> None:
+    await make_soldier(conn, 81, Platform.PS4, name="Holder")
+    await make_soldier(conn, 82, Platform.PC, name="Other")
+    for persona in (81, 82):
+        platform = "ps4" if persona == 81 else "pc"
+        assert (await client.post("/api/requests", json={
+            "platform": platform, "persona_id": persona})).status_code == 202
+    page = (await client.get("/ops/events", params={"name": "holder"}, auth=OPS)).text
+    assert '<a href="/soldiers/ps4/81">Holder</a> <span class="muted small">81 ps4</span>' in page
+    assert "Other" not in page.split('id="events"')[1]
+    api = (await client.get("/api/ops/events", params={"name": "HOLDER"}, auth=OPS)).json()
+    assert api["events"] and {e["soldier_name"] for e in api["events"]} == {"Holder"}
+    empty = (await client.get("/ops/events", params={"name": "Nobody"}, auth=OPS)).text
+    assert "No events match (name Nobody)." in empty
+    bad = await client.get("/ops/events", params={"name": "no spaces"}, auth=OPS)
+    assert bad.status_code == 422 and "soldier names are" in bad.text
+
+
 async def test_healthz_metrics_openapi(client: httpx.AsyncClient, conn: Conn,
                                        pool: AsyncConnectionPool[Conn]) -> None:
     await seed_soldier(conn)

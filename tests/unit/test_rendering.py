@@ -21,6 +21,12 @@ def test_a_soldier_resource_event() -> None:
                     "(attempt 1, HTTP 200, 593 ms)")
 
 
+def test_an_event_names_its_soldier() -> None:
+    line = render(event(event_type="failed", resource="detailed", persona_id=42, platform="ps4",
+                        soldier_name="TheOnlyBond", error_class="server"))
+    assert line.endswith("ia1: failed detailed of TheOnlyBond (42/ps4) (server)")
+
+
 def test_a_lookup_names_its_job_and_platform() -> None:
     """A lookup has no persona yet: it used to read 'ia1: started (attempt 1, ...)'."""
     line = render(event(event_type="started", resource="lookup", job_id=355, platform="pc",

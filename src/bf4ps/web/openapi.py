@@ -104,6 +104,8 @@ def _ops_paths() -> dict[str, Any]:
     events_params = [
         _param("persona_id", "query", {"type": "integer", "minimum": 1,
                                        "maximum": 2**63 - 1}, "Persona id"),
+        _param("name", "query", {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}$"},
+               "Soldier name (current or former, any case)"),
         _param("platform", "query", {"type": "string", "enum": PLATFORMS}, "Platform"),
         _param("collector", "query", {"type": "string", "maxLength": 63}, "Collector name"),
         _param("resource", "query", {"type": "string", "enum": [
