@@ -131,7 +131,8 @@ LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: web_search_page
 -- One page of the search: soldiers whose current or a former name starts with the query (a LIKE
--- prefix, wildcards escaped by the caller), exact matches first, then by name. Each name index
+-- prefix, wildcards escaped by the caller), exact matches first, then by name (byte order, as
+-- the name indexes keep it). Each name index
 -- is read in its own order for at most 1,000 candidates (`total` then says "1,000 or more"), so
 -- a page costs the same for "a" at 1M soldiers as for a rare name. With a stats preview.
 WITH cand AS (
@@ -147,7 +148,7 @@ WITH cand AS (
            lower(s.current_name) = %(exact)s AS exact, count(*) OVER () AS total
     FROM cand JOIN soldiers s ON s.soldier_id = cand.soldier_id
     WHERE %(platform)s::text IS NULL OR s.platform = %(platform)s
-    ORDER BY exact DESC, lower(s.current_name), s.platform, s.persona_id
+    ORDER BY exact DESC, lower(s.current_name) USING ~<~, s.platform, s.persona_id
     LIMIT %(limit)s OFFSET %(offset)s
 )
 SELECT l.*, d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
@@ -155,5 +156,5 @@ SELECT l.*, d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_playe
         WHERE cs.soldier_id = l.soldier_id) AS collected_at
 FROM listed l
 LEFT JOIN detailed_stats_current d ON d.soldier_id = l.soldier_id
-ORDER BY l.exact DESC, lower(l.current_name), l.platform, l.persona_id
+ORDER BY l.exact DESC, lower(l.current_name) USING ~<~, l.platform, l.persona_id
 
