@@ -39,18 +39,13 @@ def demo(ctx: click.Context, soldiers: int, collectors: int, duration: float | N
 
 
 def render_summary(result: dict[str, Any]) -> str:
-    from bf4ps.demo.show import outcome_text
+    from bf4ps.demo.show import budget_text, outcome_text
 
     collected = ", ".join(f"{k} {v}" for k, v in result["coverage"]["collected_end"].items())
     violations = result["violations"]
-    budget = result["budget"]
-    use = budget["use"]
-    busy = len(budget["egresses_with_work"])
     return (f"summary: {result['requests']['total']} Battlelog requests in "
             f"{result['duration_seconds']:.0f} s; collected (current): {collected or 'none'}; "
-            f"{outcome_text(result['outcomes'])}; budget use "
-            f"{'n/a' if use is None else f'{100 * use:.0f} %'} of {budget['capacity_requests']}"
-            f" requests ({busy} of {budget['egresses']} egresses had work); violations: "
+            f"{outcome_text(result['outcomes'])}; {budget_text(result['budget'])}; violations: "
             f"{violations['per_ip']} per IP, {violations['fleet']} fleet")
 
 

@@ -58,6 +58,14 @@ async def outcomes(conn: Conn, since: datetime) -> dict[str, Any]:
                           "throttled_answers": int(row.get("throttled_answers") or 0)}}
 
 
+def budget_use(capacity: Capacity, seconds: float, sim: dict[str, Any]) -> dict[str, Any]:
+    """The capacity over `seconds` and the share of it the simulator saw used."""
+    budget = capacity.of(seconds, sim.get("by_ip") or {})
+    cap = budget["capacity_requests"]
+    budget["use"] = round(sim["requests_total"] / cap, 3) if cap else None
+    return budget
+
+
 def collected(coverage: dict[str, dict[str, int]]) -> dict[str, int]:
     return {r: c.get("current", 0) for r, c in coverage.items()}
 
@@ -72,9 +80,6 @@ def summary(start: dict[str, Any] | None, end: dict[str, Any] | None, *, seconds
     """The run's summary; `start`/`end` None when it stopped before the first snapshot."""
     first, last = start or {}, end or start or {}
     sim = last.get("sim") or EMPTY_SIM
-    budget = capacity.of(seconds, sim.get("by_ip") or {})
-    cap = budget["capacity_requests"]
-    budget["use"] = round(sim["requests_total"] / cap, 3) if cap else None
     return {
         "duration_seconds": round(seconds, 1),
         "url": url,
@@ -87,7 +92,7 @@ def summary(start: dict[str, Any] | None, end: dict[str, Any] | None, *, seconds
         "outcomes": happened or {"failures": {"total": 0, "by_error_class": {}},
                                  "retries_scheduled": 0, "unavailable": 0,
                                  "throttles": {"egress_cooldowns": 0, "throttled_answers": 0}},
-        "budget": budget,
+        "budget": budget_use(capacity, seconds, sim),
         "violations": {"per_ip": sim["violations"]["total"],
                        "fleet": sim["fleet"]["violations"]},
     }

@@ -217,7 +217,9 @@ class Demo:
                 if snap is not None:
                     first, last = first or snap, snap
                     happened = await figures.outcomes(conn, self.since)
-                    show.update(last, time.monotonic() - self.began, children.dead(), happened)
+                    elapsed = time.monotonic() - self.began
+                    budget = figures.budget_use(self.capacity, elapsed, snap["sim"])
+                    show.update(last, elapsed, children.dead(), {**happened, "budget": budget})
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.stop.wait(), 2.0)
             # the summary comes from the last good readings: after Ctrl-C the simulator (in

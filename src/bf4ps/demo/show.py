@@ -61,7 +61,8 @@ class Progress:
         sim = snap["sim"]
         t.caption = (f"Battlelog requests {sim['requests_total']}, counted in the last minute "
                      f"{snap['counted_recent']}; violations seen by the simulator: "
-                     f"{sim['violations']['total']}\n{outcome_text(happened)}"
+                     f"{sim['violations']['total']}\n{outcome_text(happened)}\n"
+                     f"{budget_text(happened['budget'])}"
                      + (f"; exited: {', '.join(dead)}" if dead else ""))
         return t
 
@@ -75,3 +76,11 @@ def outcome_text(happened: dict[str, Any]) -> str:
             + f", retries scheduled {happened['retries_scheduled']}, parked "
             f"{happened['unavailable']}, throttles {throttles['throttled_answers']} answers / "
             f"{throttles['egress_cooldowns']} egress cool-downs")
+
+
+def budget_text(budget: dict[str, Any]) -> str:
+    """'budget use 88 % of 252 requests (4 of 5 egresses had work)'."""
+    use = budget["use"]
+    return (f"budget use {'n/a' if use is None else f'{100 * use:.0f} %'} of "
+            f"{budget['capacity_requests']} requests ({len(budget['egresses_with_work'])} of "
+            f"{budget['egresses']} egresses had work)")
