@@ -166,6 +166,8 @@ def _schemas() -> dict[str, Any]:
                               "estimated_start_at": DATE, "estimated_done_at": DATE,
                               "eta_at": DATE,
                               "first_request_at": DATE,
+                              "refreshable_at": {**DATE, "description": (
+                                  "nothing was due: when a refresh would collect again")},
                               "resources": {"type": "array", "items": OBJECT}}},
         "SoldierOverview": {"type": "object", "required": ["soldier", "headline", "freshness"],
                             "properties": {"soldier": OBJECT, "headline": OBJECT,
