@@ -89,45 +89,58 @@ LIMIT %(limit)s
 
 -- name: web_board_spm
 -- Leaderboards: one platform's soldiers with at least 10 hours played, best first, read in
--- index order (migration 0011's partial indexes; the predicate repeats the index's).
+-- index order (migration 0011's partial indexes; the predicate repeats the index's). The page
+-- is cut from detailed_stats_current alone; only its rows are joined to their soldiers.
 SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
        d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
        d.fetched_at AS collected_at
-FROM detailed_stats_current d
+FROM (SELECT d.soldier_id, d.rank, d.skill, d.kills, d.deaths, d.score_per_minute,
+             d.time_played_seconds, d.fetched_at
+      FROM detailed_stats_current d
+      WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000
+      ORDER BY d.score_per_minute DESC NULLS LAST, d.soldier_id
+      LIMIT %(limit)s OFFSET %(offset)s) AS d
 JOIN soldiers s ON s.soldier_id = d.soldier_id
-WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000
 ORDER BY d.score_per_minute DESC NULLS LAST, d.soldier_id
-LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: web_board_kd
 SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
        d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
        d.fetched_at AS collected_at
-FROM detailed_stats_current d
+FROM (SELECT d.soldier_id, d.rank, d.skill, d.kills, d.deaths, d.score_per_minute,
+             d.time_played_seconds, d.fetched_at
+      FROM detailed_stats_current d
+      WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000 AND d.deaths > 0
+      ORDER BY (d.kills::double precision / d.deaths) DESC NULLS LAST, d.soldier_id
+      LIMIT %(limit)s OFFSET %(offset)s) AS d
 JOIN soldiers s ON s.soldier_id = d.soldier_id
-WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000 AND d.deaths > 0
 ORDER BY (d.kills::double precision / d.deaths) DESC NULLS LAST, d.soldier_id
-LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: web_board_skill
 SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
        d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
        d.fetched_at AS collected_at
-FROM detailed_stats_current d
+FROM (SELECT d.soldier_id, d.rank, d.skill, d.kills, d.deaths, d.score_per_minute,
+             d.time_played_seconds, d.fetched_at
+      FROM detailed_stats_current d
+      WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000
+      ORDER BY d.skill DESC NULLS LAST, d.soldier_id
+      LIMIT %(limit)s OFFSET %(offset)s) AS d
 JOIN soldiers s ON s.soldier_id = d.soldier_id
-WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000
 ORDER BY d.skill DESC NULLS LAST, d.soldier_id
-LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: web_board_kills
 SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
        d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
        d.fetched_at AS collected_at
-FROM detailed_stats_current d
+FROM (SELECT d.soldier_id, d.rank, d.skill, d.kills, d.deaths, d.score_per_minute,
+             d.time_played_seconds, d.fetched_at
+      FROM detailed_stats_current d
+      WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000
+      ORDER BY d.kills DESC NULLS LAST, d.soldier_id
+      LIMIT %(limit)s OFFSET %(offset)s) AS d
 JOIN soldiers s ON s.soldier_id = d.soldier_id
-WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000
 ORDER BY d.kills DESC NULLS LAST, d.soldier_id
-LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: web_search_page
 -- One page of the search: soldiers whose current or a former name starts with the query (a LIKE
