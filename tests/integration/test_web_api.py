@@ -137,6 +137,8 @@ async def test_history_has_a_point_per_collection(client: httpx.AsyncClient, con
         "FROM detailed_stats_history WHERE soldier_id = %s", [sid])
     again = (await client.get(f"/api/soldiers/pc/{PERSONA}/history")).json()["history"]
     assert len(again) == 5
+    page = (await client.get(f"/soldiers/pc/{PERSONA}")).text
+    assert "A point per collection (5)" in page
 
 
 async def test_a_soldier_without_stats_offers_collection_not_empty_widgets(

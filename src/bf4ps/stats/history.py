@@ -7,9 +7,10 @@ carrying the previous values forward, so a soldier collected ten times shows ten
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
@@ -19,6 +20,7 @@ from bf4ps.stats.read import HistoryPoint, detailed_history
 
 FETCH_TO_SUCCESS = timedelta(minutes=15)  # a fetch's success event follows within a lease
 T = TypeVar("T", bound="HistoryPoint | WeaponPoint | VehiclePoint")
+P = TypeVar("P", bound="WeaponPoint | VehiclePoint")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +54,7 @@ class ItemSeries:
 
     item_id: int
     name: str
-    points: tuple[WeaponPoint, ...] | tuple[VehiclePoint, ...]
+    points: tuple[WeaponPoint | VehiclePoint, ...]
 
 
 def per_collection(changes: list[T], collected: list[datetime]) -> list[T]:
@@ -89,36 +91,53 @@ async def detailed_series(conn: Conn, soldier_id: int, limit: int = 100) -> list
     return per_collection(sorted(changes, key=lambda p: p.fetched_at), collected)[-limit:]
 
 
-async def weapon_series(conn: Conn, soldier_id: int, items: int = 12,
-                        limit: int = 100) -> list[ItemSeries]:
-    """The most-used weapons' histories, one point per weapons collection."""
-    cur = await conn.execute(q("weapon_history_of"), {"soldier_id": soldier_id,
-                                                      "items": items, "limit": limit})
-    rows = await cur.fetchall()
-    collected = await collection_times(conn, soldier_id, Resource.WEAPONS, limit)
-    grouped: dict[int, tuple[str, list[WeaponPoint]]] = {}
+def weapon_point(r: dict[str, Any]) -> WeaponPoint:
+    return WeaponPoint(r["fetched_at"], r["kills"], r["shots_fired"], r["shots_hit"],
+                       r["time_equipped_seconds"])
+
+
+def vehicle_point(r: dict[str, Any]) -> VehiclePoint:
+    return VehiclePoint(r["fetched_at"], r["kills"], r["time_in_seconds"], r["destroy_x_in_y"])
+
+
+def item_series(rows: list[dict[str, Any]], id_key: str, point: Callable[[dict[str, Any]], P],
+                collected: list[datetime]) -> list[ItemSeries]:
+    """Per item (in the rows' order: most kills first), its points, one per collection."""
+    grouped: dict[int, tuple[str, list[P]]] = {}
     for r in rows:
-        name = display_name(r["name"], r["slug"])
-        grouped.setdefault(r["weapon_id"], (name, []))[1].append(WeaponPoint(
-            r["fetched_at"], r["kills"], r["shots_fired"], r["shots_hit"],
-            r["time_equipped_seconds"]))
-    return [ItemSeries(item_id, name, tuple(per_collection(sorted(
-        points, key=lambda p: p.fetched_at), collected)))
+        grouped.setdefault(r[id_key], (display_name(r["name"], r["slug"]), []))[1].append(
+            point(r))
+    return [ItemSeries(item_id, name, tuple(per_collection(
+        sorted(points, key=lambda p: p.fetched_at), collected)))
         for item_id, (name, points) in grouped.items()]
 
 
-async def vehicle_series(conn: Conn, soldier_id: int, items: int = 12,
-                         limit: int = 100) -> list[ItemSeries]:
-    """The most-used vehicles' histories, one point per vehicles collection."""
-    cur = await conn.execute(q("vehicle_history_of"), {"soldier_id": soldier_id,
-                                                       "items": items, "limit": limit})
-    rows = await cur.fetchall()
-    collected = await collection_times(conn, soldier_id, Resource.VEHICLES, limit)
-    grouped: dict[int, tuple[str, list[VehiclePoint]]] = {}
-    for r in rows:
-        name = display_name(r["name"], r["slug"])
-        grouped.setdefault(r["vehicle_id"], (name, []))[1].append(VehiclePoint(
-            r["fetched_at"], r["kills"], r["time_in_seconds"], r["destroy_x_in_y"]))
-    return [ItemSeries(item_id, name, tuple(per_collection(sorted(
-        points, key=lambda p: p.fetched_at), collected)))
-        for item_id, (name, points) in grouped.items()]
+@dataclass(frozen=True, slots=True)
+class PageSeries:
+    """Everything the soldier page charts."""
+
+    detailed: list[HistoryPoint]
+    weapons: list[ItemSeries]
+    vehicles: list[ItemSeries]
+
+
+async def page_series(conn: Conn, soldier_id: int, items: int = 12,
+                      limit: int = 100) -> PageSeries:
+    """The headline, weapon and vehicle histories: six reads sent in one pipeline."""
+    sid = {"soldier_id": soldier_id, "limit": limit}
+    async with conn.pipeline():
+        changes = await conn.execute(q("detailed_history_of"), sid)
+        weapons = await conn.execute(q("weapon_history_of"), {**sid, "items": items})
+        vehicles = await conn.execute(q("vehicle_history_of"), {**sid, "items": items})
+        times = {r: await conn.execute(q("collections_of"), {**sid, "resource": r.value})
+                 for r in (Resource.DETAILED, Resource.WEAPONS, Resource.VEHICLES)}
+    collected = {r: [row["collected_at"] for row in await cur.fetchall()]
+                 for r, cur in times.items()}
+    points = sorted((HistoryPoint(**row) for row in await changes.fetchall()),
+                    key=lambda p: p.fetched_at)
+    return PageSeries(
+        detailed=per_collection(points, collected[Resource.DETAILED])[-limit:],
+        weapons=item_series(await weapons.fetchall(), "weapon_id", weapon_point,
+                            collected[Resource.WEAPONS]),
+        vehicles=item_series(await vehicles.fetchall(), "vehicle_id", vehicle_point,
+                             collected[Resource.VEHICLES]))

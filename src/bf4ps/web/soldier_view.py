@@ -197,10 +197,10 @@ async def page(conn: Conn, s: Soldier) -> dict[str, Any]:
     data = await overview(conn, s)
     data["weapons"] = await weapons(conn, s)
     data["vehicles"] = await vehicles(conn, s)
-    data["history"] = await history(conn, s)
-    data["weapon_history"] = item_chart(await history_series.weapon_series(conn, s.soldier_id))
-    data["vehicle_history"] = item_chart(
-        await history_series.vehicle_series(conn, s.soldier_id))
+    series = await history_series.page_series(conn, s.soldier_id)
+    data["history"] = history_rows(series.detailed)
+    data["weapon_history"] = item_chart(series.weapons)
+    data["vehicle_history"] = item_chart(series.vehicles)
     cur = await conn.execute(q("interactive_open_for_soldier"), {"soldier_id": s.soldier_id})
     row = await cur.fetchone()
     data["open_request"] = f"/requests/{row['request_id']}" if row else None
