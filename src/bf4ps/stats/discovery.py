@@ -99,17 +99,6 @@ async def _previews(conn: Conn, query: str, params: dict[str, Any],
     return await cur.fetchall()
 
 
-async def recently_collected(conn: Conn, limit: int = 10) -> list[SoldierPreview]:
-    return [preview(r) for r in await _previews(conn, "web_recently_collected",
-                                                {"limit": limit})]
-
-
-async def playing_now(conn: Conn, since: datetime, limit: int = 10) -> list[SoldierPreview]:
-    """Soldiers BF4SW saw on a server since `since`, most recently seen first."""
-    return [preview(r) for r in await _previews(conn, "web_playing_now",
-                                                {"since": since, "limit": limit})]
-
-
 async def leaderboard(conn: Conn, board: Board, platform: Platform, page: int = 1,
                       per_page: int = 25) -> Page:
     rows = await _previews(conn, f"web_board_{board.value}", {
@@ -125,3 +114,24 @@ async def search_page(conn: Conn, prefix: str, exact: str, platform: Platform | 
         "limit": per_page, "offset": (page - 1) * per_page}, prepare=False)  # a LIKE prefix
     total = int(rows[0]["total"]) if rows else 0
     return Page(tuple(map(preview, rows)), page, per_page, total, capped=total >= SEARCH_CAP)
+
+
+@dataclass(frozen=True, slots=True)
+class Home:
+    recent: list[SoldierPreview]
+    playing: list[SoldierPreview]
+    boards: dict[Board, Page]
+
+
+async def home(conn: Conn, platform: Platform, since: datetime, limit: int = 10) -> Home:
+    """The home page's lists and one platform's four boards: six reads in one pipeline."""
+    board_params = {"platform": platform.value, "limit": limit, "offset": 0}
+    async with conn.pipeline():
+        recent = await conn.execute(q("web_recently_collected"), {"limit": limit})
+        playing = await conn.execute(q("web_playing_now"), {"since": since, "limit": limit})
+        boards = {b: await conn.execute(q(f"web_board_{b.value}"), board_params)
+                  for b in Board}
+    return Home(recent=[preview(r) for r in await recent.fetchall()],
+                playing=[preview(r) for r in await playing.fetchall()],
+                boards={b: Page(tuple(map(preview, await cur.fetchall())), 1, limit, None)
+                        for b, cur in boards.items()})

@@ -45,11 +45,8 @@ async def _discovery(request: Request, platform: Platform | None) -> dict[str, A
     """The home page without a search: who was collected lately, who plays now, the boards."""
     board_platform = platform or Platform.PC
     async with db(request) as conn:
-        recent = await discovery.recently_collected(conn, 10)
-        playing = await discovery.playing_now(conn, datetime.now(UTC) - PLAYING_WINDOW, 10)
-        boards = {b: await discovery.leaderboard(conn, b, board_platform, 1, 10)
-                  for b in discovery.Board}
-    return {"recent": recent, "playing": playing, "boards": boards,
+        found = await discovery.home(conn, board_platform, datetime.now(UTC) - PLAYING_WINDOW)
+    return {"recent": found.recent, "playing": found.playing, "boards": found.boards,
             "board_platform": board_platform.value}
 
 
