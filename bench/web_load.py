@@ -1,8 +1,9 @@
 """Website latency at scale: 1,000,000 soldiers with detailed stats (history for a tenth, weapons
 and vehicles for a sample) seeded with generate_series, the app served by uvicorn in a
-subprocess, and concurrent clients on soldier pages, the soldier API, the operator console and
-the operator status API. Prints p50/p95/p99 per endpoint (targets: soldier page p99 <= 50 ms,
-status/ops <= 200 ms). Prints figures, asserts nothing.
+subprocess, and concurrent clients on soldier pages, the soldier API, the home page (recently
+collected, playing now, four leaderboards), the leaderboards' pages, paged name search, the
+operator console and the operator status API. Prints p50/p95/p99 per endpoint (targets: public
+pages p99 <= 50 ms, status/ops <= 200 ms). Prints figures, asserts nothing.
 
 Latencies are measured by the client (httpx, its own process) and include its overhead; both
 processes share the machine's cores.
@@ -49,7 +50,8 @@ SEED_SQL = [
     """INSERT INTO soldiers (persona_id, platform, current_name, first_seen_at, last_seen_at)
        SELECT %(base)s + g,
               CASE WHEN g %% 100 < 65 THEN 'pc' WHEN g %% 100 < 82 THEN 'ps4' ELSE 'xboxone' END,
-              'Bench' || g, now() - interval '600 days', now() - (g %% 500) * interval '1 day'
+              'Bench' || g, now() - interval '600 days',
+              now() - (g %% 500) * interval '1 day' - (g %% 7200) * interval '1 second'
        FROM generate_series(1, %(n)s) g""",
     """INSERT INTO soldier_names (soldier_id, name, first_seen_at, last_seen_at)
        SELECT soldier_id, current_name, first_seen_at, last_seen_at FROM soldiers""",
@@ -67,7 +69,7 @@ SEED_SQL = [
            assault_time_seconds, engineer_time_seconds, support_time_seconds,
            recon_time_seconds, commander_time_seconds)
        SELECT soldier_id, now() - interval '1 day', 1 + soldier_id %% 140, 100 + soldier_id %% 400,
-              soldier_id * 37 %% 9000000, soldier_id %% 2000000, soldier_id %% 50000,
+              soldier_id * 37 %% 9000000, soldier_id * 7919 %% 2000000, soldier_id %% 50000,
               1 + soldier_id %% 45000, soldier_id %% 9000, soldier_id %% 7000,
               soldier_id %% 900000, soldier_id %% 130000, 14.5, soldier_id %% 3000,
               soldier_id %% 1600, 1 + soldier_id %% 1400, 300 + soldier_id %% 500,
@@ -251,6 +253,25 @@ def start_server(url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
     raise RuntimeError("the web server did not start")
 
 
+def board_paths(count: int) -> list[str]:
+    rng = random.Random(count)
+    return [f"/leaderboards?platform={rng.choice(['pc', 'ps4', 'xboxone', 'ps3'])}"
+            f"&by={rng.choice(['spm', 'kd', 'skill', 'kills'])}&page={rng.randint(1, 40)}"
+            for _ in range(count)]
+
+
+def search_paths(n: int, count: int) -> list[str]:
+    """Name prefixes from very common ("bench1": 111,111 matches at 1M) to single soldiers,
+    a random page of each."""
+    rng = random.Random(count + 1)
+    out = []
+    for _ in range(count):
+        g = str(rng.randrange(1, n + 1))
+        prefix = "bench" + g[: rng.randint(1, len(g))]
+        out.append(f"/?q={prefix}&page={rng.randint(1, 5)}")
+    return out
+
+
 def soldier_paths(n: int, every: int, count: int, sampled: bool, prefix: str = "",
                   suffix: str = "") -> list[str]:
     rng = random.Random(count + every + len(prefix) + len(suffix) + sampled)
@@ -272,6 +293,11 @@ async def run_load(base: str, n: int, every: int, requests: int, concurrency: in
          None, 50.0),
         ("GET /api/soldiers/.../weapons", soldier_paths(n, every, requests // 2, True, "/api",
                                                         "/weapons"), None, 50.0),
+        ("home page (discovery, 4 boards)", ["/", "/?platform=ps4", "/?platform=xboxone"]
+         * max(100, requests // 30), None, 50.0),
+        ("leaderboards (any board, page)", board_paths(max(200, requests // 3)), None,
+         50.0),
+        ("search (prefix, page)", search_paths(n, max(200, requests // 3)), None, 50.0),
         ("GET /ops", ["/ops"] * max(200, requests // 10), OPS, 200.0),
         ("GET /api/ops/status", ["/api/ops/status"] * max(200, requests // 10), OPS, 200.0),
     ]

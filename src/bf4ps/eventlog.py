@@ -21,12 +21,21 @@ class EventFilter:
     since: datetime | None = None
     until: datetime | None = None
     limit: int = 100
+    name: str | None = None  # the soldier's current or a former name, any case
 
     def params(self) -> dict[str, Any]:
         return {"persona_id": self.persona_id, "platform": self.platform,
                 "collector": self.collector, "resource": self.resource,
                 "event_type": self.event_type, "since": self.since, "until": self.until,
+                "name": self.name.lower() if self.name else None,
                 "limit": max(1, min(self.limit, 1000))}
+
+    def describe(self) -> str:
+        """The filters in use, for 'no events match (name TheOnlyBond, type failed)'."""
+        shown = {"name": self.name, "persona": self.persona_id, "platform": self.platform,
+                 "collector": self.collector, "resource": self.resource,
+                 "type": self.event_type, "since": self.since}
+        return ", ".join(f"{k} {v}" for k, v in shown.items() if v is not None)
 
 
 async def search(conn: Conn, flt: EventFilter) -> list[dict[str, Any]]:
@@ -60,7 +69,9 @@ def _target(e: dict[str, Any]) -> str:
     not known yet) the job."""
     resource = e.get("resource") or ""
     if e.get("persona_id"):
-        return f" {resource} of {e['persona_id']}/{e.get('platform')}"
+        who = f"{e['persona_id']}/{e.get('platform')}"
+        name = e.get("soldier_name")
+        return f" {resource} of {name} ({who})" if name else f" {resource} of {who}"
     if not e.get("job_id"):
         return ""
     parts = [resource, "job", str(e["job_id"])]

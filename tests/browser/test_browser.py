@@ -1,8 +1,11 @@
 """The website in a real browser (Playwright driving Debian's Chromium), with the Battlelog
-simulator and a real interactive collector process: search a soldier by name, ask for a refresh,
-watch the status page's position and ETA, then the soldier page (headline stats, weapons table,
-history chart); a name not known here is looked up and collected; the operator console
-refuses without credentials and works with them.
+simulator and a real interactive collector process, each page at desktop and phone width: the
+home page (playing now, recently collected, leaderboards), a full leaderboard, search with its
+count, pages and stats preview; ask for a refresh, watch the status page's position and ETA;
+the soldier page (BF4's item names, headline stats, weapons table, uPlot history and per-weapon
+charts with a point per collection); a fresh soldier's request says when it becomes
+refreshable; a name not known here is looked up step by step and collected; the operator
+console refuses without credentials and works with them, its event log names soldiers.
 
 Screenshots go to a temporary folder (or BF4PS_SCREENSHOT_DIR)."""
 
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -73,7 +77,8 @@ async def seed(db_url: str) -> None:
                 kills=10_000 + 900 * i, deaths=9_000 + 500 * i, skill=250 + 12 * i,
                 score_per_minute=420.0 + 15 * i, kills_per_minute=0.7 + 0.05 * i,
                 shots_fired=200_000 + 20_000 * i, shots_hit=30_000 + 3_500 * i,
-                score=3_000_000 + 200_000 * i), now - timedelta(days=days))
+                score=3_000_000 + 200_000 * i, time_played_seconds=400_000 + 30_000 * i),
+                now - timedelta(days=days))
         await conn.execute(
             "UPDATE collection_state SET status = 'current', last_attempt_at = now() - "
             "interval '12 days', last_success_at = now() - interval '12 days', next_due_at = "
@@ -81,6 +86,11 @@ async def seed(db_url: str) -> None:
         for pid in (1_500_000_801, 1_500_000_802):
             await make_soldier(conn, pid, name=f"Ahead{pid % 1000}")
         await make_soldier(conn, LONG_NAMED, name="NoScopeKing_1987")  # a full-length name
+        for i in range(25):  # a search with two pages
+            await make_soldier(conn, 1_500_001_000 + i, name=f"Pager{i:02d}")
+        await conn.execute("UPDATE soldiers SET first_seen_at = now() - interval '2 minutes', "
+                           "last_seen_at = now() - interval '2 minutes' WHERE persona_id = %s",
+                           [LONG_NAMED])  # on a server now, as BF4SW saw
 
 
 async def test_player_journey_and_ops(db_url: str, web: str, tmp_path: Path,
@@ -96,7 +106,9 @@ async def test_player_journey_and_ops(db_url: str, web: str, tmp_path: Path,
                 browser = await pw.chromium.launch(executable_path=str(CHROMIUM),
                                                    args=CHROME_ARGS)
                 try:
+                    await _discovery(browser, web, shots)
                     await _journey(browser, web, shots)
+                    await _nothing_due(browser, web, shots)
                     await _lookup(browser, web, shots)
                     await _ops(browser, web, shots)
                 finally:
@@ -124,6 +136,10 @@ async def _journey(browser, web: str, shots: Path) -> None:  # type: ignore[no-u
     await page.select_option("#search-form select[name=platform]", "pc")
     await page.click("#search-form button[type=submit]")
     await expect(page.locator("a.soldier-link", has_text="BrowserHero")).to_be_visible()
+    hit = page.locator("ul.results li", has_text="BrowserHero")
+    await expect(page.locator("#search-count")).to_have_text("(1 match)")
+    await expect(hit).to_contain_text("K/D 1.")  # the stats preview
+    await expect(hit).to_contain_text("stats from 12 days ago")
     await page.screenshot(path=str(shots / "1-search.png"), full_page=True)
     await page.locator("ul.results li", has_text="BrowserHero").get_by_role(
         "button", name="Refresh stats").click()
@@ -134,6 +150,7 @@ async def _journey(browser, web: str, shots: Path) -> None:  # type: ignore[no-u
     await expect(page.locator("#req-eta")).to_contain_text(re.compile(r"in ~\d+ s|any moment"))
     await expect(page.locator("#req-done")).to_contain_text(re.compile(r"in ~\d+ s"))
     await page.screenshot(path=str(shots / "2-request.png"), full_page=True)
+    await _fits_phone(page, shots / "2b-request-phone.png")
     # once its first request went out, the page says when, and still counts down to the end
     await expect(page.locator("#req-eta")).to_contain_text(
         re.compile(r"sent \d\d:\d\d:\d\d UTC"), timeout=60_000)
@@ -149,8 +166,35 @@ async def _journey(browser, web: str, shots: Path) -> None:  # type: ignore[no-u
     await expect(headline).to_contain_text("Skill")
     weapons = page.locator("#weapons-table tbody tr")
     assert await weapons.count() > 50
-    await expect(page.locator("#history-chart svg path.line")).to_be_visible()
-    assert await page.locator("#history-chart svg circle").count() >= 5
+    # BF4's own names, as Battlelog and the game show them
+    shown = {t: set(await page.evaluate(
+        f"Array.from(document.querySelectorAll('#{t}-table tbody td:first-child'))"
+        ".map(td => td.firstChild.textContent)")) for t in ("weapons", "vehicles")}
+    assert {"FAMAS", "SCAR-H", "MARE'S LEG", "SPAS-12", "USAS-12 FLIR"} <= shown["weapons"]
+    assert {"F-35", "AH-1Z VIPER", "Z-11W"} <= shown["vehicles"]
+    # the history: uPlot on a real time axis, a point per collection (the four old snapshots
+    # and the one just collected), its legend following the cursor and a tooltip
+    chart = page.locator("#history-chart .uplot")
+    await expect(chart).to_be_visible()
+    await expect(page.locator("#history-chart + p")).to_contain_text(
+        "A point per collection (5)")
+    await page.locator("#history-chart").scroll_into_view_if_needed()
+    box = await page.locator("#history-chart .u-over").bounding_box()
+    assert box is not None
+    await page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    await page.mouse.move(box["x"] + box["width"] - 2, box["y"] + box["height"] / 2, steps=5)
+    await expect(page.locator("#history-chart .chart-tip")).to_contain_text("K/D")
+    await expect(page.locator("#history-chart .u-legend")).to_contain_text("K/D")
+    await page.locator("#chart-metrics button", has_text="Skill").click()
+    await expect(page.locator("#history-chart .u-legend")).to_contain_text("Skill")
+    ticks = await page.evaluate("Array.from(document.querySelectorAll('#history-chart .u-axis')"
+                                ").length")
+    assert ticks == 2
+    # per-weapon history: the most-used weapon's kills, then its accuracy
+    await expect(page.locator("#weapon-history-chart .uplot")).to_be_visible()
+    await page.locator("#weapon-history-metrics button", has_text="Accuracy").click()
+    await expect(page.locator("#weapon-history-chart .u-legend")).to_contain_text("Accuracy")
+    await expect(page.locator("#vehicle-history-chart .uplot")).to_be_visible()
     await page.locator("#weapons-table th", has_text="Kills").click()  # sortable
     await page.select_option("select[data-filter-table=weapons-table]", index=1)
     visible = page.locator("#weapons-table tbody tr:not(.hidden)")
@@ -160,23 +204,86 @@ async def _journey(browser, web: str, shots: Path) -> None:  # type: ignore[no-u
     await page.screenshot(path=str(shots / "4-soldier.png"))
     await page.locator("#history-chart").scroll_into_view_if_needed()
     await page.screenshot(path=str(shots / "5-soldier-chart.png"))
+    await page.locator("#weapon-history").scroll_into_view_if_needed()
+    await page.screenshot(path=str(shots / "5b-soldier-weapon-chart.png"))
     await page.screenshot(path=str(shots / "6-soldier-full.png"), full_page=True)
-    # on a phone: nothing wider than the screen, the chart redrawn at its width (not shrunk)
+    # on a phone: nothing wider than the screen, the chart redrawn at its width (not shrunk),
+    # the weapons table keeps name, kills and accuracy in view
     await page.set_viewport_size(PHONE)
-    await expect(page.locator("#history-chart svg")).to_have_attribute(
-        "viewBox", re.compile(r"^0 0 3\d\d 280$"))
+    width_js = "document.querySelector('#history-chart canvas').getBoundingClientRect().width"
+    deadline = time.monotonic() + 5  # redrawn after the resize settles (150 ms)
+    while await page.evaluate(width_js) >= PHONE["width"] and time.monotonic() < deadline:
+        await page.wait_for_timeout(100)
+    assert 250 < await page.evaluate(width_js) < PHONE["width"]
     assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    head = page.locator("#weapons-table thead th")
+    for label in ("Weapon", "Kills", "Accuracy"):
+        await expect(head.filter(has_text=label).first).to_be_visible()
+    await expect(head.filter(has_text="Category")).to_be_hidden()
+    table_box = await page.locator("#weapons-table").bounding_box()
+    assert table_box is not None and table_box["width"] <= PHONE["width"]
+    await page.locator("#weapons-table").scroll_into_view_if_needed()
+    await page.screenshot(path=str(shots / "6c-soldier-weapons-phone.png"))
     await page.screenshot(path=str(shots / "6b-soldier-phone.png"), full_page=True)
     assert not errors, errors  # no CSP violations or script errors
     await page.close()
 
 
-async def _fits_phone(page) -> None:  # type: ignore[no-untyped-def]
+async def _discovery(browser, web: str, shots: Path) -> None:  # type: ignore[no-untyped-def]
+    """The home page, a full leaderboard and a paged search, at desktop and phone width."""
+    from playwright.async_api import expect
+
+    page = await browser.new_page(viewport={"width": 1280, "height": 900})
+    await page.goto(web + "/")
+    await expect(page.locator("#playing-now")).to_contain_text("NoScopeKing_1987")
+    await expect(page.locator("#recently-collected")).to_contain_text("BrowserHero")
+    for board in ("spm", "kd", "skill", "kills"):
+        await expect(page.locator(f"#board-{board}")).to_contain_text("BrowserHero")
+    await page.screenshot(path=str(shots / "0-home.png"), full_page=True)
+    await _fits_phone(page, shots / "0b-home-phone.png")
+    await page.locator("#board-kd a", has_text="full board").click()
+    await page.wait_for_url("**/leaderboards?platform=pc&by=kd")
+    await expect(page.locator("#leaderboard-table tbody tr").first).to_contain_text(
+        "BrowserHero")
+    await page.screenshot(path=str(shots / "0c-leaderboard.png"), full_page=True)
+    await _fits_phone(page, shots / "0d-leaderboard-phone.png")
+    await page.goto(web + "/?q=pager")
+    await expect(page.locator("#search-count")).to_have_text("(25 matches)")
+    results = page.locator("#search-results li")
+    await expect(results).to_have_count(20)
+    await expect(results.first.get_by_role("button", name="Collect stats")).to_be_visible()
+    await page.locator("a[rel=next]").click()
+    await page.wait_for_url("**/?q=pager&page=2")
+    await expect(results).to_have_count(5)
+    await expect(page.locator(".pager")).to_contain_text("page 2 of 2")
+    await page.screenshot(path=str(shots / "0e-search-pages.png"), full_page=True)
+    await _fits_phone(page, shots / "0f-search-phone.png")
+    await page.close()
+
+
+async def _nothing_due(browser, web: str, shots: Path) -> None:  # type: ignore[no-untyped-def]
+    """Just collected: a refresh has nothing to do and says when it will."""
+    from playwright.async_api import expect
+
+    page = await browser.new_page(viewport={"width": 1280, "height": 900})
+    await page.goto(web + f"/soldiers/pc/{HERO}")
+    await page.locator(".soldier-head").get_by_role("button", name="Refresh stats").click()
+    await page.wait_for_url(re.compile(r".*/requests/[0-9a-f-]{36}$"))
+    await expect(page.locator("#nothing-due")).to_contain_text("A refresh becomes possible")
+    await expect(page.locator("#refreshable-at")).to_have_text(re.compile(r"^in \d+ (s|min)"))
+    await page.screenshot(path=str(shots / "3b-nothing-due.png"), full_page=True)
+    await _fits_phone(page, shots / "3c-nothing-due-phone.png")
+    await page.close()
+
+
+async def _fits_phone(page, shot: Path | None = None) -> None:  # type: ignore[no-untyped-def]
     """The page as on a phone: wide tables scroll inside their cards, the page never sideways."""
     size = page.viewport_size
     await page.set_viewport_size(PHONE)
     width = await page.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["width"], (page.url, width)
+    if shot is not None:
+        await page.screenshot(path=str(shot), full_page=True)
     await page.set_viewport_size(size)
 
 
@@ -197,9 +304,24 @@ async def _lookup(browser, web: str, shots: Path) -> None:  # type: ignore[no-un
     await page.wait_for_url(re.compile(r".*/requests/[0-9a-f-]{36}$"))
     await expect(page.locator("h1")).to_contain_text(name)
     await expect(page.locator("#req-eta")).to_contain_text("sent", timeout=60_000)
+    # mid-chain, without a reload: the look-up done, the found soldier's resources each with
+    # its own progress (the vehicles wait behind the others)
+    await expect(page.locator('#req-resources tr[data-resource="vehicles"] td.job')).to_have_text(
+        re.compile(r"^(waiting|next|collecting now)"), timeout=60_000)
+    await expect(page.locator('#req-resources tr[data-resource="lookup"] td.job')).to_have_text(
+        "done")
+    await page.screenshot(path=str(shots / "8-lookup-chain.png"), full_page=True)
     await _fits_phone(page)  # the three figures with the longest of their texts
     link = page.locator("#soldier-link")
     await expect(link).to_be_visible(timeout=90_000)
+    # the chain, step by step: the look-up, then each resource of the soldier it found
+    steps = page.locator("#req-resources tbody tr")
+    assert [await r.get_attribute("data-resource") for r in await steps.all()] == [
+        "lookup", "detailed", "profile", "weapons", "vehicles"]
+    for row in await steps.all():
+        await expect(row.locator("td.job")).to_have_text("done")
+    await page.screenshot(path=str(shots / "8a-lookup-done.png"), full_page=True)
+    await _fits_phone(page, shots / "8b-lookup-done-phone.png")
     await link.click()
     await expect(page.locator("#soldier-name")).to_have_text(name)
     await expect(page.locator("#headline")).to_contain_text("K/D")
@@ -228,7 +350,7 @@ async def _ops(browser, web: str, shots: Path) -> None:  # type: ignore[no-untyp
     await expect(fleet).to_contain_text("healthy")
     await expect(page.locator("#queue-coverage")).to_contain_text("weapons")
     await page.screenshot(path=str(shots / "7-ops.png"), full_page=True)
-    await _fits_phone(page)
+    await _fits_phone(page, shots / "7a-ops-phone.png")
     await page.locator("#fleet tr", has_text="web-interactive-01").get_by_role(
         "button", name="Drain").click()
     await expect(page.locator("#fleet tr", has_text="web-interactive-01")).to_contain_text(
@@ -240,6 +362,13 @@ async def _ops(browser, web: str, shots: Path) -> None:  # type: ignore[no-untyp
     await page.goto(web + "/ops/events?collector=web-interactive-01&type=succeeded")
     assert await page.locator("#events tbody tr").count() >= 4
     await _fits_phone(page)
+    await page.goto(web + "/ops/events?name=browserhero")  # by name, any case
+    await expect(page.locator("#events tbody tr").first).to_contain_text("BrowserHero")
+    await expect(page.locator("#events tbody tr").first).to_contain_text(f"{HERO} pc")
+    await page.screenshot(path=str(shots / "7b-events.png"), full_page=True)
+    await _fits_phone(page, shots / "7c-events-phone.png")
+    await page.goto(web + "/ops/events?name=NobodyAtAll")
+    await expect(page.locator("#no-events")).to_contain_text("No events match (name NobodyAtAll)")
     await operator.close()
 
 

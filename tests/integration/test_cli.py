@@ -61,6 +61,10 @@ def test_status_config_events_and_registry(db_url: str, tmp_path: Path) -> None:
     assert shown["working_set_background"] == 500
     bad = CliRunner().invoke(cli, ["config", "set", "share_active", "7"], obj=settings)
     assert bad.exit_code != 0 and "share_active" in bad.output
+    negative = CliRunner().invoke(cli, ["config", "set", "share_active", "-5"], obj=settings)
+    # a negative number is the value, judged by the policy (it was "No such option '-5'")
+    assert negative.exit_code == 1 and "No such option" not in negative.output
+    assert "share_active" in negative.output and "greater than or equal" in negative.output
     run(settings, "config", "unset", "working_set_background")
     assert json.loads(run(settings, "config", "show", "--json"))["working_set_background"] == 200
 
@@ -71,6 +75,11 @@ def test_status_config_events_and_registry(db_url: str, tmp_path: Path) -> None:
     run(settings, "collector", "resume", "mak-01")
     events = json.loads(run(settings, "events", "--persona", "4242", "--json"))
     assert [e["event_type"] for e in events] == ["created"]
+    assert events[0]["soldier_name"] == "Soldier4242"
+    # by the soldier's name, any case, and its name beside persona and platform
+    named = run(settings, "events", "--name", "soldier4242")
+    assert "created detailed of Soldier4242 (4242/pc)" in named, named
+    assert run(settings, "events", "--name", "Nobody").strip() == "no events match (name Nobody)"
     text = run(settings, "events", "--collector", "mak-01", "--since", "1h")
     assert "collector drained" in text and "collector resumed" in text
     assert [e["event_type"] for e in json.loads(run(

@@ -234,6 +234,14 @@ async def test_resolve_lookup(conn: Conn, tmp_path: Path) -> None:
     nxt = await qclaim.claim(conn, me, 60)
     assert nxt is not None and nxt.soldier_id == sid and nxt.request_id == sub.request_id
     assert later.position == 1
+    # the request's page follows the chain: the look-up done, then each resource's own job
+    await qclaim.start(conn, me, nxt, 60, datetime.now(UTC))
+    status = await request_status(conn, sub.request_id, GATE)
+    assert status is not None
+    assert [(r.resource, r.job_status, r.state_status) for r in status.resources] == [
+        ("lookup", None, "current"), ("detailed", "running", "never_attempted"),
+        ("profile", "pending", "never_attempted"), ("weapons", "pending", "never_attempted"),
+        ("vehicles", "pending", "never_attempted")]
 
 
 async def test_rate_limit_per_client(conn: Conn) -> None:

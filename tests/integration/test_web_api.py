@@ -22,6 +22,7 @@ from bf4ps.battlelog.parse_weapons import parse_weapons
 from bf4ps.db.connect import Conn, open_pool
 from bf4ps.domain import Lane, Platform
 from bf4ps.interactive.submit import Limits
+from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.settings import Settings
 from bf4ps.stats.items import write_vehicles, write_weapons
@@ -33,6 +34,7 @@ from tests.helpers import count, interactive_gate, make_collector, make_soldier
 DATA = Path(__file__).resolve().parents[2] / "src" / "bf4ps" / "sim" / "battlelog" / "data"
 PERSONA = 1003662931478
 OPS = ("operator", "s3cret-pass")
+SETTINGS_POLICY_MIN_AGE = Policy().interactive_min_age_seconds
 SETTINGS = Settings(ops_username=OPS[0], ops_password=OPS[1], secret_key="test-key")  # type: ignore[arg-type]
 
 
@@ -110,6 +112,33 @@ async def test_soldier_page_and_api(client: httpx.AsyncClient, conn: Conn) -> No
     assert len(history["history"]) == 2
     points = history["history"]
     assert points[0]["fetched_at"] < points[1]["fetched_at"]  # oldest first
+    # BF4's own names, not slugs
+    for name in ("FAMAS", "SCAR-H", "F-35", "M416", "AK 5C", ".50 CAL"):
+        assert f'">{name}<span class="cat-under">' in html, name
+    assert "weapon-history-chart" in html and "vehicle-history-chart" in html
+    assert "/static/vendor/uplot/uPlot.iife.min.js" in html
+
+
+async def test_history_has_a_point_per_collection(client: httpx.AsyncClient, conn: Conn) -> None:
+    sid = await seed_soldier(conn)
+    # three detailed collections wrote three changes; two more found nothing new
+    await conn.execute(
+        "INSERT INTO collection_events (event_type, occurred_at, soldier_id, resource) "
+        "SELECT 'succeeded', now() + make_interval(hours => h), %s, 'detailed' "
+        "FROM generate_series(1, 2) AS h", [sid])
+    points = (await client.get(f"/api/soldiers/pc/{PERSONA}/history")).json()["history"]
+    assert [p["changed"] for p in points] == [True, True, True, False, False]
+    assert points[3]["kills"] == points[4]["kills"] == points[2]["kills"]
+    assert points[2]["fetched_at"] < points[3]["fetched_at"] < points[4]["fetched_at"]
+    # a collection event whose change row exists is not counted twice
+    await conn.execute(
+        "INSERT INTO collection_events (event_type, occurred_at, soldier_id, resource) "
+        "SELECT 'succeeded', fetched_at + interval '1 second', soldier_id, 'detailed' "
+        "FROM detailed_stats_history WHERE soldier_id = %s", [sid])
+    again = (await client.get(f"/api/soldiers/pc/{PERSONA}/history")).json()["history"]
+    assert len(again) == 5
+    page = (await client.get(f"/soldiers/pc/{PERSONA}")).text
+    assert "A point per collection (5)" in page
 
 
 async def test_a_soldier_without_stats_offers_collection_not_empty_widgets(
@@ -162,7 +191,7 @@ async def test_the_console_shows_what_each_collector_is_collecting(
         who = finder if "name" in body else busy
         assert await qclaim.claim(conn, who, 60) is not None
     page = (await client.get("/ops", auth=OPS)).text
-    assert '<a class="job-soldier" href="/soldiers/ps4/81">81</a>' in page
+    assert '<a class="job-soldier" href="/soldiers/ps4/81">Holder</a> 81' in page
     assert "lookup" in page and "Seeker.One" in page
     fleet = {c["name"]: c["current_job"]
              for c in (await client.get("/api/ops/fleet", auth=OPS)).json()["collectors"]}
@@ -214,6 +243,9 @@ async def test_search(client: httpx.AsyncClient, conn: Conn) -> None:
     html = (await client.get("/", params={"q": "theonly"})).text
     assert f'href="/soldiers/pc/{PERSONA}"' in html and "Refresh stats" in html
     assert "stats from " in html and "not collected yet" in html
+    assert "(2 matches)" in html and "K/D " in html and "SPM " in html
+    fan = html[html.index("TheOnlyBondFan"):]
+    assert ">Collect stats</button>" in fan and "Refresh stats" not in fan
     api_url = (await client.get("/api/search", params={"q": url})).json()
     assert api_url["kind"] == "url" and api_url["soldiers"][0]["collected_at"] is not None
     # the header's search box sends no platform: every platform's soldiers are listed, the
@@ -239,6 +271,68 @@ async def test_search(client: httpx.AsyncClient, conn: Conn) -> None:
     assert (await client.get("/search")).headers["location"] == "/"
     wildcard = (await client.get("/api/search", params={"q": "_"})).json()
     assert wildcard["soldiers"] == []  # '_' is a literal, not a LIKE wildcard
+
+
+async def test_search_counts_and_pages(client: httpx.AsyncClient, conn: Conn) -> None:
+    for i in range(45):
+        await make_soldier(conn, 5000 + i, name=f"Pager{i:02d}")
+    first = (await client.get("/api/search", params={"q": "pager"})).json()
+    assert (first["total"], first["pages"], len(first["soldiers"])) == (45, 3, 20)
+    third = (await client.get("/api/search", params={"q": "pager", "page": 3})).json()
+    assert [s["name"] for s in third["soldiers"]] == [f"Pager{i}" for i in range(40, 45)]
+    html = (await client.get("/", params={"q": "pager", "page": 2})).text
+    assert "(45 matches)" in html and "page 2 of 3" in html
+    assert 'href="/?q=pager&page=3"' in html and 'href="/?q=pager&page=1"' in html
+    assert "Pager20" in html and "Pager19" not in html
+    past = (await client.get("/", params={"q": "pager", "page": 9})).text
+    assert "No soldiers on page 9" in past
+    assert_4xx(await client.get("/", params={"q": "pager", "page": "0"}))
+
+
+async def test_home_page_discovery_and_leaderboards(client: httpx.AsyncClient,
+                                                    conn: Conn) -> None:
+    empty = (await client.get("/")).text
+    assert "No soldier collected yet" in empty and "Nobody BF4PS follows" in empty
+    await seed_soldier(conn)
+    await make_soldier(conn, 88, name="OnServerNow")
+    await conn.execute("UPDATE soldiers SET first_seen_at = now() - interval '1 minute', "
+                       "last_seen_at = now() - interval '1 minute' WHERE persona_id = 88")
+    low = await make_soldier(conn, 99, name="FewHours")
+    await conn.execute(
+        "INSERT INTO detailed_stats_current (soldier_id, fetched_at, kills, deaths, skill, "
+        "score_per_minute, time_played_seconds) VALUES (%s, now(), 90000, 1, 999, 9999, 3600)",
+        [low])
+    html = (await client.get("/")).text
+    recent = html[html.index('id="recently-collected"'):html.index('id="leaderboards"')]
+    assert "TheOnlyBond" in recent and "FewHours" in recent
+    playing = html[html.index('id="playing-now"'):html.index('id="recently-collected"')]
+    assert "OnServerNow" in playing and "TheOnlyBond" not in playing
+    boards = html[html.index('id="leaderboards"'):]
+    for board in ("spm", "kd", "skill", "kills"):
+        table = boards[boards.index(f'id="board-{board}"'):]
+        table = table[:table.index("</table>")]
+        assert "TheOnlyBond" in table and "FewHours" not in table, board  # 10 h minimum
+    assert "TheOnlyBond" not in (await client.get("/", params={"platform": "ps4"})).text.split(
+        'id="leaderboards"')[1]
+    full = await client.get("/leaderboards", params={"platform": "pc", "by": "kd"})
+    assert full.status_code == 200 and "TheOnlyBond" in full.text and "FewHours" not in full.text
+    assert_4xx(await client.get("/leaderboards", params={"by": "deaths"}))
+    assert_4xx(await client.get("/leaderboards", params={"platform": "n64"}))
+
+
+async def test_a_fresh_soldier_says_when_it_becomes_refreshable(client: httpx.AsyncClient,
+                                                                 conn: Conn) -> None:
+    await seed_soldier(conn)
+    r = await client.post("/api/requests", json={"platform": "pc", "persona_id": PERSONA})
+    assert r.status_code == 202 and r.json()["status"] == "done"
+    api = (await client.get(r.json()["api_url"])).json()
+    collected = min(datetime.fromisoformat(x["last_success_at"]) for x in api["resources"])
+    refreshable = datetime.fromisoformat(api["refreshable_at"])
+    assert (refreshable - collected).total_seconds() == pytest.approx(
+        SETTINGS_POLICY_MIN_AGE, abs=1)
+    html = (await client.get(r.json()["status_url"])).text
+    assert "Nothing to collect" in html and "A refresh becomes possible" in html
+    assert re.search(r'id="refreshable-at"[^>]*>in \d+ (min|h)', html), html
 
 
 async def test_submit_through_the_form(client: httpx.AsyncClient, conn: Conn) -> None:
@@ -391,6 +485,25 @@ async def test_ops_console_and_api(client: httpx.AsyncClient, conn: Conn,
 
 
 # ---------------------------------------------------------------- health, metrics, openapi
+async def test_the_event_log_names_soldiers_and_filters_by_name(
+        client: httpx.AsyncClient, conn: Conn) -> None:
+    await make_soldier(conn, 81, Platform.PS4, name="Holder")
+    await make_soldier(conn, 82, Platform.PC, name="Other")
+    for persona in (81, 82):
+        platform = "ps4" if persona == 81 else "pc"
+        assert (await client.post("/api/requests", json={
+            "platform": platform, "persona_id": persona})).status_code == 202
+    page = (await client.get("/ops/events", params={"name": "holder"}, auth=OPS)).text
+    assert '<a href="/soldiers/ps4/81">Holder</a> <span class="muted small">81 ps4</span>' in page
+    assert "Other" not in page.split('id="events"')[1]
+    api = (await client.get("/api/ops/events", params={"name": "HOLDER"}, auth=OPS)).json()
+    assert api["events"] and {e["soldier_name"] for e in api["events"]} == {"Holder"}
+    empty = (await client.get("/ops/events", params={"name": "Nobody"}, auth=OPS)).text
+    assert "No events match (name Nobody)." in empty
+    bad = await client.get("/ops/events", params={"name": "no spaces"}, auth=OPS)
+    assert bad.status_code == 422 and "soldier names are" in bad.text
+
+
 async def test_healthz_metrics_openapi(client: httpx.AsyncClient, conn: Conn,
                                        pool: AsyncConnectionPool[Conn]) -> None:
     await seed_soldier(conn)

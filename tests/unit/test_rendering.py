@@ -21,6 +21,12 @@ def test_a_soldier_resource_event() -> None:
                     "(attempt 1, HTTP 200, 593 ms)")
 
 
+def test_an_event_names_its_soldier() -> None:
+    line = render(event(event_type="failed", resource="detailed", persona_id=42, platform="ps4",
+                        soldier_name="TheOnlyBond", error_class="server"))
+    assert line.endswith("ia1: failed detailed of TheOnlyBond (42/ps4) (server)")
+
+
 def test_a_lookup_names_its_job_and_platform() -> None:
     """A lookup has no persona yet: it used to read 'ia1: started (attempt 1, ...)'."""
     line = render(event(event_type="started", resource="lookup", job_id=355, platform="pc",
@@ -44,7 +50,14 @@ def test_the_demo_summary_reads_as_text() -> None:
         "requests": {"total": 132}, "duration_seconds": 47.2,
         "coverage": {"collected_end": {"detailed": 38, "profile": 38, "weapons": 18,
                                        "vehicles": 0}},
-        "budget": {"use": 0.731}, "violations": {"per_ip": 0, "fleet": 0}})
+        "outcomes": {"failures": {"total": 3, "by_error_class": {"malformed": 2, "server": 1}},
+                     "retries_scheduled": 3, "unavailable": 0,
+                     "throttles": {"egress_cooldowns": 0, "throttled_answers": 0}},
+        "budget": {"use": 0.731, "capacity_requests": 181, "egresses": 5,
+                   "egresses_with_work": ["demo-egress-01", "demo-egress-02"]},
+        "violations": {"per_ip": 0, "fleet": 0}})
     assert line == ("summary: 132 Battlelog requests in 47 s; collected (current): detailed 38, "
-                    "profile 38, weapons 18, vehicles 0; budget use 73 %; violations: 0 per IP, "
-                    "0 fleet")
+                    "profile 38, weapons 18, vehicles 0; failed attempts 3 (malformed 2, "
+                    "server 1), retries scheduled 3, parked 0, throttles 0 answers / 0 egress "
+                    "cool-downs; budget use 73 % of 181 requests (2 of 5 egresses had work); "
+                    "violations: 0 per IP, 0 fleet")

@@ -25,10 +25,13 @@ def demo(ctx: click.Context, soldiers: int, collectors: int, duration: float | N
          port: int, speed: float, as_json: bool) -> None:
     """Run everything locally: embedded PostgreSQL, simulated BF4SW and Battlelog, scheduler,
     collectors, the website. Ctrl-C stops it all."""
-    from bf4ps.demo.run import DemoOptions, run_demo
+    from bf4ps.demo.run import DemoError, DemoOptions, run_demo
 
     opts = DemoOptions(soldiers, collectors, duration, port, speed, as_json)
-    result = run_demo(settings_of(ctx), opts)
+    try:
+        result = run_demo(settings_of(ctx), opts)
+    except DemoError as exc:
+        raise click.ClickException(str(exc)) from None
     if as_json:
         echo_json(result)
         return
@@ -36,12 +39,13 @@ def demo(ctx: click.Context, soldiers: int, collectors: int, duration: float | N
 
 
 def render_summary(result: dict[str, Any]) -> str:
+    from bf4ps.demo.show import budget_text, outcome_text
+
     collected = ", ".join(f"{k} {v}" for k, v in result["coverage"]["collected_end"].items())
     violations = result["violations"]
-    use = result["budget"]["use"]
     return (f"summary: {result['requests']['total']} Battlelog requests in "
-            f"{result['duration_seconds']:.0f} s; collected (current): {collected}; "
-            f"budget use {'n/a' if use is None else f'{100 * use:.0f} %'}; violations: "
+            f"{result['duration_seconds']:.0f} s; collected (current): {collected or 'none'}; "
+            f"{outcome_text(result['outcomes'])}; {budget_text(result['budget'])}; violations: "
             f"{violations['per_ip']} per IP, {violations['fleet']} fleet")
 
 

@@ -89,9 +89,9 @@ async def config_show(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"{key} = {value}")
 
 
-@config_group.command(name="set")
+@config_group.command(name="set", context_settings={"ignore_unknown_options": True})
 @click.argument("key")
-@click.argument("value")
+@click.argument("value")  # "-5" is a value here, not an option
 @click.pass_context
 @run_async
 async def config_set(ctx: click.Context, key: str, value: str) -> None:
@@ -132,6 +132,7 @@ def _since(value: str | None) -> datetime | None:
 
 @click.command(name="events")
 @click.option("--persona", type=int, default=None)
+@click.option("--name", default=None, help="The soldier's name (current or former).")
 @click.option("--platform", type=click.Choice([p.value for p in Platform]), default=None)
 @click.option("--collector", default=None)
 @click.option("--resource", type=click.Choice([*(r.value for r in Resource), "lookup"]),
@@ -143,17 +144,20 @@ def _since(value: str | None) -> datetime | None:
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 @run_async
-async def events_cmd(ctx: click.Context, persona: int | None, platform: str | None,
-                     collector: str | None, resource: str | None, event_type: str | None,
-                     since: str | None, limit: int, as_json: bool) -> None:
+async def events_cmd(ctx: click.Context, persona: int | None, name: str | None,
+                     platform: str | None, collector: str | None, resource: str | None,
+                     event_type: str | None, since: str | None, limit: int,
+                     as_json: bool) -> None:
     """Search the collector event log (newest first)."""
     flt = EventFilter(persona, platform, collector, resource, event_type, _since(since),
-                      None, limit)
+                      None, limit, name=name.strip() if name else None)
     async with connection(await resolve_url(settings_of(ctx))) as conn:
         rows = await search(conn, flt)
     if as_json:
         echo_json(rows)
         return
+    if not rows:
+        click.echo("no events match" + (f" ({flt.describe()})" if flt.describe() else ""))
     for row in rows:
         click.echo(render(row))
 

@@ -6,12 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
+import os
 import secrets
 import signal
 import socket
+import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+
+import httpx
+import psycopg
 
 from bf4ps.db import embedded, migrate
 from bf4ps.db.connect import connection, ensure_database, with_dbname
@@ -22,6 +31,18 @@ from bf4ps.settings import Settings, child_env
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import spawn
 from bf4ps.sim.bf4sw import population
+
+# The simulator's fault rates as measured on the real Battlelog (reference/battlelog.md §4):
+# 1.6-8.4 % of detailed answers lacked generalStats (14/900, 38/450 first attempts), and about
+# 0.4 % of requests failed with a server error or timed out.
+REAL_FAULTS = {"fault_missing_general": 0.05, "fault_5xx": 0.002, "fault_timeout": 0.002}
+BUDGET_SHARE = 0.9  # the demo's fleet budget: 90 % of what the background egresses could send
+BUDGET_WINDOW = 60.0  # seconds; short, so budget use shows within a demo's minute
+INTERACTIVE_IP = "127.0.0.9"
+
+
+class DemoError(RuntimeError):
+    """The demo cannot start (or its website stopped): one line for the user."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +73,46 @@ async def _fresh(server: str, name: str) -> str:
     return with_dbname(server, name)
 
 
+def check_port(port: int) -> None:
+    """Refuse a website port another program listens on, before anything starts."""
+    if port == 0:
+        return
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is no conflict
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise DemoError(f"port {port} is in use ({exc.strerror}): stop what listens "
+                            "there or pick another with --port (0: any free port)") from None
+
+
+@contextlib.contextmanager
+def exclusive(base: Path) -> Iterator[None]:
+    """Hold the data directory's demo lock for the whole run: a second demo on the same
+    directory would reset the first one's database."""
+    base.mkdir(parents=True, exist_ok=True)
+    with open(base / "demo.lock", "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            pid = lock.read().strip() or "?"
+            raise DemoError(f"another demo (pid {pid}) is running on {base}: stop it first, "
+                            "or give this one its own BF4PS_DATA_DIR") from None
+        lock.seek(0)
+        lock.truncate()
+        lock.write(str(os.getpid()))
+        lock.flush()
+        yield
+
+
+def bf4ps_command() -> str:
+    """How to run bf4ps from a new shell: the console script beside this Python (a venv's bin
+    is not on a new shell's PATH), else the module."""
+    script = Path(sys.executable).parent / "bf4ps"
+    return str(script) if script.exists() else f"{sys.executable} -m bf4ps.cli.main"
+
+
 class Demo:
     def __init__(self, settings: Settings, opts: DemoOptions) -> None:
         self.settings = settings
@@ -63,13 +124,26 @@ class Demo:
         self.url = f"http://127.0.0.1:{self.port}/"
         self.password = secrets.token_urlsafe(12)
         self.stop = asyncio.Event()
+        self.began = time.monotonic()
+        self.since = datetime.now(UTC)
+        per_egress = 1.0 / (self.interval + self.margin)
+        self.budget = max(1, round(BUDGET_SHARE * opts.collectors * per_egress * BUDGET_WINDOW))
+        ips = {f"127.0.0.{10 + i}": f"demo-egress-{i + 1:02d}" for i in range(opts.collectors)}
+        self.capacity = figures.Capacity({**ips, INTERACTIVE_IP: "demo-interactive"},
+                                         self.interval + self.margin, self.budget,
+                                         BUDGET_WINDOW)
 
     async def run(self) -> dict[str, Any]:
-        server = embedded.start(self.base / "pgdata")
-        try:
-            return await self._run(server)
-        finally:
-            embedded.stop(self.base / "pgdata")
+        check_port(self.opts.port)
+        with exclusive(self.base):
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C: stop, then the summary
+                loop.add_signal_handler(sig, self.stop.set)
+            server = embedded.start(self.base / "pgdata")
+            try:
+                return await self._run(server)
+            finally:
+                embedded.stop(self.base / "pgdata")
 
     async def _run(self, server: str) -> dict[str, Any]:
         show = Progress(self.opts.json)
@@ -79,13 +153,20 @@ class Demo:
         await migrate.upgrade(db)
         async with connection(sw) as conn:
             await population.fill(conn, self.opts.soldiers, seed=7)
-        sim = spawn(SimConfig(port=0, speed=self.opts.speed, min_interval=self.interval,
-                              penalty=60 / self.opts.speed))
+        if self.stop.is_set():
+            return self._summary(None, None, None)
+        sim = spawn(SimConfig(
+            port=0, speed=self.opts.speed, min_interval=self.interval,
+            penalty=60 / self.opts.speed, fleet_budget=self.budget, fleet_window=BUDGET_WINDOW,
+            fault_missing_general=REAL_FAULTS["fault_missing_general"],
+            fault_5xx=REAL_FAULTS["fault_5xx"], fault_timeout=REAL_FAULTS["fault_timeout"]))
         children = Children(self.base / "logs", self._env(db, sw, sim.base_url))
         children.adopt("battlelog-simulator", sim.process)
         try:
             self._start(children)
-            show.started(self.url, self.password, self.base / "logs", db)
+            show.say(f"Battlelog faults as measured ({_faults_text()}); fleet budget "
+                     f"{self.budget} requests per {BUDGET_WINDOW:.0f} s")
+            show.started(self.url, self.password, self.base / "logs", db, bf4ps_command())
             return await self._watch(db, sim.base_url, children, show)
         finally:
             codes = children.stop()
@@ -103,6 +184,8 @@ class Demo:
             "BF4PS_SWEEP_SECONDS": "10", "BF4PS_OPS_USERNAME": "ops",
             "BF4PS_OPS_PASSWORD": self.password, "BF4PS_WEB_HOST": "127.0.0.1",
             "BF4PS_WEB_PORT": str(self.port), "BF4PS_LOG_LEVEL": "INFO",
+            "BF4PS_FLEET_BUDGET_REQUESTS": str(self.budget),
+            "BF4PS_FLEET_BUDGET_WINDOW_SECONDS": f"{BUDGET_WINDOW}",
         })
 
     def _start(self, c: Children) -> None:
@@ -120,25 +203,48 @@ class Demo:
 
     async def _watch(self, db: str, sim_url: str, children: Children,
                      show: Progress) -> dict[str, Any]:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, self.stop.set)
-        began = time.monotonic()
+        first = last = happened = None
+        self.began, self.since = time.monotonic(), datetime.now(UTC)
         async with connection(db) as conn:
-            await asyncio.sleep(2)
-            first = await figures.snapshot(conn, sim_url, 60)
-            last = first
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stop.wait(), 2.0)
             while not self.stop.is_set():
-                if self.opts.duration and time.monotonic() - began >= self.opts.duration:
+                if self.opts.duration and time.monotonic() - self.began >= self.opts.duration:
                     break
+                if "web" in children.dead():
+                    raise DemoError(f"the website stopped: see {self.base / 'logs' / 'web.log'}")
+                snap = await self._snapshot(conn, sim_url)
+                if snap is not None:
+                    first, last = first or snap, snap
+                    happened = await figures.outcomes(conn, self.since)
+                    elapsed = time.monotonic() - self.began
+                    budget = figures.budget_use(self.capacity, elapsed, snap["sim"])
+                    show.update(last, elapsed, children.dead(), {**happened, "budget": budget})
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.stop.wait(), 2.0)
-                last = await figures.snapshot(conn, sim_url, 60)
-                show.update(last, time.monotonic() - began, children.dead())
-        return figures.summary(first, last, seconds=time.monotonic() - began,
-                               egresses=self.opts.collectors + 1,
-                               interval=self.interval + self.margin,
-                               url=self.url)
+            # the summary comes from the last good readings: after Ctrl-C the simulator (in
+            # the terminal's process group) may already be gone
+            with contextlib.suppress(psycopg.Error):
+                happened = await figures.outcomes(conn, self.since)
+        return self._summary(first, last, happened)
+
+    async def _snapshot(self, conn: Any, sim_url: str) -> dict[str, Any] | None:
+        try:
+            return await figures.snapshot(conn, sim_url, 60)
+        except httpx.HTTPError:
+            if self.stop.is_set():
+                return None
+            raise
+
+    def _summary(self, first: dict[str, Any] | None, last: dict[str, Any] | None,
+                 happened: dict[str, Any] | None) -> dict[str, Any]:
+        return figures.summary(first, last, seconds=time.monotonic() - self.began,
+                               capacity=self.capacity, happened=happened, url=self.url)
+
+
+def _faults_text() -> str:
+    return ", ".join(f"{k.removeprefix('fault_').replace('_', ' ')} {100 * v:g} %"
+                     for k, v in REAL_FAULTS.items())
 
 
 def run_demo(settings: Settings, opts: DemoOptions) -> dict[str, Any]:

@@ -25,16 +25,19 @@ class Progress:
                 self.console.line()
         self.console.print(f"[bold]bf4ps demo[/bold] {text}")
 
-    def started(self, url: str, password: str, logs: Path, database: str) -> None:
+    def started(self, url: str, password: str, logs: Path, database: str,
+                bf4ps: str) -> None:
         self.say(f"website: [link={url}]{url}[/link]   operator console: {url}ops "
                  f"(user [bold]ops[/bold], password [bold]{password}[/bold])")
         self.console.print(f"  process logs in {logs}; Ctrl-C stops everything")
-        self.console.print(f"  other commands against this demo: BF4PS_DATABASE_URL='{database}' "
-                           "bf4ps status", highlight=False, markup=False, soft_wrap=True)
+        self.console.print(f"  other commands against this demo (from any shell): "
+                           f"BF4PS_DATABASE_URL='{database}' {bf4ps} status",
+                           highlight=False, markup=False, soft_wrap=True)
         self.live = Live(console=self.console, refresh_per_second=2, transient=False)
         self.live.start()
 
-    def update(self, snap: dict[str, Any], elapsed: float, dead: list[str]) -> None:
+    def update(self, snap: dict[str, Any], elapsed: float, dead: list[str],
+               happened: dict[str, Any]) -> None:
         if self.live is None:
             return
         total = snap["sim"]["requests_total"]
@@ -42,10 +45,10 @@ class Progress:
         if self.prev is not None and elapsed > self.prev[0]:
             rate = (total - self.prev[1]) / (elapsed - self.prev[0])
         self.prev = (elapsed, total)
-        self.live.update(self._table(snap, elapsed, rate, dead))
+        self.live.update(self._table(snap, elapsed, rate, dead, happened))
 
     def _table(self, snap: dict[str, Any], elapsed: float, rate: float,
-               dead: list[str]) -> Table:
+               dead: list[str], happened: dict[str, Any]) -> Table:
         t = Table(title=f"BF4PS demo — {elapsed:.0f} s, {snap['soldiers']} soldiers, "
                         f"{snap['healthy']} collectors healthy, {rate:.1f} requests/s, "
                         f"{snap['ready']} jobs ready")
@@ -58,6 +61,26 @@ class Progress:
         sim = snap["sim"]
         t.caption = (f"Battlelog requests {sim['requests_total']}, counted in the last minute "
                      f"{snap['counted_recent']}; violations seen by the simulator: "
-                     f"{sim['violations']['total']}" + (f"; exited: {', '.join(dead)}"
-                                                        if dead else ""))
+                     f"{sim['violations']['total']}\n{outcome_text(happened)}\n"
+                     f"{budget_text(happened['budget'])}"
+                     + (f"; exited: {', '.join(dead)}" if dead else ""))
         return t
+
+
+def outcome_text(happened: dict[str, Any]) -> str:
+    """'failed attempts 7 (malformed 5, server 2), retries 7, parked 0, throttles 0'."""
+    failures = happened["failures"]
+    classes = ", ".join(f"{k} {v}" for k, v in sorted(failures["by_error_class"].items()))
+    throttles = happened["throttles"]
+    return (f"failed attempts {failures['total']}" + (f" ({classes})" if classes else "")
+            + f", retries scheduled {happened['retries_scheduled']}, parked "
+            f"{happened['unavailable']}, throttles {throttles['throttled_answers']} answers / "
+            f"{throttles['egress_cooldowns']} egress cool-downs")
+
+
+def budget_text(budget: dict[str, Any]) -> str:
+    """'budget use 88 % of 252 requests (4 of 5 egresses had work)'."""
+    use = budget["use"]
+    return (f"budget use {'n/a' if use is None else f'{100 * use:.0f} %'} of "
+            f"{budget['capacity_requests']} requests ({len(budget['egresses_with_work'])} of "
+            f"{budget['egresses']} egresses had work)")

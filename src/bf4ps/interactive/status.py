@@ -5,7 +5,7 @@ interactive queue and a live ETA while it waits, and per resource the job and co
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -16,6 +16,7 @@ from bf4ps.interactive.eta import Estimate, GateDefaults
 from bf4ps.soldiers import ALL_RESOURCES
 
 OPEN = ("queued", "collecting")
+NOTHING_DUE = "every resource is fresh"  # the message of a request that found nothing due
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,11 @@ class RequestStatus:
     now: datetime
     estimate: Estimate | None  # live, while the request waits
     resources: tuple[ResourceProgress, ...]
+    refreshable_at: datetime | None = None  # nothing was due: when a refresh would collect
+
+    @property
+    def nothing_due(self) -> bool:
+        return self.status == "done" and self.message == NOTHING_DUE
 
     @property
     def is_open(self) -> bool:
@@ -75,6 +81,7 @@ class RequestStatus:
             "estimate_measured": est.measured if est else None,
             "collector_serving": est.serving if est else None,
             "resources": [_progress_dict(p) for p in self.resources],
+            "refreshable_at": _iso(self.refreshable_at),
         }
 
 
@@ -89,13 +96,20 @@ def _progress_dict(p: ResourceProgress) -> dict[str, Any]:
             "last_attempt_at": _iso(p.last_attempt_at), "last_error_class": p.last_error_class}
 
 
-async def request_status(conn: Conn, request_id: UUID, gate: GateDefaults) -> RequestStatus | None:
+async def request_status(conn: Conn, request_id: UUID, gate: GateDefaults,
+                         min_age_seconds: float | None = None) -> RequestStatus | None:
+    """`min_age_seconds` (the policy's interactive minimum age) lets a request that found
+    nothing due say when the soldier becomes refreshable."""
     cur = await conn.execute(q("interactive_request_get"), {"request_id": request_id})
     row = await cur.fetchone()
     if row is None:
         return None
     status = str(row["status"])
     estimate = await eta.estimate(conn, request_id, gate) if status in OPEN else None
+    resources = await _resources(conn, row)
+    refreshable = None
+    if min_age_seconds is not None and row["message"] == NOTHING_DUE:
+        refreshable = refreshable_at(resources, min_age_seconds)
     return RequestStatus(
         request_id=request_id, status=status, platform=str(row["platform"]),
         lookup_name=row["lookup_name"], soldier_id=row["soldier_id"],
@@ -103,7 +117,14 @@ async def request_status(conn: Conn, request_id: UUID, gate: GateDefaults) -> Re
         created_at=row["created_at"], eta_at=row["eta_at"],
         first_request_at=row["first_request_at"], finished_at=row["finished_at"],
         message=row["message"], now=row["now"], estimate=estimate,
-        resources=await _resources(conn, row))
+        resources=resources, refreshable_at=refreshable)
+
+
+def refreshable_at(resources: tuple[ResourceProgress, ...],
+                   min_age_seconds: float) -> datetime | None:
+    """When the first resource gets old enough for a manual refresh to collect it again."""
+    collected = [r.last_success_at for r in resources if r.last_success_at is not None]
+    return min(collected) + timedelta(seconds=min_age_seconds) if collected else None
 
 
 async def _resources(conn: Conn, row: dict[str, Any]) -> tuple[ResourceProgress, ...]:
@@ -114,7 +135,11 @@ async def _resources(conn: Conn, row: dict[str, Any]) -> tuple[ResourceProgress,
     cur = await conn.execute(q("interactive_request_resources"), {
         "request_id": row["request_id"], "soldier_id": row["soldier_id"],
         "resources": list(row["resources"]) or ALL_RESOURCES})
-    return tuple(_progress(r) for r in await cur.fetchall())
+    steps = tuple(_progress(r) for r in await cur.fetchall())
+    if row["lookup_name"]:  # a name look-up found the soldier: the chain's first step is done
+        found = ResourceProgress("lookup", None, 0, None, None, "current", None, None, None)
+        return (found, *steps)
+    return steps
 
 
 def _lookup_progress(job: dict[str, Any] | None) -> ResourceProgress:

@@ -91,6 +91,7 @@ class HistoryPoint:
     headshots: int | None
     score_per_minute: float | None
     kills_per_minute: float | None
+    changed: bool = True  # False: a collection that found the values unchanged
 
 
 async def _rows(conn: Conn, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:

@@ -22,6 +22,7 @@ from bf4ps.interactive.inputs import (
     parse_soldier_url,
 )
 from bf4ps.interactive.submit import RateLimited, Submission, UnknownSoldier, submit
+from bf4ps.stats import discovery
 from bf4ps.web import soldier_view
 from bf4ps.web.errors import WebError, from_input
 from bf4ps.web.state import db, state_of
@@ -32,8 +33,8 @@ def client_key(request: Request) -> str:
     return f"web:{host}"[:100]
 
 
-async def search(conn: Conn, text: str, platform: Platform | None,
-                 limit: int = 20) -> dict[str, Any]:
+async def search(conn: Conn, text: str, platform: Platform | None, page: int = 1,
+                 per_page: int = 20) -> dict[str, Any]:
     """Known soldiers for a name (prefix, current or former names) or a Battlelog URL."""
     if looks_like_url(text):
         ref = parse_soldier_url(text, "q")
@@ -45,19 +46,17 @@ async def search(conn: Conn, text: str, platform: Platform | None,
             listed = [{**soldier_view.soldier_dict(found), "exact": True,
                        "collected_at": row["collected_at"] if row else None}]
         return {"kind": "url", "name": ref.name, "platform": ref.platform.value,
-                "persona_id": ref.persona_id, "exact": found is not None, "soldiers": listed}
+                "persona_id": ref.persona_id, "exact": found is not None, "soldiers": listed,
+                "total": len(listed), "capped": False, "page": 1, "pages": 1,
+                "per_page": per_page}
     name = parse_name(text, "q")
-    cur = await conn.execute(q("web_search_names"), {
-        "prefix": like_prefix(name), "exact": name.lower(),
-        "platform": platform.value if platform else None, "limit": limit}, prepare=False)
-    rows = await cur.fetchall()
-    soldiers = [{"soldier_id": r["soldier_id"], "persona_id": r["persona_id"],
-                 "platform": r["platform"], "name": r["current_name"], "exact": r["exact"],
-                 "collected_at": r["collected_at"],
-                 "url": f"/soldiers/{r['platform']}/{r['persona_id']}"} for r in rows]
+    listing = await discovery.search_page(conn, like_prefix(name), name.lower(), platform,
+                                          page, per_page)
+    soldiers = [s.as_dict() for s in listing.soldiers]
     return {"kind": "name", "name": name, "platform": platform.value if platform else None,
             "persona_id": None, "exact": any(s["exact"] for s in soldiers),
-            "soldiers": soldiers}
+            "soldiers": soldiers, "total": listing.total, "capped": listing.capped,
+            "page": listing.page, "pages": listing.pages, "per_page": per_page}
 
 
 def target_fields(name: object, platform: object, persona_id: object,

@@ -1,49 +1,25 @@
-"""Display helpers (Jinja filters): readable item names from Battlelog slugs/SIDs, numbers,
+"""Display helpers (Jinja filters): BF4 item and category names, numbers,
 durations and ages."""
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from functools import lru_cache
 
-_SMALL_WORDS = frozenset({"of", "the", "and", "for"})
-_SID_PREFIX = re.compile(r"^WARSAW_ID_P_(?:XP\d+_|SP_)?(?:[WV]NAME_|INAME_|ANAME_)?")
-
-
-def _token(word: str) -> str:
-    if word in _SMALL_WORDS:
-        return word
-    if any(ch.isdigit() for ch in word) or len(word) <= 3:
-        return word.upper()
-    return word.capitalize()
+from bf4ps.stats.item_names import category_display, display_name
 
 
 @lru_cache(maxsize=4096)
 def item_name(name: str | None, slug: str | None) -> str:
-    """'u-100-mk5' -> 'U-100 MK5', 'repair-tool' -> 'Repair Tool'; without a slug the
-    localisation SID loses its prefix: 'WARSAW_ID_P_WNAME_ULTIM' -> 'Ultim'."""
-    if slug:
-        words = [w for w in slug.strip().lower().split("-") if w]
-        out = ""
-        for i, word in enumerate(words):
-            joiner = "-" if i and word.isdigit() and words[i - 1].isalpha() else " "
-            out += (joiner if i else "") + _token(word)
-        if out:
-            return out
-    if not name:
-        return "unknown"
-    bare = _SID_PREFIX.sub("", name.strip())
-    return " ".join(_token(w.lower()) for w in bare.split("_") if w) or name
+    """BF4's display name of an item ('scar-h' -> 'SCAR-H', 'mares-leg' -> "MARE'S LEG"),
+    from the item-name catalogue (stats/item_names.py)."""
+    return display_name(name, slug)
 
 
 @lru_cache(maxsize=512)
 def category_name(category: str | None) -> str:
-    """'Vehicle Air Helicopter Attack' -> 'Air Helicopter Attack'."""
-    if not category:
-        return "Other"
-    text = category.strip()
-    return text[len("Vehicle "):] if text.startswith("Vehicle ") else text
+    """'Vehicle Air Jet Stealth' -> 'Stealth Jets'."""
+    return category_display(category)
 
 
 def number(value: float | int | None, digits: int = 0) -> str:

@@ -82,7 +82,9 @@ def _request_paths() -> dict[str, Any]:
                    "Name or Battlelog soldier URL", required=True),
             _param("platform", "query", {"type": "string", "enum": PLATFORMS}, "Platform"),
             _param("limit", "query", {"type": "integer", "minimum": 1, "maximum": 50},
-                   "At most this many soldiers")], (422,)),
+                   "At most this many soldiers (a page)"),
+            _param("page", "query", {"type": "integer", "minimum": 1, "maximum": 50},
+                   "Page of the matches, 1 first")], (422,)),
         "/api/requests": {"post": {
             "summary": "Ask for a fresh collection (coalesced into interactive work)",
             "requestBody": {"required": True,
@@ -102,6 +104,8 @@ def _ops_paths() -> dict[str, Any]:
     events_params = [
         _param("persona_id", "query", {"type": "integer", "minimum": 1,
                                        "maximum": 2**63 - 1}, "Persona id"),
+        _param("name", "query", {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}$"},
+               "Soldier name (current or former, any case)"),
         _param("platform", "query", {"type": "string", "enum": PLATFORMS}, "Platform"),
         _param("collector", "query", {"type": "string", "maxLength": 63}, "Collector name"),
         _param("resource", "query", {"type": "string", "enum": [
@@ -163,6 +167,8 @@ def _schemas() -> dict[str, Any]:
                               "estimated_start_at": DATE, "estimated_done_at": DATE,
                               "eta_at": DATE,
                               "first_request_at": DATE,
+                              "refreshable_at": {**DATE, "description": (
+                                  "nothing was due: when a refresh would collect again")},
                               "resources": {"type": "array", "items": OBJECT}}},
         "SoldierOverview": {"type": "object", "required": ["soldier", "headline", "freshness"],
                             "properties": {"soldier": OBJECT, "headline": OBJECT,

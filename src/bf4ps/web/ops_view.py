@@ -52,7 +52,8 @@ def collector_dict(c: dict[str, Any]) -> dict[str, Any]:
     if c["current_job_id"] is not None and c["job_resource"] is not None:
         job = {"job_id": c["current_job_id"], "resource": c["job_resource"],
                "status": c["job_status"], "persona_id": c["job_persona_id"],
-               "platform": c["job_platform"], "lookup_name": c["job_lookup_name"]}
+               "platform": c["job_platform"], "lookup_name": c["job_lookup_name"],
+               "soldier_name": c.get("job_soldier_name")}
     age = c["heartbeat_age"]
     return {"name": c["collector_name"], "uuid": str(c["collector_uuid"]),
             "hostname": c["hostname"], "lane": c["lane"], "egress": c["egress_key"],

@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.interactive.inputs import InputError
@@ -44,9 +45,10 @@ async def search(request: Request) -> Response:
                        field="q")
     platform = platform_query(request)
     limit = int_query(request, "limit", default=20, lo=1, hi=50)
+    page = int_query(request, "page", default=1, lo=1, hi=50)
     try:
         async with db(request) as conn:
-            return ApiJSON(await actions.search(conn, text, platform, limit))
+            return ApiJSON(await actions.search(conn, text, platform, page, limit))
     except InputError as exc:
         raise from_input(exc) from None
 
@@ -61,7 +63,9 @@ async def submit_request(request: Request) -> Response:
 async def get_request(request: Request) -> Response:
     request_id = uuid_path(request)
     async with db(request) as conn:
-        st = await request_status(conn, request_id, state_of(request).gate)
+        policy = await policy_mod.load(conn)
+        st = await request_status(conn, request_id, state_of(request).gate,
+                                  policy.interactive_min_age_seconds)
     if st is None:
         raise WebError(404, "no such request")
     return ApiJSON(st.as_dict())

@@ -48,6 +48,9 @@ def _time(request: Request, name: str) -> datetime | None:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)
 
 
+SOLDIER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
 def event_query(request: Request) -> EventFilter:
     """The event-log search's filters, each validated; a time window always applies."""
     now = datetime.now(UTC)
@@ -69,7 +72,10 @@ def event_query(request: Request) -> EventFilter:
     if kind is not None and kind not in EVENT_TYPE_NAMES:
         raise WebError(422, "unknown event type", field="type")
     platform = platform_query(request)
-    return EventFilter(since=since, until=until, persona_id=_persona(persona),
+    name = query(request, "name", max_len=64)
+    if name is not None and not SOLDIER_NAME.match(name):
+        raise WebError(422, "soldier names are letters, digits, '.', '_', '-'", field="name")
+    return EventFilter(since=since, until=until, persona_id=_persona(persona), name=name,
                       platform=platform.value if platform else None, collector=collector,
                       resource=resource, event_type=kind,
                       limit=int_query(request, "limit", default=100, lo=1, hi=500))
@@ -111,8 +117,10 @@ async def events_page(request: Request) -> Response:
     operator(request)
     error = None
     rows: list[dict[str, Any]] = []
+    filters = ""
     try:
         eq = event_query(request)
+        filters = eq.describe().split(", since")[0]  # the window is shown in the form
         async with db(request) as conn:
             rows = await ops_view.events(conn, eq)
     except WebError as exc:
@@ -122,7 +130,8 @@ async def events_page(request: Request) -> Response:
     return render(request, "ops_events.html", {
         "events": rows, "error": error, "windows": list(WINDOWS),
         "event_types": EVENT_TYPE_NAMES, "resources": sorted(RESOURCES),
-        "form": dict(request.query_params)}, status=422 if error else 200)
+        "form": dict(request.query_params), "filters": filters},
+        status=422 if error else 200)
 
 
 async def control_form(request: Request) -> Response:

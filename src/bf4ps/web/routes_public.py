@@ -2,44 +2,67 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from bf4ps import policy as policy_mod
 from bf4ps.domain import Platform
 from bf4ps.interactive.inputs import InputError
 from bf4ps.interactive.status import request_status
+from bf4ps.stats import discovery
 from bf4ps.web import actions, soldier_view, tables
 from bf4ps.web.errors import WebError
-from bf4ps.web.params import form, form_text, platform_query, query, soldier_path, uuid_path
+from bf4ps.web.format import ago
+from bf4ps.web.params import (
+    form,
+    form_text,
+    int_query,
+    platform_query,
+    query,
+    soldier_path,
+    uuid_path,
+)
 from bf4ps.web.security import CSRF_FIELD
 from bf4ps.web.state import db, render, state_of
 
 PLATFORMS = [p.value for p in Platform]
+PLAYING_WINDOW = timedelta(hours=1)  # "playing now": seen on a server by BF4SW this recently
 
 
 def _index(request: Request, *, status: int = 200, headers: dict[str, str] | None = None,
            **context: Any) -> Response:
     # platform "": all platforms (the search's default; a lookup then asks for one)
     ctx = {"platforms": PLATFORMS, "q": "", "platform": "", "result": None, "error": None,
-           **context}
+           "recent": [], "playing": [], "boards": {}, **context}
     return render(request, "index.html", ctx, status=status, headers=headers)
+
+
+async def _discovery(request: Request, platform: Platform | None) -> dict[str, Any]:
+    """The home page without a search: who was collected lately, who plays now, the boards."""
+    board_platform = platform or Platform.PC
+    async with db(request) as conn:
+        found = await discovery.home(conn, board_platform, datetime.now(UTC) - PLAYING_WINDOW)
+    return {"recent": found.recent, "playing": found.playing, "boards": found.boards,
+            "board_platform": board_platform.value}
 
 
 async def index(request: Request) -> Response:
     try:
         text = query(request, "q", max_len=300)
         platform = platform_query(request)
+        page = int_query(request, "page", default=1, lo=1, hi=50)
     except WebError as exc:
         return _index(request, status=exc.status, error=exc.message)
     chosen = platform.value if platform else ""
     if text is None:
-        return _index(request, platform=chosen)
+        return _index(request, platform=chosen, **await _discovery(request, platform))
     try:
         async with db(request) as conn:
-            result = await actions.search(conn, text, platform)
+            result = await actions.search(conn, text, platform, page)
     except InputError as exc:
         return _index(request, status=422, error=exc.message, q=text, platform=chosen)
     if result["kind"] == "url" and result["soldiers"]:
@@ -65,10 +88,29 @@ async def submit_form(request: Request) -> Response:
 async def request_page(request: Request) -> Response:
     request_id = uuid_path(request)
     async with db(request) as conn:
-        st = await request_status(conn, request_id, state_of(request).gate)
+        policy = await policy_mod.load(conn)
+        st = await request_status(conn, request_id, state_of(request).gate,
+                                  policy.interactive_min_age_seconds)
     if st is None:
         raise WebError(404, "no such request")
-    return render(request, "request.html", {"req": st.as_dict(), "is_open": st.is_open})
+    refreshable_in = (ago(st.refreshable_at, st.now) if st.refreshable_at is not None
+                      and st.refreshable_at > st.now else "now")
+    return render(request, "request.html", {"req": st.as_dict(), "is_open": st.is_open,
+                                            "step_names": STEP_NAMES,
+                                            "progress_word": progress_word,
+                                            "refreshable_in": refreshable_in})
+
+
+STEP_NAMES = {"lookup": "find the soldier on Battlelog", "detailed": "detailed stats",
+              "profile": "profile", "weapons": "weapons", "vehicles": "vehicles"}
+JOB_WORDS = {"pending": "waiting", "claimed": "next", "running": "collecting now"}
+
+
+def progress_word(r: dict[str, Any]) -> str:
+    """One resource's progress as the request page says it (app.js says the same)."""
+    if r["job_status"]:
+        return str(JOB_WORDS.get(r["job_status"], r["job_status"]))
+    return "done" if r["state_status"] == "current" else "–"
 
 
 async def soldier_page(request: Request) -> Response:
@@ -81,10 +123,29 @@ async def soldier_page(request: Request) -> Response:
         data = await soldier_view.page(conn, found)
     return render(request, "soldier.html", {
         "s": data, "chart": actions.plain(data["history"]), "platforms": PLATFORMS,
+        "weapon_chart": data["weapon_history"], "vehicle_chart": data["vehicle_history"],
         "weapons_html": tables.weapon_rows(data["weapons"]),
         "vehicles_html": tables.vehicle_rows(data["vehicles"]),
         "weapon_categories": sorted({w["category"] for w in data["weapons"]}),
         "vehicle_categories": sorted({v["category"] for v in data["vehicles"]})})
+
+
+async def leaderboards(request: Request) -> Response:
+    """/leaderboards?platform=pc&by=kd&page=2: one board, 25 soldiers a page."""
+    platform = platform_query(request) or Platform.PC
+    raw = query(request, "by", max_len=10) or discovery.Board.SPM.value
+    try:
+        board = discovery.Board(raw)
+    except ValueError:
+        raise WebError(422, "parameter 'by' must be one of: " + ", ".join(discovery.Board),
+                       field="by") from None
+    page = int_query(request, "page", default=1, lo=1, hi=400)
+    async with db(request) as conn:
+        found = await discovery.leaderboard(conn, board, platform, page)
+    return render(request, "leaderboards.html", {
+        "platforms": PLATFORMS, "platform": platform.value, "board": board,
+        "boards": list(discovery.Board), "found": found,
+        "min_hours": discovery.BOARD_MIN_SECONDS // 3600})
 
 
 async def search_alias(request: Request) -> Response:
@@ -96,6 +157,7 @@ async def search_alias(request: Request) -> Response:
 ROUTES = [
     Route("/", index, methods=["GET"]),
     Route("/search", search_alias, methods=["GET"]),
+    Route("/leaderboards", leaderboards, methods=["GET"]),
     Route("/requests", submit_form, methods=["POST"]),
     Route("/requests/{request_id}", request_page, methods=["GET"]),
     Route("/soldiers/{platform}/{persona_id}", soldier_page, methods=["GET"]),

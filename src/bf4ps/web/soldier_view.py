@@ -11,7 +11,9 @@ from typing import Any
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.domain import Platform, Resource
+from bf4ps.stats import history as history_series
 from bf4ps.stats import read
+from bf4ps.stats.history import ItemSeries, WeaponPoint
 from bf4ps.stats.read import HistoryPoint, SoldierOverview, StoredVehicle, StoredWeapon
 from bf4ps.web.format import category_name, item_name, percent, ratio
 
@@ -141,9 +143,9 @@ def vehicle_row(v: StoredVehicle) -> dict[str, Any]:
 
 
 def history_rows(points: list[HistoryPoint]) -> list[dict[str, Any]]:
-    """Oldest first, with the ratios the chart plots."""
+    """Oldest first (as given), with the ratios the chart plots."""
     rows = []
-    for p in reversed(points):
+    for p in points:
         row = asdict(p)
         row["kd"] = ratio(p.kills, p.deaths)
         row["accuracy_percent"] = percent(p.shots_hit, p.shots_fired)
@@ -174,7 +176,21 @@ async def vehicles(conn: Conn, s: Soldier) -> list[dict[str, Any]]:
 
 
 async def history(conn: Conn, s: Soldier, limit: int = 100) -> list[dict[str, Any]]:
-    return history_rows(await read.detailed_history(conn, s.soldier_id, limit))
+    return history_rows(await history_series.detailed_series(conn, s.soldier_id, limit))
+
+
+def item_chart(series: list[ItemSeries]) -> list[dict[str, Any]]:
+    """Per-item series for the charts: epoch seconds and the plotted values, oldest first."""
+    out = []
+    for item in series:
+        pts = item.points
+        out.append({"name": item.name, "t": [int(p.fetched_at.timestamp()) for p in pts],
+                    "kills": [p.kills for p in pts],
+                    "time_min": [round(p.time_seconds / 60, 1) if p.time_seconds is not None
+                                 else None for p in pts],
+                    "accuracy": [p.accuracy_percent if isinstance(p, WeaponPoint) else None
+                                 for p in pts]})
+    return out
 
 
 async def page(conn: Conn, s: Soldier) -> dict[str, Any]:
@@ -182,7 +198,10 @@ async def page(conn: Conn, s: Soldier) -> dict[str, Any]:
     data = await overview(conn, s)
     data["weapons"] = await weapons(conn, s)
     data["vehicles"] = await vehicles(conn, s)
-    data["history"] = await history(conn, s)
+    series = await history_series.page_series(conn, s.soldier_id)
+    data["history"] = history_rows(series.detailed)
+    data["weapon_history"] = item_chart(series.weapons)
+    data["vehicle_history"] = item_chart(series.vehicles)
     cur = await conn.execute(q("interactive_open_for_soldier"), {"soldier_id": s.soldier_id})
     row = await cur.fetchone()
     data["open_request"] = f"/requests/{row['request_id']}" if row else None

@@ -72,7 +72,8 @@ RETURNING collector_uuid
 -- name: collectors_list
 -- The current job is the live job the collector holds a lease on (the latest claimed).
 SELECT c.*, j.job_id AS current_job_id, j.resource AS job_resource, j.status AS job_status,
-       s.persona_id AS job_persona_id, COALESCE(s.platform, j.lookup_platform) AS job_platform,
+       s.persona_id AS job_persona_id, s.current_name AS job_soldier_name,
+       COALESCE(s.platform, j.lookup_platform) AS job_platform,
        j.lookup_name AS job_lookup_name,
        extract(epoch FROM now() - c.last_heartbeat_at) AS heartbeat_age
 FROM collectors c

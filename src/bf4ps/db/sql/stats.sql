@@ -457,3 +457,36 @@ FROM detailed_stats_history
 WHERE soldier_id = %(soldier_id)s
 ORDER BY fetched_at DESC
 LIMIT %(limit)s
+
+-- name: collections_of
+-- When a resource of the soldier was last collected successfully (newest first): one history
+-- point per collection, also when the values did not change (history stores only changes).
+SELECT occurred_at AS collected_at
+FROM collection_events
+WHERE soldier_id = %(soldier_id)s AND resource = %(resource)s AND event_type = 'succeeded'
+ORDER BY occurred_at DESC
+LIMIT %(limit)s
+
+-- name: weapon_history_of
+-- The history of the soldier's most-used weapons (by kills), newest rows first per weapon.
+SELECT h.weapon_id, w.name, w.slug, h.fetched_at, h.kills, h.shots_fired, h.shots_hit,
+       h.time_equipped_seconds
+FROM (SELECT weapon_id FROM soldier_weapon_stats WHERE soldier_id = %(soldier_id)s
+      ORDER BY kills DESC NULLS LAST, weapon_id LIMIT %(items)s) AS top
+JOIN weapon_catalog w ON w.weapon_id = top.weapon_id
+CROSS JOIN LATERAL (
+    SELECT weapon_id, fetched_at, kills, shots_fired, shots_hit, time_equipped_seconds
+    FROM soldier_weapon_history
+    WHERE soldier_id = %(soldier_id)s AND weapon_id = top.weapon_id
+    ORDER BY fetched_at DESC LIMIT %(limit)s) AS h
+
+-- name: vehicle_history_of
+SELECT h.vehicle_id, v.name, v.slug, h.fetched_at, h.kills, h.time_in_seconds, h.destroy_x_in_y
+FROM (SELECT vehicle_id FROM soldier_vehicle_stats WHERE soldier_id = %(soldier_id)s
+      ORDER BY kills DESC NULLS LAST, vehicle_id LIMIT %(items)s) AS top
+JOIN vehicle_catalog v ON v.vehicle_id = top.vehicle_id
+CROSS JOIN LATERAL (
+    SELECT vehicle_id, fetched_at, kills, time_in_seconds, destroy_x_in_y
+    FROM soldier_vehicle_history
+    WHERE soldier_id = %(soldier_id)s AND vehicle_id = top.vehicle_id
+    ORDER BY fetched_at DESC LIMIT %(limit)s) AS h

@@ -10,28 +10,6 @@ SELECT soldier_id, persona_id, platform, current_name, battlelog_user_id, first_
 FROM soldiers
 WHERE persona_id = %(persona_id)s AND platform = %(platform)s
 
--- name: web_search_names
--- Known soldiers whose current or a former name starts with the query (a LIKE prefix with its
--- wildcards escaped by the caller); exact matches first.
-SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
-       lower(s.current_name) = %(exact)s AS exact,
-       (SELECT max(cs.last_success_at) FROM collection_state cs
-        WHERE cs.soldier_id = s.soldier_id) AS collected_at
-FROM soldiers s
-WHERE s.soldier_id IN (
-        (SELECT soldier_id FROM soldiers WHERE lower(current_name) = %(exact)s LIMIT 20)
-        UNION
-        (SELECT soldier_id FROM soldiers
-         WHERE lower(current_name) LIKE %(prefix)s ESCAPE '\'
-         LIMIT 200)
-        UNION
-        (SELECT soldier_id FROM soldier_names
-         WHERE lower(name) LIKE %(prefix)s ESCAPE '\'
-         LIMIT 200))
-  AND (%(platform)s::text IS NULL OR s.platform = %(platform)s)
-ORDER BY exact DESC, lower(s.current_name), s.platform, s.persona_id
-LIMIT %(limit)s
-
 -- name: web_collected_at
 SELECT max(last_success_at) AS collected_at FROM collection_state
 WHERE soldier_id = %(soldier_id)s
@@ -87,3 +65,109 @@ SELECT COALESCE(egress_key, '') AS egress_key, count(*) AS n
 FROM collection_events
 WHERE event_id > %(after)s AND event_id <= %(upto)s AND event_type = 'egress_throttled'
 GROUP BY 1
+
+-- name: web_recently_collected
+-- The home page: the newest detailed collections (ix_detailed_recent).
+SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
+       d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
+       d.fetched_at AS collected_at
+FROM detailed_stats_current d
+JOIN soldiers s ON s.soldier_id = d.soldier_id
+ORDER BY d.fetched_at DESC
+LIMIT %(limit)s
+
+-- name: web_playing_now
+-- Soldiers BF4SW saw on a server most recently (ix_soldiers_last_seen), with their stats.
+SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
+       d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
+       d.fetched_at AS collected_at
+FROM soldiers s
+LEFT JOIN detailed_stats_current d ON d.soldier_id = s.soldier_id
+WHERE s.last_seen_at IS NOT NULL AND s.last_seen_at > %(since)s
+ORDER BY s.last_seen_at DESC
+LIMIT %(limit)s
+
+-- name: web_board_spm
+-- Leaderboards: one platform's soldiers with at least 10 hours played, best first, read in
+-- index order (migration 0011's partial indexes; the predicate repeats the index's). The page
+-- is cut from detailed_stats_current alone; only its rows are joined to their soldiers.
+SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
+       d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
+       d.fetched_at AS collected_at
+FROM (SELECT d.soldier_id, d.rank, d.skill, d.kills, d.deaths, d.score_per_minute,
+             d.time_played_seconds, d.fetched_at
+      FROM detailed_stats_current d
+      WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000
+      ORDER BY d.score_per_minute DESC NULLS LAST, d.soldier_id
+      LIMIT %(limit)s OFFSET %(offset)s) AS d
+JOIN soldiers s ON s.soldier_id = d.soldier_id
+ORDER BY d.score_per_minute DESC NULLS LAST, d.soldier_id
+
+-- name: web_board_kd
+SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
+       d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
+       d.fetched_at AS collected_at
+FROM (SELECT d.soldier_id, d.rank, d.skill, d.kills, d.deaths, d.score_per_minute,
+             d.time_played_seconds, d.fetched_at
+      FROM detailed_stats_current d
+      WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000 AND d.deaths > 0
+      ORDER BY (d.kills::double precision / d.deaths) DESC NULLS LAST, d.soldier_id
+      LIMIT %(limit)s OFFSET %(offset)s) AS d
+JOIN soldiers s ON s.soldier_id = d.soldier_id
+ORDER BY (d.kills::double precision / d.deaths) DESC NULLS LAST, d.soldier_id
+
+-- name: web_board_skill
+SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
+       d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
+       d.fetched_at AS collected_at
+FROM (SELECT d.soldier_id, d.rank, d.skill, d.kills, d.deaths, d.score_per_minute,
+             d.time_played_seconds, d.fetched_at
+      FROM detailed_stats_current d
+      WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000
+      ORDER BY d.skill DESC NULLS LAST, d.soldier_id
+      LIMIT %(limit)s OFFSET %(offset)s) AS d
+JOIN soldiers s ON s.soldier_id = d.soldier_id
+ORDER BY d.skill DESC NULLS LAST, d.soldier_id
+
+-- name: web_board_kills
+SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
+       d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
+       d.fetched_at AS collected_at
+FROM (SELECT d.soldier_id, d.rank, d.skill, d.kills, d.deaths, d.score_per_minute,
+             d.time_played_seconds, d.fetched_at
+      FROM detailed_stats_current d
+      WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000
+      ORDER BY d.kills DESC NULLS LAST, d.soldier_id
+      LIMIT %(limit)s OFFSET %(offset)s) AS d
+JOIN soldiers s ON s.soldier_id = d.soldier_id
+ORDER BY d.kills DESC NULLS LAST, d.soldier_id
+
+-- name: web_search_page
+-- One page of the search: soldiers whose current or a former name starts with the query (a LIKE
+-- prefix, wildcards escaped by the caller), exact matches first, then by name (byte order, as
+-- the name indexes keep it). Each name index
+-- is read in its own order for at most 1,000 candidates (`total` then says "1,000 or more"), so
+-- a page costs the same for "a" at 1M soldiers as for a rare name. With a stats preview.
+WITH cand AS (
+    (SELECT soldier_id FROM soldiers
+     WHERE lower(current_name) LIKE %(prefix)s ESCAPE '\'
+     ORDER BY lower(current_name) USING ~<~ LIMIT 1000)
+    UNION
+    (SELECT soldier_id FROM soldier_names
+     WHERE lower(name) LIKE %(prefix)s ESCAPE '\'
+     ORDER BY lower(name) USING ~<~ LIMIT 1000)
+), listed AS (
+    SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
+           lower(s.current_name) = %(exact)s AS exact, count(*) OVER () AS total
+    FROM cand JOIN soldiers s ON s.soldier_id = cand.soldier_id
+    WHERE %(platform)s::text IS NULL OR s.platform = %(platform)s
+    ORDER BY exact DESC, lower(s.current_name) USING ~<~, s.platform, s.persona_id
+    LIMIT %(limit)s OFFSET %(offset)s
+)
+SELECT l.*, d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
+       (SELECT max(cs.last_success_at) FROM collection_state cs
+        WHERE cs.soldier_id = l.soldier_id) AS collected_at
+FROM listed l
+LEFT JOIN detailed_stats_current d ON d.soldier_id = l.soldier_id
+ORDER BY l.exact DESC, lower(l.current_name) USING ~<~, l.platform, l.persona_id
+

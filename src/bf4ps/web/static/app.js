@@ -1,8 +1,7 @@
-/* BF4PS: sortable tables, category filters, the history chart, request polling, auto refresh.
-   Plain JavaScript, no dependencies; loaded with `defer` (the CSP allows no inline script). */
+/* BF4PS: sortable tables, category filters, request polling, auto refresh (the charts are in
+   charts.js, drawn with uPlot). Plain JavaScript, no dependencies; loaded with `defer` (the CSP allows no inline script). */
 (function () {
   "use strict";
-  var SVG = "http://www.w3.org/2000/svg";
 
   function cellValue(row, index) {
     var cell = row.cells[index];
@@ -52,89 +51,6 @@
     });
   }
 
-  function el(name, attrs, parent) {
-    var node = document.createElementNS(SVG, name);
-    Object.keys(attrs).forEach(function (k) { node.setAttribute(k, attrs[k]); });
-    if (parent) parent.appendChild(node);
-    return node;
-  }
-
-  function fmt(v) {
-    if (Math.abs(v) >= 1000) return Math.round(v).toLocaleString();
-    return (Math.round(v * 100) / 100).toString();
-  }
-
-  function drawChart(box, points, metric) {
-    var data = points.map(function (p) { return { t: Date.parse(p.fetched_at), v: p[metric] }; })
-      .filter(function (p) { return p.v !== null && p.v !== undefined && !isNaN(p.t); });
-    while (box.firstChild) box.removeChild(box.firstChild);
-    if (!data.length) {
-      var msg = document.createElement("p");
-      msg.className = "muted";
-      msg.textContent = "No values of this metric yet.";
-      box.appendChild(msg);
-      return;
-    }
-    var W = Math.max(300, Math.round(box.clientWidth)) || 900, H = 280, L = 70, R = 20, T = 16, B = 34;
-    var svg = el("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "history of " + metric }, box);
-    var tMin = data[0].t, tMax = data[data.length - 1].t;
-    var vMin = Math.min.apply(null, data.map(function (p) { return p.v; }));
-    var vMax = Math.max.apply(null, data.map(function (p) { return p.v; }));
-    if (vMin === vMax) { vMin -= Math.abs(vMin) * 0.05 || 1; vMax += Math.abs(vMax) * 0.05 || 1; }
-    if (tMin === tMax) { tMin -= 43200000; tMax += 43200000; }
-    function x(t) { return L + (t - tMin) / (tMax - tMin) * (W - L - R); }
-    function y(v) { return T + (1 - (v - vMin) / (vMax - vMin)) * (H - T - B); }
-    for (var i = 0; i <= 4; i++) {
-      var v = vMin + (vMax - vMin) * i / 4;
-      el("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), "class": "grid" }, svg);
-      el("text", { x: L - 8, y: y(v) + 4, "text-anchor": "end" }, svg).textContent = fmt(v);
-    }
-    el("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, "class": "axis" }, svg);
-    [tMin, tMax].forEach(function (t, k) {
-      el("text", { x: k ? W - R : L, y: H - 10, "text-anchor": k ? "end" : "start" }, svg)
-        .textContent = new Date(t).toISOString().slice(0, 10);
-    });
-    var path = data.map(function (p, k) { return (k ? "L" : "M") + x(p.t).toFixed(1) + " " + y(p.v).toFixed(1); }).join(" ");
-    if (data.length > 1) {
-      el("path", { d: path + " L" + x(data[data.length - 1].t).toFixed(1) + " " + (H - B) +
-                      " L" + x(data[0].t).toFixed(1) + " " + (H - B) + " Z", "class": "area" }, svg);
-      el("path", { d: path, "class": "line" }, svg);
-    }
-    data.forEach(function (p) {
-      var dot = el("circle", { cx: x(p.t), cy: y(p.v), r: 3.5, "class": "point" }, svg);
-      el("title", {}, dot).textContent = new Date(p.t).toISOString().slice(0, 16).replace("T", " ") + ": " + fmt(p.v);
-    });
-  }
-
-  function initChart() {
-    var box = document.getElementById("history-chart");
-    if (!box) return;
-    var points;
-    try { points = JSON.parse(box.getAttribute("data-points") || "[]"); } catch (e) { return; }
-    if (!points.length) return;
-    var buttons = document.querySelectorAll("#chart-metrics button");
-    buttons.forEach(function (b) {
-      b.addEventListener("click", function () {
-        buttons.forEach(function (o) { o.classList.toggle("active", o === b); });
-        drawChart(box, points, b.getAttribute("data-metric"));
-      });
-    });
-    function current() {
-      var active = document.querySelector("#chart-metrics button.active") || buttons[0];
-      return active ? active.getAttribute("data-metric") : "kd";
-    }
-    drawChart(box, points, current());
-    var width = box.clientWidth, pending = null;
-    window.addEventListener("resize", function () {  // drawn at the box's own pixel width
-      if (pending !== null || box.clientWidth === width) return;
-      pending = setTimeout(function () {
-        pending = null;
-        width = box.clientWidth;
-        drawChart(box, points, current());
-      }, 150);
-    });
-  }
-
   function initRequest() {
     var box = document.getElementById("request");
     if (!box || box.getAttribute("data-open") !== "1") return;
@@ -169,6 +85,36 @@
       else if (doneEl) doneEl.textContent = "–";
     }
 
+    var STEPS = { lookup: "find the soldier on Battlelog", detailed: "detailed stats",
+                  profile: "profile", weapons: "weapons", vehicles: "vehicles" };
+    var WORDS = { pending: "waiting", claimed: "next", running: "collecting now" };
+    function word(r) {
+      var w = r.job_status ? (WORDS[r.job_status] || r.job_status) : (r.state_status === "current" ? "done" : "–");
+      return r.attempts > 1 ? w + " (attempt " + r.attempts + ")" : w;
+    }
+    // a look-up's chain grows once the soldier is found: one row per step, added as they come
+    function showSteps(resources) {
+      var body = document.querySelector("#req-resources tbody");
+      if (!body) return;
+      resources.forEach(function (r) {
+        var row = body.querySelector('tr[data-resource="' + r.resource + '"]');
+        if (!row) {
+          row = document.createElement("tr");
+          row.setAttribute("data-resource", r.resource);
+          ["name", "job", "when", "muted note"].forEach(function (c) {
+            var td = document.createElement("td");
+            td.className = c;
+            row.appendChild(td);
+          });
+          row.cells[0].textContent = STEPS[r.resource] || r.resource;
+          body.appendChild(row);
+        }
+        row.cells[1].textContent = word(r);
+        row.cells[2].textContent = r.last_success_at ? r.last_success_at.substring(0, 19).replace("T", " ") + " UTC" : "–";
+        row.cells[3].textContent = r.job_error_class ? "retrying after a " + r.job_error_class + " error" : "";
+      });
+    }
+
     function poll() {
       fetch(api, { headers: { Accept: "application/json" }, credentials: "same-origin" })
         .then(function (r) { return r.ok ? r.json() : null; })
@@ -185,10 +131,7 @@
           doneAt = d.estimated_done_at ? Date.parse(d.estimated_done_at) : null;
           sent = d.first_request_at || null;
           serving = d.collector_serving !== false;
-          (d.resources || []).forEach(function (r) {
-            var row = document.querySelector('#req-resources tr[data-resource="' + r.resource + '"] td.job');
-            if (row) row.textContent = r.job_status || (r.state_status === "current" ? "done" : "–");
-          });
+          showSteps(d.resources || []);
           tick();
         })
         .catch(function () { /* keep polling */ });
@@ -208,7 +151,6 @@
   document.addEventListener("DOMContentLoaded", function () {
     initSorting();
     initFilters();
-    initChart();
     initRequest();
     initAutoRefresh();
   });

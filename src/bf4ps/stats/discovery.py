@@ -1,0 +1,137 @@
+"""Finding soldiers: the home page's lists (recently collected, playing now), the leaderboards
+and the paged search, each one index-ordered query (web.sql; migration 0011's indexes) read into
+typed previews: who the soldier is and the headline stats a list shows (rank, K/D, SPM)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.domain import Platform
+
+BOARD_MIN_SECONDS = 36_000  # the leaderboards' minimum playtime (10 h; the indexes' predicate)
+SEARCH_CAP = 1000  # candidates read per name index: a count beyond it reads "1,000 or more"
+
+
+class Board(StrEnum):
+    SPM = "spm"
+    KD = "kd"
+    SKILL = "skill"
+    KILLS = "kills"
+
+    @property
+    def label(self) -> str:
+        return {"spm": "Score/min", "kd": "K/D", "skill": "Skill", "kills": "Kills"}[self.value]
+
+
+@dataclass(frozen=True, slots=True)
+class SoldierPreview:
+    soldier_id: int
+    persona_id: int
+    platform: str
+    name: str
+    last_seen_at: datetime | None
+    collected_at: datetime | None
+    rank: int | None
+    skill: int | None
+    kills: int | None
+    deaths: int | None
+    spm: float | None
+    time_played_seconds: int | None
+    exact: bool = False
+
+    @property
+    def url(self) -> str:
+        return f"/soldiers/{self.platform}/{self.persona_id}"
+
+    @property
+    def kd(self) -> float | None:
+        if self.kills is None or not self.deaths:
+            return None
+        return round(self.kills / self.deaths, 2)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"soldier_id": self.soldier_id, "persona_id": self.persona_id,
+                "platform": self.platform, "name": self.name, "url": self.url,
+                "exact": self.exact, "collected_at": self.collected_at,
+                "last_seen_at": self.last_seen_at, "rank": self.rank, "skill": self.skill,
+                "kills": self.kills, "deaths": self.deaths, "kd": self.kd, "spm": self.spm,
+                "time_played_seconds": self.time_played_seconds}
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    soldiers: tuple[SoldierPreview, ...]
+    page: int
+    per_page: int
+    total: int | None  # None: not counted (leaderboards are read page by page)
+    capped: bool = False  # the total counted only the first SEARCH_CAP candidates
+
+    @property
+    def pages(self) -> int | None:
+        return None if self.total is None else max(1, -(-self.total // self.per_page))
+
+    @property
+    def has_next(self) -> bool:
+        if self.total is None:
+            return len(self.soldiers) == self.per_page
+        return self.page < (self.pages or 1)
+
+
+def preview(row: dict[str, Any]) -> SoldierPreview:
+    spm = row.get("score_per_minute")
+    return SoldierPreview(
+        soldier_id=int(row["soldier_id"]), persona_id=int(row["persona_id"]),
+        platform=str(row["platform"]), name=str(row["current_name"]),
+        last_seen_at=row.get("last_seen_at"), collected_at=row.get("collected_at"),
+        rank=row.get("rank"), skill=row.get("skill"), kills=row.get("kills"),
+        deaths=row.get("deaths"), spm=float(spm) if spm is not None else None,
+        time_played_seconds=row.get("time_played_seconds"), exact=bool(row.get("exact")))
+
+
+async def _previews(conn: Conn, query: str, params: dict[str, Any],
+                    prepare: bool | None = None) -> list[dict[str, Any]]:
+    cur = await conn.execute(q(query), params, prepare=prepare)
+    return await cur.fetchall()
+
+
+async def leaderboard(conn: Conn, board: Board, platform: Platform, page: int = 1,
+                      per_page: int = 25) -> Page:
+    rows = await _previews(conn, f"web_board_{board.value}", {
+        "platform": platform.value, "limit": per_page, "offset": (page - 1) * per_page})
+    return Page(tuple(map(preview, rows)), page, per_page, None)
+
+
+async def search_page(conn: Conn, prefix: str, exact: str, platform: Platform | None,
+                      page: int = 1, per_page: int = 20) -> Page:
+    """`prefix`: an escaped LIKE prefix of the lower-cased name; `exact`: the lower-cased name."""
+    rows = await _previews(conn, "web_search_page", {
+        "prefix": prefix, "exact": exact, "platform": platform.value if platform else None,
+        "limit": per_page, "offset": (page - 1) * per_page}, prepare=False)  # a LIKE prefix
+    total = int(rows[0]["total"]) if rows else 0
+    return Page(tuple(map(preview, rows)), page, per_page, total, capped=total >= SEARCH_CAP)
+
+
+@dataclass(frozen=True, slots=True)
+class Home:
+    recent: list[SoldierPreview]
+    playing: list[SoldierPreview]
+    boards: dict[Board, Page]
+
+
+async def home(conn: Conn, platform: Platform, since: datetime, limit: int = 10) -> Home:
+    """The home page's lists and one platform's four boards: six reads in one pipeline."""
+    board_params = {"platform": platform.value, "limit": limit, "offset": 0}
+    async with conn.pipeline():
+        recent = await conn.execute(q("web_recently_collected"), {"limit": limit})
+        playing = await conn.execute(q("web_playing_now"), {"since": since, "limit": limit})
+        boards = {b: await conn.execute(q(f"web_board_{b.value}"), board_params)
+                  for b in Board}
+    return Home(recent=[preview(r) for r in await recent.fetchall()],
+                playing=[preview(r) for r in await playing.fetchall()],
+                boards={b: Page(tuple(map(preview, await cur.fetchall())), 1, limit, None)
+                        for b, cur in boards.items()})

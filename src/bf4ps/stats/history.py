@@ -1,0 +1,143 @@
+"""History series for the soldier page's charts: one point per successful collection.
+
+The history tables keep a row only when values changed; the collection log (`succeeded`
+events) says when each collection happened. A collection that changed nothing becomes a point
+carrying the previous values forward, so a soldier collected ten times shows ten points."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.domain import Resource
+from bf4ps.stats.item_names import display_name
+from bf4ps.stats.read import HistoryPoint, detailed_history
+
+FETCH_TO_SUCCESS = timedelta(minutes=15)  # a fetch's success event follows within a lease
+T = TypeVar("T", bound="HistoryPoint | WeaponPoint | VehiclePoint")
+P = TypeVar("P", bound="WeaponPoint | VehiclePoint")
+
+
+@dataclass(frozen=True, slots=True)
+class WeaponPoint:
+    fetched_at: datetime
+    kills: int | None
+    shots_fired: int | None
+    shots_hit: int | None
+    time_seconds: int | None
+    changed: bool = True
+
+    @property
+    def accuracy_percent(self) -> float | None:
+        if not self.shots_fired or self.shots_hit is None:
+            return None
+        return round(self.shots_hit / self.shots_fired * 100, 2)
+
+
+@dataclass(frozen=True, slots=True)
+class VehiclePoint:
+    fetched_at: datetime
+    kills: int | None
+    time_seconds: int | None
+    destroyed: int | None
+    changed: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ItemSeries:
+    """One weapon's or vehicle's history, oldest first."""
+
+    item_id: int
+    name: str
+    points: tuple[WeaponPoint | VehiclePoint, ...]
+
+
+def per_collection(changes: list[T], collected: list[datetime]) -> list[T]:
+    """`changes` (oldest first) plus a carried-forward point for each collection in `collected`
+    that wrote no change. A collection's change row was fetched shortly before its `succeeded`
+    event (within a job's lease) and after the previous collection; a collection with no change
+    row in that window found the values unchanged."""
+    times = [c.fetched_at for c in changes]
+    out = list(changes)
+    previous: datetime | None = None
+    for at in sorted(collected):
+        start = at - FETCH_TO_SUCCESS if previous is None else max(previous,
+                                                                    at - FETCH_TO_SUCCESS)
+        lo, hi = bisect.bisect_right(times, start), bisect.bisect_right(times, at)
+        previous = at
+        if hi > lo or hi == 0:  # a change was written, or nothing to carry forward yet
+            continue
+        out.append(replace(changes[hi - 1], fetched_at=at, changed=False))
+    out.sort(key=lambda p: p.fetched_at)
+    return out
+
+
+async def collection_times(conn: Conn, soldier_id: int, resource: Resource,
+                           limit: int = 200) -> list[datetime]:
+    cur = await conn.execute(q("collections_of"), {"soldier_id": soldier_id,
+                                                   "resource": resource.value, "limit": limit})
+    return [row["collected_at"] for row in await cur.fetchall()]
+
+
+async def detailed_series(conn: Conn, soldier_id: int, limit: int = 100) -> list[HistoryPoint]:
+    """The headline history, oldest first, one point per detailed collection."""
+    changes = await detailed_history(conn, soldier_id, limit)
+    collected = await collection_times(conn, soldier_id, Resource.DETAILED, limit)
+    return per_collection(sorted(changes, key=lambda p: p.fetched_at), collected)[-limit:]
+
+
+def weapon_point(r: dict[str, Any]) -> WeaponPoint:
+    return WeaponPoint(r["fetched_at"], r["kills"], r["shots_fired"], r["shots_hit"],
+                       r["time_equipped_seconds"])
+
+
+def vehicle_point(r: dict[str, Any]) -> VehiclePoint:
+    return VehiclePoint(r["fetched_at"], r["kills"], r["time_in_seconds"], r["destroy_x_in_y"])
+
+
+def item_series(rows: list[dict[str, Any]], id_key: str, point: Callable[[dict[str, Any]], P],
+                collected: list[datetime]) -> list[ItemSeries]:
+    """Per item (in the rows' order: most kills first), its points, one per collection."""
+    grouped: dict[int, tuple[str, list[P]]] = {}
+    for r in rows:
+        grouped.setdefault(r[id_key], (display_name(r["name"], r["slug"]), []))[1].append(
+            point(r))
+    return [ItemSeries(item_id, name, tuple(per_collection(
+        sorted(points, key=lambda p: p.fetched_at), collected)))
+        for item_id, (name, points) in grouped.items()]
+
+
+@dataclass(frozen=True, slots=True)
+class PageSeries:
+    """Everything the soldier page charts."""
+
+    detailed: list[HistoryPoint]
+    weapons: list[ItemSeries]
+    vehicles: list[ItemSeries]
+
+
+async def page_series(conn: Conn, soldier_id: int, items: int = 12,
+                      limit: int = 100) -> PageSeries:
+    """The headline, weapon and vehicle histories: six reads sent in one pipeline."""
+    sid = {"soldier_id": soldier_id, "limit": limit}
+    async with conn.pipeline():
+        changes = await conn.execute(q("detailed_history_of"), sid)
+        weapons = await conn.execute(q("weapon_history_of"), {**sid, "items": items})
+        vehicles = await conn.execute(q("vehicle_history_of"), {**sid, "items": items})
+        times = {r: await conn.execute(q("collections_of"), {**sid, "resource": r.value})
+                 for r in (Resource.DETAILED, Resource.WEAPONS, Resource.VEHICLES)}
+    collected = {r: [row["collected_at"] for row in await cur.fetchall()]
+                 for r, cur in times.items()}
+    points = sorted((HistoryPoint(**row) for row in await changes.fetchall()),
+                    key=lambda p: p.fetched_at)
+    return PageSeries(
+        detailed=per_collection(points, collected[Resource.DETAILED])[-limit:],
+        weapons=item_series(await weapons.fetchall(), "weapon_id", weapon_point,
+                            collected[Resource.WEAPONS]),
+        vehicles=item_series(await vehicles.fetchall(), "vehicle_id", vehicle_point,
+                             collected[Resource.VEHICLES]))
