@@ -73,6 +73,8 @@ POLICY_HELP = {
                                     "attempt; 0: never."),
     "interactive_min_age_seconds": "A manual request re-collects resources older than this.",
     "event_retention_days": "Collector events older than this are removed.",
+    "history_retention_days": "Fleet-history records (the console's charts) older than this "
+                              "are removed.",
     "ledger_retention_days": ("Request-ledger rows (one per physical Battlelog request) older "
                               "than this are removed; never those inside twice the fleet "
                               "budget window."),

@@ -8,6 +8,7 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane
 from bf4ps.queue import figures
+from bf4ps.views import backlog
 
 
 async def fleet(conn: Conn, include_retired: bool = False) -> list[dict[str, Any]]:
@@ -81,6 +82,7 @@ async def status_report(conn: Conn, window_seconds: float = 3600) -> dict[str, A
                        "by_resource": await figures.throughput(conn, window_seconds)},
         "collectors": collectors,
         "budget": await budget_use(conn, window_seconds),
+        "backlog": (await backlog.read(conn)).as_json(),
     }
 
 
@@ -106,6 +108,7 @@ def render_status(report: dict[str, Any]) -> str:
         f = budget["fleet"]
         lines.append(f"  fleet budget: {f['used']} of {f['requests']} per "
                      f"{f['window_seconds']:.0f} s ({100 * f['use']:.0f} %)")
+    lines += backlog.render_lines(_backlog_of(report["backlog"]))
     lines.append("collectors:")
     for c in report["collectors"]:
         age = c["heartbeat_age_seconds"]
@@ -113,6 +116,11 @@ def render_status(report: dict[str, Any]) -> str:
         flags = " drained" if c["drained"] else ""
         lines.append(f"  {c['name']:16} {c['health']:8} {beat}  {c['lane']} {c['egress']}{flags}")
     return "\n".join(lines)
+
+
+def _backlog_of(raw: dict[str, Any]) -> backlog.Backlog:
+    return backlog.Backlog(raw["age_seconds"], backlog.lag_from_json(raw["refresh_lag"]),
+                           raw["lag_window_seconds"], raw["lag_recorded_at"])
 
 
 def _throttle_note(gate: dict[str, Any]) -> str:

@@ -12,7 +12,18 @@ from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
 from bf4ps import __version__
-from bf4ps.cli import battlelog, bf4sw, collector, db, demo, request, scheduler, simulate, web
+from bf4ps.cli import (
+    battlelog,
+    bf4sw,
+    collector,
+    db,
+    demo,
+    forecast,
+    request,
+    scheduler,
+    simulate,
+    web,
+)
 from bf4ps.cli.common import fail
 from bf4ps.settings import Settings
 
@@ -27,7 +38,8 @@ def cli() -> None:
     """Battlefield 4 Player Stats: collection fleet, scheduler, website."""
 
 
-for _module in (demo, db, collector, scheduler, web, request, bf4sw, battlelog, simulate):
+for _module in (demo, db, collector, scheduler, web, request, bf4sw, battlelog, simulate,
+                forecast):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 for _command in bf4sw.SIMULATE_COMMANDS:
