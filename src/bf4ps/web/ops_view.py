@@ -12,6 +12,7 @@ from bf4ps.db.queries import q
 from bf4ps.domain import Resource
 from bf4ps.eventlog import EventFilter
 from bf4ps.queue import figures
+from bf4ps.views import backlog, fleet_history
 from bf4ps.web.format import stamp
 
 WINDOW_SECONDS = 3600.0
@@ -134,7 +135,13 @@ async def status(conn: Conn) -> dict[str, Any]:
     return {"fleet": await fleet(conn), "queue": depth, "coverage": cov,
             "queue_vs_coverage": queue_vs_coverage(depth, cov),
             "throughput": await throughput(conn), "budget": await budget(conn),
-            "throttles": await throttles(conn), "open_requests": open_requests}
+            "throttles": await throttles(conn), "open_requests": open_requests,
+            "backlog": (await backlog.read(conn)).as_json()}
+
+
+async def history(conn: Conn) -> dict[str, Any]:
+    """The fleet-history chart series (the console's charts, /api/ops/history)."""
+    return (await fleet_history.read(conn)).as_json()
 
 
 async def events(conn: Conn, query: EventFilter) -> list[dict[str, Any]]:

@@ -104,7 +104,8 @@ async def console(request: Request) -> Response:
     operator(request)
     async with db(request) as conn:
         data = await ops_view.status(conn)
-    return render(request, "ops.html", {"ops": data})
+        charts = await ops_view.history(conn)
+    return render(request, "ops.html", {"ops": data, "history": charts})
 
 
 async def events_page(request: Request) -> Response:
@@ -152,6 +153,7 @@ api_queue = _api_view(ops_view.queue)
 api_coverage = _api_view(ops_view.coverage)
 api_budget = _api_view(ops_view.budget)
 api_throttles = _api_view(ops_view.throttles, "throttles")
+api_history = _api_view(ops_view.history)
 
 
 async def api_events(request: Request) -> Response:
@@ -181,6 +183,7 @@ ROUTES = [
     Route("/api/ops/coverage", api_coverage, methods=["GET"]),
     Route("/api/ops/budget", api_budget, methods=["GET"]),
     Route("/api/ops/throttles", api_throttles, methods=["GET"]),
+    Route("/api/ops/history", api_history, methods=["GET"]),
     Route("/api/ops/events", api_events, methods=["GET"]),
     Route("/api/ops/collectors/{name}/{action}", api_control, methods=["POST"]),
 ]
