@@ -100,7 +100,8 @@ class Demo:
             "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": f"{self.margin}",
             "BF4PS_HEARTBEAT_SECONDS": "5", "BF4PS_LEASE_SECONDS": "60",
             "BF4PS_SCHEDULER_TICK_SECONDS": "1", "BF4PS_BF4SW_SYNC_SECONDS": "10",
-            "BF4PS_SWEEP_SECONDS": "10", "BF4PS_OPS_USERNAME": "ops",
+            "BF4PS_SWEEP_SECONDS": "10", "BF4PS_HISTORY_RECORD_SECONDS": "10",
+            "BF4PS_OPS_USERNAME": "ops",
             "BF4PS_OPS_PASSWORD": self.password, "BF4PS_WEB_HOST": "127.0.0.1",
             "BF4PS_WEB_PORT": str(self.port), "BF4PS_LOG_LEVEL": "INFO",
         })

@@ -57,7 +57,7 @@ def verdict(fc: Forecast) -> str:
                 f"steady-state demand against {cap.per_hour:,.0f}/h")
     words = f"; to fit: {fc.suggestion}" if fc.suggestion else ""
     return (f"the live policy does NOT fit the live budget: {fc.demand_per_hour:,.0f} "
-            f"requests/h steady-state demand (active and new {fc.active_per_hour:,.0f}/h) "
+            f"requests/h steady-state demand (active {fc.active_per_hour:,.0f}/h) "
             f"against {cap.per_hour:,.0f}/h (active cap {cap.active_cap_per_hour:,.0f}/h), "
             f"{fc.shortfall_per_hour:,.0f}/h over{words} (see `bf4ps forecast`)")[:500]
 

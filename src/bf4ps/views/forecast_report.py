@@ -97,7 +97,7 @@ def render(fc: Forecast) -> str:
     verdict = ("fits" if fc.fits else
                f"does NOT fit: {fc.shortfall_per_hour:,.0f}/h over "
                f"({fc.demand_per_hour / max(cap.per_hour, 1e-9):.2f}x the capacity)")
-    out.append(f"  total {fc.demand_per_hour:,.0f}/h (active and new {fc.active_per_hour:,.0f}/h)"
+    out.append(f"  total {fc.demand_per_hour:,.0f}/h (active {fc.active_per_hour:,.0f}/h)"
                f" against {cap.per_hour:,.0f}/h: {verdict}")
     out.append(f"the policy needs {fc.egresses_needed} egresses at today's pace, or a budget of "
                f"{fc.budget_needed_per_hour:,.0f}/h")
