@@ -38,8 +38,8 @@ def test_forecast_on_the_demos_database_is_from_measured_figures(tmp_path: Path)
     env = bf4ps_env(BF4PS_DATA_DIR=str(data_dir))
     demo = subprocess.Popen(
         [sys.executable, "-m", "bf4ps.cli.main", "demo", "--duration", "150", "--port", "0",
-         "--soldiers", "1500"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+         "--soldiers", "1500", "--json"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert demo.stderr is not None
         for line in demo.stderr:  # the demo names its database for other commands

@@ -123,7 +123,7 @@ def test_costs_fall_back_to_defaults_below_the_minimum_and_say_so() -> None:
 def test_bootstrap_rate_from_the_history_record() -> None:
     first = {"recorded_at": NOW - timedelta(minutes=30),
              "coverage": {"detailed": {"never_attempted": 1000}}}
-    rate = bootstrap_rate(first, {"detailed": {"never_attempted": 700}}, NOW)
+    rate = bootstrap_rate(first, {"detailed": {"never_attempted": 700, "current": 300}}, NOW)
     assert rate["detailed"].value == pytest.approx(600.0)
     assert rate["detailed"].measured and rate["weapons"].value == 0
     assert bootstrap_rate({}, {}, NOW) == {}

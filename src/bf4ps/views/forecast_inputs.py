@@ -38,11 +38,13 @@ DEFAULT_BUDGET = 1296.0
 DOCS = "default: the documented deployment (docs/operations.md)"
 
 
-def _span(seconds: float) -> str:
+def span(seconds: float) -> str:
     if seconds >= DAY:
         return f"{seconds / DAY:.0f} d"
     if seconds >= HOUR:
         return f"{seconds / HOUR:.0f} h"
+    if seconds >= 120:
+        return f"{seconds / 60:.0f} min"
     return f"{seconds:.0f} s"
 
 
@@ -60,7 +62,7 @@ async def _rows(conn: Conn, name: str, params: dict[str, Any] | None = None
 
 def costs(rows: list[dict[str, Any]], window: float) -> tuple[dict[str, ResourceCost],
                                                               list[str]]:
-    where = f"measured: ledger and event log, last {_span(window)}"
+    where = f"measured: ledger and event log, last {span(window)}"
     by = {str(r["resource"]): r for r in rows}
     out, missing = {}, []
     for res in RESOURCES:
@@ -99,7 +101,7 @@ def population(row: dict[str, Any], total: int, policy: policy_mod.Policy
     new = Figure(float(row["new7"]) / 7, "measured: soldiers first seen by BF4SW, last 7 d")
     return (Population(Figure(float(total), "measured: coverage counters"),
                        Figure(float(row["active"]), where
-                              + f", active window {_span(policy.active_window_seconds)}"),
+                              + f", active window {span(policy.active_window_seconds)}"),
                        seen, new), [])
 
 
@@ -117,27 +119,32 @@ def budget(row: dict[str, Any], fleet_known: bool) -> tuple[Figure | None, list[
     if row.get("requests"):
         per_hour = float(row["requests"]) * HOUR / float(row["window_seconds"])
         return Figure(per_hour, f"configured: fleet budget {row['requests']} per "
-                                f"{_span(float(row['window_seconds']))}"), []
+                                f"{span(float(row['window_seconds']))}"), []
     if fleet_known:
         return None, []  # a fleet running without a budget: pacing bounds it
     return Figure(DEFAULT_BUDGET, DOCS), ["fleet budget (none configured)"]
 
 
+def _attempted(counts: dict[str, int]) -> int:
+    return sum(counts.values()) - counts.get("never_attempted", 0)
+
+
 def bootstrap_rate(first: dict[str, Any], coverage: dict[str, dict[str, int]],
                    now: datetime) -> dict[str, Figure]:
-    """First collections per hour per resource: how far never-attempted fell since the
-    window's oldest fleet-history record (none recorded: nothing measured)."""
+    """First collections per hour per resource: how many more soldiers had the resource
+    attempted than at the window's oldest fleet-history record (soldiers imported since add
+    to the backlog, not to the progress); none recorded: nothing measured."""
     if not first:
         return {}
     elapsed = (now - first["recorded_at"]).total_seconds()
     if elapsed <= 0:
         return {}
-    where = f"measured: coverage progress over the last {_span(elapsed)} (fleet history)"
+    where = f"measured: coverage progress over the last {span(elapsed)} (fleet history)"
     out = {}
     for res in RESOURCES:
-        before = int(first["coverage"].get(res, {}).get("never_attempted", 0))
-        after = coverage.get(res, {}).get("never_attempted", 0)
-        out[res] = Figure(max(0.0, (before - after) * HOUR / elapsed), where)
+        before = _attempted(first["coverage"].get(res, {}))
+        after = _attempted(coverage.get(res, {}))
+        out[res] = Figure(max(0.0, (after - before) * HOUR / elapsed), where)
     return out
 
 
@@ -156,13 +163,14 @@ async def load(conn: Conn, window_seconds: float = DAY) -> Inputs:
     eg, eg_source, eg_missing = egresses(await _rows(conn, "forecast_egresses"))
     bud, bud_missing = budget(await _one(conn, "fleet_use"), not eg_missing)
     sent = await _one(conn, "forecast_sent", w)
-    span = min(window_seconds, float(sent.get("span_seconds") or 0.0))
+    measured_for = min(window_seconds, float(sent.get("span_seconds") or 0.0))
     fleet_rate = None
-    interactive = Figure(0.0, f"measured: ledger, last {_span(window_seconds)} (none)")
-    if span > 0 and int(sent["background"]) + int(sent["interactive"]) >= MIN_REQUESTS:
-        where = f"measured: ledger, last {_span(span)}"
-        fleet_rate = Figure(int(sent["background"]) * HOUR / span, where)
-        interactive = Figure(int(sent["interactive"]) * HOUR / span, where)
+    interactive = Figure(0.0, f"measured: ledger, last {span(window_seconds)} (none)")
+    if measured_for > 0 and (int(sent["background"]) + int(sent["interactive"])
+                             >= MIN_REQUESTS):
+        where = f"measured: ledger, last {span(measured_for)}"
+        fleet_rate = Figure(int(sent["background"]) * HOUR / measured_for, where)
+        interactive = Figure(int(sent["interactive"]) * HOUR / measured_for, where)
     first = await _one(conn, "history_first_since", w)
     return Inputs(now=now, window_seconds=window_seconds, policy=pol, costs=cost,
                   egresses=eg, egress_source=eg_source, budget_per_hour=bud, population=pop,

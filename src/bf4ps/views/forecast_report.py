@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from bf4ps.views.forecast import Figure, Forecast
+from bf4ps.views.forecast_inputs import span
 
 
 def _fig(f: Figure | None) -> dict[str, Any] | None:
@@ -68,7 +69,7 @@ def _when(at: datetime | None, now: datetime) -> str:
 def render(fc: Forecast) -> str:
     i, cap = fc.inputs, fc.capacity
     out = [f"forecast at {i.now:%Y-%m-%d %H:%M} UTC, measured over the last "
-           f"{i.window_seconds / 3600:g} h"]
+           f"{span(i.window_seconds)} (--window)"]
     if i.missing:
         out.append("not measured yet (documented defaults used, marked 'default'):")
         out += [f"  - {m}" for m in i.missing]
