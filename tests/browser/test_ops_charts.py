@@ -5,8 +5,10 @@ class) at desktop width and at phone width (390 px) without sideways scrolling."
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from psycopg.types.json import Jsonb
@@ -81,7 +83,7 @@ async def charts_drawn(page) -> None:  # type: ignore[no-untyped-def]
 
 
 async def test_the_consoles_charts_are_drawn_with_data_on_desktop_and_phone(
-        db_url: str, web: str) -> None:
+        db_url: str, web: str, tmp_path: Path) -> None:
     from playwright.async_api import async_playwright, expect
 
     await seed(db_url)
@@ -99,6 +101,8 @@ async def test_the_consoles_charts_are_drawn_with_data_on_desktop_and_phone(
             await charts_drawn(page)
             await expect(page.locator("#projections")).to_contain_text("detailed 40.0 %")
             await expect(page.locator("#backlog-age")).to_contain_text("bootstrap")
+            shots = Path(os.environ.get("BF4PS_SCREENSHOT_DIR", tmp_path))
+            await page.locator(".charts").screenshot(path=str(shots / "ops-charts.png"))
             wide = await page.evaluate("document.querySelector('#chart-coverage canvas')"
                                        ".getBoundingClientRect().width")
             await page.set_viewport_size(PHONE)
@@ -112,6 +116,7 @@ async def test_the_consoles_charts_are_drawn_with_data_on_desktop_and_phone(
             narrow = await page.evaluate("document.querySelector('#chart-coverage canvas')"
                                          ".getBoundingClientRect().width")
             assert narrow < wide
+            await page.locator(".charts").screenshot(path=str(shots / "ops-charts-phone.png"))
             assert errors == [], errors
         finally:
             await browser.close()

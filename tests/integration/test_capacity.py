@@ -106,7 +106,7 @@ async def test_the_start_up_check_is_a_log_line_and_a_metric(
                        "('freshness_detailed_seconds', '3600')")
     with caplog.at_level(logging.INFO, logger="bf4ps.scheduler.history"):
         fc = await history.check_capacity(conn)
-    assert not fc.fits
+    assert fc is not None and not fc.fits
     said = [r for r in caplog.records if r.name == "bf4ps.scheduler.history"]
     assert len(said) == 1 and said[0].levelno == logging.WARNING
     assert "does NOT fit the live budget" in said[0].getMessage()
@@ -114,6 +114,7 @@ async def test_the_start_up_check_is_a_log_line_and_a_metric(
     assert gauge(scraped, "bf4ps_policy_feasible") == 0.0
     assert (gauge(scraped, "bf4ps_forecast_demand_requests_per_hour") or 0) > 1296
     await conn.execute("DELETE FROM scheduler_policy")
-    assert (await history.check_capacity(conn)).fits
+    again = await history.check_capacity(conn)
+    assert again is not None and again.fits
     scraped = (await Metrics().render(conn)).decode()
     assert gauge(scraped, "bf4ps_policy_feasible") == 1.0

@@ -62,10 +62,15 @@ def verdict(fc: Forecast) -> str:
             f"{fc.shortfall_per_hour:,.0f}/h over{words} (see `bf4ps forecast`)")[:500]
 
 
-async def check_capacity(conn: Conn) -> Forecast:
+async def check_capacity(conn: Conn) -> Forecast | None:
     """Once at the scheduler's start: one log line (a warning when infeasible) and the
-    capacity_check row that /metrics exposes as bf4ps_policy_feasible."""
-    fc = forecast(await forecast_inputs.load(conn))
+    capacity_check row that /metrics exposes as bf4ps_policy_feasible. Arithmetic on
+    unusable figures is logged, never a reason for the scheduler to stop."""
+    try:
+        fc = forecast(await forecast_inputs.load(conn))
+    except (ArithmeticError, ValueError) as exc:
+        log.warning("capacity: no check made: %s", exc)
+        return None
     summary = verdict(fc)
     await conn.execute(q("capacity_check_set"), {
         "feasible": fc.fits, "demand_per_hour": fc.demand_per_hour,

@@ -90,6 +90,11 @@ def render(fc: Forecast) -> str:
                    f"[{i.fleet_rate.source}]")
     budget = (f"{cap.budget_per_hour:,.0f}/h [{i.budget_per_hour.source}]"
               if cap.budget_per_hour is not None and i.budget_per_hour else "none (pacing only)")
+    pol = i.policy
+    out.append(f"  class shares of the budget: active at most {100 * pol.budget_cap_active:.0f} %, "
+               f"bootstrap at least {100 * pol.budget_floor_bootstrap:.0f} %, retry at least "
+               f"{100 * pol.budget_floor_retry:.0f} %, interactive at least "
+               f"{100 * pol.budget_floor_interactive:.0f} % while a request waits  [policy]")
     out.append(f"capacity: pacing {cap.pacing_per_hour:,.0f}/h, budget {budget}; "
                f"binding {cap.per_hour:,.0f}/h, active cap {cap.active_cap_per_hour:,.0f}/h")
     out.append("steady-state demand (requests/h):")

@@ -59,10 +59,19 @@
     return {data: data, series: series, y: "seconds"};
   }
 
+  function axis(extra) {
+    /* axes and grid in the page's own text colour (the canvas does not inherit it) */
+    var ink = window.getComputedStyle(document.body).color || "#888";
+    var out = {stroke: ink, grid: {stroke: "rgba(128,128,128,0.25)"},
+               ticks: {stroke: "rgba(128,128,128,0.4)"}};
+    Object.keys(extra).forEach(function (k) { out[k] = extra[k]; });
+    return out;
+  }
+
   function draw(node, spec) {
     var width = Math.max(200, node.clientWidth);
     var opts = {width: width, height: 220, series: spec.series,
-                axes: [{}, {label: spec.y, size: 60}], legend: {live: false},
+                axes: [axis({}), axis({label: spec.y, size: 80})], legend: {live: false},
                 scales: {x: {time: true}}};
     node.textContent = "";
     var plot = new window.uPlot(opts, spec.data, node);
