@@ -15,12 +15,14 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bf4ps.cli.common import to_json
 from bf4ps.cli.main import cli
-from bf4ps.db.connect import Conn
+from bf4ps.db.connect import Conn, open_pool
 from bf4ps.ops import render_status, status_report
 from bf4ps.scheduler import history
 from bf4ps.settings import Settings
+from bf4ps.web.app import create_app
 from bf4ps.web.metrics import Metrics
 from tests.helpers import make_soldier
+from tests.integration.test_web_api import OPS, SETTINGS, client_for
 
 
 def run(settings: Settings, *args: str) -> str:
@@ -118,3 +120,29 @@ async def test_the_start_up_check_is_a_log_line_and_a_metric(
     assert again is not None and again.fits
     scraped = (await Metrics().render(conn)).decode()
     assert gauge(scraped, "bf4ps_policy_feasible") == 1.0
+
+
+async def test_the_history_api_and_the_console_behind_authentication(
+        conn: Conn, db_url: str) -> None:
+    await seed_waiting(conn, 1)
+    await history.record(conn, 60)
+    pool = await open_pool(db_url, max_size=2)
+    try:
+        async with client_for(create_app(SETTINGS, pool=pool)) as c:
+            assert (await c.get("/api/ops/history")).status_code == 401
+            r = await c.get("/api/ops/history", auth=OPS)
+            assert r.status_code == 200
+            data = r.json()
+            assert len(data["times"]) == 1 and data["coverage"]["detailed"] == [0.0]
+            assert data["backlog"]["bootstrap"][0] > 3590
+            assert [p["resource"] for p in data["projections"]] == [
+                "detailed", "profile", "weapons", "vehicles"]
+            page = await c.get("/ops", auth=OPS)
+            assert page.status_code == 200
+            assert 'id="chart-coverage"' in page.text and 'id="ops-history"' in page.text
+            assert "/static/vendor/uplot/uPlot.iife.min.js" in page.text
+            assert "Backlog age" in page.text
+            js = await c.get("/static/vendor/uplot/uPlot.iife.min.js")
+            assert js.status_code == 200 and "uPlot" in js.text[:200]
+    finally:
+        await pool.close()
