@@ -196,9 +196,13 @@ def capacity(inputs: Inputs) -> Capacity:
 
 def _slowest(inputs: Inputs) -> float:
     """A collector serves one request at a time: an egress cannot go faster than one request
-    per mean request duration (weighted like the demand is not known here: the mean)."""
-    durations = [c.duration_seconds.value for c in inputs.costs.values()]
-    return sum(durations) / len(durations) if durations else 0.0
+    per request duration (the mean over the steady-state demand's mix of resources)."""
+    weights = {d.resource: d.requests_per_hour for d in demand(inputs)
+               if d.resource in inputs.costs}
+    total = sum(weights.values())
+    if total <= 0:
+        weights, total = dict.fromkeys(inputs.costs, 1.0), float(len(inputs.costs) or 1)
+    return sum(inputs.costs[r].duration_seconds.value * w for r, w in weights.items()) / total
 
 
 def egress_pace(inputs: Inputs) -> float:
