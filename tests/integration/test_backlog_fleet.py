@@ -11,11 +11,10 @@ import sys
 import time
 from pathlib import Path
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from bf4ps.db.connect import Conn, connection
 from bf4ps.web.metrics import Metrics
 from tests.fleet import Fleet, simulator
+from tests.integration.test_capacity import gauge
 
 FRESHNESS = 20
 FAST = {"BF4PS_HEARTBEAT_SECONDS": "1", "BF4PS_IDLE_POLL_SECONDS": "0.3",
@@ -38,14 +37,6 @@ async def seed(conn: Conn, n: int) -> None:
                        [str(FRESHNESS)])
 
 
-def sample(text: str, name: str, **labels: str) -> float | None:
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
-                return float(s.value)
-    return None
-
-
 class Scrape:
     def __init__(self, conn: Conn) -> None:
         self.conn = conn
@@ -53,14 +44,14 @@ class Scrape:
 
     async def age(self) -> float:
         text = (await self.metrics.render(self.conn)).decode()
-        got = sample(text, "bf4ps_backlog_age_seconds", **{"class": "active",
+        got = gauge(text, "bf4ps_backlog_age_seconds", **{"class": "active",
                                                           "resource": "detailed"})
         assert got is not None
         return got
 
     async def lag_p95(self) -> float | None:
         text = (await self.metrics.render(self.conn)).decode()
-        return sample(text, "bf4ps_refresh_lag_seconds", **{
+        return gauge(text, "bf4ps_refresh_lag_seconds", **{
             "class": "active", "resource": "detailed", "quantile": "0.95"})
 
     async def until(self, what: str, ok: object, timeout: float = 90) -> float:
