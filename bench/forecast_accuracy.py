@@ -113,7 +113,7 @@ async def steady(url: str, sim: SimProcess, freshness: float, start: float) -> N
     """The forecast's detailed demand beside the simulator's own count (what crossed the
     wire) over one freshness period."""
     fc = await take(url, max(60.0, time.monotonic() - start))
-    predicted = next(d.requests_per_hour for d in fc.demand if d.resource == "detailed")
+    predicted = sum(d.requests_per_hour for d in fc.demand if d.resource == "detailed")
     cost = fc.inputs.costs["detailed"]
     print(f"steady-state forecast: {predicted:,.0f} requests/h for detailed "
           f"({fc.inputs.population.active.value:.0f} active soldiers every {freshness:.0f} s, "

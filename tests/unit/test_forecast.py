@@ -127,3 +127,14 @@ def test_bootstrap_rate_from_the_history_record() -> None:
     assert rate["detailed"].value == pytest.approx(600.0)
     assert rate["detailed"].measured and rate["weapons"].value == 0
     assert bootstrap_rate({}, {}, NOW) == {}
+
+
+def test_failures_cost_retries_outside_the_active_cap() -> None:
+    half = documented(costs={"detailed": cost(ok=0.5), "profile": cost(2.0), "weapons": cost(),
+                             "vehicles": cost()})
+    lines = {(d.klass, d.resource): d.requests_per_hour for d in forecast(half).demand}
+    assert lines[("retry", "detailed")] == pytest.approx(lines[("active", "detailed")])
+    assert ("retry", "weapons") not in lines  # nothing fails: no retry line
+    assert lines[("recent", "all")] == 0  # the policy refreshes only active soldiers
+    fc = forecast(half)
+    assert fc.active_per_hour == pytest.approx(fc.demand_per_hour - lines[("retry", "detailed")])

@@ -11,7 +11,8 @@ rate is A / F (A: soldiers active now); with F > W a soldier is collected at mos
 so the rate is seen(F) / F, the soldiers seen in a period F (interpolated between the measured
 seen-in-W, 24 h, 7 d and 30 d counts, linear in log time), and never fewer than the new
 soldiers' first collections (new per day / 24). Each collection costs the measured requests
-per attempt over the measured success share (retries included).
+per attempt (active work) and, over the measured success share, its retries (the retry
+class).
 """
 
 from __future__ import annotations
@@ -168,17 +169,23 @@ def refresh_per_hour(freshness: float, pop: Population, active_window: float) ->
 
 def demand(inputs: Inputs, policy: Policy | None = None) -> tuple[DemandLine, ...]:
     """Per resource, the active class's collections (refreshes and new soldiers' first
-    collections) at their measured cost; the interactive lane's measured rate. Recent and
+    collections) at their measured requests per attempt, and the retries their failures
+    cost (the budget's retry class); the interactive lane's measured rate. Recent and
     inactive soldiers are not refreshed by the policy; the bootstrap backlog is the
     completion forecast, not steady state."""
     pol = policy or inputs.policy
-    lines = []
+    lines, retries = [], []
     for r in RESOURCES:
         fresh = float(getattr(pol, f"freshness_{r}_seconds"))
         per_hour = refresh_per_hour(fresh, inputs.population, pol.active_window_seconds)
-        lines.append(DemandLine("active", r, per_hour,
-                                per_hour * inputs.costs[r].requests_per_collection,
-                                f"every {_span(fresh)}"))
+        cost = inputs.costs[r]
+        first = per_hour * cost.requests_per_attempt.value
+        lines.append(DemandLine("active", r, per_hour, first, f"every {_span(fresh)}"))
+        retries.append(DemandLine("retry", r, 0.0,
+                                  per_hour * cost.requests_per_collection - first,
+                                  f"{100 * (1 - cost.success_share.value):.1f} % fail"))
+    lines += [d for d in retries if d.requests_per_hour > 0]
+    lines.append(DemandLine("recent", "all", 0.0, 0.0, "not refreshed: only active soldiers"))
     if inputs.interactive_per_hour.value > 0:
         lines.append(DemandLine("interactive", "all", 0.0, inputs.interactive_per_hour.value,
                                 inputs.interactive_per_hour.source))

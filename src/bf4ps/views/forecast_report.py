@@ -110,7 +110,7 @@ def render(fc: Forecast) -> str:
     if fc.suggestion:
         out.append(f"to fit today's budget: {fc.suggestion}")
         for k, v in fc.suggested.items():
-            out.append(f"  bf4ps config set {k} {v:g}")
+            out.append(f"  bf4ps config set {k} {v:.0f}")
     out.append("bootstrap completion at today's mix and shares:")
     for b in fc.bootstrap:
         out.append(f"  {b.resource:9} {b.remaining:>9,} left, "
