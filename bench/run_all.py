@@ -283,6 +283,33 @@ def parse_retention_cost(out: str, quick: bool) -> list[Figure]:
     return figs
 
 
+def parse_forecast_accuracy(out: str, quick: bool) -> list[Figure]:
+    figs = []
+    for m in re.finditer(r"at (\d+) % \([\d.]+ s in\): .*?error [+-][\d.]+ s = "
+                         r"([+-][\d.]+) % of the time still to go", out):
+        figs.append(at_most(f"bootstrap completion forecast at {m.group(1)} % coverage: "
+                            "error (share of the time still to go)", abs(num(m.group(2))), 15,
+                            "{:.1f}", " %", why="the completion forecast missed by more"))
+    m = re.search(r"forecast error ([+-][\d.]+) % \(bar", out)
+    if m:
+        figs.append(at_most("steady-state demand forecast vs the rate the simulator counted",
+                            abs(num(m.group(1))), 15, "{:.1f}", " %",
+                            why="the demand forecast missed by more"))
+    return figs or parse_unknown(out, quick)
+
+
+def parse_status_latency(out: str, quick: bool) -> list[Figure]:
+    figs = []
+    for m in re.finditer(r"^(/\S+)\s+n=(\d+) p50\s+([\d.]+) ms\s+p95\s+([\d.]+) ms\s+"
+                         r"p99\s+([\d.]+) ms", out, re.MULTILINE):
+        name = f"{m.group(1)} one at a time: p99"
+        if m.group(1) in ("/ops", "/api/ops/status"):
+            figs.append(at_most(name, num(m.group(5)), 200, "{:.1f}", " ms"))
+        else:
+            figs.append(Figure(name, f"{m.group(5)} ms"))
+    return figs or parse_unknown(out, quick)
+
+
 def parse_unknown(out: str, quick: bool) -> list[Figure]:
     """A benchmark this runner has no parser for: its last lines, as printed."""
     lines = [ln.strip() for ln in out.splitlines() if ln.strip()][-3:]
@@ -324,6 +351,11 @@ BENCHES: tuple[Bench, ...] = (
           "(no bar: BF4SW intake at full scale)"),
     Bench("retention_cost", (), ("--events", "200000"), parse_retention_cost, 3 * 3600,
           "(no bar: event retention by partition drop vs DELETE)"),
+    Bench("forecast_accuracy", (), ("--soldiers", "300", "--freshness", "150"),
+          parse_forecast_accuracy, 3600,
+          "bootstrap completion and steady-state demand forecast within ±15 %"),
+    Bench("status_latency", (), ("--soldiers", "100000", "--sample", "2000", "--requests", "50"),
+          parse_status_latency, 3 * 3600, "status/ops p99 ≤ 200 ms at 1M soldiers"),
 )
 NOT_BENCHMARKS = {"__init__", "common", "fleetrun", "run_all"}
 

@@ -80,6 +80,8 @@ POLICY_HELP = {
     "circuit_close_successes": "Successes while open that close the circuit again.",
     "circuit_hold_seconds": "Held jobs are retried after this at the latest, open or not.",
     "event_retention_days": "Collector events older than this are removed.",
+    "history_retention_days": "Fleet-history records (the console's charts) older than this "
+                              "are removed.",
     "ledger_retention_days": ("Request-ledger rows (one per physical Battlelog request) older "
                               "than this are removed; never those inside twice the fleet "
                               "budget window."),

@@ -8,6 +8,7 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane
 from bf4ps.queue import figures
+from bf4ps.views import backlog
 
 
 async def fleet(conn: Conn, include_retired: bool = False) -> list[dict[str, Any]]:
@@ -105,6 +106,7 @@ async def status_report(conn: Conn, window_seconds: float = 3600) -> dict[str, A
         "budget": await budget_use(conn, window_seconds),
         "failures_by_class": await failures_by_class(conn, window_seconds),
         "circuits": await circuits(conn),
+        "backlog": (await backlog.read(conn)).as_json(),
     }
 
 
@@ -151,6 +153,7 @@ def render_status(report: dict[str, Any]) -> str:
             lines.append(f"CIRCUIT OPEN {c['lane']}/{c['resource']}: {c['signature']} "
                          f"({c['soldiers']} soldiers, {c['egresses']} egresses), "
                          f"{c['held']} jobs held, probing every {c['probe_seconds']:.0f} s")
+    lines += backlog.render_lines(_backlog_of(report["backlog"]))
     lines.append("collectors:")
     for c in report["collectors"]:
         age = c["heartbeat_age_seconds"]
@@ -159,6 +162,11 @@ def render_status(report: dict[str, Any]) -> str:
         lines.append(f"  {c['name']:16} {c['health']:8} {beat}  {c['lane']} {c['egress']}{flags}"
                      f"  {clock_text(c)}")
     return "\n".join(lines)
+
+
+def _backlog_of(raw: dict[str, Any]) -> backlog.Backlog:
+    return backlog.Backlog(raw["age_seconds"], backlog.lag_from_json(raw["refresh_lag"]),
+                           raw["lag_window_seconds"], raw["lag_recorded_at"])
 
 
 def _throttle_note(gate: dict[str, Any]) -> str:

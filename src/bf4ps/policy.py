@@ -27,11 +27,15 @@ WEEK = 7 * DAY
 class Policy(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    # eligibility: refresh intervals for soldiers in the active window
-    freshness_detailed_seconds: float = Field(DAY, gt=0)
-    freshness_profile_seconds: float = Field(WEEK, gt=0)
-    freshness_weapons_seconds: float = Field(WEEK, gt=0)
-    freshness_vehicles_seconds: float = Field(WEEK, gt=0)
+    # eligibility: refresh intervals for soldiers in the active window. Chosen to fit the
+    # documented population (25,000 seen a day, 73,000 a week, 2,400 new a day) under the
+    # documented budget (1,296 requests/h, active cap 75 %): about 860 requests/h; the
+    # existing deployment's daily/weekly refresh would need about 2,800/h. See
+    # docs/operations.md "Capacity planning" and `bf4ps forecast`.
+    freshness_detailed_seconds: float = Field(WEEK, gt=0)
+    freshness_profile_seconds: float = Field(8 * WEEK, gt=0)
+    freshness_weapons_seconds: float = Field(8 * WEEK, gt=0)
+    freshness_vehicles_seconds: float = Field(8 * WEEK, gt=0)
     interactive_min_age_seconds: float = Field(
         3600, ge=0, description="A manual request re-collects a resource older than this.")
     active_window_seconds: float = Field(DAY, gt=0)
@@ -86,6 +90,7 @@ class Policy(BaseModel):
     # retention
     event_retention_days: float = Field(180, ge=1)
     ledger_retention_days: float = Field(180, ge=1)
+    history_retention_days: float = Field(180, ge=1)
 
     def freshness(self, resource: Resource) -> float:
         return float(getattr(self, f"freshness_{resource.value}_seconds"))

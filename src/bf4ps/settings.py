@@ -157,6 +157,8 @@ class Settings(BaseSettings):
     bf4sw_sync_seconds: float = Field(60.0, gt=0, description="BF4SW discovery period.")
     sweep_seconds: float = Field(
         60.0, gt=0, description="Activity decay and due-marking period.")
+    history_record_seconds: float = Field(
+        60.0, gt=0, description="Fleet-history record period (the console's charts).")
 
     # --- website ---
     web_host: str = Field("127.0.0.1", description="Website bind address.")

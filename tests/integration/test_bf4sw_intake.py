@@ -36,7 +36,10 @@ from bf4ps.sim.personas import persona_id_for
 from tests.conftest import REPO, create_database, drop_database
 from tests.helpers import count
 
-POLICY = Policy()
+# the existing deployment's refresh (detailed 24 h, the rest 7 d): the cases below are written
+# against those intervals, whatever the shipped defaults
+POLICY = Policy(freshness_detailed_seconds=86_400, freshness_profile_seconds=604_800,
+                freshness_weapons_seconds=604_800, freshness_vehicles_seconds=604_800)
 DAY = timedelta(days=1)
 RAW_STRINGS = {"PC", "PS4", "PS5", "XBox", "XBoxOne", "XBoxSeries"}
 

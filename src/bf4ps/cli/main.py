@@ -19,6 +19,7 @@ from bf4ps.cli import (
     db,
     demo,
     fleet,
+    forecast,
     recon,
     request,
     scheduler,
@@ -40,7 +41,7 @@ def cli() -> None:
 
 
 for _module in (demo, db, collector, scheduler, web, request, bf4sw, battlelog, simulate,
-                recon, fleet):
+                recon, fleet, forecast):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 for _command in bf4sw.SIMULATE_COMMANDS:

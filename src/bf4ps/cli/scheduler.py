@@ -15,7 +15,7 @@ from bf4ps.domain import Platform, Resource
 from bf4ps.eventlog import EventFilter, render, search
 from bf4ps.logs import setup_logging
 from bf4ps.queue.events import EVENT_TYPE_NAMES
-from bf4ps.scheduler import retention
+from bf4ps.scheduler import history, retention
 from bf4ps.scheduler.service import Scheduler
 from bf4ps.scheduler.wiring import intake_loop
 
@@ -64,9 +64,11 @@ async def retention_run(ctx: click.Context, days: float | None,
         ledger = await retention.prune_ledger(conn, ledger_days if ledger_days is not None
                                               else pol.ledger_retention_days)
         await retention.ensure_partitions(conn)
+        records = await history.prune(conn, pol.history_retention_days)
     click.echo(f"events before {report.cutoff:%Y-%m-%d %H:%M} UTC removed: "
                f"{len(report.dropped_partitions)} partitions dropped, "
-               f"{report.deleted_rows} rows deleted; {ledger} request-ledger rows deleted")
+               f"{report.deleted_rows} rows deleted; {ledger} request-ledger rows deleted; "
+               f"{records} fleet-history records deleted")
 
 
 @click.group(name="config")

@@ -25,7 +25,7 @@ from bf4ps.db.queries import q
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.reaper import reap_expired
-from bf4ps.scheduler import activity, feeder, retention
+from bf4ps.scheduler import activity, feeder, history, retention
 from bf4ps.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -122,6 +122,7 @@ class Scheduler:
             async with connection(url) as conn:
                 await events.record(conn, EventType.SCHEDULER_STARTED,
                                     details={"scheduler": self.identity})
+                await history.check_capacity(conn)
                 jobs = self._periodic(conn)
                 while not self.stop.is_set():
                     await lock_conn.execute("SELECT 1")  # lost the lock's session? stop leading
@@ -139,6 +140,8 @@ class Scheduler:
         s = self.settings
         return [Every(0, lambda: self.tick(conn)),
                 Every(s.sweep_seconds, lambda: self.sweeps(conn)),
+                Every(s.history_record_seconds,
+                      lambda: history.record(conn, s.history_record_seconds)),
                 Every(3600, lambda: self.upkeep(conn))]
 
     async def tick(self, conn: Conn) -> None:
@@ -170,9 +173,10 @@ class Scheduler:
         report = await retention.run(conn, policy.event_retention_days)
         ledger = await retention.prune_ledger(conn, policy.ledger_retention_days)
         created = await retention.ensure_partitions(conn)
-        log.info("upkeep: dropped %s, deleted %d events and %d ledger rows, %d partitions "
-                 "created", report.dropped_partitions or "-", report.deleted_rows, ledger,
-                 created)
+        records = await history.prune(conn, policy.history_retention_days)
+        log.info("upkeep: dropped %s, deleted %d events, %d ledger rows and %d history "
+                 "records, %d partitions created", report.dropped_partitions or "-",
+                 report.deleted_rows, ledger, records, created)
 
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):

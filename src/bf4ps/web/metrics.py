@@ -32,6 +32,7 @@ from bf4ps.db.queries import q
 from bf4ps.domain import Lane, Resource
 from bf4ps.gates import circuit
 from bf4ps.web import ops_view
+from bf4ps.web.metrics_capacity import capacity_gauges
 
 BOUNDS_SECONDS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 # width_bucket counts thresholds <= value: value_ms <= b*1000  <=>  value_ms < b*1000 + 1
@@ -187,7 +188,8 @@ async def db_gauges(conn: Conn) -> list[Metric]:
         for status, n in counts.items():
             cov.add_metric([resource, status], n)
     return [depth, cov, *await _fleet_gauges(conn), *await _budget_gauges(conn),
-            await _request_gauge(conn), await _circuit_gauge(conn)]
+            await _request_gauge(conn), await _circuit_gauge(conn),
+            *await capacity_gauges(conn)]
 
 
 async def _circuit_gauge(conn: Conn) -> Metric:

@@ -12,6 +12,7 @@ from bf4ps.db.queries import q
 from bf4ps.domain import Resource
 from bf4ps.eventlog import EventFilter
 from bf4ps.queue import figures
+from bf4ps.views import backlog, fleet_history
 from bf4ps.web.format import stamp
 
 WINDOW_SECONDS = 3600.0
@@ -141,13 +142,19 @@ async def status(conn: Conn) -> dict[str, Any]:
             "throughput": await throughput(conn), "budget": await budget(conn),
             "throttles": await throttles(conn), "open_requests": open_requests,
             "circuits": await circuits(conn),
-            "failures_by_class": await ops.failures_by_class(conn, WINDOW_SECONDS)}
+            "failures_by_class": await ops.failures_by_class(conn, WINDOW_SECONDS),
+            "backlog": (await backlog.read(conn)).as_json()}
 
 
 async def circuits(conn: Conn) -> list[dict[str, Any]]:
     """The fleet circuit breakers that ever opened (open ones first)."""
     rows = await ops.circuits(conn)
     return sorted(rows, key=lambda c: (c["state"] != "open", c["lane"], c["resource"]))
+
+
+async def history(conn: Conn) -> dict[str, Any]:
+    """The fleet-history chart series (the console's charts, /api/ops/history)."""
+    return (await fleet_history.read(conn)).as_json()
 
 
 async def events(conn: Conn, query: EventFilter) -> list[dict[str, Any]]:

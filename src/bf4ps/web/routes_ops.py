@@ -110,7 +110,8 @@ async def console(request: Request) -> Response:
     operator(request)
     async with db(request) as conn:
         data = await ops_view.status(conn)
-    return render(request, "ops.html", {"ops": data})
+        charts = await ops_view.history(conn)
+    return render(request, "ops.html", {"ops": data, "history": charts})
 
 
 async def events_page(request: Request) -> Response:
@@ -162,6 +163,7 @@ api_coverage = _api_view(ops_view.coverage)
 api_budget = _api_view(ops_view.budget)
 api_throttles = _api_view(ops_view.throttles, "throttles")
 api_circuits = _api_view(ops_view.circuits, "circuits")
+api_history = _api_view(ops_view.history)
 
 
 async def api_events(request: Request) -> Response:
@@ -192,6 +194,7 @@ ROUTES = [
     Route("/api/ops/budget", api_budget, methods=["GET"]),
     Route("/api/ops/throttles", api_throttles, methods=["GET"]),
     Route("/api/ops/circuits", api_circuits, methods=["GET"]),
+    Route("/api/ops/history", api_history, methods=["GET"]),
     Route("/api/ops/events", api_events, methods=["GET"]),
     Route("/api/ops/collectors/{name}/{action}", api_control, methods=["POST"]),
 ]

@@ -1,0 +1,82 @@
+"""The fleet's history: one compact record per interval (coverage, what finished, requests
+per egress against its pacing limit, backlog age, refresh lag), written by the active
+scheduler, pruned past the policy's horizon like the event log; and the start-up capacity
+check (does the live policy fit the live budget?)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+
+from psycopg.types.json import Jsonb
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.queue import figures
+from bf4ps.views import backlog, forecast_inputs
+from bf4ps.views.forecast import Forecast, forecast
+
+log = logging.getLogger(__name__)
+
+
+async def record(conn: Conn, interval_seconds: float) -> None:
+    coverage = await figures.coverage(conn)
+    finished = await figures.throughput(conn, interval_seconds)
+    cur = await conn.execute(q("requests_by_egress"), {"window_seconds": interval_seconds})
+    requests = {str(r["egress_key"]): {
+        "requests": int(r["requests"]),
+        "limit": round(interval_seconds / float(r["min_interval_seconds"]), 2)}
+        for r in await cur.fetchall()}
+    lag = await backlog.refresh_lag(conn)
+    await conn.execute(q("history_record"), {
+        "interval_seconds": interval_seconds,
+        "soldiers": sum(coverage.get("detailed", {}).values()),
+        "coverage": Jsonb(coverage),
+        "finished": Jsonb({r: {"succeeded": int(v.get("succeeded", 0)),
+                               "failed": int(v.get("failed", 0))} for r, v in finished.items()}),
+        "requests": Jsonb(requests), "backlog_age": Jsonb(await backlog.ages(conn)),
+        "refresh_lag": Jsonb({k: {r: {"p50": v.p50, "p95": v.p95, "n": v.n}
+                                  for r, v in by.items()} for k, by in lag.items()})})
+
+
+async def prune(conn: Conn, retention_days: float, *, batch: int = 5000,
+                now: datetime | None = None) -> int:
+    cutoff = (now or datetime.now(UTC)) - timedelta(days=retention_days)
+    deleted = 0
+    while True:
+        cur = await conn.execute(q("history_delete_batch"), {"cutoff": cutoff, "batch": batch})
+        deleted += cur.rowcount
+        if cur.rowcount < batch:
+            return deleted
+
+
+def verdict(fc: Forecast) -> str:
+    cap = fc.capacity
+    if fc.fits:
+        return (f"the live policy fits the live budget: {fc.demand_per_hour:,.0f} requests/h "
+                f"steady-state demand against {cap.per_hour:,.0f}/h")
+    words = f"; to fit: {fc.suggestion}" if fc.suggestion else ""
+    return (f"the live policy does NOT fit the live budget: {fc.demand_per_hour:,.0f} "
+            f"requests/h steady-state demand (active {fc.active_per_hour:,.0f}/h) "
+            f"against {cap.per_hour:,.0f}/h (active cap {cap.active_cap_per_hour:,.0f}/h), "
+            f"{fc.shortfall_per_hour:,.0f}/h over{words} (see `bf4ps forecast`)")[:500]
+
+
+async def check_capacity(conn: Conn) -> Forecast | None:
+    """Once at the scheduler's start: one log line (a warning when infeasible) and the
+    capacity_check row that /metrics exposes as bf4ps_policy_feasible. Arithmetic on
+    unusable figures is logged, never a reason for the scheduler to stop."""
+    try:
+        fc = forecast(await forecast_inputs.load(conn))
+    except (ArithmeticError, ValueError) as exc:
+        log.warning("capacity: no check made: %s", exc)
+        return None
+    summary = verdict(fc)
+    await conn.execute(q("capacity_check_set"), {
+        "feasible": fc.fits, "demand_per_hour": fc.demand_per_hour,
+        "capacity_per_hour": fc.capacity.per_hour, "summary": summary})
+    if fc.fits:
+        log.info("capacity: %s", summary)
+    else:
+        log.warning("capacity: %s", summary)
+    return fc

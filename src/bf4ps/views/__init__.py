@@ -1,0 +1,1 @@
+"""Read models: typed views over the database for the CLI, the console and /metrics."""

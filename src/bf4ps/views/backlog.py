@@ -1,0 +1,98 @@
+"""Backlog age and refresh lag per class and resource.
+
+Backlog age: how long the oldest eligible work not yet served has waited (never attempted or
+due: since it became eligible; a retry: since its wait ended; interactive: since queued). Read
+live with one statement of index probes (the first entry per class and resource of the feeder's
+own index), so it costs the same at 10k soldiers as at 1M. Refresh lag: p50/p95 of becoming
+due -> collected over the trailing hour's successes; the scheduler computes it with each fleet
+history record, and readers take the latest record (no per-request join)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+
+CLASSES = ("interactive", "active", "recent", "bootstrap", "retry")
+RESOURCES = ("detailed", "profile", "weapons", "vehicles")
+LAG_WINDOW_SECONDS = 3600.0
+
+
+@dataclass(frozen=True)
+class Lag:
+    p50: float
+    p95: float
+    n: int
+
+
+@dataclass(frozen=True)
+class Backlog:
+    age_seconds: dict[str, dict[str, float]]  # class -> resource -> seconds (0: none waiting)
+    lag: dict[str, dict[str, Lag]] = field(default_factory=dict)
+    lag_window_seconds: float = LAG_WINDOW_SECONDS
+    lag_recorded_at: datetime | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"age_seconds": self.age_seconds,
+                "refresh_lag": {k: {r: {"p50": round(v.p50, 1), "p95": round(v.p95, 1),
+                                        "n": v.n} for r, v in by.items()}
+                                for k, by in self.lag.items()},
+                "lag_window_seconds": self.lag_window_seconds,
+                "lag_recorded_at": self.lag_recorded_at}
+
+
+def empty_ages() -> dict[str, dict[str, float]]:
+    return {k: dict.fromkeys(RESOURCES, 0.0) for k in CLASSES}
+
+
+async def ages(conn: Conn) -> dict[str, dict[str, float]]:
+    out = empty_ages()
+    cur = await conn.execute(q("backlog_oldest"))
+    for row in await cur.fetchall():
+        out[str(row["klass"])][str(row["resource"])] = round(float(row["age_seconds"]), 1)
+    return out
+
+
+async def refresh_lag(conn: Conn, window_seconds: float = LAG_WINDOW_SECONDS
+                      ) -> dict[str, dict[str, Lag]]:
+    cur = await conn.execute(q("refresh_lag"), {"window_seconds": window_seconds})
+    out: dict[str, dict[str, Lag]] = {}
+    for row in await cur.fetchall():
+        out.setdefault(str(row["klass"]), {})[str(row["resource"])] = Lag(
+            float(row["p50"]), float(row["p95"]), int(row["n"]))
+    return out
+
+
+def lag_from_json(raw: dict[str, Any]) -> dict[str, dict[str, Lag]]:
+    return {k: {r: Lag(float(v["p50"]), float(v["p95"]), int(v["n"])) for r, v in by.items()}
+            for k, by in raw.items()}
+
+
+async def read(conn: Conn) -> Backlog:
+    """Ages now; the lag of the latest fleet-history record (none recorded yet: empty)."""
+    cur = await conn.execute(q("history_latest"))
+    latest = await cur.fetchone()
+    if latest is None:
+        return Backlog(await ages(conn))
+    return Backlog(await ages(conn), lag_from_json(latest["refresh_lag"]),
+                   LAG_WINDOW_SECONDS, latest["recorded_at"])
+
+
+def render_lines(b: Backlog) -> list[str]:
+    lines = ["backlog age (oldest eligible work not yet served), seconds:",
+             "  " + " " * 12 + "".join(f"{r:>11}" for r in RESOURCES)]
+    for k in CLASSES:
+        lines.append(f"  {k:12}" + "".join(f"{b.age_seconds[k][r]:>11,.0f}" for r in RESOURCES))
+    if not b.lag:
+        lines.append("refresh lag (due -> collected): nothing recorded in the last hour")
+        return lines
+    lines.append(f"refresh lag (due -> collected, last {b.lag_window_seconds / 60:.0f} min), "
+                 "p50 / p95 seconds:")
+    for k, by in sorted(b.lag.items()):
+        parts = "  ".join(f"{r} {v.p50:,.0f} / {v.p95:,.0f} (n {v.n})"
+                          for r, v in sorted(by.items()))
+        lines.append(f"  {k:12}{parts}")
+    return lines

@@ -1,0 +1,179 @@
+"""The forecast's inputs, read from the fleet's own tables (each with the window it was
+measured over), or, where a new fleet has not measured one yet, the documented default (the
+existing deployment's figures: docs/operations.md "Capacity planning"), marked as such."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from bf4ps import policy as policy_mod
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.queue import figures
+from bf4ps.views.forecast import (
+    DAY,
+    HOUR,
+    RESOURCES,
+    Egress,
+    Figure,
+    Inputs,
+    Population,
+    ResourceCost,
+)
+
+MIN_ATTEMPTS = 20  # fewer finished attempts in the window: the default is used instead
+MIN_REQUESTS = 20
+
+# The documented defaults (the existing deployment's measurements and census).
+DEFAULT_REQUESTS_PER_ATTEMPT = {"detailed": 1.0, "profile": 2.0, "weapons": 1.0,
+                                "vehicles": 1.0}
+DEFAULT_SUCCESS = {"detailed": 0.95, "profile": 0.996, "weapons": 0.996, "vehicles": 0.996}
+DEFAULT_DURATION = {"detailed": 0.77, "profile": 0.8, "weapons": 1.27, "vehicles": 1.26}
+DEFAULT_POPULATION = {"total": 190_000.0, "d1": 25_000.0, "d7": 73_000.0,
+                      "new_per_day": 2_400.0}
+DEFAULT_EGRESSES = 8
+DEFAULT_INTERVAL = 5.0
+DEFAULT_BUDGET = 1296.0
+DOCS = "default: the documented deployment (docs/operations.md)"
+
+
+def span(seconds: float) -> str:
+    if seconds >= DAY:
+        return f"{seconds / DAY:.0f} d"
+    if seconds >= HOUR:
+        return f"{seconds / HOUR:.0f} h"
+    if seconds >= 120:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds:.0f} s"
+
+
+async def _one(conn: Conn, name: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    cur = await conn.execute(q(name), params or {})
+    row = await cur.fetchone()
+    return dict(row) if row else {}
+
+
+async def _rows(conn: Conn, name: str, params: dict[str, Any] | None = None
+                ) -> list[dict[str, Any]]:
+    cur = await conn.execute(q(name), params or {})
+    return [dict(r) for r in await cur.fetchall()]
+
+
+def costs(rows: list[dict[str, Any]], window: float) -> tuple[dict[str, ResourceCost],
+                                                              list[str]]:
+    where = f"measured: ledger and event log, last {span(window)}"
+    by = {str(r["resource"]): r for r in rows}
+    out, missing = {}, []
+    for res in RESOURCES:
+        r = by.get(res, {})
+        attempts = int(r.get("succeeded") or 0) + int(r.get("failed") or 0)
+        requests = int(r.get("requests") or 0)
+        if attempts >= MIN_ATTEMPTS and requests >= MIN_REQUESTS:
+            rpa = Figure(requests / attempts, where)
+            ok = Figure(int(r["succeeded"]) / attempts, where)
+        else:
+            missing.append(f"{res}: requests per attempt and success share "
+                           f"({attempts} attempts in the window)")
+            rpa = Figure(DEFAULT_REQUESTS_PER_ATTEMPT[res], DOCS)
+            ok = Figure(DEFAULT_SUCCESS[res], DOCS)
+        dur = r.get("duration_ms")
+        duration = (Figure(float(dur) / 1000, where) if dur is not None and attempts
+                    else Figure(DEFAULT_DURATION[res], DOCS))
+        out[res] = ResourceCost(rpa, ok, duration)
+    return out, missing
+
+
+def population(row: dict[str, Any], total: int, policy: policy_mod.Policy
+               ) -> tuple[Population, list[str]]:
+    if total == 0:
+        d = DEFAULT_POPULATION
+        seen = {DAY: Figure(d["d1"], DOCS), 7 * DAY: Figure(d["d7"], DOCS)}
+        active = d["d1"] * min(1.0, policy.active_window_seconds / DAY)
+        return (Population(Figure(d["total"], DOCS), Figure(active, DOCS), seen,
+                           Figure(d["new_per_day"], DOCS)),
+                ["population and its activity (no soldiers yet)"])
+    where = "measured: soldiers' last BF4SW sighting"
+    seen = {policy.active_window_seconds: Figure(float(row["active"]), where),
+            DAY: Figure(float(row["d1"]), where + ", 24 h"),
+            7 * DAY: Figure(float(row["d7"]), where + ", 7 d"),
+            30 * DAY: Figure(float(row["d30"]), where + ", 30 d")}
+    new = Figure(float(row["new7"]) / 7, "measured: soldiers first seen by BF4SW, last 7 d")
+    return (Population(Figure(float(total), "measured: coverage counters"),
+                       Figure(float(row["active"]), where
+                              + f", active window {span(policy.active_window_seconds)}"),
+                       seen, new), [])
+
+
+def egresses(rows: list[dict[str, Any]]) -> tuple[tuple[Egress, ...], str, list[str]]:
+    found = tuple(Egress(str(r["egress_key"]), float(r["min_interval_seconds"]),
+                         int(r["serving"])) for r in rows)
+    if any(e.serving for e in found):
+        return found, "measured: egress gates and the collectors serving now", []
+    made = tuple(Egress(f"egress-{i + 1}", DEFAULT_INTERVAL, 1) for i in range(DEFAULT_EGRESSES))
+    return made, DOCS + f": {DEFAULT_EGRESSES} egresses at {DEFAULT_INTERVAL:.0f} s", [
+        "egresses (no background collector serving)"]
+
+
+def budget(row: dict[str, Any], fleet_known: bool) -> tuple[Figure | None, list[str]]:
+    if row.get("requests"):
+        per_hour = float(row["requests"]) * HOUR / float(row["window_seconds"])
+        return Figure(per_hour, f"configured: fleet budget {row['requests']} per "
+                                f"{span(float(row['window_seconds']))}"), []
+    if fleet_known:
+        return None, []  # a fleet running without a budget: pacing bounds it
+    return Figure(DEFAULT_BUDGET, DOCS), ["fleet budget (none configured)"]
+
+
+def _attempted(counts: dict[str, int]) -> int:
+    return sum(counts.values()) - counts.get("never_attempted", 0)
+
+
+def bootstrap_rate(first: dict[str, Any], coverage: dict[str, dict[str, int]],
+                   now: datetime) -> dict[str, Figure]:
+    """First collections per hour per resource: how many more soldiers had the resource
+    attempted than at the window's oldest fleet-history record (soldiers imported since add
+    to the backlog, not to the progress); none recorded: nothing measured."""
+    if not first:
+        return {}
+    elapsed = (now - first["recorded_at"]).total_seconds()
+    if elapsed <= 0:
+        return {}
+    where = f"measured: coverage progress over the last {span(elapsed)} (fleet history)"
+    out = {}
+    for res in RESOURCES:
+        before = _attempted(first["coverage"].get(res, {}))
+        after = _attempted(coverage.get(res, {}))
+        out[res] = Figure(max(0.0, (after - before) * HOUR / elapsed), where)
+    return out
+
+
+async def load(conn: Conn, window_seconds: float = DAY) -> Inputs:
+    pol = await policy_mod.load(conn)
+    now = datetime.now(UTC)
+    w = {"window_seconds": window_seconds}
+    cost, missing = costs(await _rows(conn, "forecast_costs", w), window_seconds)
+    coverage = await figures.coverage(conn)
+    total = sum(coverage.get("detailed", {}).values())
+    pop_row = await _one(conn, "forecast_population",
+                         {"active_seconds": pol.active_window_seconds})
+    pop, pop_missing = population(pop_row, total, pol)
+    if total == 0:  # no soldiers yet: the documented population still to bootstrap
+        coverage = {r: {"never_attempted": int(pop.total.value)} for r in RESOURCES}
+    eg, eg_source, eg_missing = egresses(await _rows(conn, "forecast_egresses"))
+    bud, bud_missing = budget(await _one(conn, "fleet_use"), not eg_missing)
+    sent = await _one(conn, "forecast_sent", w)
+    measured_for = min(window_seconds, float(sent.get("span_seconds") or 0.0))
+    fleet_rate = None
+    interactive = Figure(0.0, f"measured: ledger, last {span(window_seconds)} (none)")
+    if measured_for > 0 and (int(sent["background"]) + int(sent["interactive"])
+                             >= MIN_REQUESTS):
+        where = f"measured: ledger, last {span(measured_for)}"
+        fleet_rate = Figure(int(sent["background"]) * HOUR / measured_for, where)
+        interactive = Figure(int(sent["interactive"]) * HOUR / measured_for, where)
+    first = await _one(conn, "history_first_since", w)
+    return Inputs(now=now, window_seconds=window_seconds, policy=pol, costs=cost,
+                  egresses=eg, egress_source=eg_source, budget_per_hour=bud, population=pop,
+                  coverage=coverage, bootstrap_rate=bootstrap_rate(first, coverage, now),
+                  fleet_rate=fleet_rate, interactive_per_hour=interactive,
+                  missing=tuple(missing + pop_missing + eg_missing + bud_missing))

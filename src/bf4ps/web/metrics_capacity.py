@@ -1,0 +1,42 @@
+"""Capacity gauges for /metrics: backlog age and refresh lag per class and resource, and the
+scheduler's start-up verdict on whether the live policy fits the live budget."""
+
+from __future__ import annotations
+
+from prometheus_client.core import GaugeMetricFamily, Metric
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import q
+from bf4ps.views import backlog
+
+
+async def capacity_gauges(conn: Conn) -> list[Metric]:
+    b = await backlog.read(conn)
+    age = GaugeMetricFamily(
+        "bf4ps_backlog_age_seconds",
+        "Age of the oldest eligible work not yet served (0: none waiting)",
+        labels=["class", "resource"])
+    for klass, by in b.age_seconds.items():
+        for resource, seconds in by.items():
+            age.add_metric([klass, resource], seconds)
+    lag = GaugeMetricFamily(
+        "bf4ps_refresh_lag_seconds",
+        "Becoming due -> collected over the last hour (scheduler's latest record)",
+        labels=["class", "resource", "quantile"])
+    for klass, lags in b.lag.items():
+        for resource, v in lags.items():
+            lag.add_metric([klass, resource, "0.5"], v.p50)
+            lag.add_metric([klass, resource, "0.95"], v.p95)
+    out: list[Metric] = [age, lag]
+    cur = await conn.execute(q("capacity_check_get"))
+    row = await cur.fetchone()
+    if row is not None:
+        feasible = GaugeMetricFamily(
+            "bf4ps_policy_feasible",
+            "1 when the live policy fits the live budget (scheduler's check at its start)")
+        feasible.add_metric([], 1.0 if row["feasible"] else 0.0)
+        demand = GaugeMetricFamily("bf4ps_forecast_demand_requests_per_hour",
+                                   "Steady-state demand the policy asks for")
+        demand.add_metric([], float(row["demand_per_hour"]))
+        out += [feasible, demand]
+    return out
