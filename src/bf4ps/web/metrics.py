@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
+from bf4ps.scheduler.service import SCHEDULER_LOCK
 from bf4ps.web import ops_view
 
 BOUNDS_SECONDS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
@@ -175,7 +176,7 @@ async def db_gauges(conn: Conn) -> list[Metric]:
         for status, n in counts.items():
             cov.add_metric([resource, status], n)
     return [depth, cov, *await _fleet_gauges(conn), *await _budget_gauges(conn),
-            await _request_gauge(conn)]
+            await _request_gauge(conn), *await _scheduler_intake_gauges(conn)]
 
 
 async def _fleet_gauges(conn: Conn) -> list[Metric]:
@@ -185,13 +186,16 @@ async def _fleet_gauges(conn: Conn) -> list[Metric]:
                                 "1 when healthy, enabled and not drained", labels=labels)
     age = GaugeMetricFamily("bf4ps_collector_heartbeat_age_seconds",
                             "Seconds since the last heartbeat", labels=labels)
+    enabled = GaugeMetricFamily("bf4ps_collector_enabled",
+                                "1 unless an operator disabled it", labels=labels)
     for c in await ops_view.fleet(conn):
         key = [c["name"], c["lane"], c["egress"]]
         healthy.add_metric(key, 1.0 if c["health"] == "healthy" else 0.0)
         serving.add_metric(key, 1.0 if c["state"] == "healthy" else 0.0)
+        enabled.add_metric(key, 1.0 if c["enabled"] else 0.0)
         if c["heartbeat_age_seconds"] is not None:
             age.add_metric(key, c["heartbeat_age_seconds"])
-    return [healthy, serving, age]
+    return [healthy, serving, age, enabled]
 
 
 async def _budget_gauges(conn: Conn) -> list[Metric]:
@@ -224,6 +228,24 @@ async def _request_gauge(conn: Conn) -> Metric:
     for status in ("queued", "collecting"):
         gauge.add_metric([status], counts.get(status, 0))
     return gauge
+
+
+async def _scheduler_intake_gauges(conn: Conn) -> list[Metric]:
+    """Leadership and BF4SW intake health, for the alert rules (deploy/prometheus/)."""
+    leading = GaugeMetricFamily("bf4ps_scheduler_leading",
+                                "Schedulers holding the leadership lock (1 normal, 0 none)")
+    cur = await conn.execute(q("web_metrics_scheduler_leading"), {"key": SCHEDULER_LOCK})
+    row = await cur.fetchone()
+    leading.add_metric([], int(row["n"]) if row else 0)
+    failing = GaugeMetricFamily("bf4ps_intake_failing",
+                                "1 when the intake's last pass failed", labels=["source"])
+    age = GaugeMetricFamily("bf4ps_intake_success_age_seconds",
+                            "Seconds since the intake's last successful pass", labels=["source"])
+    for r in await (await conn.execute(q("web_metrics_intake"))).fetchall():
+        failing.add_metric([r["source_name"]], 1.0 if r["failing"] else 0.0)
+        if r["success_age"] is not None:
+            age.add_metric([r["source_name"]], float(r["success_age"]))
+    return [leading, failing, age]
 
 
 class RequestMetrics:

@@ -87,3 +87,18 @@ SELECT COALESCE(egress_key, '') AS egress_key, count(*) AS n
 FROM collection_events
 WHERE event_id > %(after)s AND event_id <= %(upto)s AND event_type = 'egress_throttled'
 GROUP BY 1
+
+-- name: web_metrics_scheduler_leading
+-- Sessions holding the scheduler's leadership lock (a session advisory lock on one bigint key:
+-- pg_locks shows its high half as classid, its low half as objid, objsubid 1) in this database.
+SELECT count(*) AS n FROM pg_locks
+WHERE locktype = 'advisory' AND granted AND objsubid = 1
+  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND ((classid::bigint << 32) | objid::bigint) = %(key)s
+
+-- name: web_metrics_intake
+-- Per intake cursor: whether its last pass failed, and the age of its last success.
+SELECT source_name, last_error IS NOT NULL AS failing,
+       extract(epoch FROM now() - last_success_at)::float8 AS success_age
+FROM intake_state
+ORDER BY source_name
