@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import click
+import psycopg
 
-from bf4ps.cli.common import echo_json, run_async, settings_of
+from bf4ps.cli.common import echo_json, fail, run_async, settings_of
 from bf4ps.db import migrate
 from bf4ps.db.connect import connection, resolve_url
+from bf4ps.db.queries import q
 from bf4ps.ops import render_status, status_report
 
 
@@ -50,6 +52,27 @@ async def db_status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"  pending  {mig.version:04d}_{mig.name}")
     if not st.pending:
         click.echo("schema is up to date")
+
+
+ROLES = ("bf4ps_collector", "bf4ps_scheduler", "bf4ps_web", "bf4ps_operator")
+
+
+@group.command()
+@click.argument("role", type=click.Choice(ROLES))
+@click.argument("login_role")
+@click.pass_context
+@run_async
+async def grant(ctx: click.Context, role: str, login_role: str) -> None:
+    """Grant one of BF4PS's group roles to an existing login role (run as the schema owner,
+    or as an operator for the three process roles)."""
+    url = await resolve_url(settings_of(ctx))
+    async with connection(url) as conn:
+        try:
+            await conn.execute(q("grant_role"), {"role": role, "login": login_role})
+        except (psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedObject,
+                psycopg.errors.InvalidParameterValue) as exc:
+            fail(str(exc).splitlines()[0])
+    click.echo(f"granted {role} to {login_role}")
 
 
 @click.command(name="status")

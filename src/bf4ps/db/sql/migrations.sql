@@ -14,3 +14,7 @@ INSERT INTO schema_migrations (version, name, checksum) VALUES (%(version)s, %(n
 
 -- name: ensure_event_partitions
 SELECT bf4ps_ensure_event_partitions((now() - interval '1 month')::date, %(months)s + 1) AS created
+
+-- name: grant_role
+-- `bf4ps db grant`: a migration-defined function checks the names and grants (migration 0013).
+SELECT bf4ps_grant_role(%(role)s, %(login)s)
