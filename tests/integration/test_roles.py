@@ -19,6 +19,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from bf4ps.db.connect import Conn, connection
+from bf4ps.demo.run import free_port
 from bf4ps.scheduler import retention
 from tests.procs import bf4ps_env
 
@@ -189,7 +190,7 @@ async def test_the_whole_system_runs_as_its_roles(logins: Logins, pg_server_url:
             await population.fill(sw, 150, seed=3)
         with simulator(speed=40, min_interval=0.25) as sim:
             env = FAST | {"BF4PS_BATTLELOG_BASE_URL": sim.base_url}
-            port = _free_port()
+            port = free_port()
             procs["scheduler"] = start("scheduler", logins.urls["scheduler"], tmp_path,
                                        "scheduler", "run", BF4PS_BF4SW_DATABASE_URL=sw_url,
                                        **env)
@@ -221,13 +222,6 @@ async def test_the_whole_system_runs_as_its_roles(logins: Logins, pg_server_url:
         stop(procs)
         drop_database(pg_server_url, sw_name)
 
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def _exercise(conn: Conn, logins: Logins, procs: dict[str, subprocess.Popen[str]],
