@@ -17,6 +17,7 @@ from bf4ps import policy as policy_mod
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.collector.heartbeat import DB_ERRORS, Heartbeat
 from bf4ps.collector.identity import Wanted, register
+from bf4ps.collector.restore_guard import RestoreGuard
 from bf4ps.collector.slots import sleep_until
 from bf4ps.collector.work import Context, run_job
 from bf4ps.db.connect import Conn, open_pool, resolve_url
@@ -61,6 +62,7 @@ class Collector:
         self.want = want
         self.replace = replace
         self.stop = asyncio.Event()
+        self.guard = RestoreGuard.load(settings.data_dir, want.name)
 
     def request_stop(self) -> None:
         if not self.stop.is_set():
@@ -122,8 +124,15 @@ class Collector:
 
     async def _step(self, pool, ctx: Context, chain: int | None) -> int | None:  # type: ignore[no-untyped-def]
         async with pool.connection() as conn:
+            held = await self.guard.hold(conn)
+            if held is not None:  # after a restore: nothing is sent until the ledger is whole
+                await sleep_until(min(held, datetime.now(UTC) + timedelta(
+                    seconds=self.settings.idle_poll_seconds)), self.stop)
+                return chain
             policy = await policy_mod.load(conn)
             got = await admission.admit(conn, ctx.me, ctx.gate, policy, soldier_id=chain)
+            if not isinstance(got, Wait):
+                self.guard.sent(got.slot)
             if isinstance(got, Wait):
                 if chain is not None and got.idle:
                     return None  # the chained soldier is done: back to the queue

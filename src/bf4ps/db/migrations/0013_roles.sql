@@ -116,3 +116,72 @@ BEGIN
     EXECUTE format('GRANT %I TO %I', role_name, login_name);
 END;
 $$;
+
+-- ---------------------------------------------------------------- restore guard
+-- A restored backup rewinds request_ledger: requests sent after the backup was taken are
+-- forgotten, and the budgets would allow them again within their windows. The guard notices a
+-- restore through the cluster's identity (system identifier, timeline, this database's oid:
+-- recorded by the first check, restored with the rest, then differing from the live ones),
+-- or through a collector's own last ledger row (kept in its data directory) gone missing, and
+-- then holds every collector's sends for the longest window any budget counts over, from the
+-- moment of detection: every forgotten request was sent before it.
+CREATE TABLE restore_guard (
+    guard_id smallint PRIMARY KEY DEFAULT 1 CHECK (guard_id = 1),
+    system_identifier bigint,
+    timeline_id integer,
+    database_oid oid,
+    hold_until timestamptz,
+    detected_at timestamptz,
+    reason text CHECK (length(reason) <= 500),
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+INSERT INTO restore_guard (guard_id) VALUES (1);
+GRANT SELECT ON restore_guard TO bf4ps_collector, bf4ps_scheduler, bf4ps_web, bf4ps_operator;
+
+CREATE FUNCTION bf4ps_restore_check(missing_request text DEFAULT NULL)
+RETURNS TABLE (hold_until timestamptz, reason text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+DECLARE
+    g restore_guard;
+    sysid bigint := (SELECT c.system_identifier FROM pg_control_system() c);
+    tl integer := (SELECT c.timeline_id FROM pg_control_checkpoint() c);
+    dboid oid := (SELECT d.oid FROM pg_database d WHERE d.datname = current_database());
+    why text;
+    span double precision;
+BEGIN
+    SELECT * INTO g FROM restore_guard;
+    IF missing_request IS NULL AND g.system_identifier = sysid AND g.timeline_id = tl
+            AND g.database_oid = dboid THEN
+        RETURN QUERY SELECT g.hold_until, g.reason;  -- the common case: one read, no lock
+        RETURN;
+    END IF;
+    SELECT * INTO g FROM restore_guard FOR UPDATE;
+    IF g.system_identifier IS NOT NULL THEN
+        why := CASE
+            WHEN g.system_identifier <> sysid THEN 'restored into another cluster (system '
+                || 'identifier ' || g.system_identifier || ' -> ' || sysid || ')'
+            WHEN g.timeline_id <> tl THEN 'the cluster changed timeline (' || g.timeline_id
+                || ' -> ' || tl || '): a point-in-time recovery or a promoted standby'
+            WHEN g.database_oid <> dboid THEN 'the database was re-created (a restored dump)'
+        END;
+    END IF;
+    -- a missing row reported while a hold is on adds nothing: that hold began after the row
+    IF why IS NULL AND (g.hold_until IS NULL OR g.hold_until <= now()) THEN
+        why := missing_request;
+    END IF;
+    IF why IS NOT NULL THEN
+        span := greatest(1.0,
+            (SELECT b.window_seconds FROM fleet_budget b WHERE b.requests IS NOT NULL),
+            (SELECT max(greatest(e.window_seconds, e.min_interval_seconds)) FROM egress_gates e));
+        UPDATE restore_guard r SET hold_until = greatest(r.hold_until,
+                                                         now() + make_interval(secs => span)),
+            detected_at = now(), reason = left(why, 500);
+    END IF;
+    UPDATE restore_guard r SET system_identifier = sysid, timeline_id = tl,
+        database_oid = dboid, updated_at = now();
+    RETURN QUERY SELECT r.hold_until, r.reason FROM restore_guard r;
+END;
+$$;
+REVOKE EXECUTE ON FUNCTION bf4ps_restore_check(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_restore_check(text)
+    TO bf4ps_collector, bf4ps_scheduler, bf4ps_operator;
