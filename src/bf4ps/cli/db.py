@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 import psycopg
 
 from bf4ps.cli.common import echo_json, fail, run_async, settings_of
-from bf4ps.db import migrate
+from bf4ps.db import compat, migrate
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.db.queries import q
 from bf4ps.ops import render_status, status_report
@@ -39,11 +41,13 @@ async def db_status(ctx: click.Context, as_json: bool) -> None:
     """Applied and pending migrations."""
     url = await resolve_url(settings_of(ctx))
     st = await migrate.status(url)
+    procs = await connected(url)
     if as_json:
         echo_json({"server_version": st.server_version,
                    "applied": [{"version": v, "name": n, "applied_at": t}
                                for v, n, t in st.applied],
-                   "pending": [{"version": m.version, "name": m.name} for m in st.pending]})
+                   "pending": [{"version": m.version, "name": m.name} for m in st.pending],
+                   "processes": procs})
         return
     click.echo(f"PostgreSQL {st.server_version}")
     for version, name, at in st.applied:
@@ -52,6 +56,34 @@ async def db_status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"  pending  {mig.version:04d}_{mig.name}")
     if not st.pending:
         click.echo("schema is up to date")
+    click.echo(f"connected processes ({len(procs)}):")
+    for pr in procs:
+        verdict = "compatible" if pr["compatible"] else f"NOT compatible: {pr['problem']}"
+        click.echo(f"  bf4ps {pr['build']} (schema {pr['schema']:04d}) {pr['command'] or '?'}"
+                   f"  from {pr['client'] or 'local'} as {pr['login']}, {pr['sessions']} "
+                   f"session(s)  {verdict}")
+
+
+async def connected(url: str) -> list[dict[str, Any]]:
+    """The BF4PS processes connected to the database (by application_name), each with
+    whether its build can work with the schema (bf4ps.db.compat)."""
+    async with connection(url) as conn:
+        schema = await compat.state(conn)
+        cur = await conn.execute(q("connected_processes"))
+        rows = await cur.fetchall()
+    seen: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for row in rows:
+        parsed = compat.parse_application(str(row["application_name"]))
+        if parsed is None or parsed[2] == "db status":
+            continue
+        build, version, command = parsed
+        problem = schema.problem(version, build)
+        seen.setdefault((row["application_name"], row["client_addr"]), {
+            "build": build, "schema": version, "command": command,
+            "client": row["client_addr"], "login": row["login"],
+            "sessions": int(row["sessions"]), "since": row["backend_start"],
+            "compatible": problem is None, "problem": problem})
+    return list(seen.values())
 
 
 ROLES = ("bf4ps_collector", "bf4ps_scheduler", "bf4ps_web", "bf4ps_operator")

@@ -14,6 +14,7 @@ from pydantic_settings import SettingsError
 from bf4ps import __version__
 from bf4ps.cli import battlelog, bf4sw, collector, db, demo, request, scheduler, simulate, web
 from bf4ps.cli.common import fail
+from bf4ps.db.compat import IncompatibleSchema
 from bf4ps.settings import Settings
 
 # what a query meets on a database that was never migrated (or is behind this version)
@@ -73,6 +74,8 @@ def main() -> None:
         fail(f"invalid configuration: {exc}", 2)
     try:
         cli(obj=settings, auto_envvar_prefix=None)
+    except IncompatibleSchema as exc:
+        fail(f"{which_database(settings)}: {exc}", 2)
     except SCHEMA_MISSING as exc:
         fail(f"{which_database(settings)} has no BF4PS schema, or an older one "
              f"({exc.diag.message_primary}): run `bf4ps db upgrade`")

@@ -20,6 +20,7 @@ from bf4ps.collector.identity import Wanted, register
 from bf4ps.collector.restore_guard import RestoreGuard
 from bf4ps.collector.slots import sleep_until
 from bf4ps.collector.work import Context, run_job
+from bf4ps.db import compat
 from bf4ps.db.connect import Conn, open_pool, resolve_url
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane
@@ -74,6 +75,7 @@ class Collector:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.request_stop)
         url = await resolve_url(self.settings)
+        await compat.require(url)
         pool = await open_pool(url, max_size=3, min_size=2)
         try:
             async with pool.connection() as conn:

@@ -67,7 +67,8 @@ async def open_pool(url: str, *, max_size: int = 4, min_size: int = 1) -> AsyncC
         url,
         min_size=min_size,
         max_size=max_size,
-        kwargs={"row_factory": dict_row, "autocommit": True, **KEEPALIVES},
+        kwargs={"row_factory": dict_row, "autocommit": True, **KEEPALIVES,
+                "application_name": _application()},
         configure=configure,
         open=False,
         reconnect_timeout=3600,
@@ -83,10 +84,17 @@ KEEPALIVES: dict[str, Any] = {"keepalives": 1, "keepalives_idle": 30,
                               "keepalives_interval": 10, "keepalives_count": 3}
 
 
+def _application() -> str:
+    from bf4ps.db.compat import application_name  # compat uses this module
+
+    return application_name()
+
+
 async def connect(url: str, **extra: Any) -> Conn:
     """One configured autocommit connection (the caller closes it)."""
     conn = await psycopg.AsyncConnection.connect(
-        url, row_factory=dict_row, autocommit=True, **KEEPALIVES, **extra)
+        url, row_factory=dict_row, autocommit=True, **KEEPALIVES,
+        **({"application_name": _application()} | extra))
     await configure(conn)
     return conn
 

@@ -185,3 +185,13 @@ $$;
 REVOKE EXECUTE ON FUNCTION bf4ps_restore_check(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION bf4ps_restore_check(text)
     TO bf4ps_collector, bf4ps_scheduler, bf4ps_operator;
+
+-- ---------------------------------------------------------------- schema compatibility
+-- Per applied migration, the oldest build schema that still works once it is applied (its
+-- `-- compatible-from:` line; bf4ps/db/compat.py). Written by `bf4ps db upgrade`, read by
+-- every process at start, so that an older build knows whether a newer schema admits it.
+CREATE TABLE schema_compat (
+    version integer PRIMARY KEY,
+    compatible_from integer NOT NULL CHECK (compatible_from <= version)
+);
+GRANT SELECT ON schema_compat TO bf4ps_collector, bf4ps_scheduler, bf4ps_web, bf4ps_operator;
