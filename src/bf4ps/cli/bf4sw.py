@@ -69,7 +69,8 @@ async def sync(ctx: click.Context, once: bool, batch_size: int, queue_first_jobs
     options = Options(batch_size=batch_size, bootstrap_jobs=queue_first_jobs,
                       first_jobs=queue_first_jobs)
     config = LoopConfig(await resolve_url(settings), await bf4sw_url(settings),
-                        settings.bf4sw_sync_seconds, once, options)
+                        settings.bf4sw_sync_seconds, once, options,
+                        settings.bf4sw_statement_timeout_seconds)
     await compat.require(config.bf4ps_url)
 
     def show(report: IntakeReport) -> None:
