@@ -32,3 +32,11 @@ async def test_intake_failing_and_success_age(conn: Conn) -> None:
     assert 1190 < float(age.split()[-1]) < 1300, age
     await record_error(conn, RuntimeError("BF4SW refused"))
     assert f'bf4ps_intake_failing{{source="{CURSOR}"}} 1.0' in await scrape(conn)
+
+
+async def test_restore_hold_seconds(conn: Conn) -> None:
+    assert "bf4ps_restore_hold_seconds 0.0" in await scrape(conn)
+    await conn.execute("UPDATE restore_guard SET hold_until = now() + interval '10 minutes'")
+    line = next(ln for ln in (await scrape(conn)).splitlines()
+                if ln.startswith("bf4ps_restore_hold_seconds "))
+    assert 590 < float(line.split()[1]) <= 600, line

@@ -245,7 +245,11 @@ async def _scheduler_intake_gauges(conn: Conn) -> list[Metric]:
         failing.add_metric([r["source_name"]], 1.0 if r["failing"] else 0.0)
         if r["success_age"] is not None:
             age.add_metric([r["source_name"]], float(r["success_age"]))
-    return [leading, failing, age]
+    hold = GaugeMetricFamily("bf4ps_restore_hold_seconds",
+                             "Seconds until collectors may send again after a restore (0: none)")
+    row = await (await conn.execute(q("web_metrics_restore_hold"))).fetchone()
+    hold.add_metric([], float(row["seconds"]) if row else 0.0)
+    return [leading, failing, age, hold]
 
 
 class RequestMetrics:

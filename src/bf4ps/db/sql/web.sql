@@ -102,3 +102,8 @@ SELECT source_name, last_error IS NOT NULL AS failing,
        extract(epoch FROM now() - last_success_at)::float8 AS success_age
 FROM intake_state
 ORDER BY source_name
+
+-- name: web_metrics_restore_hold
+-- Seconds until the restore guard (migration 0013) lets collectors send again; 0: no hold.
+SELECT greatest(0, COALESCE(extract(epoch FROM hold_until - now()), 0))::float8 AS seconds
+FROM restore_guard
