@@ -1,3 +1,6 @@
+-- Production operations, in three parts: least-privilege roles (here), the restore guard and
+-- the schema-compatibility table (below).
+--
 -- Least-privilege group roles, one per kind of process. Login roles get one with
 -- `bf4ps db grant ROLE LOGIN_ROLE`; only the schema owner (the role that runs `bf4ps db
 -- upgrade`) owns tables and may change the schema.
