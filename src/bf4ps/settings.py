@@ -155,6 +155,9 @@ class Settings(BaseSettings):
     # --- scheduler ---
     scheduler_tick_seconds: float = Field(2.0, gt=0, description="Scheduler loop period.")
     bf4sw_sync_seconds: float = Field(60.0, gt=0, description="BF4SW discovery period.")
+    bf4sw_statement_timeout_seconds: float = Field(
+        30.0, gt=0, description="Longest one intake query may run on BF4SW's database "
+        "(its statement_timeout; the intake's queries are read-only and read bounded batches).")
     sweep_seconds: float = Field(
         60.0, gt=0, description="Activity decay and due-marking period.")
     history_record_seconds: float = Field(

@@ -29,7 +29,12 @@ ENV_DIR = DEPLOY / "env"
 CONTAINER = DEPLOY / "container"
 DASHBOARD = DEPLOY / "grafana" / "bf4ps-dashboard.json"
 METRICS_PY = ROOT / "src" / "bf4ps" / "web" / "metrics.py"
+METRICS_FILES = sorted(METRICS_PY.parent.glob("metrics*.py"))  # metrics.py and its parts
 OPERATIONS = ROOT / "docs" / "operations.md"
+# Metrics the alert rules and the dashboard may name before web/metrics*.py exposes them (none
+# now: every one they use is exposed).
+PENDING_METRICS: set[str] = set()
+PENDING_LABELS: dict[str, set[str]] = {}
 
 SERVICES = sorted(p.name for p in SYSTEMD.glob("*.service"))
 ENV_EXAMPLES = sorted(p.name for p in ENV_DIR.glob("*.env.example"))
@@ -280,7 +285,7 @@ def test_collector_env_examples_fill_the_units_command_line(name: str) -> None:
 
 
 def exposed_series() -> dict[str, set[str]]:
-    """Series name -> label names, from the metric families defined in web/metrics.py."""
+    """Series name -> label names, from the metric families defined in web/metrics*.py."""
     assert METRICS_PY.exists(), f"{METRICS_PY} moved: point the dashboard check at the metrics"
     suffixes = {
         "CounterMetricFamily": ("_total",), "Counter": ("_total", "_created"),
@@ -289,7 +294,7 @@ def exposed_series() -> dict[str, set[str]]:
         "Histogram": ("_bucket", "_sum", "_count", "_created"),
     }
     series: dict[str, set[str]] = {}
-    for node in ast.walk(ast.parse(METRICS_PY.read_text())):
+    for node in (n for f in METRICS_FILES for n in ast.walk(ast.parse(f.read_text()))):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id in suffixes and node.args
                 and isinstance(node.args[0], ast.Constant)):
@@ -312,7 +317,7 @@ def exposed_series() -> dict[str, set[str]]:
 
 
 def _assigned_list(name: str) -> ast.expr | None:
-    for node in ast.walk(ast.parse(METRICS_PY.read_text())):
+    for node in (n for f in METRICS_FILES for n in ast.walk(ast.parse(f.read_text()))):
         if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == name for t in node.targets):
             return node.value
@@ -353,9 +358,10 @@ def test_dashboard_queries_only_exposed_metrics_and_labels() -> None:
     for title, expr, legend in dashboard_targets():
         used = set(re.findall(r"\bbf4ps_[a-z0-9_]+", expr))
         assert used, f"{title}: no bf4ps metric in {expr!r}"
-        unknown = used - set(series)
+        unknown = used - set(series) - PENDING_METRICS
         assert not unknown, f"{title}: not exposed by web/metrics.py: {sorted(unknown)}"
-        allowed = set().union(*(series[name] for name in used)) | {"instance", "job"}
+        allowed = set().union(*(series.get(name, PENDING_LABELS.get(name, set()))
+                                for name in used)) | {"instance", "job"}
         grouped = re.findall(r"\b(?:by|without)\s*\(([^)]*)\)", expr)
         labels = {label.strip() for group in grouped for label in group.split(",") if label.strip()}
         matchers = re.findall(r"\{([^}]*)\}", expr)

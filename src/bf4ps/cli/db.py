@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-import click
+from typing import Any
 
-from bf4ps.cli.common import echo_json, run_async, settings_of
-from bf4ps.db import migrate
+import click
+import psycopg
+
+from bf4ps.cli.common import echo_json, fail, run_async, settings_of
+from bf4ps.db import compat, migrate
 from bf4ps.db.connect import connection, resolve_url
+from bf4ps.db.queries import q
 from bf4ps.ops import render_status, status_report
 
 
@@ -37,11 +41,13 @@ async def db_status(ctx: click.Context, as_json: bool) -> None:
     """Applied and pending migrations."""
     url = await resolve_url(settings_of(ctx))
     st = await migrate.status(url)
+    procs = await connected(url)
     if as_json:
         echo_json({"server_version": st.server_version,
                    "applied": [{"version": v, "name": n, "applied_at": t}
                                for v, n, t in st.applied],
-                   "pending": [{"version": m.version, "name": m.name} for m in st.pending]})
+                   "pending": [{"version": m.version, "name": m.name} for m in st.pending],
+                   "processes": procs})
         return
     click.echo(f"PostgreSQL {st.server_version}")
     for version, name, at in st.applied:
@@ -50,6 +56,55 @@ async def db_status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"  pending  {mig.version:04d}_{mig.name}")
     if not st.pending:
         click.echo("schema is up to date")
+    click.echo(f"connected processes ({len(procs)}):")
+    for pr in procs:
+        verdict = "compatible" if pr["compatible"] else f"NOT compatible: {pr['problem']}"
+        click.echo(f"  bf4ps {pr['build']} (schema {pr['schema']:04d}) {pr['command'] or '?'}"
+                   f"  from {pr['client'] or 'local'} as {pr['login']}, {pr['sessions']} "
+                   f"session(s)  {verdict}")
+
+
+async def connected(url: str) -> list[dict[str, Any]]:
+    """The BF4PS processes connected to the database (by application_name), each with
+    whether its build can work with the schema (bf4ps.db.compat)."""
+    async with connection(url) as conn:
+        schema = await compat.state(conn)
+        cur = await conn.execute(q("connected_processes"))
+        rows = await cur.fetchall()
+    seen: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for row in rows:
+        parsed = compat.parse_application(str(row["application_name"]))
+        if parsed is None or parsed[2] == "db status":
+            continue
+        build, version, command = parsed
+        problem = schema.problem(version, build)
+        seen.setdefault((row["application_name"], row["client_addr"]), {
+            "build": build, "schema": version, "command": command,
+            "client": row["client_addr"], "login": row["login"],
+            "sessions": int(row["sessions"]), "since": row["backend_start"],
+            "compatible": problem is None, "problem": problem})
+    return list(seen.values())
+
+
+ROLES = ("bf4ps_collector", "bf4ps_scheduler", "bf4ps_web", "bf4ps_operator")
+
+
+@group.command()
+@click.argument("role", type=click.Choice(ROLES))
+@click.argument("login_role")
+@click.pass_context
+@run_async
+async def grant(ctx: click.Context, role: str, login_role: str) -> None:
+    """Grant one of BF4PS's group roles to an existing login role (run as the schema owner,
+    or as an operator for the three process roles)."""
+    url = await resolve_url(settings_of(ctx))
+    async with connection(url) as conn:
+        try:
+            await conn.execute(q("grant_role"), {"role": role, "login": login_role})
+        except (psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedObject,
+                psycopg.errors.InvalidParameterValue) as exc:
+            fail(str(exc).splitlines()[0])
+    click.echo(f"granted {role} to {login_role}")
 
 
 @click.command(name="status")

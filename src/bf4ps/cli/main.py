@@ -27,6 +27,7 @@ from bf4ps.cli import (
     web,
 )
 from bf4ps.cli.common import fail
+from bf4ps.db.compat import IncompatibleSchema
 from bf4ps.settings import Settings
 
 # what a query meets on a database that was never migrated (or is behind this version)
@@ -70,6 +71,17 @@ def which_database(settings: Settings) -> str:
             "a running `bf4ps demo` keeps its own under that directory's demo/)")
 
 
+TLS_PROBLEMS = ("certificate verify failed", "does not match host name", "root certificate file")
+
+
+def tls_hint(message: str) -> str:
+    if not any(problem in message for problem in TLS_PROBLEMS):
+        return ""
+    return (" (with sslmode=verify-full, sslrootcert must name the CA file that signed the "
+            "server's certificate, and the URL's host must be a name that certificate lists: "
+            "docs/operations.md, TLS to PostgreSQL)")
+
+
 def main() -> None:
     try:
         settings = Settings()
@@ -79,12 +91,15 @@ def main() -> None:
         fail(f"invalid configuration: {exc}", 2)
     try:
         cli(obj=settings, auto_envvar_prefix=None)
+    except IncompatibleSchema as exc:
+        fail(f"{which_database(settings)}: {exc}", 2)
     except SCHEMA_MISSING as exc:
         fail(f"{which_database(settings)} has no BF4PS schema, or an older one "
              f"({exc.diag.message_primary}): run `bf4ps db upgrade`")
     except psycopg.OperationalError as exc:
         lines = str(exc).strip().splitlines()
-        fail(f"cannot use {which_database(settings)}: {lines[0] if lines else type(exc).__name__}")
+        first = lines[0] if lines else type(exc).__name__
+        fail(f"cannot use {which_database(settings)}: {first}{tls_hint(first)}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import click
 
 from bf4ps import policy as policy_mod
 from bf4ps.cli.common import echo_json, run_async, settings_of
+from bf4ps.db import compat
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.domain import Platform, Resource
 from bf4ps.eventlog import EventFilter, render, search
@@ -33,6 +34,7 @@ def scheduler_run(ctx: click.Context) -> None:
     setup_logging(settings)
 
     async def main() -> None:
+        await compat.require(await resolve_url(settings))
         sched = Scheduler(settings, intake=intake_loop(settings))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import click
 
 from bf4ps.cli.common import listen, settings_of
+from bf4ps.db import compat
+from bf4ps.db.connect import resolve_url
+from bf4ps.settings import Settings
 
 
 @click.group(name="web")
@@ -29,12 +34,17 @@ def run(ctx: click.Context, host: str | None, port: int | None) -> None:
     if not (settings.ops_username and settings.ops_password) and not settings.ops_local_demo:
         click.echo("note: the operator console is disabled until BF4PS_OPS_USERNAME and "
                    "BF4PS_OPS_PASSWORD are set", err=True)
+    asyncio.run(require_schema(settings))
     sock = listen(host, port)
     click.echo(f"BF4PS website on http://{host}:{port}/")
     config = uvicorn.Config(create_app(settings), host=host, port=port,
                             log_level=settings.log_level.lower(), access_log=False,
                             proxy_headers=True)
     uvicorn.Server(config).run(sockets=[sock])
+
+
+async def require_schema(settings: Settings) -> None:
+    await compat.require(await resolve_url(settings))
 
 
 COMMANDS: list[click.Command] = [group]

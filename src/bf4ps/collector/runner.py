@@ -23,9 +23,11 @@ from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.collector.clock import ClockGuard, DbClock
 from bf4ps.collector.heartbeat import Heartbeat
 from bf4ps.collector.identity import Wanted, register
+from bf4ps.collector.restore_guard import RestoreGuard
 from bf4ps.collector.supervise import EXIT_FAILED, Failure, supervise
 from bf4ps.collector.testhook import PausePoints
 from bf4ps.collector.work import Context, run_job
+from bf4ps.db import compat
 from bf4ps.db.connect import open_pool, resolve_url
 from bf4ps.db.errors import DB_ERRORS
 from bf4ps.db.queries import q
@@ -64,6 +66,7 @@ class Collector:
         self.pause = PausePoints.of(settings)
         self.clock = DbClock()
         self.guard: ClockGuard | None = None
+        self.restore = RestoreGuard.load(settings.data_dir, want.name)
 
     def request_stop(self) -> None:
         if not self.stop.is_set():
@@ -76,6 +79,7 @@ class Collector:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.request_stop)
         url = await resolve_url(self.settings, service=True)
+        await compat.require(url)
         pool = await open_pool(url, max_size=3, min_size=2)
         try:
             async with pool.connection() as conn:
@@ -162,9 +166,16 @@ class Collector:
 
     async def _step(self, pool, ctx: Context, chain: int | None) -> int | None:  # type: ignore[no-untyped-def]
         async with pool.connection() as conn:
+            held = await self.restore.hold(conn)
+            if held is not None:  # after a restore: nothing is sent until the ledger is whole
+                await self.clock.sleep_until(min(held, self.clock.now() + timedelta(
+                    seconds=self.settings.idle_poll_seconds)), self.wake)
+                return chain
             policy = await policy_mod.load(conn)
             got = await admission.admit(conn, ctx.me, ctx.gate, policy, soldier_id=chain,
                                         pause=self.pause)
+            if not isinstance(got, Wait):
+                self.restore.sent(got.slot)
             if isinstance(got, Wait):
                 if chain is not None and got.idle:
                     return None  # the chained soldier is done: back to the queue

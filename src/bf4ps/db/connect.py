@@ -132,7 +132,8 @@ async def open_pool(url: str, *, max_size: int = 4, min_size: int = 1) -> AsyncC
         url,
         min_size=min_size,
         max_size=max_size,
-        kwargs={"row_factory": dict_row, "autocommit": True},
+        kwargs={"row_factory": dict_row, "autocommit": True,
+                "application_name": _application()},
         configure=configure,
         open=False,
         reconnect_timeout=3600,
@@ -142,11 +143,18 @@ async def open_pool(url: str, *, max_size: int = 4, min_size: int = 1) -> AsyncC
     return pool
 
 
+def _application() -> str:
+    from bf4ps.db.compat import application_name  # compat uses this module
+
+    return application_name()
+
+
 async def connect(url: str, **extra: Any) -> Conn:
     """One configured autocommit connection (the caller closes it). Its session bounds are
     the URL's (resolve_url)."""
     conn = await psycopg.AsyncConnection.connect(
-        url, row_factory=dict_row, autocommit=True, **extra)
+        url, row_factory=dict_row, autocommit=True,
+        **({"application_name": _application()} | extra))
     await configure(conn)
     return conn
 

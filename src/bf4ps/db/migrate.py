@@ -30,6 +30,12 @@ class Migration:
     text: str
 
     @property
+    def compatible_from(self) -> int:
+        from bf4ps.db.compat import compatible_from
+
+        return compatible_from(self.version, self.text)
+
+    @property
     def checksum(self) -> str:
         return hashlib.sha256(self.text.encode()).hexdigest()
 
@@ -66,10 +72,16 @@ async def _applied(conn: Conn) -> dict[int, dict[str, object]]:
     return {cast(int, row["version"]): row for row in await cur.fetchall()}
 
 
-def _check_checksums(applied: dict[int, dict[str, object]], known: list[Migration]) -> None:
+def _check_checksums(applied: dict[int, dict[str, object]], known: list[Migration],
+                     *, newer_ok: bool = False) -> None:
+    """`newer_ok`: migrations newer than this build's (a newer build upgraded the schema) are
+    not an error here; whether this build may run on them is bf4ps.db.compat's question."""
     by_version = {m.version: m for m in known}
+    newest = max(by_version, default=0)
     for version, row in applied.items():
         mig = by_version.get(version)
+        if mig is None and newer_ok and version > newest:
+            continue
         if mig is None:
             raise MigrationError(f"database has migration {version} that this code does not know")
         if row["checksum"] != mig.checksum:
@@ -95,10 +107,19 @@ async def upgrade(url: str) -> list[Migration]:
                     await conn.execute(q("record_migration"), {
                         "version": mig.version, "name": mig.name, "checksum": mig.checksum})
                 done.append(mig)
+            await _record_compat(conn, known)
             await conn.execute(q("ensure_event_partitions"), {"months": 3})
         finally:
             await conn.execute("SELECT pg_advisory_unlock(%s)", [MIGRATION_LOCK])
     return done
+
+
+async def _record_compat(conn: Conn, known: list[Migration]) -> None:
+    """Every known migration's compatibility floor, for older builds to read (bf4ps.db.compat)."""
+    async with conn.transaction():
+        for mig in known:
+            await conn.execute(q("record_compat"), {"version": mig.version,
+                                                    "compatible_from": mig.compatible_from})
 
 
 async def status(url: str) -> Status:
@@ -106,7 +127,7 @@ async def status(url: str) -> Status:
     async with await psycopg.AsyncConnection.connect(url, row_factory=dict_row,
                                                      autocommit=True) as conn:
         applied = await _applied(conn)
-        _check_checksums(applied, known)
+        _check_checksums(applied, known, newer_ok=True)
         cur = await conn.execute("SHOW server_version")
         row = await cur.fetchone()
     rows = [(v, cast(str, r["name"]), cast(datetime, r["applied_at"]))

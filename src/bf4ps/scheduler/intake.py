@@ -145,7 +145,7 @@ async def reconcile(bf4ps: Conn, bf4sw: Conn, policy: Policy, opts: Options,
     if watermark is not None and (now - watermark).total_seconds() < every:
         return
     since = now - opts.first_window if watermark is None else watermark - opts.overlap
-    keys = await src.seen_identities(bf4sw, since, now)
+    keys = await src.seen_identities(bf4sw, since, now, opts.batch_size)
     for start in range(0, len(keys), opts.batch_size):
         async with bf4ps.transaction():
             if not await _lock(bf4ps, report):

@@ -35,6 +35,7 @@ class LoopConfig:
     interval: float = 60.0
     once: bool = False
     options: Options = field(default_factory=Options)
+    statement_timeout: float = 30.0  # seconds, on BF4SW's database
 
 
 async def one_pass(ps: Conn, sw: Conn, opts: Options, stop: asyncio.Event,
@@ -73,7 +74,8 @@ async def run(config: LoopConfig, stop: asyncio.Event,
 
 async def _connected(config: LoopConfig, stop: asyncio.Event,
                      on_report: Callable[[IntakeReport], None], reconcile_every: float) -> None:
-    async with connection(config.bf4ps_url) as ps, source_connection(config.bf4sw_url) as sw:
+    async with connection(config.bf4ps_url) as ps, source_connection(
+            config.bf4sw_url, config.statement_timeout) as sw:
         if not await table_present(sw):
             raise SourceMissing("BF4SW has no table bf4_player_aliases "
                                 "(`bf4ps simulate bf4sw` makes a local one)")

@@ -20,6 +20,8 @@ from bf4ps.db.queries import q
 from bf4ps.domain import Platform, bf4sw_platform
 
 MAX_NAME_LENGTH = 64
+STATEMENT_TIMEOUT = 30.0  # seconds (BF4PS_BF4SW_STATEMENT_TIMEOUT_SECONDS)
+SEEN_PAGE = 1000  # alias rows per reconciliation read
 
 
 def usable_name(name: str) -> bool:
@@ -104,10 +106,14 @@ def group(aliases: Iterable[Alias]) -> Grouped:
 
 
 @asynccontextmanager
-async def source_connection(url: str) -> AsyncIterator[Conn]:
-    """A connection to BF4SW on which every transaction is read-only."""
+async def source_connection(url: str, statement_timeout: float = STATEMENT_TIMEOUT
+                            ) -> AsyncIterator[Conn]:
+    """A connection to BF4SW on which every transaction is read-only and no statement runs
+    longer than `statement_timeout` seconds."""
     async with connection(url) as conn:
         await conn.execute(q("bf4sw_read_only"))
+        await conn.execute(q("bf4sw_statement_timeout"),
+                           {"ms": str(max(1, round(statement_timeout * 1000)))})
         yield conn
 
 
@@ -143,9 +149,22 @@ async def new_aliases(conn: Conn, after_id: int, limit: int) -> Batch:
     return Batch(list(dict.fromkeys(keys)), len(rows), last)
 
 
-async def seen_identities(conn: Conn, since: datetime, until: datetime) -> list[Key]:
-    cur = await conn.execute(q("bf4sw_seen_identities"), {"since": since, "until": until})
-    return [(str(r["platform"]), cast(int, r["persona_id"])) for r in await cur.fetchall()]
+async def seen_identities(conn: Conn, since: datetime, until: datetime,
+                          page: int = SEEN_PAGE) -> list[Key]:
+    """Identities with an alias seen in [since, until], by their first alias id in the window;
+    read `page` rows at a time, so no statement reads an unbounded window."""
+    first: dict[Key, int] = {}
+    after: tuple[datetime, int] = (since, 0)
+    while True:
+        cur = await conn.execute(q("bf4sw_seen_page"), {
+            "after_seen": after[0], "after_id": after[1], "until": until, "limit": page})
+        rows = await cur.fetchall()
+        for r in rows:
+            key = (str(r["platform"]), cast(int, r["persona_id"]))
+            first[key] = min(first.get(key, r["id"]), r["id"])
+        if len(rows) < page:
+            return sorted(first, key=first.__getitem__)
+        after = (rows[-1]["last_seen"], rows[-1]["id"])
 
 
 async def platform_strings(conn: Conn) -> list[str]:

@@ -10,8 +10,6 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from psycopg import sql
-
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 
@@ -40,7 +38,7 @@ async def run(conn: Conn, retention_days: float, *, batch: int = 5000,
     for row in await cur.fetchall():
         upper = partition_upper_bound(str(row["bound"]))
         if upper is not None and upper <= cutoff:
-            await conn.execute(sql.SQL("DROP TABLE {}").format(sql.Identifier(row["name"])))
+            await conn.execute(q("drop_event_partition"), {"name": row["name"]})
             report.dropped_partitions.append(str(row["name"]))
     report.deleted_rows = await _delete_batches(conn, "events_delete_batch", cutoff, batch)
     return report

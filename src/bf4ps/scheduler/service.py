@@ -21,6 +21,7 @@ import psycopg
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn, connection, resolve_url
 from bf4ps.db.errors import DB_ERRORS
+from bf4ps.db.locks import SCHEDULER_LOCK
 from bf4ps.db.queries import q
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -29,7 +30,7 @@ from bf4ps.scheduler import activity, feeder, history, retention
 from bf4ps.settings import Settings
 
 log = logging.getLogger(__name__)
-SCHEDULER_LOCK = 0x4246_3450_5343_4844  # "BF4PSCHD"
+
 FEED_LOG_SECONDS = 60.0
 
 

@@ -51,7 +51,8 @@ def intake_loop(settings: Settings) -> IntakeLoop:
 async def _pass(settings: Settings, options: Options, interval: float, stop: asyncio.Event,
                 said_missing: bool) -> bool:
     ps_url = await resolve_url(settings)
-    async with connection(ps_url) as ps, source_connection(await bf4sw_url(settings)) as sw:
+    async with connection(ps_url) as ps, source_connection(
+            await bf4sw_url(settings), settings.bf4sw_statement_timeout_seconds) as sw:
         if not await table_present(sw):
             if not said_missing:
                 log.info("bf4sw intake: no bf4_player_aliases table yet; nothing to import")

@@ -27,6 +27,12 @@ class Board(StrEnum):
     def label(self) -> str:
         return {"spm": "Score/min", "kd": "K/D", "skill": "Skill", "kills": "Kills"}[self.value]
 
+    @property
+    def query(self) -> str:
+        """Its named query (web.sql), read in its partial index's order (migration 0011)."""
+        return {"spm": "web_board_spm", "kd": "web_board_kd", "skill": "web_board_skill",
+                "kills": "web_board_kills"}[self.value]
+
 
 @dataclass(frozen=True, slots=True)
 class SoldierPreview:
@@ -101,7 +107,7 @@ async def _previews(conn: Conn, query: str, params: dict[str, Any],
 
 async def leaderboard(conn: Conn, board: Board, platform: Platform, page: int = 1,
                       per_page: int = 25) -> Page:
-    rows = await _previews(conn, f"web_board_{board.value}", {
+    rows = await _previews(conn, board.query, {
         "platform": platform.value, "limit": per_page, "offset": (page - 1) * per_page})
     return Page(tuple(map(preview, rows)), page, per_page, None)
 
@@ -129,7 +135,7 @@ async def home(conn: Conn, platform: Platform, since: datetime, limit: int = 10)
     async with conn.pipeline():
         recent = await conn.execute(q("web_recently_collected"), {"limit": limit})
         playing = await conn.execute(q("web_playing_now"), {"since": since, "limit": limit})
-        boards = {b: await conn.execute(q(f"web_board_{b.value}"), board_params)
+        boards = {b: await conn.execute(q(b.query), board_params)
                   for b in Board}
     return Home(recent=[preview(r) for r in await recent.fetchall()],
                 playing=[preview(r) for r in await playing.fetchall()],

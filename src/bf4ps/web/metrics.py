@@ -28,6 +28,7 @@ from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bf4ps.db.connect import Conn
+from bf4ps.db.locks import SCHEDULER_LOCK
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane, Resource
 from bf4ps.gates import circuit
@@ -189,7 +190,7 @@ async def db_gauges(conn: Conn) -> list[Metric]:
             cov.add_metric([resource, status], n)
     return [depth, cov, *await _fleet_gauges(conn), *await _budget_gauges(conn),
             await _request_gauge(conn), await _circuit_gauge(conn),
-            *await capacity_gauges(conn)]
+            *await capacity_gauges(conn), *await _scheduler_intake_gauges(conn)]
 
 
 async def _circuit_gauge(conn: Conn) -> Metric:
@@ -219,16 +220,19 @@ async def _fleet_gauges(conn: Conn) -> list[Metric]:
     skewed = GaugeMetricFamily("bf4ps_collector_clock_skewed",
                                "1 when the offset is beyond the collector's bound (it takes no "
                                "send slots)", labels=["collector"])
+    enabled = GaugeMetricFamily("bf4ps_collector_enabled",
+                                "1 unless an operator disabled it", labels=labels)
     for c in await ops_view.fleet(conn):
         key = [c["name"], c["lane"], c["egress"]]
         healthy.add_metric(key, 1.0 if c["health"] == "healthy" else 0.0)
         serving.add_metric(key, 1.0 if c["state"] == "healthy" else 0.0)
+        enabled.add_metric(key, 1.0 if c["enabled"] else 0.0)
         if c["heartbeat_age_seconds"] is not None:
             age.add_metric(key, c["heartbeat_age_seconds"])
         if c["clock_offset_seconds"] is not None:
             offset.add_metric([c["name"]], c["clock_offset_seconds"])
             skewed.add_metric([c["name"]], 1.0 if c["clock_skewed"] else 0.0)
-    return [healthy, serving, age, offset, skewed]
+    return [healthy, serving, age, enabled, offset, skewed]
 
 
 async def _budget_gauges(conn: Conn) -> list[Metric]:
@@ -261,6 +265,28 @@ async def _request_gauge(conn: Conn) -> Metric:
     for status in ("queued", "collecting"):
         gauge.add_metric([status], counts.get(status, 0))
     return gauge
+
+
+async def _scheduler_intake_gauges(conn: Conn) -> list[Metric]:
+    """Leadership and BF4SW intake health, for the alert rules (deploy/prometheus/)."""
+    leading = GaugeMetricFamily("bf4ps_scheduler_leading",
+                                "Schedulers holding the leadership lock (1 normal, 0 none)")
+    cur = await conn.execute(q("web_metrics_scheduler_leading"), {"key": SCHEDULER_LOCK})
+    row = await cur.fetchone()
+    leading.add_metric([], int(row["n"]) if row else 0)
+    failing = GaugeMetricFamily("bf4ps_intake_failing",
+                                "1 when the intake's last pass failed", labels=["source"])
+    age = GaugeMetricFamily("bf4ps_intake_success_age_seconds",
+                            "Seconds since the intake's last successful pass", labels=["source"])
+    for r in await (await conn.execute(q("web_metrics_intake"))).fetchall():
+        failing.add_metric([r["source_name"]], 1.0 if r["failing"] else 0.0)
+        if r["success_age"] is not None:
+            age.add_metric([r["source_name"]], float(r["success_age"]))
+    hold = GaugeMetricFamily("bf4ps_restore_hold_seconds",
+                             "Seconds until collectors may send again after a restore (0: none)")
+    row = await (await conn.execute(q("web_metrics_restore_hold"))).fetchone()
+    hold.add_metric([], float(row["seconds"]) if row else 0.0)
+    return [leading, failing, age, hold]
 
 
 class RequestMetrics:

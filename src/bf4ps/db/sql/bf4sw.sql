@@ -6,6 +6,9 @@
 -- name: bf4sw_read_only
 SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY
 
+-- name: bf4sw_statement_timeout
+SELECT set_config('statement_timeout', %(ms)s, false) AS statement_timeout
+
 -- name: bf4sw_table_exists
 SELECT to_regclass('bf4_player_aliases') IS NOT NULL AS present
 
@@ -21,13 +24,16 @@ WHERE id > %(after_id)s
 ORDER BY id
 LIMIT %(limit)s
 
--- name: bf4sw_seen_identities
--- Reconciliation: identities with an alias seen in [since, until] (uses the last_seen index).
-SELECT platform, persona_id, min(id) AS first_id
+-- name: bf4sw_seen_page
+-- Reconciliation: the next alias rows seen in the window, a bounded page in (last_seen, id)
+-- order after the previous page's last row (a range scan of BF4SW's last_seen index, which
+-- docs/operations.md asks BF4SW to have).
+SELECT id, platform, persona_id, last_seen
 FROM bf4_player_aliases
-WHERE last_seen >= %(since)s AND last_seen <= %(until)s
-GROUP BY platform, persona_id
-ORDER BY min(id)
+WHERE last_seen >= %(after_seen)s AND last_seen <= %(until)s
+  AND (last_seen, id) > (%(after_seen)s, %(after_id)s)
+ORDER BY last_seen, id
+LIMIT %(limit)s
 
 -- name: bf4sw_platform_strings
 -- The distinct platform strings, by a loose scan of the unique index (one probe per string).

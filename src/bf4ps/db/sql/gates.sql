@@ -44,3 +44,11 @@ SELECT b.requests, b.window_seconds,
        (SELECT count(*) FROM counted_requests l
          WHERE l.slot_at > now() - make_interval(secs => b.window_seconds)) AS used
 FROM fleet_budget b WHERE b.budget_id = 1
+
+-- name: restore_check
+-- The restore guard (migration 0013): when sends are held after a restore, and why.
+SELECT hold_until, reason, now() AS now FROM bf4ps_restore_check(%(missing)s)
+
+-- name: ledger_has_request
+SELECT EXISTS (SELECT 1 FROM request_ledger
+               WHERE request_id = %(request_id)s AND slot_at = %(slot_at)s) AS present

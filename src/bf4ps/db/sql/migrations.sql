@@ -19,3 +19,24 @@ INSERT INTO schema_migrations (version, name, checksum) VALUES (%(version)s, %(n
 
 -- name: ensure_event_partitions
 SELECT bf4ps_ensure_event_partitions((now() - interval '1 month')::date, %(months)s + 1) AS created
+
+-- name: grant_role
+-- `bf4ps db grant`: a migration-defined function checks the names and grants (migration 0013).
+SELECT bf4ps_grant_role(%(role)s, %(login)s)
+
+-- name: record_compat
+INSERT INTO schema_compat (version, compatible_from) VALUES (%(version)s, %(compatible_from)s)
+ON CONFLICT (version) DO UPDATE SET compatible_from = excluded.compatible_from
+
+-- name: schema_compat_state
+SELECT m.version, c.compatible_from
+FROM schema_migrations m LEFT JOIN schema_compat c USING (version)
+ORDER BY m.version
+
+-- name: connected_processes
+-- BF4PS sessions on this database (their application_name names build and schema).
+SELECT application_name, client_addr::text AS client_addr, usename::text AS login,
+       backend_start, count(*) OVER (PARTITION BY application_name, client_addr) AS sessions
+FROM pg_stat_activity
+WHERE datname = current_database() AND application_name LIKE 'bf4ps/%%'
+ORDER BY application_name, client_addr, backend_start

@@ -7,6 +7,10 @@ FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
 WHERE i.inhparent = 'collection_events'::regclass
 ORDER BY c.relname
 
+-- name: drop_event_partition
+-- An owner-run function (migration 0013): the scheduler's role does not own the partitions.
+SELECT bf4ps_drop_event_partition(%(name)s) AS dropped
+
 -- name: events_delete_batch
 DELETE FROM collection_events
 WHERE (event_id, occurred_at) IN (

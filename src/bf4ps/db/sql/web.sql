@@ -171,3 +171,22 @@ FROM listed l
 LEFT JOIN detailed_stats_current d ON d.soldier_id = l.soldier_id
 ORDER BY l.exact DESC, lower(l.current_name) USING ~<~, l.platform, l.persona_id
 
+-- name: web_metrics_scheduler_leading
+-- Sessions holding the scheduler's leadership lock (a session advisory lock on one bigint key:
+-- pg_locks shows its high half as classid, its low half as objid, objsubid 1) in this database.
+SELECT count(*) AS n FROM pg_locks
+WHERE locktype = 'advisory' AND granted AND objsubid = 1
+  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND ((classid::bigint << 32) | objid::bigint) = %(key)s
+
+-- name: web_metrics_intake
+-- Per intake cursor: whether its last pass failed, and the age of its last success.
+SELECT source_name, last_error IS NOT NULL AS failing,
+       extract(epoch FROM now() - last_success_at)::float8 AS success_age
+FROM intake_state
+ORDER BY source_name
+
+-- name: web_metrics_restore_hold
+-- Seconds until the restore guard (migration 0013) lets collectors send again; 0: no hold.
+SELECT greatest(0, COALESCE(extract(epoch FROM hold_until - now()), 0))::float8 AS seconds
+FROM restore_guard

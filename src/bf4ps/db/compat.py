@@ -1,0 +1,102 @@
+"""Which builds may run against which schema (expand/contract, one version of overlap).
+
+A build knows migrations 1..K ("schema K"). It works with a database at schema V when
+* V == K, or
+* V > K and every migration above K says it is compatible with builds of schema K: a migration
+  declares `-- compatible-from: NNNN` (the oldest build schema that still works once it is
+  applied); without the line it is an *expand* step, compatible with the schema just before it
+  (one version of overlap). A *contract* step (dropping what older builds use) declares its own
+  number, so older builds are refused.
+V < K is refused: the build needs migrations the database lacks (run `bf4ps db upgrade`).
+
+`bf4ps db upgrade` records each migration's declaration in schema_compat (migration 0013), so
+an older build, which does not know the newer files, can read them. Every long-running process
+checks at start, and names itself in `application_name` (build and schema) so that `bf4ps db
+status` can list what is connected and whether each can work with the schema.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+import click
+
+from bf4ps import __version__
+from bf4ps.db.connect import Conn, connection
+from bf4ps.db.queries import q
+
+_DECLARED = re.compile(r"^-- compatible-from: (\d{4})\s*$", re.MULTILINE)
+_APPLICATION = re.compile(r"^bf4ps/(\S+) schema=(\d+)(?: (.*))?$")
+
+
+class IncompatibleSchema(RuntimeError):
+    pass
+
+
+def compatible_from(version: int, text: str) -> int:
+    match = _DECLARED.search(text)
+    return int(match[1]) if match else version - 1
+
+
+@cache
+def known_schema() -> int:
+    from bf4ps.db.migrate import available  # migrate imports this module's neighbours
+
+    return available()[-1].version
+
+
+def application_name() -> str:
+    """`bf4ps/<build> schema=<K> <command>`, within PostgreSQL's 63 characters."""
+    names: list[str] = []
+    ctx = click.get_current_context(silent=True)
+    while ctx is not None and ctx.parent is not None:  # the root's name is how it was run
+        names.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    command = " ".join(names)
+    return f"bf4ps/{__version__} schema={known_schema()} {command}".strip()[:63]
+
+
+@dataclass(frozen=True)
+class SchemaState:
+    version: int  # the newest applied migration
+    floors: dict[int, int]  # applied migration -> the oldest build schema it works with
+
+    def problem(self, build_schema: int, build: str = __version__) -> str | None:
+        """Why a build of `build_schema` cannot work with this schema (None: it can)."""
+        if self.version < build_schema:
+            return (f"the database's schema is at {self.version:04d} and bf4ps {build} needs "
+                    f"{build_schema:04d}: run `bf4ps db upgrade` first")
+        newer = {v: f for v, f in self.floors.items() if v > build_schema}
+        refusing = sorted(v for v, floor in newer.items() if floor > build_schema)
+        if refusing:
+            first = refusing[0]
+            return (f"the database's schema is at {self.version:04d}, which bf4ps {build} "
+                    f"(schema {build_schema:04d}) cannot use: migration {first:04d} works with "
+                    f"builds of schema {newer[first]:04d} or later; upgrade this host's "
+                    "bf4ps (docs/operations.md, Upgrades)")
+        return None
+
+
+async def state(conn: Conn) -> SchemaState:
+    cur = await conn.execute(q("schema_compat_state"))
+    rows = await cur.fetchall()
+    floors = {int(r["version"]): int(r["compatible_from"] if r["compatible_from"] is not None
+                                      else r["version"] - 1) for r in rows}
+    return SchemaState(max(floors, default=0), floors)
+
+
+async def require(url: str) -> None:
+    """Refuse to start (IncompatibleSchema, with the reason) unless this build can work with
+    the database's schema."""
+    async with connection(url) as conn:
+        problem = (await state(conn)).problem(known_schema())
+    if problem:
+        raise IncompatibleSchema(problem)
+
+
+def parse_application(name: str) -> tuple[str, int, str] | None:
+    """(build, schema, command) of a BF4PS session's application_name."""
+    match = _APPLICATION.match(name)
+    return (match[1], int(match[2]), match[3] or "") if match else None
