@@ -451,7 +451,7 @@ class Chaos:
         remaining limit in docs/architecture.md), which a random SIGSTOP could still hit."""
         assert self.fleet is not None and self.sim is not None
         ip = self._source_of(z.name)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # it may be down or idle a while (kills, pacing)
         async with httpx.AsyncClient(timeout=5) as web:
             while time.monotonic() < deadline:
                 try:

@@ -158,9 +158,12 @@ class Bed:
 
     # ------------------------------------------------------------------ collectors
     def start(self, n: int, name: str, egress: str, dbname: str, settings: dict[str, str],
-              *, skew: str | None = None, pause: str | None = None) -> subprocess.Popen[str]:
+              *, skew: str | None = None, pause: str | None = None,
+              env_extra: dict[str, str] | None = None) -> subprocess.Popen[str]:
         """`bf4ps collector run` on host n. `skew`: libfaketime's FAKETIME offset for that
-        host's clock (e.g. "+0.5", "-5"); `pause`: test-only pause points (testhook.py)."""
+        host's clock (e.g. "+0.5", "-5"); `pause`: test-only pause points (testhook.py);
+        `env_extra`: more environment (a tests/clocks.py SkewedClock's, whose offset can be
+        changed while the collector runs)."""
         data = self.root / f"{name}-data"
         data.mkdir(exist_ok=True)
         env = bf4ps_env(**{
@@ -171,6 +174,7 @@ class Bed:
             env |= {"BF4PS_TEST_PAUSE_AT": pause, "BF4PS_TEST_PAUSE_DIR": str(data)}
         if skew:
             env |= {"LD_PRELOAD": FAKETIME_LIB, "FAKETIME": skew, "DONT_FAKE_MONOTONIC": "1"}
+        env |= env_extra or {}
         log = (self.root / f"{name}.log").open("a")
         proc = subprocess.Popen(
             [*self.net.exec_prefix(f"c{n}"), sys.executable, "-m", "bf4ps.cli.main",

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from bf4ps.collector.supervise import EXIT_FAILED
 from bf4ps.db.connect import Conn, connection
 from bf4ps.settings import Settings
 from tests.helpers import count, seed_work, wait_for
@@ -175,13 +176,28 @@ async def test_a_frozen_collector_stalls_no_other_egress(bed: Bed, netdb: str) -
         for point in ("admission", "fetch"):
             await asyncio.to_thread(bed.paused, "c1", point)
             await frozen(bed, conn, f"frozen at {point}", lambda p=point: bed.go("c1", p))
+        # frozen past its lease with its request sent: the late answer meets the fence, then
+        # the process exits for systemd to restart it (docs/architecture.md "Supervision")
+        await restarted_after_its_lease_lapsed(bed, conn, netdb)
         # on the wire: the simulator counts a request at its arrival; freeze right then
         sent = bed.arrivals(1)
         await asyncio.to_thread(_until, lambda: bed.arrivals(1) > sent)
         await frozen(bed, conn, "frozen with a request on the wire")
+        await restarted_after_its_lease_lapsed(bed, conn, netdb)
         await wait_for(conn, "SELECT count(*) FROM collection_events WHERE collector_name = "
                              "'c1' AND event_type = 'succeeded' AND occurred_at > now() - "
                              "interval '5 s'", timeout=60)  # and it works again
+
+
+async def restarted_after_its_lease_lapsed(bed: Bed, conn: Conn, db: str) -> None:
+    """c1, frozen past its lease after its start, exits EXIT_FAILED (its late answer, if it
+    sent one, refused by the fence) and its job went to another collector; restarted as
+    systemd would."""
+    code = await asyncio.to_thread(bed.procs["c1"].wait, 60)
+    assert code == EXIT_FAILED, bed.log("c1")[-1500:]
+    assert await count(conn, "SELECT count(*) FROM collection_events WHERE collector_name = "
+                             "'c1' AND event_type = 'collector_stopped' AND result = 'failed'")
+    bed.start(1, "c1", "e1", db, FLEET)
 
 
 async def frozen(bed: Bed, conn: Conn, what: str, then: object = None) -> None:

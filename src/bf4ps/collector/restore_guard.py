@@ -35,6 +35,7 @@ def mark_file(data_dir: Path, name: str) -> Path:
 class RestoreGuard:
     path: Path
     last: Slot | None = None
+    instance: str | None = None  # the database the mark was made in (restore_guard)
     held_until: datetime | None = None  # the hold last logged
 
     @classmethod
@@ -44,18 +45,31 @@ class RestoreGuard:
         try:
             raw: dict[str, Any] = json.loads(path.read_text())
             guard.last = Slot(datetime.fromisoformat(raw["slot_at"]), int(raw["request_id"]))
+            guard.instance = raw.get("instance_id")
         except FileNotFoundError:
             pass
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.warning("ignoring unreadable %s: %s", path, exc)
         return guard
 
+    async def attach(self, conn: Conn) -> None:
+        """At start: a mark made in another database (this data directory now serves a new
+        one) says nothing about this database's ledger; it is dropped. A restored dump or
+        backup carries its database's id, so its missing rows are still noticed."""
+        cur = await conn.execute(q("restore_instance"))
+        row = await cur.fetchone()
+        current = str(row["instance_id"]) if row else None
+        if self.last is not None and self.instance != current:
+            log.info("%s was made against another database: not compared", self.path.name)
+            self.last = None
+        self.instance = current
+
     def sent(self, slot: Slot) -> None:
         """Remember the newest ledger row this collector counted (written before the send)."""
         self.last = slot
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"request_id": slot.request_id,
-                                   "slot_at": slot.at.isoformat()}))
+        tmp.write_text(json.dumps({"request_id": slot.request_id, "slot_at": slot.at.isoformat(),
+                                   "instance_id": self.instance}))
         tmp.replace(self.path)
 
     async def hold(self, conn: Conn) -> datetime | None:

@@ -86,6 +86,7 @@ class Collector:
                 me = await register(conn, self.settings.data_dir, self.want,
                                     replace=self.replace)
                 await seed(conn, self.settings, me)
+                await self.restore.attach(conn)
                 abandoned = await qclaim.expire_abandoned(conn, me)
                 self.guard = ClockGuard(self.clock, me, self.settings.clock_skew_limit_seconds,
                                         self.settings.clock_check_seconds)

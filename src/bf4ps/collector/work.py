@@ -15,7 +15,7 @@ from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
 from bf4ps.battlelog.window import SendWindow
 from bf4ps.collector.clock import DbClock
-from bf4ps.collector.heartbeat import Heartbeat
+from bf4ps.collector.heartbeat import Heartbeat, LeaseLost
 from bf4ps.collector.slots import Pacing, further_request, give_up, send_in_slot
 from bf4ps.db.connect import Conn
 from bf4ps.db.errors import OUTAGE_ERRORS
@@ -26,6 +26,7 @@ from bf4ps.interactive.lookup import resolve_lookup
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
+from bf4ps.queue.events import EventType
 from bf4ps.queue.finalize import Attempt
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
 from bf4ps.stats.store import writer_for
@@ -79,6 +80,7 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
         sent = await send_in_slot(
             conn, pacing, adm.slot, lambda window: fetch(conn, ctx, pacing, window))
         if sent is None:
+            await _stop_if_lease_lapsed(conn, ctx, job)
             return None
         result, slot = sent
         if result is None:
@@ -87,12 +89,27 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
             result.details["sent_slot_at"] = slot.at.isoformat()
             await qclaim.reslot(conn, job, ctx.gate.lease_seconds, started, slot.at)
         await ctx.pause("finalize")
-        return await conclude(conn, ctx, job, result, policy)
+        outcome = await conclude(conn, ctx, job, result, policy)
+        if outcome.event == EventType.STALE_FINALIZE_REJECTED and ctx.heartbeat.lost is None:
+            # the lease lapsed while the request was out (a stall): the fence refused the late
+            # answer, and the collector stops for a clean restart, however the heartbeat fared
+            ctx.heartbeat.lost = LeaseLost(f"the lease of job {job.job_id} lapsed while its "
+                                           "request was out")
+        return outcome
     except asyncio.CancelledError:
         ctx.abandoned = job  # supervision stopped the loop: the runner lets the job go
         raise
     finally:
         ctx.heartbeat.current = None
+
+
+async def _stop_if_lease_lapsed(conn: Conn, ctx: Context, job: ClaimedJob) -> None:
+    """Nothing was sent after the start; if the lease is gone too (a stall past it), the
+    collector stops, as when the heartbeat finds it lost."""
+    if ctx.heartbeat.lost is None and await qclaim.renew(
+            conn, job.lease, ctx.gate.lease_seconds) is None:
+        ctx.heartbeat.lost = LeaseLost(f"the lease of job {job.job_id} lapsed before its "
+                                       "request was sent")
 
 
 async def fetch(conn: Conn, ctx: Context, pacing: Pacing, window: SendWindow

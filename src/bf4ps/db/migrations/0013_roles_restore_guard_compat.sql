@@ -145,6 +145,9 @@ $$;
 -- moment of detection: every forgotten request was sent before it.
 CREATE TABLE restore_guard (
     guard_id smallint PRIMARY KEY DEFAULT 1 CHECK (guard_id = 1),
+    -- this database's own id: a dump or a backup carries it, a new database has another one, so
+    -- a collector's last-counted mark (its data directory) is compared only within one database
+    instance_id uuid NOT NULL DEFAULT gen_random_uuid(),
     system_identifier bigint,
     timeline_id integer,
     database_oid oid,

@@ -49,6 +49,11 @@ FROM fleet_budget b WHERE b.budget_id = 1
 -- The restore guard (migration 0013): when sends are held after a restore, and why.
 SELECT hold_until, reason, now() AS now FROM bf4ps_restore_check(%(missing)s)
 
+-- name: restore_instance
+-- The database's own id (migration 0013): a collector's mark counts only in the database it
+-- was made in.
+SELECT instance_id FROM restore_guard
+
 -- name: ledger_has_request
 SELECT EXISTS (SELECT 1 FROM request_ledger
                WHERE request_id = %(request_id)s AND slot_at = %(slot_at)s) AS present
