@@ -15,7 +15,8 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from bf4ps.db.connect import connection, with_dbname
+from bf4ps.collector.supervise import EXIT_FAILED
+from bf4ps.db.connect import Conn, connection, with_dbname
 from tests.fleet import Fleet, sim_stats, simulator
 from tests.helpers import count, seed_work, wait_for
 
@@ -26,6 +27,20 @@ FAST = {"BF4PS_HEARTBEAT_SECONDS": "1", "BF4PS_IDLE_POLL_SECONDS": "0.3",
         "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": "0.3", "BF4PS_FLEET_BUDGET_REQUESTS": "12",
         "BF4PS_FLEET_BUDGET_WINDOW_SECONDS": "8"}
 SENT = "SELECT count(*) FROM request_ledger WHERE unsent_at IS NULL"
+
+
+async def back_at_work(fleet: Fleet, conn: Conn, sent: int, timeout: float) -> None:
+    """Wait until `sent` requests are counted, restarting a collector that exits EXIT_FAILED
+    as systemd's Restart=on-failure does: a job it held is gone from the rewound database, so
+    its lease lapsed under it (docs/architecture.md "Supervision")."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not await count(conn, f"SELECT ({SENT}) >= %(n)s", {"n": sent}):
+        assert loop.time() < deadline, f"fewer than {sent} requests counted in {timeout} s"
+        for i in range(3):
+            if fleet.procs[f"restore-{i}"].poll() == EXIT_FAILED:
+                fleet.start(f"restore-{i}", f"egress-{i}", f"127.0.0.{30 + i}")
+        await asyncio.sleep(0.3)
 
 
 def pg_tool(name: str, *args: str) -> None:
@@ -68,7 +83,7 @@ async def test_a_restored_dump_does_not_let_the_fleet_resend_a_budget(
         restore(pg_server_url, db_url, dump)
         async with connection(db_url) as conn:
             # back to work once the hold is over: within a few windows
-            await wait_for(conn, f"SELECT ({SENT}) >= %(n)s", {"n": dumped + 12}, timeout=120)
+            await back_at_work(fleet, conn, dumped + 12, timeout=120)
             guard = await (await conn.execute(
                 "SELECT hold_until, detected_at, reason FROM restore_guard")).fetchone()
         await asyncio.sleep(4)
