@@ -109,3 +109,29 @@ async def _request_page(db_url: str, sub: Submission) -> str:
             return response.text
     finally:
         await pool.close()
+
+
+async def test_every_hop_of_a_redirecting_start_page_is_counted(db_url: str,
+                                                                tmp_path: Path) -> None:
+    """The start page bounces twice before its session: each hop is a request of its own, so
+    each takes a counted slot of the egress (the ledger), and the simulator sees the
+    egress's spacing kept between them."""
+    name = pc_name()
+    with simulator(speed=20, min_interval=0.3, session_redirects=2) as sim:
+        fleet = Fleet(db_url, sim.base_url, tmp_path, ENV)
+        fleet.start("int-hops-1", "int-hops-egress", "127.0.0.51", "interactive")
+        async with connection(db_url) as conn:
+            sub = await submit(conn, platform="pc", name=name, client_key="t", policy=Policy())
+            await wait_for(conn, "SELECT count(*) FROM collection_events WHERE resource = "
+                                 "'lookup' AND event_type = 'succeeded'", timeout=60)
+            cur = await conn.execute("SELECT job_id FROM collection_events WHERE resource = "
+                                     "'lookup' AND event_type = 'succeeded'")
+            job = (await cur.fetchone() or {})["job_id"]
+            ledger = await count(conn, "SELECT count(*) FROM request_ledger WHERE job_id = "
+                                       "%(j)s AND unsent_at IS NULL", {"j": job})
+            assert (await status_of(conn, sub))["status"] in ("collecting", "done")
+        assert fleet.stop_all() == {"int-hops-1": 0}
+        stats = sim_stats(sim)
+    assert stats["by_resource"]["index"] == 3  # the start page and its two redirects
+    assert ledger == 4, ledger  # those three and the search, each in a counted slot
+    assert stats["violations"]["total"] == 0, stats["violations"]

@@ -3,7 +3,8 @@
 * No retries (the queue engine retries), no proxies from the environment (``trust_env=False``:
   the egress must be this host, or ``local_address``). Redirects are not followed, except by
   the session page (the start page may bounce through a cookie-setting redirect): at most
-  ``SESSION_REDIRECTS`` hops, every cookie they set kept.
+  ``SESSION_REDIRECTS`` hops on the same site, every cookie they set kept, each hop a request
+  of its own (``open_session``'s ``further`` gives each one its own counted slot).
 * ``timeout_seconds`` bounds each phase (connect, read, write, pool) and the whole request
   (an overall deadline, so a server trickling bytes cannot hold a worker forever), plus a
   send window's hold before its opening.
@@ -39,7 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
 
 import httpx
@@ -72,6 +73,9 @@ SEARCH_UNAVAILABLE = "search unavailable (retried later)"
 UNVERIFIED_EMPTY = "unverified_empty"
 REUSE_WITHIN_SECONDS = 4.0  # a second inside Apache httpd's default 5 s keep-alive timeout
 _SESSION_KEPT_ON = frozenset({ErrorClass.THROTTLE, ErrorClass.TIMEOUT})  # not the session's fault
+# sends one further request in a slot of its own; None: no slot could be had (nothing sent)
+Send = Callable[[SendWindow | None], Awaitable[FetchResult]]
+Further = Callable[[Send], Awaitable[FetchResult | None]]
 
 
 def _start_page(body: bytes) -> None:
@@ -219,13 +223,27 @@ class BattlelogClient:
         if self._operator_session is not None:
             self._set_session(self._operator_session)
 
-    async def open_session(self, *, window: SendWindow | None = None) -> FetchResult:
-        """GET the start page (following at most SESSION_REDIRECTS redirects, keeping their
-        cookies) for an anonymous session cookie; parsed is the Session. A page that sets no
-        usable cookie is MALFORMED (retryable)."""
+    async def open_session(self, *, window: SendWindow | None = None,
+                           further: Further | None = None) -> FetchResult | None:
+        """GET the start page for an anonymous session cookie; parsed is the Session. A
+        redirect is followed (at most SESSION_REDIRECTS, on the same site, keeping their
+        cookies) as a request of its own: `further(send)` sends it in a slot of its own (a
+        counted one, for a collector) and None from it means no slot was had (None: nothing
+        more was sent); without `further` hops follow at once. A page that sets no usable
+        cookie is MALFORMED, too many hops SERVER (both retryable)."""
         self.forget_session()
-        result = await self._request("GET", SESSION_PATH, _start_page, None, "session",
-                                     window=window, follow=True)
+        result = await self._session_page(SESSION_PATH, window)
+        for _ in range(SESSION_REDIRECTS):
+            location = self._same_site_redirect(result)
+            if location is None:
+                break
+            if further is None:
+                result = await self._session_page(location, None)
+                continue
+            hop = await further(self._hop_to(location))
+            if hop is None:
+                return None
+            result = hop
         if result.ok:
             check_sum = self.check_sum
             if check_sum is None:
@@ -234,6 +252,23 @@ class BattlelogClient:
             else:
                 result.parsed = Session(check_sum)
         return result
+
+    def _hop_to(self, location: str) -> Send:
+        async def send(window: SendWindow | None) -> FetchResult:
+            return await self._session_page(location, window)
+        return send
+
+    async def _session_page(self, path: str, window: SendWindow | None) -> FetchResult:
+        return await self._request("GET", path, _start_page, None, "session", window=window)
+
+    def _same_site_redirect(self, result: FetchResult) -> str | None:
+        """Where a redirect answer sends the session page (None: not a redirect, or one off
+        the site, which is not followed)."""
+        location = result.details.get("location")
+        if not (300 <= (result.http_status or 0) < 400) or not isinstance(location, str):
+            return None
+        target = self._http.base_url.join(location)
+        return location if target.host == self._http.base_url.host else None
 
     async def _request(
         self,
@@ -245,15 +280,13 @@ class BattlelogClient:
         form: Mapping[str, str] | None = None,
         *,
         window: SendWindow | None = None,
-        follow: bool = False,
     ) -> FetchResult:
         trace = WindowTrace(window) if window is not None else None
         hold = max(0.0, window.at - time.time()) if window is not None else 0.0
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self._deadline + hold):  # the hold is not the request's
-                status, headers, body, wire_bytes = await self._send(method, path, form, trace,
-                                                                     follow)
+                status, headers, body, wire_bytes = await self._send(method, path, form, trace)
         except SendTooLate:
             raise  # not a Battlelog outcome: nothing was sent
         except Exception as exc:  # classified, never raised: see the module docstring
@@ -275,12 +308,11 @@ class BattlelogClient:
 
     async def _send(
         self, method: str, path: str, form: Mapping[str, str] | None, trace: WindowTrace | None,
-        follow: bool = False,
     ) -> tuple[int, httpx.Headers, bytes, int]:
         data = dict(form) if form is not None else None
         extensions = {"trace": trace} if trace is not None else None
         request = self._http.build_request(method, path, data=data, extensions=extensions)
-        response = await self._http.send(request, stream=True, follow_redirects=follow)
+        response = await self._http.send(request, stream=True)
         try:
             body = await self._read_body(response)
         finally:

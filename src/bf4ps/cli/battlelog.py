@@ -31,6 +31,7 @@ from bf4ps.battlelog.models import (
     WeaponItem,
 )
 from bf4ps.battlelog.parse_search import parse_account_soldiers, parse_search
+from bf4ps.battlelog.window import SendWindow
 from bf4ps.cli.metered import UNMETERED_WARNING, Metered, Refused, Unmetered, fleet_configured
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.domain import Platform, Resource
@@ -179,13 +180,24 @@ async def _fetch_once(
         if kind == "search":
             name = _required(name, "--name")
             if session:
-                opened = await meter.send(lambda w: client.open_session(window=w), "index")
+                opened = await meter.send(lambda w: _open_session(client, meter, w), "index")
                 if not opened.ok:
                     return opened
             return await meter.send(lambda w: client.search(name, window=w), kind)
         pid = _required(persona, "--persona")
         return await meter.send(
             lambda w: client.fetch(Resource(kind), pid, platform, window=w), kind)
+
+
+async def _open_session(client: BattlelogClient, meter: Meter,
+                        window: SendWindow | None) -> FetchResult:
+    """The start page; each redirect hop of it is a request of its own, sent through the
+    meter (a counted slot where a database is configured)."""
+    opened = await client.open_session(window=window,
+                                       further=lambda send: meter.send(send, "index"))
+    if opened is None:
+        raise RuntimeError("no slot for a redirect of the start page")
+    return opened
 
 
 def _required(value: Any, option: str) -> Any:

@@ -139,8 +139,10 @@ async def _search(conn: Conn, ctx: Context, pacing: Pacing, name: str,
     client = ctx.client
     if client.check_sum is not None:
         return await client.search(name, window=window)
-    session = await client.open_session(window=window)
-    if not session.ok:
+    # a redirect of the start page is a request of its own: each hop takes a counted slot
+    session = await client.open_session(
+        window=window, further=lambda send: further_request(conn, pacing, send))
+    if session is None or not session.ok:
         return session  # the lookup's attempt failed at its first request: classified as such
     result = await further_request(conn, pacing,
                                    lambda later: client.search(name, window=later))
