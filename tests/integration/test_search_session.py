@@ -48,7 +48,7 @@ async def test_a_refused_search_never_says_no_such_soldier(db_url: str, tmp_path
     async with connection(db_url) as conn:
         await policy.set_value(conn, "backoff_interactive_seconds", "[1, 1, 2]", by="test")
     with simulator(speed=20, min_interval=0.3, login_wall="search") as sim:
-        fleet = Fleet(db_url, sim.base_url, tmp_path, ENV)
+        fleet = Fleet(db_url, sim.base_url, tmp_path, dict(ENV))
         fleet.start("int-wall-1", "int-wall-egress", "127.0.0.50", "interactive")
         async with connection(db_url) as conn:
             found = await submit(conn, platform="pc", name=name, client_key="t", policy=Policy())
@@ -118,7 +118,7 @@ async def test_every_hop_of_a_redirecting_start_page_is_counted(db_url: str,
     egress's spacing kept between them."""
     name = pc_name()
     with simulator(speed=20, min_interval=0.3, session_redirects=2) as sim:
-        fleet = Fleet(db_url, sim.base_url, tmp_path, ENV)
+        fleet = Fleet(db_url, sim.base_url, tmp_path, dict(ENV))
         fleet.start("int-hops-1", "int-hops-egress", "127.0.0.51", "interactive")
         async with connection(db_url) as conn:
             sub = await submit(conn, platform="pc", name=name, client_key="t", policy=Policy())
