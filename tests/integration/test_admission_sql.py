@@ -69,7 +69,8 @@ async def test_a_waiting_player_request_keeps_its_floor_free_of_background_work(
 async def test_a_full_window_places_the_slot_after_the_nth_latest(conn: Conn,
                                                                   tmp_path: Path) -> None:
     """Three slots of a budget of 3 per 10 s in the window: the next slot is the oldest of
-    them + W + margin (every window then holds at most 3)."""
+    them + W + margin (every window then holds at most 3). The slots are 5-7 s old, so that
+    slot lies 3 s ahead: later than the connect lead from now even on a loaded machine."""
     me = await make_collector(conn, tmp_path, "bg-1", egress="eg-1")
     await conn.execute(GATE_ENSURE, {"egress_key": "eg-1", "min_interval": 0.1,
                                           "window_requests": None, "window_seconds": None})
@@ -77,7 +78,7 @@ async def test_a_full_window_places_the_slot_after_the_nth_latest(conn: Conn,
     await conn.execute(
         "INSERT INTO request_ledger (slot_at, egress_key, budget_class) "
         "SELECT clock_timestamp() - make_interval(secs => g), 'eg-other', 'recent' "
-        "FROM generate_series(7, 9) g")
+        "FROM generate_series(5, 7) g")
     await add_job(conn, await make_soldier(conn, 91), "detailed", PriorityClass.RECENT)
     cur = await conn.execute("SELECT min(slot_at) AS oldest FROM request_ledger")
     oldest = (await cur.fetchone() or {})["oldest"]
