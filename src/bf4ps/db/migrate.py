@@ -17,7 +17,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, q
 
 MIGRATION_LOCK = 0x4246_3450_5344_4231  # "BF4PSDB1"
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
@@ -68,8 +68,7 @@ def available() -> list[Migration]:
 
 async def _applied(conn: Conn) -> dict[int, dict[str, object]]:
     await conn.execute(q("create_migrations_table"))
-    cur = await conn.execute(q("list_migrations"))
-    return {cast(int, row["version"]): row for row in await cur.fetchall()}
+    return {cast(int, row["version"]): row for row in await all_rows(conn, "list_migrations")}
 
 
 def _check_checksums(applied: dict[int, dict[str, object]], known: list[Migration],

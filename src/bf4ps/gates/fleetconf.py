@@ -14,11 +14,13 @@ from psycopg.types.json import Jsonb
 
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, one, q
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
+from bf4ps.settings import setting_default
 
-# `--share CLASS=F`: the active class has a cap, the others a floor (gates/budget.py)
+# `--share CLASS=F`: the active class has a cap, the others a floor (admission_slot(),
+# migration 0008; docs/architecture.md "Rate gates and the fleet budget")
 SHARES = {"active": "budget_cap_active", "interactive": "budget_floor_interactive",
           "bootstrap": "budget_floor_bootstrap", "retry": "budget_floor_retry"}
 FLOORS = ("interactive", "bootstrap", "retry")
@@ -36,12 +38,6 @@ class GateChange:
     no_window: bool = False
     cooldown_seconds: float | None = None  # cool the egress down this long from now
     end_cooldown: bool = False  # end a cool-down and reset the throttle streak
-
-
-async def one(conn: Conn, name: str, params: dict[str, Any] | None = None
-               ) -> dict[str, Any] | None:
-    cur = await conn.execute(q(name), params or {})
-    return await cur.fetchone()
 
 
 def gate_view(row: dict[str, Any]) -> dict[str, Any]:
@@ -85,7 +81,9 @@ def _window(change: GateChange, old: dict[str, Any] | None) -> tuple[int | None,
         if change.window_seconds is not None:
             raise FleetConfError("--window-seconds needs a window: give --window-requests N")
         return None, None
-    return requests, seconds if seconds is not None else 60.0
+    if seconds is None:
+        seconds = setting_default("egress_window_seconds")
+    return requests, seconds
 
 
 async def set_gate(conn: Conn, egress: str, change: GateChange, *, by: str,
@@ -117,8 +115,7 @@ async def set_gate(conn: Conn, egress: str, change: GateChange, *, by: str,
 
 
 async def gates(conn: Conn) -> list[dict[str, Any]]:
-    cur = await conn.execute(q("gate_list"))
-    return [dict(r) for r in await cur.fetchall()]
+    return [dict(r) for r in await all_rows(conn, "gate_list")]
 
 
 def _shares(current: policy_mod.Policy, given: dict[str, float]) -> policy_mod.Policy:
@@ -180,10 +177,10 @@ async def show_budget(conn: Conn, history: int = 5) -> dict[str, Any]:
     row = await one(conn, "budget_get")
     assert row is not None
     use = await one(conn, "fleet_use")
-    cur = await conn.execute(q("settings_changes_recent"), {
+    changes = await all_rows(conn, "settings_changes_recent", {
         "settings": ["budget", "shares"], "subject": None, "limit": history})
     return {**budget_view(row), "configured_at": row["configured_at"],
             "updated_by": row["updated_by"], "updated_at": row["updated_at"],
             "used": int(use["used"]) if use else 0,
             "shares": shares_of(await policy_mod.load(conn)),
-            "changes": [dict(r) for r in await cur.fetchall()]}
+            "changes": [dict(r) for r in changes]}
