@@ -21,7 +21,7 @@ from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn, connection, resolve_url
 from bf4ps.db.errors import DB_ERRORS
 from bf4ps.db.locks import SCHEDULER_LOCK
-from bf4ps.db.queries import all_rows
+from bf4ps.db.queries import all_rows, one, q
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.reaper import reap_expired
@@ -102,8 +102,7 @@ class Scheduler:
     async def _acquire(self, conn: Conn) -> bool:
         said = False
         while not self.stop.is_set():
-            cur = await conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", [SCHEDULER_LOCK])
-            row = await cur.fetchone()
+            row = await one(conn, "scheduler_lock_try", {"lock": SCHEDULER_LOCK})
             if row and row["ok"]:
                 return True
             if not said:  # once per stand-by period, not every tick
@@ -126,7 +125,7 @@ class Scheduler:
                 await history.check_capacity(conn)
                 jobs = self._periodic(conn)
                 while not self.stop.is_set():
-                    await lock_conn.execute("SELECT 1")  # lost the lock's session? stop leading
+                    await lock_conn.execute(q("scheduler_lock_alive"))  # lost? stop leading
                     for job in jobs:
                         await job.maybe()
                     await self._sleep(self.settings.scheduler_tick_seconds)
