@@ -14,7 +14,7 @@ import click
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.cli.common import echo_json, fail, run_async, settings_of
 from bf4ps.db.connect import Conn, connection, resolve_url
-from bf4ps.db.queries import all_rows, one
+from bf4ps.db.queries import all_rows, one_row
 from bf4ps.domain import Platform
 from bf4ps.gates.seed import seed
 from bf4ps.recon.ladder import Plan, PlanError
@@ -88,8 +88,7 @@ async def _run(conn: Conn, settings: Settings, egress: str, source: str | None, 
         raise ReconError("no known soldiers to sample: name some with --persona")
     me, run_id = await begin(conn, settings.data_dir, egress, source, plan, personas)
     await seed(conn, settings, me)  # a new egress's gate, from this host's settings
-    gate = await one(conn, "gate_get", {"egress_key": egress})
-    assert gate is not None
+    gate = await one_row(conn, "gate_get", {"egress_key": egress})
     interval = float(gate["min_interval_seconds"])  # the fleet's pacing, put back afterwards
     async with BattlelogClient(settings.battlelog_base_url, settings.battlelog_user_agent,
                                settings.battlelog_timeout_seconds, source,

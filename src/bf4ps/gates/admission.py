@@ -17,7 +17,7 @@ from uuid import UUID
 from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one
+from bf4ps.db.queries import one_row
 from bf4ps.domain import Lane
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
@@ -92,13 +92,12 @@ async def _call(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
         token = job.lease.lease_token if job else None
         budget_class, resource = (job.budget_class, job.resource) if job else (None, None)
         collector = me.collector_uuid
-    row = await one(conn, "admission_slot", {
+    row = await one_row(conn, "admission_slot", {
         "egress_key": me.egress_key, "collector_uuid": collector,
         "job_id": job_id, "lease_token": token,
         "interactive": me.lane is Lane.INTERACTIVE, "margin": cfg.margin, "ahead": cfg.ahead,
         "connect_lead": cfg.connect_lead, "policy": Jsonb(_budget_policy(policy)),
         "budget_class": budget_class, "resource": resource})
-    assert row is not None
     return _Answer(str(row["outcome"]), row["slot"], row["wait_until"], row["ledger_id"],
                    row["classes"])
 

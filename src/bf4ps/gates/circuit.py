@@ -20,7 +20,7 @@ from typing import Any
 
 from bf4ps.battlelog.models import FetchResult
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one, q
+from bf4ps.db.queries import all_rows, one, one_row, q
 from bf4ps.domain import ErrorClass
 from bf4ps.policy import Policy
 from bf4ps.queue import events
@@ -59,10 +59,9 @@ async def judge(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass
     if error not in TRIPPING:
         return Verdict(hold=False)
     who = job.soldier_id if job.soldier_id is not None else -job.job_id
-    w = await one(conn, "circuit_window", key | {
+    w = await one_row(conn, "circuit_window", key | {
         "window_seconds": policy.circuit_window_seconds, "who": who,
         "egress_key": me.egress_key, "signature": sig})
-    assert w is not None
     if not _trips(w, policy):
         return Verdict(hold=False)
     opened = await _open(conn, me, key, sig, w, policy)

@@ -30,7 +30,7 @@ from bf4ps.collector import slots
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.collector.slots import Pacing
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one, q
+from bf4ps.db.queries import one, one_row, q
 from bf4ps.domain import Lane, Platform, PriorityClass, Resource
 from bf4ps.gates import admission
 from bf4ps.queue import events
@@ -125,10 +125,9 @@ async def begin(conn: Conn, data_dir: Path, egress_key: str, source_address: str
     want = Wanted(collector_name(egress_key), socket.gethostname()[:255] or "recon",
                   Lane.BACKGROUND, egress_key, source_address, __version__)
     me = await register(conn, data_dir, want)
-    row = await one(conn, "recon_run_insert", {"egress_key": egress_key, "settings": Jsonb(
+    row = await one_row(conn, "recon_run_insert", {"egress_key": egress_key, "settings": Jsonb(
         plan.as_dict() | {"source_address": source_address,
                           "personas": [[p, f.value] for p, f in personas]})})
-    assert row is not None
     return me, int(row["run_id"])
 
 

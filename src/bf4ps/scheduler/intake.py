@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one, q
+from bf4ps.db.queries import one, q, scalar
 from bf4ps.policy import Policy
 from bf4ps.scheduler import activity
 from bf4ps.scheduler import intake_source as src
@@ -202,6 +202,4 @@ async def _state(bf4ps: Conn, source: str = CURSOR) -> tuple[int, datetime | Non
 
 
 async def _now(bf4ps: Conn) -> datetime:
-    row = await one(bf4ps, "intake_now")
-    assert row is not None
-    return cast(datetime, row["now"])
+    return cast(datetime, await scalar(bf4ps, "intake_now"))

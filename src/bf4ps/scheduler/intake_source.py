@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import cast
 
 from bf4ps.db.connect import Conn, connection
-from bf4ps.db.queries import all_rows, one, q
+from bf4ps.db.queries import all_rows, one, q, scalar
 from bf4ps.domain import Platform, bf4sw_platform
 
 MAX_NAME_LENGTH = 64
@@ -123,9 +123,7 @@ async def table_present(conn: Conn) -> bool:
 
 
 async def source_now(conn: Conn) -> datetime:
-    row = await one(conn, "bf4sw_now")
-    assert row is not None
-    return cast(datetime, row["now"])
+    return cast(datetime, await scalar(conn, "bf4sw_now"))
 
 
 Key = tuple[str, int]  # BF4SW's identity: (platform string, persona id)
