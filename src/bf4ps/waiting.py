@@ -12,6 +12,6 @@ async def sleep_unless_stopped(stop: asyncio.Event, seconds: float) -> bool:
     False when `stop` ended the wait (at once when it was set already)."""
     try:
         await asyncio.wait_for(stop.wait(), seconds)
-    except TimeoutError:
-        return True
+    except TimeoutError:  # also a wait of no time, when `stop` was set already
+        return not stop.is_set()
     return False
