@@ -48,13 +48,13 @@ from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
 from bf4ps.queue.jobs import CollectorRef
+from bf4ps.settings import GateSettings
 from bf4ps.stats.store import writer_for
 
 REPO = Path(__file__).resolve().parent.parent
 DETAILED = REPO / "tests/fixtures/battlelog/2020-battlelog-net/detailed-TheOnlyBond.json"
 EGRESS = "meter-egress"
-GATE = admission.GateConfig(min_interval=0.001, window_requests=None, window_seconds=None,
-                            margin=0.0, horizon=2.0, lease_seconds=60, connect_lead=1.0)
+GATE = GateSettings(interval=0.001, margin=0.0, horizon=2.0, lease_seconds=60, connect_lead=1.0)
 Cycle = Callable[[Conn, CollectorRef, Policy], Awaitable[bool]]
 
 

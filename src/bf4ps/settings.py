@@ -1,14 +1,16 @@
 """The one settings object. Built in main() from BF4PS_* variables and an optional TOML file.
 
 Run-time scheduling policy (weights, watermarks, freshness, backoff) is NOT here: it lives in the
-database policy table so it can change without a restart (see policy.py).
+database policy table so it can change without a restart (see bf4ps/policy.py).
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from psycopg.conninfo import conninfo_to_dict
 from pydantic import Field, SecretStr, field_validator, model_validator
@@ -238,6 +240,42 @@ class Settings(BaseSettings):
     def pgdata(self) -> Path:
         return self.data_dir / "pgdata"
 
+
+
+def setting_default(name: str) -> Any:
+    """A setting's default as Settings declares it: the one place it is written."""
+    return Settings.model_fields[name].get_default(call_default_factory=True)
+
+
+@dataclass(frozen=True, slots=True)
+class GateSettings:
+    """What one process knows of the egress gate from its own settings: the seed of a new
+    egress's pacing (the fleet's pacing itself is the database's, gates/fleetconf.py), and the
+    timings of its side of a send slot. Collectors and recon pace by it (gates/admission.py);
+    the website's estimate stands it in for what the database cannot tell (interactive/eta.py,
+    as GateDefaults). The defaults are the settings' own."""
+
+    interval: float = setting_default("egress_min_interval_seconds")
+    margin: float = setting_default("egress_safety_margin_seconds")
+    horizon: float = setting_default("claim_horizon_seconds")
+    connect_lead: float = setting_default("battlelog_connect_lead_seconds")  # a request is
+    # begun this long before its slot (battlelog/window.py): no slot is sooner after its claim
+    idle_poll: float = setting_default("idle_poll_seconds")
+    lease_seconds: float = setting_default("lease_seconds")
+    window_requests: int | None = setting_default("egress_window_requests")
+    window_seconds: float | None = None  # the window's length, only with window_requests
+
+    @classmethod
+    def from_settings(cls, s: Settings) -> GateSettings:
+        return cls(s.egress_min_interval_seconds, s.egress_safety_margin_seconds,
+                   s.claim_horizon_seconds, s.battlelog_connect_lead_seconds,
+                   s.idle_poll_seconds, s.lease_seconds, s.egress_window_requests,
+                   s.egress_window_seconds if s.egress_window_requests else None)
+
+    @property
+    def ahead(self) -> float:
+        """How long before its slot a job may be claimed."""
+        return max(self.horizon, self.connect_lead)
 
 def timing_rules(s: Settings) -> list[tuple[bool, str]]:
     """(broken, explanation) for each rule the timings must keep."""

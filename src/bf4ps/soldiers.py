@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import one_row, q
 from bf4ps.domain import Platform, Resource, SourceType
 
 ALL_RESOURCES = [r.value for r in Resource]
@@ -32,15 +32,14 @@ async def upsert(conn: Conn, s: Sighting, *, eligible_since: datetime | None = N
     """Record a sighting (identity, name history, provenance) and initialize its collection
     state (never attempted, for every resource) when the soldier is new. Only a BF4SW sighting
     is a time the soldier was seen playing (the soldier's last_seen_at)."""
-    params = {"persona_id": s.persona_id, "platform": s.platform.value, "name": s.name,
-              "first_seen": s.first_seen, "last_seen": s.last_seen, "source": s.source.value,
-              "played_at": s.last_seen if s.source is SourceType.BF4SW else None,
-              "name_confirmed": s.source is SourceType.BATTLELOG}
-    cur = await conn.execute(q("soldier_upsert"), params)
-    row = await cur.fetchone()
-    assert row is not None
+    row = await one_row(conn, "soldiers_upsert", {
+        "persona_ids": [s.persona_id], "platforms": [s.platform.value], "names": [s.name],
+        "first_seen": [s.first_seen],
+        "played_at": [s.last_seen if s.source is SourceType.BF4SW else None],
+        "name_confirmed": s.source is SourceType.BATTLELOG})
     soldier_id = int(str(row["soldier_id"]))
-    params["soldier_id"] = soldier_id
+    params = {"soldier_id": soldier_id, "name": s.name, "first_seen": s.first_seen,
+              "last_seen": s.last_seen, "source": s.source.value}
     await conn.execute(q("soldier_name_upsert"), params)
     await conn.execute(q("soldier_source_upsert"), params)
     await conn.execute(q("state_init"), {"soldier_id": soldier_id, "resources": ALL_RESOURCES,

@@ -15,12 +15,13 @@ from pathlib import Path
 
 from bf4ps.db.connect import Conn
 from bf4ps.gates import admission
-from bf4ps.gates.admission import Admitted, GateConfig
+from bf4ps.gates.admission import Admitted
 from bf4ps.policy import Policy
+from bf4ps.settings import GateSettings
 from tests.helpers import FLEET_CONFIGURE, GATE_ENSURE, make_collector, seed_work
 
 N, W, MARGIN = 3, 2.0, 0.2
-GATE = GateConfig(min_interval=0.1, window_requests=None, window_seconds=None, margin=MARGIN,
+GATE = GateSettings(interval=0.1, margin=MARGIN,
                   horizon=5.0, lease_seconds=30.0)
 
 

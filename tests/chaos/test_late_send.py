@@ -23,15 +23,16 @@ from bf4ps.collector.heartbeat import Heartbeat
 from bf4ps.collector.work import Context, run_job
 from bf4ps.db.connect import connection, open_pool
 from bf4ps.gates import admission
-from bf4ps.gates.admission import Admitted, GateConfig
+from bf4ps.gates.admission import Admitted
 from bf4ps.policy import Policy
+from bf4ps.settings import GateSettings
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import start_in_thread
 from tests.helpers import GATE_ENSURE, count, make_collector, seed_work
 
 EGRESS = "eg-stall"
 SOURCE = "127.0.0.71"
-GATE = GateConfig(min_interval=1.0, window_requests=None, window_seconds=None, margin=0.2,
+GATE = GateSettings(interval=1.0, margin=0.2,
                   horizon=3.0, lease_seconds=30.0)
 
 

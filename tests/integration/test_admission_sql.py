@@ -12,13 +12,13 @@ from psycopg.types.json import Jsonb
 from bf4ps.db.connect import Conn, connection, resolve_url
 from bf4ps.domain import PriorityClass
 from bf4ps.gates import admission
-from bf4ps.gates.admission import Admitted, GateConfig, Slot, Wait
+from bf4ps.gates.admission import Admitted, Slot, Wait
 from bf4ps.policy import Policy
-from bf4ps.settings import Settings
+from bf4ps.settings import GateSettings, Settings
 from tests.helpers import FLEET_CONFIGURE, GATE_ENSURE, add_job, make_collector, make_soldier
 
 BACKGROUND = ["active", "recent", "bootstrap", "retry"]
-GATE = GateConfig(min_interval=0.1, window_requests=None, window_seconds=None, margin=0.05,
+GATE = GateSettings(interval=0.1, margin=0.05,
                   horizon=5.0, lease_seconds=30.0)
 
 

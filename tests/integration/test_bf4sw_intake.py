@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -28,13 +29,14 @@ from bf4ps.domain import PriorityClass, bf4sw_platform
 from bf4ps.policy import Policy
 from bf4ps.scheduler import intake
 from bf4ps.scheduler.intake import sync_once
+from bf4ps.scheduler.intake_loop import scheduler_intake
 from bf4ps.scheduler.intake_source import source_connection
 from bf4ps.settings import Settings
 from bf4ps.sim.battlelog.lookup import name_platforms
 from bf4ps.sim.bf4sw import live, population
 from bf4ps.sim.personas import persona_id_for
 from tests.conftest import REPO, create_database, drop_database
-from tests.helpers import count
+from tests.helpers import count, wait_for
 
 # the existing deployment's refresh (detailed 24 h, the rest 7 d): the cases below are written
 # against those intervals, whatever the shipped defaults
@@ -507,6 +509,30 @@ def test_cli_sync_reports_a_missing_source(db_url: str, sw_url: str) -> None:
     result = CliRunner().invoke(bf4sw_group, ["sync", "--once"], obj=settings)
     assert result.exit_code == 1 and "bf4_player_aliases" in result.output
 
+
+
+async def test_the_schedulers_intake_waits_for_bf4sw_then_imports_until_stopped(
+        conn: Conn, db_url: str, sw: Conn, sw_url: str,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The scheduler's intake is the loop `bf4ps bf4sw sync` runs, but a BF4SW without its
+    table is no error there (the scheduler runs either way): said once, looked for again each
+    interval; once the table is there it imports, leaving the first jobs to the feeder, and a
+    stop request ends it."""
+    settings = Settings(database_url=db_url, bf4sw_database_url=sw_url,
+                        bf4sw_sync_seconds=0.2)
+    stop = asyncio.Event()
+    with caplog.at_level(logging.INFO, logger="bf4ps.scheduler.intake_loop"):
+        task = asyncio.create_task(scheduler_intake(settings)(stop))
+        await asyncio.sleep(1.0)  # five intervals without a table
+        assert not task.done()
+        await population.fill(sw, 40, seed=5)
+        await wait_for(conn, "SELECT count(*) = 40 FROM soldiers", timeout=30)
+        stop.set()
+        await asyncio.wait_for(task, 10)
+    said = [r for r in caplog.records if "no bf4_player_aliases table yet" in r.getMessage()]
+    assert len(said) == 1
+    assert await count(conn, "SELECT count(*) FROM collection_jobs") == 0
+    assert await count(conn, "SELECT count(*) FROM collection_state") == 160
 
 SCRIPT = ("import sys; from bf4ps.cli.bf4sw import {cmd} as c; from bf4ps.settings import "
           "Settings; c.main(sys.argv[1:], obj=Settings(), prog_name='bf4ps')")

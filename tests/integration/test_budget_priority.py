@@ -10,9 +10,10 @@ from pathlib import Path
 from bf4ps.db.connect import Conn
 from bf4ps.domain import Lane, PriorityClass
 from bf4ps.gates import admission
-from bf4ps.gates.admission import Admitted, GateConfig, Wait
+from bf4ps.gates.admission import Admitted, Wait
 from bf4ps.policy import Policy
 from bf4ps.queue.jobs import CollectorRef
+from bf4ps.settings import GateSettings
 from tests.helpers import (
     FLEET_CONFIGURE,
     GATE_ENSURE,
@@ -24,7 +25,7 @@ from tests.helpers import (
 )
 
 N, W = 20, 60.0
-GATE = GateConfig(min_interval=0.1, window_requests=None, window_seconds=None, margin=0.05,
+GATE = GateSettings(interval=0.1, margin=0.05,
                   horizon=5.0, lease_seconds=30.0)
 POLICY = Policy(budget_floor_interactive=0.20)  # 4 of 20
 LEDGER = "SELECT count(*) FROM request_ledger WHERE budget_class = %(c)s"

@@ -48,8 +48,12 @@ def test_every_query_the_code_names_exists() -> None:
     import re
 
     named = set(all_queries())
-    missing = {f"{path}: q({name!r})" for path, text in _code_texts().items()
-               for name in re.findall(r'\bq\(\s*"([a-z0-9_]+)"', text) if name not in named}
+    # q(NAME), and the helpers of db/queries.py that run a query by its name (one, all_rows, ...)
+    by_name = re.compile(r'\bq\(\s*"([a-z0-9_]+)"|(?<![\w.])(?:one|one_row|scalar|all_rows|'
+                         r'execute)\(\s*[\w.]+,\s*"([a-z0-9_]+)"')
+    missing = {f"{path}: {name!r}" for path, text in _code_texts().items()
+               for found in by_name.findall(text) for name in found
+               if name and name not in named}
     assert not missing, sorted(missing)
 
 

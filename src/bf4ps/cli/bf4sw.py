@@ -19,8 +19,7 @@ from bf4ps.cli.common import echo_json, fail, run_async, settings_of
 from bf4ps.db import compat
 from bf4ps.db.connect import Conn, connection, resolve_url
 from bf4ps.scheduler.intake import IntakeReport, Options
-from bf4ps.scheduler.intake_loop import LoopConfig, SourceMissing, run
-from bf4ps.scheduler.wiring import bf4sw_url
+from bf4ps.scheduler.intake_loop import LoopConfig, SourceMissing, bf4sw_url, run
 
 if TYPE_CHECKING:
     from bf4ps.sim.bf4sw.live import LiveCounts
@@ -64,10 +63,8 @@ async def sync(ctx: click.Context, once: bool, batch_size: int, queue_first_jobs
     settings = settings_of(ctx)
     options = Options(batch_size=batch_size, bootstrap_jobs=queue_first_jobs,
                       first_jobs=queue_first_jobs)
-    config = LoopConfig(await resolve_url(settings), await bf4sw_url(settings),
-                        settings.bf4sw_sync_seconds, once, options,
-                        settings.bf4sw_statement_timeout_seconds)
-    await compat.require(config.bf4ps_url)
+    config = LoopConfig(settings, once, options)
+    await compat.require(await resolve_url(settings))
 
     def show(report: IntakeReport) -> None:
         if as_json:

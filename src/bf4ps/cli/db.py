@@ -10,7 +10,7 @@ import psycopg
 from bf4ps.cli.common import echo_json, fail, run_async, settings_of
 from bf4ps.db import compat, migrate
 from bf4ps.db.connect import connection, resolve_url
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, q
 from bf4ps.ops import render_status, status_report
 
 
@@ -69,8 +69,7 @@ async def connected(url: str) -> list[dict[str, Any]]:
     whether its build can work with the schema (bf4ps.db.compat)."""
     async with connection(url) as conn:
         schema = await compat.state(conn)
-        cur = await conn.execute(q("connected_processes"))
-        rows = await cur.fetchall()
+        rows = await all_rows(conn, "connected_processes")
     seen: dict[tuple[str, str | None], dict[str, Any]] = {}
     for row in rows:
         parsed = compat.parse_application(str(row["application_name"]))

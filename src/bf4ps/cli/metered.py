@@ -18,12 +18,11 @@ from bf4ps import policy as policy_mod
 from bf4ps.battlelog.models import FetchResult
 from bf4ps.battlelog.window import SendTooLate, SendWindow
 from bf4ps.collector.clock import DbClock, measure
-from bf4ps.collector.runner import gate_config
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import one, q
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Slot, Wait
-from bf4ps.settings import Settings
+from bf4ps.settings import GateSettings, Settings
 
 log = logging.getLogger(__name__)
 
@@ -60,14 +59,13 @@ class Metered:
     counted: list[Slot] = field(default_factory=list)
 
     async def prepare(self) -> None:
-        cur = await self.conn.execute(q("gate_get"), {"egress_key": self.egress})
-        if await cur.fetchone() is None:
+        if await one(self.conn, "gate_get", {"egress_key": self.egress}) is None:
             raise Refused(f"no egress gate {self.egress!r}: `bf4ps gate list` shows the fleet's "
                           "egresses (`bf4ps gate set EGRESS --create --interval S` makes one)")
         self.clock.set(await measure(self.conn))
 
     async def send(self, call: Call, kind: str) -> FetchResult:
-        cfg = gate_config(self.settings)
+        cfg = GateSettings.from_settings(self.settings)
         deadline = self.clock.now() + timedelta(seconds=self.max_wait)
         while True:
             slot = await self._slot(kind, deadline)
@@ -87,7 +85,7 @@ class Metered:
             return result
 
     async def _slot(self, kind: str, deadline: datetime) -> Slot:
-        cfg = gate_config(self.settings)
+        cfg = GateSettings.from_settings(self.settings)
         while True:
             policy = await policy_mod.load(self.conn)
             got = await admission.operator_slot(self.conn, self.egress, cfg, policy, kind)

@@ -13,15 +13,14 @@ import click
 
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.cli.common import echo_json, fail, run_async, settings_of
-from bf4ps.collector.runner import gate_config
 from bf4ps.db.connect import Conn, connection, resolve_url
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, one_row
 from bf4ps.domain import Platform
 from bf4ps.gates.seed import seed
 from bf4ps.recon.ladder import Plan, PlanError
 from bf4ps.recon.run import Recon, ReconError, begin, finish
 from bf4ps.recon.steps import Persona, reconnoitre
-from bf4ps.settings import Settings
+from bf4ps.settings import GateSettings, Settings
 
 
 def _persona(value: str) -> Persona:
@@ -83,21 +82,18 @@ async def recon(ctx: click.Context, egress: str, source_address: str | None,
 async def _run(conn: Conn, settings: Settings, egress: str, source: str | None, plan: Plan,
                personas: list[Persona], sample: int) -> dict[str, Any]:
     if not personas:
-        cur = await conn.execute(q("recon_personas"), {"n": sample})
         personas = [(int(r["persona_id"]), Platform(r["platform"]))
-                    for r in await cur.fetchall()]
+                    for r in await all_rows(conn, "recon_personas", {"n": sample})]
     if not personas:
         raise ReconError("no known soldiers to sample: name some with --persona")
     me, run_id = await begin(conn, settings.data_dir, egress, source, plan, personas)
     await seed(conn, settings, me)  # a new egress's gate, from this host's settings
-    cur = await conn.execute(q("gate_get"), {"egress_key": egress})
-    gate = await cur.fetchone()
-    assert gate is not None
+    gate = await one_row(conn, "gate_get", {"egress_key": egress})
     interval = float(gate["min_interval_seconds"])  # the fleet's pacing, put back afterwards
     async with BattlelogClient(settings.battlelog_base_url, settings.battlelog_user_agent,
                                settings.battlelog_timeout_seconds, source,
                                connect_lead=settings.battlelog_connect_lead_seconds) as client:
-        job = Recon(conn, me, gate_config(settings), client, plan, run_id)
+        job = Recon(conn, me, GateSettings.from_settings(settings), client, plan, run_id)
         try:
             report = await reconnoitre(job, personas)
         finally:

@@ -17,8 +17,8 @@ from bf4ps.eventlog import EventFilter, render, search
 from bf4ps.logs import setup_logging
 from bf4ps.queue.events import EVENT_TYPE_NAMES
 from bf4ps.scheduler import history, retention
+from bf4ps.scheduler.intake_loop import scheduler_intake
 from bf4ps.scheduler.service import Scheduler
-from bf4ps.scheduler.wiring import intake_loop
 
 
 @click.group(name="scheduler")
@@ -35,7 +35,7 @@ def scheduler_run(ctx: click.Context) -> None:
 
     async def main() -> None:
         await compat.require(await resolve_url(settings))
-        sched = Scheduler(settings, intake=intake_loop(settings))
+        sched = Scheduler(settings, intake=scheduler_intake(settings))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, sched.stop.set)

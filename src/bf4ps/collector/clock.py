@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import one
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import CollectorRef
+from bf4ps.waiting import sleep_unless_stopped
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +47,7 @@ async def measure(conn: Conn, samples: int = SAMPLES) -> Sample:
     best: Sample | None = None
     for _ in range(max(1, samples)):
         sent = time.time()
-        cur = await conn.execute(q("clock_now"))
-        row = await cur.fetchone()
+        row = await one(conn, "clock_now")
         received = time.time()
         assert row is not None
         sample = Sample(float(row["epoch"]) - (sent + received) / 2, received - sent)
@@ -99,11 +99,7 @@ class DbClock:
         if stop is None:
             await asyncio.sleep(delay)
             return True
-        try:
-            await asyncio.wait_for(stop.wait(), delay)
-        except TimeoutError:
-            return True
-        return False
+        return await sleep_unless_stopped(stop, delay)
 
 
 class ClockGuard:
@@ -127,10 +123,9 @@ class ClockGuard:
         self.clock.set(sample)
         skewed = abs(sample.offset) > self.limit
         async with conn.transaction():
-            cur = await conn.execute(q("collector_clock"), {
+            row = await one(conn, "collector_clock", {
                 "collector_uuid": self.me.collector_uuid, "offset": sample.offset,
                 "rtt": sample.rtt, "skewed": skewed})
-            row = await cur.fetchone()
             was = row is not None and row["was_skewed_since"] is not None
             if skewed != was:
                 await self._transition(conn, sample, skewed, row)

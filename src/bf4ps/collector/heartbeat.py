@@ -15,12 +15,13 @@ from psycopg_pool import AsyncConnectionPool
 
 from bf4ps.db.connect import Conn, connect
 from bf4ps.db.errors import DB_ERRORS
-from bf4ps.db.queries import q
+from bf4ps.db.queries import one
 from bf4ps.gates import circuit
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
+from bf4ps.waiting import sleep_unless_stopped
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +72,7 @@ class Heartbeat:
         try:
             while not stop.is_set():
                 await self.beat()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), self.period)
+                await sleep_unless_stopped(stop, self.period)
         finally:
             await self._drop()
 
@@ -110,9 +110,8 @@ class Heartbeat:
         async with conn.transaction():
             if self.lost_since is not None:
                 await self._record_own_outage(conn)
-            cur = await conn.execute(q("collector_heartbeat"),
+            row = await one(conn, "collector_heartbeat",
                                      {"collector_uuid": self.me.collector_uuid})
-            row = await cur.fetchone()
             if row is None:
                 raise RuntimeError(f"collector {self.me.collector_uuid} is not registered")
             if row["previous_health"] == "lost":
@@ -136,9 +135,8 @@ class Heartbeat:
 
     async def _record_own_outage(self, conn: Conn) -> None:
         """We noticed our own failed heartbeats: mark lost unless someone else already did."""
-        cur = await conn.execute(q("collector_mark_lost"),
-                                 {"collector_uuid": self.me.collector_uuid})
-        if await cur.fetchone() is not None:
+        if await one(conn, "collector_mark_lost",
+                     {"collector_uuid": self.me.collector_uuid}) is not None:
             await events.record(conn, EventType.HEARTBEAT_LOST, **self.me.event_fields(),
                                 lane=self.me.lane.value,
                                 details={"detected_by": "collector",

@@ -15,7 +15,7 @@ from uuid import UUID
 import psutil
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import one, one_row, q
 from bf4ps.domain import Lane
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -81,7 +81,7 @@ async def register(conn: Conn, data_dir: Path, want: Wanted, *, replace: bool = 
     async with conn.transaction():
         await conn.execute(q("collector_lock_name"), {"name": want.name})
         known = given_uuid or read_uuid(data_dir, want.name)
-        row = await _fetch(conn, "collector_by_uuid", collector_uuid=known) if known else None
+        row = await one(conn, "collector_by_uuid", {"collector_uuid": known}) if known else None
         if replace:
             row = await _replace(conn, want)
         elif row is None:
@@ -89,10 +89,9 @@ async def register(conn: Conn, data_dir: Path, want: Wanted, *, replace: bool = 
         else:
             _check_usable(row, want)
         ref = _ref(row)
-        cur = await conn.execute(q("collector_started"), {
+        started = await one(conn, "collector_started", {
             "collector_uuid": ref.collector_uuid, "version": want.version, "pid": os.getpid(),
             "source_address": want.source_address})
-        started = await cur.fetchone()
         if started is not None and started["previous_health"] == "lost":
             # back after an outage (crash, reboot): the first good heartbeat is this start
             await events.record(conn, EventType.HEARTBEAT_RESTORED, **ref.event_fields(),
@@ -140,23 +139,21 @@ def _check_not_running(row: dict[str, Any], want: Wanted) -> None:
             "another name.")
 
 
-async def _fetch(conn: Conn, query: str, **params: Any) -> dict[str, Any] | None:
-    cur = await conn.execute(q(query), params)
-    return await cur.fetchone()
+async def _insert(conn: Conn, want: Wanted, collector_uuid: UUID) -> dict[str, Any]:
+    return await one_row(conn, "collector_insert", {
+        "collector_uuid": collector_uuid, "name": want.name, "hostname": want.hostname,
+        "lane": want.lane.value, "egress_key": want.egress_key,
+        "source_address": want.source_address, "version": want.version})
 
 
 async def _new(conn: Conn, want: Wanted, known: UUID | None) -> dict[str, Any]:
-    taken = await _fetch(conn, "collector_by_name", name=want.name)
+    taken = await one(conn, "collector_by_name", {"name": want.name})
     if taken is not None:
         raise IdentityError(
             f"the name {want.name} belongs to collector {taken['collector_uuid']} on host "
             f"{taken['hostname']} (egress {taken['egress_key']}). Start it with its data "
             "directory, or retire it and register a new incarnation with --replace.")
-    row = await _fetch(conn, "collector_insert", collector_uuid=known or uuid.uuid4(),
-                       name=want.name, hostname=want.hostname, lane=want.lane.value,
-                       egress_key=want.egress_key, source_address=want.source_address,
-                       version=want.version)
-    assert row is not None
+    row = await _insert(conn, want, known or uuid.uuid4())
     await events.record(conn, EventType.COLLECTOR_REGISTERED, **_ref(row).event_fields(),
                         lane=want.lane.value)
     return row
@@ -165,15 +162,11 @@ async def _new(conn: Conn, want: Wanted, known: UUID | None) -> dict[str, Any]:
 async def _replace(conn: Conn, want: Wanted) -> dict[str, Any]:
     """Retire the current registration of the name (if any) and register a new uuid."""
     new_uuid = uuid.uuid4()
-    old = await _fetch(conn, "collector_by_name", name=want.name)
+    old = await one(conn, "collector_by_name", {"name": want.name})
     if old is not None:  # free the name first: the unique index covers current registrations
         await conn.execute(q("collector_retire"), {"collector_uuid": old["collector_uuid"],
                                                    "replaced_by": None})
-    row = await _fetch(conn, "collector_insert", collector_uuid=new_uuid, name=want.name,
-                       hostname=want.hostname, lane=want.lane.value,
-                       egress_key=want.egress_key, source_address=want.source_address,
-                       version=want.version)
-    assert row is not None
+    row = await _insert(conn, want, new_uuid)
     if old is not None:
         await conn.execute(q("collector_replaced_by"), {"collector_uuid": old["collector_uuid"],
                                                         "replaced_by": new_uuid})

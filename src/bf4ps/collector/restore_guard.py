@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import one
 from bf4ps.gates.admission import Slot
 
 log = logging.getLogger(__name__)
@@ -56,8 +56,7 @@ class RestoreGuard:
         """At start: a mark made in another database (this data directory now serves a new
         one) says nothing about this database's ledger; it is dropped. A restored dump or
         backup carries its database's id, so its missing rows are still noticed."""
-        cur = await conn.execute(q("restore_instance"))
-        row = await cur.fetchone()
+        row = await one(conn, "restore_instance")
         current = str(row["instance_id"]) if row else None
         if self.last is not None and self.instance != current:
             log.info("%s was made against another database: not compared", self.path.name)
@@ -75,8 +74,7 @@ class RestoreGuard:
     async def hold(self, conn: Conn) -> datetime | None:
         """Until when sends are held (None: not held)."""
         missing = await self._missing(conn)
-        cur = await conn.execute(q("restore_check"), {"missing": missing})
-        row = await cur.fetchone()
+        row = await one(conn, "restore_check", {"missing": missing})
         if row is None or row["hold_until"] is None or row["hold_until"] <= row["now"]:
             return None
         until: datetime = row["hold_until"]
@@ -94,9 +92,8 @@ class RestoreGuard:
         last = self.last
         if last is None or datetime.now(last.at.tzinfo) - last.at > MARK_RELEVANT:
             return None
-        cur = await conn.execute(q("ledger_has_request"),
+        row = await one(conn, "ledger_has_request",
                                  {"request_id": last.request_id, "slot_at": last.at})
-        row = await cur.fetchone()
         if row is not None and row["present"]:
             return None
         return (f"this collector's request {last.request_id} counted at "

@@ -11,7 +11,6 @@ database's (gates/seed.py).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import signal
 from datetime import timedelta
@@ -33,27 +32,17 @@ from bf4ps.db.errors import DB_ERRORS
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane
 from bf4ps.gates import admission
-from bf4ps.gates.admission import GateConfig, Wait
+from bf4ps.gates.admission import Wait
 from bf4ps.gates.seed import seed
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
-from bf4ps.settings import Settings
+from bf4ps.settings import GateSettings, Settings
+from bf4ps.waiting import sleep_unless_stopped
 
 log = logging.getLogger(__name__)
 STOP_TIMEOUT = 5.0  # how long the last database writes of a stopping collector may wait
-
-
-def gate_config(settings: Settings) -> GateConfig:
-    return GateConfig(
-        min_interval=settings.egress_min_interval_seconds,
-        window_requests=settings.egress_window_requests,
-        window_seconds=settings.egress_window_seconds if settings.egress_window_requests
-        else None,
-        margin=settings.egress_safety_margin_seconds, horizon=settings.claim_horizon_seconds,
-        lease_seconds=settings.lease_seconds,
-        connect_lead=settings.battlelog_connect_lead_seconds)
 
 
 class Collector:
@@ -112,7 +101,7 @@ class Collector:
             if session is not None:
                 c.use_session(session)
                 log.info("searches use the operator's Battlelog session (from the file)")
-            ctx = Context(me, c, gate_config(s), beat, s.throttle_cooldown_seconds,
+            ctx = Context(me, c, GateSettings.from_settings(s), beat, s.throttle_cooldown_seconds,
                           s.throttle_cooldown_max_seconds, pool=pool, pause=self.pause,
                           clock=self.clock)
             failure = await supervise(self._loop(pool, ctx),
@@ -202,8 +191,7 @@ class Collector:
             return await self.guard.within(conn)
 
     async def _pause(self, seconds: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.wake.wait(), seconds)
+        await sleep_unless_stopped(self.wake, seconds)
 
     async def _stopped(self, pool, me: CollectorRef,  # type: ignore[no-untyped-def]
                        failure: Failure | None = None) -> None:

@@ -20,9 +20,10 @@ from bf4ps.collector.clock import DbClock
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.gates import admission
-from bf4ps.gates.admission import GateConfig, Slot, Wait
+from bf4ps.gates.admission import Slot, Wait
 from bf4ps.policy import Policy
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
+from bf4ps.settings import GateSettings
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ class Pacing:
     """Whose slots, on which gate, for which job."""
 
     me: CollectorRef
-    gate: GateConfig
+    gate: GateSettings
     policy: Policy
     job: ClaimedJob
     clock: DbClock = field(default_factory=DbClock)

@@ -21,7 +21,7 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.errors import OUTAGE_ERRORS
 from bf4ps.domain import ErrorClass, Resource
 from bf4ps.gates import circuit, throttle
-from bf4ps.gates.admission import Admitted, GateConfig, Pause, no_pause
+from bf4ps.gates.admission import Admitted, Pause, no_pause
 from bf4ps.interactive.lookup import resolve_lookup
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
@@ -29,6 +29,7 @@ from bf4ps.queue import finalize
 from bf4ps.queue.events import EventType
 from bf4ps.queue.finalize import Attempt
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
+from bf4ps.settings import GateSettings
 from bf4ps.stats.store import writer_for
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ START_LEAD = timedelta(seconds=0.05)  # the start transition is written this lon
 class Context:
     me: CollectorRef
     client: BattlelogClient
-    gate: GateConfig
+    gate: GateSettings
     heartbeat: Heartbeat
     throttle_base: float
     throttle_cap: float

@@ -13,35 +13,30 @@ import sys
 from typing import Any
 
 from bf4ps.db.connect import Conn, connection
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows
 
 Schema = dict[str, Any]
 _QUALIFIER = re.compile(r"\b[a-z_][a-z0-9_]*\.(?=[a-z_])")
 
 
-async def _rows(conn: Conn, name: str) -> list[dict[str, Any]]:
-    cur = await conn.execute(q(name))
-    return [dict(r) for r in await cur.fetchall()]
-
-
 async def describe(conn: Conn) -> Schema:
     tables: dict[str, Any] = {}
-    for row in await _rows(conn, "catalog_columns"):
+    for row in await all_rows(conn, "catalog_columns"):
         table = tables.setdefault(row["table_name"], {"columns": {}, "constraints": {},
                                                       "indexes": {}, "triggers": {}})
         table["columns"][row["column_name"]] = {
             "type": row["data_type"], "nullable": row["nullable"], "default": row["default"],
             "identity": row["identity"]}
-    for row in await _rows(conn, "catalog_constraints"):
+    for row in await all_rows(conn, "catalog_constraints"):
         tables[row["table_name"]]["constraints"][row["name"]] = row["definition"]
-    for row in await _rows(conn, "catalog_indexes"):
+    for row in await all_rows(conn, "catalog_indexes"):
         tables[row["table_name"]]["indexes"][row["name"]] = row["definition"]
-    for row in await _rows(conn, "catalog_triggers"):
+    for row in await all_rows(conn, "catalog_triggers"):
         tables[row["table_name"]]["triggers"][row["name"]] = row["definition"]
-    functions = {r["name"]: r["definition"] for r in await _rows(conn, "catalog_functions")}
-    domains = {r["name"]: r["definition"] for r in await _rows(conn, "catalog_domains")}
+    functions = {r["name"]: r["definition"] for r in await all_rows(conn, "catalog_functions")}
+    domains = {r["name"]: r["definition"] for r in await all_rows(conn, "catalog_domains")}
     views = {r["name"]: _view_text(str(r["definition"]))
-             for r in await _rows(conn, "catalog_views")}
+             for r in await all_rows(conn, "catalog_views")}
     return {"tables": tables, "functions": functions, "domains": domains, "views": views}
 
 

@@ -25,7 +25,7 @@ import click
 
 from bf4ps import __version__
 from bf4ps.db.connect import Conn, connection
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows
 
 _DECLARED = re.compile(r"^-- compatible-from: (\d{4})\s*$", re.MULTILINE)
 _APPLICATION = re.compile(r"^bf4ps/(\S+) schema=(\d+)(?: (.*))?$")
@@ -80,8 +80,7 @@ class SchemaState:
 
 
 async def state(conn: Conn) -> SchemaState:
-    cur = await conn.execute(q("schema_compat_state"))
-    rows = await cur.fetchall()
+    rows = await all_rows(conn, "schema_compat_state")
     floors = {int(r["version"]): int(r["compatible_from"] if r["compatible_from"] is not None
                                       else r["version"] - 1) for r in rows}
     return SchemaState(max(floors, default=0), floors)

@@ -15,6 +15,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from bf4ps.db import embedded
+from bf4ps.db.queries import q
 from bf4ps.settings import Settings
 
 BF4PS_DB = "bf4ps"
@@ -38,7 +39,7 @@ def admin_url(settings: Settings) -> str | None:
 
 async def ensure_database(server_url: str, dbname: str) -> None:
     async with await psycopg.AsyncConnection.connect(server_url, autocommit=True) as conn:
-        cur = await conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [dbname])
+        cur = await conn.execute(q("database_exists"), {"dbname": dbname})
         if await cur.fetchone() is None:
             with contextlib.suppress(psycopg.errors.DuplicateDatabase):  # made concurrently
                 await conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
@@ -122,7 +123,7 @@ async def _plain_url(settings: Settings, dbname: str) -> str:
 
 
 async def configure(conn: Conn) -> None:
-    await conn.execute("SET TIME ZONE 'UTC'")
+    await conn.execute(q("session_utc"))
     if not conn.autocommit:
         await conn.commit()
 

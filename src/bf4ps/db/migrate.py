@@ -17,7 +17,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, one, q
 
 MIGRATION_LOCK = 0x4246_3450_5344_4231  # "BF4PSDB1"
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
@@ -68,8 +68,7 @@ def available() -> list[Migration]:
 
 async def _applied(conn: Conn) -> dict[int, dict[str, object]]:
     await conn.execute(q("create_migrations_table"))
-    cur = await conn.execute(q("list_migrations"))
-    return {cast(int, row["version"]): row for row in await cur.fetchall()}
+    return {cast(int, row["version"]): row for row in await all_rows(conn, "list_migrations")}
 
 
 def _check_checksums(applied: dict[int, dict[str, object]], known: list[Migration],
@@ -95,7 +94,7 @@ async def upgrade(url: str) -> list[Migration]:
     async with await psycopg.AsyncConnection.connect(url, row_factory=dict_row,
                                                      autocommit=True) as conn:
         await conn.execute(q("migration_session"))  # no lock or statement timeout here
-        await conn.execute("SELECT pg_advisory_lock(%s)", [MIGRATION_LOCK])
+        await conn.execute(q("migration_lock"), {"lock": MIGRATION_LOCK})
         try:
             applied = await _applied(conn)
             _check_checksums(applied, known)
@@ -110,7 +109,7 @@ async def upgrade(url: str) -> list[Migration]:
             await _record_compat(conn, known)
             await conn.execute(q("ensure_event_partitions"), {"months": 3})
         finally:
-            await conn.execute("SELECT pg_advisory_unlock(%s)", [MIGRATION_LOCK])
+            await conn.execute(q("migration_unlock"), {"lock": MIGRATION_LOCK})
     return done
 
 
@@ -128,8 +127,7 @@ async def status(url: str) -> Status:
                                                      autocommit=True) as conn:
         applied = await _applied(conn)
         _check_checksums(applied, known, newer_ok=True)
-        cur = await conn.execute("SHOW server_version")
-        row = await cur.fetchone()
+        row = await one(conn, "server_version")
     rows = [(v, cast(str, r["name"]), cast(datetime, r["applied_at"]))
             for v, r in sorted(applied.items())]
     pending = [m for m in known if m.version not in applied]

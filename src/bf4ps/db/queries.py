@@ -1,4 +1,5 @@
-"""Named SQL queries, loaded once from db/sql/*.sql (the procrastinate model).
+"""Named SQL queries, loaded once from db/sql/*.sql (the procrastinate model), and the few ways
+of running one (one, one_row, scalar, all_rows, execute).
 
 Each query starts with a header line `-- name: <query_name>`; the lines up to the next header are
 its text. Parameters use psycopg's %(name)s style. Whole-line comments document the files and are
@@ -9,9 +10,13 @@ statements (the claim) are on the hot path.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
-from typing import LiteralString
+from typing import TYPE_CHECKING, Any, LiteralString
+
+if TYPE_CHECKING:
+    from bf4ps.db.connect import Conn
 
 _HEADER = re.compile(r"^-- name: ([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 _COMMENT_LINE = re.compile(r"^[ \t]*--[^\n]*\n", re.MULTILINE)
@@ -47,3 +52,39 @@ def q(name: str) -> LiteralString:
         return all_queries()[name]
     except KeyError:
         raise KeyError(f"no SQL query named {name!r} in bf4ps/db/sql") from None
+
+
+# Running a named query: the execute-and-fetch every caller would otherwise write again.
+# (Statements pipelined together, executed first and fetched afterwards, keep their cursors.)
+
+Params = Mapping[str, Any] | Sequence[Any] | None
+
+
+async def one(conn: Conn, name: str, params: Params = None, *,
+              prepare: bool | None = None) -> dict[str, Any] | None:
+    """The first row of the named query, or None when it returns none."""
+    return await (await conn.execute(q(name), params, prepare=prepare)).fetchone()
+
+
+async def one_row(conn: Conn, name: str, params: Params = None, *,
+                  prepare: bool | None = None) -> dict[str, Any]:
+    """The row the named query always returns (an aggregate, a RETURNING of a row it made)."""
+    row = await one(conn, name, params, prepare=prepare)
+    if row is None:
+        raise LookupError(f"query {name!r} returned no row")
+    return row
+
+
+async def scalar(conn: Conn, name: str, params: Params = None) -> Any:
+    """The first column of the row the named query always returns."""
+    return next(iter((await one_row(conn, name, params)).values()))
+
+
+async def all_rows(conn: Conn, name: str, params: Params = None, *,
+                   prepare: bool | None = None) -> list[dict[str, Any]]:
+    return await (await conn.execute(q(name), params, prepare=prepare)).fetchall()
+
+
+async def execute(conn: Conn, name: str, params: Params = None) -> int:
+    """Run the named statement; the number of rows it touched."""
+    return (await conn.execute(q(name), params)).rowcount

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import one
 from bf4ps.queue import figures
 
 
@@ -37,8 +37,7 @@ class Capacity:
 
 
 async def snapshot(conn: Conn, sim_url: str, window: float) -> dict[str, Any]:
-    cur = await conn.execute(q("demo_snapshot"), {"window_seconds": window})
-    row = await cur.fetchone() or {}
+    row = await one(conn, "demo_snapshot", {"window_seconds": window}) or {}
     async with httpx.AsyncClient(timeout=5) as client:
         sim = (await client.get(f"{sim_url}/__sim/stats")).json()
     return {"soldiers": row.get("soldiers", 0), "counted_recent": row.get("counted", 0),
@@ -48,8 +47,7 @@ async def snapshot(conn: Conn, sim_url: str, window: float) -> dict[str, Any]:
 
 async def outcomes(conn: Conn, since: datetime) -> dict[str, Any]:
     """Failed attempts by error class, retries, parked resources and throttles since `since`."""
-    cur = await conn.execute(q("demo_outcomes"), {"since": since})
-    row = await cur.fetchone() or {}
+    row = await one(conn, "demo_outcomes", {"since": since}) or {}
     failures = {str(k): int(v) for k, v in (row.get("failures") or {}).items()}
     return {"failures": {"total": sum(failures.values()), "by_error_class": failures},
             "retries_scheduled": int(row.get("retries") or 0),

@@ -31,6 +31,7 @@ from bf4ps.settings import Settings, child_env
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import spawn
 from bf4ps.sim.bf4sw import population
+from bf4ps.waiting import sleep_unless_stopped
 
 # The simulator's fault rates as measured on the real Battlelog (reference/battlelog.md §4):
 # 1.6-8.4 % of detailed answers lacked generalStats (14/900, 38/450 first attempts), and about
@@ -207,8 +208,7 @@ class Demo:
         first = last = happened = None
         self.began, self.since = time.monotonic(), datetime.now(UTC)
         async with connection(db) as conn:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.stop.wait(), 2.0)
+            await sleep_unless_stopped(self.stop, 2.0)
             while not self.stop.is_set():
                 if self.opts.duration and time.monotonic() - self.began >= self.opts.duration:
                     break
@@ -221,8 +221,7 @@ class Demo:
                     elapsed = time.monotonic() - self.began
                     budget = figures.budget_use(self.capacity, elapsed, snap["sim"])
                     show.update(last, elapsed, children.dead(), {**happened, "budget": budget})
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.stop.wait(), 2.0)
+                await sleep_unless_stopped(self.stop, 2.0)
             # the summary comes from the last good readings: after Ctrl-C the simulator (in
             # the terminal's process group) may already be gone
             with contextlib.suppress(psycopg.Error):

@@ -17,30 +17,15 @@ from uuid import UUID
 from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import one_row
 from bf4ps.domain import Lane
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
+from bf4ps.settings import GateSettings
 
 COUNT_PATIENCE = 10.0  # a job claimed in a race for its slot waits this long for the next one
 # (a quarter of its lease at most), else it is given back
-
-
-@dataclass(frozen=True)
-class GateConfig:
-    min_interval: float
-    window_requests: int | None
-    window_seconds: float | None
-    margin: float
-    horizon: float
-    lease_seconds: float
-    connect_lead: float = 1.0  # a request is begun this long before its slot (window.py)
-
-    @property
-    def ahead(self) -> float:
-        """How long before its slot a job may be claimed."""
-        return max(self.horizon, self.connect_lead)
 
 
 @dataclass(frozen=True)
@@ -91,7 +76,7 @@ slot is counted in the ledger like any other, in its job's budget class and reso
 lease to fence (admission_slot, migration 0008)."""
 
 
-async def _call(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
+async def _call(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
                 job: ClaimedJob | None, *,
                 unattached: tuple[str, str] | None = None) -> _Answer:
     """One admission_slot() call: a look (no job), the count for a held job, or the count of a
@@ -107,14 +92,12 @@ async def _call(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
         token = job.lease.lease_token if job else None
         budget_class, resource = (job.budget_class, job.resource) if job else (None, None)
         collector = me.collector_uuid
-    cur = await conn.execute(q("admission_slot"), {
+    row = await one_row(conn, "admission_slot", {
         "egress_key": me.egress_key, "collector_uuid": collector,
         "job_id": job_id, "lease_token": token,
         "interactive": me.lane is Lane.INTERACTIVE, "margin": cfg.margin, "ahead": cfg.ahead,
         "connect_lead": cfg.connect_lead, "policy": Jsonb(_budget_policy(policy)),
         "budget_class": budget_class, "resource": resource})
-    row = await cur.fetchone()
-    assert row is not None
     return _Answer(str(row["outcome"]), row["slot"], row["wait_until"], row["ledger_id"],
                    row["classes"])
 
@@ -141,7 +124,7 @@ def paced_slot(gate: dict[str, Any], now: datetime, connect_lead: float) -> date
     return slot
 
 
-async def admit(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
+async def admit(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
                 soldier_id: int | None = None, *, pause: Pause = no_pause) -> Admitted | Wait:
     """A look at the gates (no lock, no write); a claim of a job they allow, only when the slot
     opens within the horizon; then the job's request counted in its slot. Each is one statement
@@ -170,7 +153,7 @@ async def admit(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
         await asyncio.sleep(max(0.0, (got.until - datetime.now(UTC)).total_seconds()))
 
 
-async def extra_slot(conn: Conn, me: CollectorRef, cfg: GateConfig, policy: Policy,
+async def extra_slot(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
                      job: ClaimedJob) -> Slot | Wait:
     """A send slot for a job held (its first request, or a further one such as the profile's
     account lookup), counted in the ledger before anything is sent. Fenced by the job's lease:
@@ -185,7 +168,7 @@ def _slot_of(got: _Answer) -> Slot | Wait:
     return Wait(got.wait_until)
 
 
-async def operator_slot(conn: Conn, egress_key: str, cfg: GateConfig, policy: Policy,
+async def operator_slot(conn: Conn, egress_key: str, cfg: GateSettings, policy: Policy,
                         resource: str) -> Slot | Wait:
     """A slot for a request that serves no job (an operator's `bf4ps battlelog fetch`): the
     egress gate and the fleet budget as for any request, counted in the ledger before it is

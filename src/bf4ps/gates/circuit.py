@@ -20,7 +20,7 @@ from typing import Any
 
 from bf4ps.battlelog.models import FetchResult
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, one, one_row, q
 from bf4ps.domain import ErrorClass
 from bf4ps.policy import Policy
 from bf4ps.queue import events
@@ -53,18 +53,15 @@ async def judge(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass
     """Before a failure is finalized: is its lane/resource's circuit open (then the job is
     held), or does this failure open it?"""
     key: dict[str, Any] = {"lane": job.lane.value, "resource": job.resource}
-    cur = await conn.execute(q("circuit_state"), key)
-    row = await cur.fetchone()
+    row = await one(conn, "circuit_state", key)
     if row is not None and row["state"] == "open":
         return Verdict(hold=True)
     if error not in TRIPPING:
         return Verdict(hold=False)
     who = job.soldier_id if job.soldier_id is not None else -job.job_id
-    cur = await conn.execute(q("circuit_window"), key | {
+    w = await one_row(conn, "circuit_window", key | {
         "window_seconds": policy.circuit_window_seconds, "who": who,
         "egress_key": me.egress_key, "signature": sig})
-    w = await cur.fetchone()
-    assert w is not None
     if not _trips(w, policy):
         return Verdict(hold=False)
     opened = await _open(conn, me, key, sig, w, policy)
@@ -80,11 +77,10 @@ def _trips(w: dict[str, Any], policy: Policy) -> bool:
 async def _open(conn: Conn, me: CollectorRef, key: dict[str, Any], sig: str,
                 w: dict[str, Any], policy: Policy) -> bool:
     async with conn.transaction():
-        cur = await conn.execute(q("circuit_open"), key | {
+        row = await one(conn, "circuit_open", key | {
             "signature": sig, "probe_seconds": policy.circuit_probe_seconds,
             "close_successes": policy.circuit_close_successes,
             "soldiers": int(w["soldiers"]), "egresses": int(w["egresses"])})
-        row = await cur.fetchone()
         await conn.execute(q("circuit_hold_pending"),
                            key | {"hold_seconds": policy.circuit_hold_seconds})
         if row is None:
@@ -102,18 +98,16 @@ async def _open(conn: Conn, me: CollectorRef, key: dict[str, Any], sig: str,
 
 
 async def open_circuits(conn: Conn) -> set[tuple[str, str]]:
-    cur = await conn.execute(q("circuit_open_list"))
-    return {(str(r["lane"]), str(r["resource"])) for r in await cur.fetchall()}
+    return {(str(r["lane"]), str(r["resource"])) for r in await all_rows(conn, "circuit_open_list")}
 
 
 async def release_probes(conn: Conn, me: CollectorRef) -> int:
     """Release one held job of every open circuit whose probe is due; how many were."""
     released = 0
     async with conn.transaction():
-        cur = await conn.execute(q("circuit_probes_due"))
-        for row in await cur.fetchall():
+        for row in await all_rows(conn, "circuit_probes_due"):
             key: dict[str, Any] = {"lane": str(row["lane"]), "resource": str(row["resource"])}
-            got = await (await conn.execute(q("circuit_release_one"), key)).fetchone()
+            got = await one(conn, "circuit_release_one", key)
             await events.record(conn, EventType.CIRCUIT_PROBE, **me.event_fields(), **key,
                                 job_id=got["job_id"] if got else None,
                                 result="released" if got else "nothing_held")
@@ -126,14 +120,13 @@ async def succeeded(conn: Conn, me: CollectorRef, job: ClaimedJob) -> bool:
     closes the circuit once enough came in. True when this closed it."""
     key: dict[str, Any] = {"lane": job.lane.value, "resource": job.resource}
     async with conn.transaction():
-        cur = await conn.execute(q("circuit_probe_succeeded"), key)
-        row = await cur.fetchone()
+        row = await one(conn, "circuit_probe_succeeded", key)
         if row is None or int(row["probe_successes"]) < int(row["close_successes"]):
             return False
-        closed = await (await conn.execute(q("circuit_close"), key)).fetchone()
+        closed = await one(conn, "circuit_close", key)
         if closed is None:
             return False
-        released = await (await conn.execute(q("circuit_release_all"), key)).fetchone()
+        released = await one(conn, "circuit_release_all", key)
         n = int(released["n"]) if released else 0
         await events.record(
             conn, EventType.CIRCUIT_CLOSED, **me.event_fields(), **key, result="closed",

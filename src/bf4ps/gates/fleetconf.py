@@ -14,11 +14,13 @@ from psycopg.types.json import Jsonb
 
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, one, one_row, q
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
+from bf4ps.settings import setting_default
 
-# `--share CLASS=F`: the active class has a cap, the others a floor (gates/budget.py)
+# `--share CLASS=F`: the active class has a cap, the others a floor (admission_slot(),
+# migration 0008; docs/architecture.md "Rate gates and the fleet budget")
 SHARES = {"active": "budget_cap_active", "interactive": "budget_floor_interactive",
           "bootstrap": "budget_floor_bootstrap", "retry": "budget_floor_retry"}
 FLOORS = ("interactive", "bootstrap", "retry")
@@ -36,12 +38,6 @@ class GateChange:
     no_window: bool = False
     cooldown_seconds: float | None = None  # cool the egress down this long from now
     end_cooldown: bool = False  # end a cool-down and reset the throttle streak
-
-
-async def one(conn: Conn, name: str, params: dict[str, Any] | None = None
-               ) -> dict[str, Any] | None:
-    cur = await conn.execute(q(name), params or {})
-    return await cur.fetchone()
 
 
 def gate_view(row: dict[str, Any]) -> dict[str, Any]:
@@ -64,10 +60,9 @@ def shares_of(pol: policy_mod.Policy) -> dict[str, float]:
 async def record_change(conn: Conn, setting: str, subject: str, old: Any, new: Any, by: str,
                         reason: str | None, **fields: Any) -> int:
     """The audit row and its event (inside the caller's transaction)."""
-    row = await one(conn, "settings_change_insert", {
+    row = await one_row(conn, "settings_change_insert", {
         "setting": setting, "subject": subject, "old": Jsonb(old) if old is not None else None,
         "new": Jsonb(new) if new is not None else None, "by": by, "reason": reason})
-    assert row is not None
     await events.record(conn, EventType.FLEET_SETTINGS_CHANGED, result=setting, details={
         "change_id": row["change_id"], "setting": setting, "subject": subject, "old": old,
         "new": new, "by": by, "reason": reason}, **fields)
@@ -85,7 +80,9 @@ def _window(change: GateChange, old: dict[str, Any] | None) -> tuple[int | None,
         if change.window_seconds is not None:
             raise FleetConfError("--window-seconds needs a window: give --window-requests N")
         return None, None
-    return requests, seconds if seconds is not None else 60.0
+    if seconds is None:
+        seconds = setting_default("egress_window_seconds")
+    return requests, seconds
 
 
 async def set_gate(conn: Conn, egress: str, change: GateChange, *, by: str,
@@ -104,11 +101,10 @@ async def set_gate(conn: Conn, egress: str, change: GateChange, *, by: str,
         params = {"egress_key": egress, "min_interval": interval, "window_requests": requests,
                   "window_seconds": seconds, "by": by}
         if old is None:
-            row = await one(conn, "gate_create", params)
+            row = await one_row(conn, "gate_create", params)
         else:
-            row = await one(conn, "gate_update", params | {
+            row = await one_row(conn, "gate_update", params | {
                 "cooldown_seconds": change.cooldown_seconds, "end_cooldown": change.end_cooldown})
-        assert row is not None
         before = gate_view(old) if old is not None else None
         if before != gate_view(row):
             await record_change(conn, "gate", egress, before, gate_view(row), by, reason,
@@ -117,8 +113,7 @@ async def set_gate(conn: Conn, egress: str, change: GateChange, *, by: str,
 
 
 async def gates(conn: Conn) -> list[dict[str, Any]]:
-    cur = await conn.execute(q("gate_list"))
-    return [dict(r) for r in await cur.fetchall()]
+    return [dict(r) for r in await all_rows(conn, "gate_list")]
 
 
 def _shares(current: policy_mod.Policy, given: dict[str, float]) -> policy_mod.Policy:
@@ -145,16 +140,14 @@ async def set_budget(conn: Conn, *, requests: int | None, window_seconds: float 
     """Set the fleet budget (N requests per rolling window) and/or its class shares, or with
     `remove` end it (no budget; no collector's environment brings it back)."""
     async with conn.transaction():
-        old = await one(conn, "budget_get_locked")
-        assert old is not None  # the single row is made by the migration
+        old = await one_row(conn, "budget_get_locked")  # the single row the migration made
         new_requests = None if remove else (requests if requests is not None
                                             else old["requests"])
         window = window_seconds if window_seconds is not None else old["window_seconds"]
         if requests is not None or window_seconds is not None or remove:
-            row = await one(conn, "budget_store", {
+            row = await one_row(conn, "budget_store", {
                 "requests": new_requests, "window_seconds": window, "by": by,
                 "configured": remove or new_requests is not None})
-            assert row is not None
             if budget_view(old) != budget_view(row):
                 await record_change(conn, "budget", "fleet", budget_view(old), budget_view(row),
                                     by, reason)
@@ -177,13 +170,12 @@ async def _store_shares(conn: Conn, shares: dict[str, float], by: str,
 
 
 async def show_budget(conn: Conn, history: int = 5) -> dict[str, Any]:
-    row = await one(conn, "budget_get")
-    assert row is not None
+    row = await one_row(conn, "budget_get")
     use = await one(conn, "fleet_use")
-    cur = await conn.execute(q("settings_changes_recent"), {
+    changes = await all_rows(conn, "settings_changes_recent", {
         "settings": ["budget", "shares"], "subject": None, "limit": history})
     return {**budget_view(row), "configured_at": row["configured_at"],
             "updated_by": row["updated_by"], "updated_at": row["updated_at"],
             "used": int(use["used"]) if use else 0,
             "shares": shares_of(await policy_mod.load(conn)),
-            "changes": [dict(r) for r in await cur.fetchall()]}
+            "changes": [dict(r) for r in changes]}

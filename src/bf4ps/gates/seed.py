@@ -9,11 +9,12 @@ import logging
 from typing import Any
 
 from bf4ps.db.connect import Conn
-from bf4ps.gates.fleetconf import budget_view, gate_view, one, record_change
+from bf4ps.db.queries import one
+from bf4ps.gates.fleetconf import budget_view, gate_view, record_change
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import CollectorRef
-from bf4ps.settings import Settings
+from bf4ps.settings import GateSettings, Settings
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +52,11 @@ async def seed(conn: Conn, settings: Settings, me: CollectorRef) -> dict[str, di
     """Seed what is absent, compare the rest; the differences (already said)."""
     by = f"collector {me.name} (seeded from its settings)"
     async with conn.transaction():
+        mine = GateSettings.from_settings(settings)
         gate = await one(conn, "gate_seed", {
-            "egress_key": me.egress_key, "min_interval": settings.egress_min_interval_seconds,
-            "window_requests": settings.egress_window_requests,
-            "window_seconds": settings.egress_window_seconds
-            if settings.egress_window_requests else None, "by": by})
+            "egress_key": me.egress_key, "min_interval": mine.interval,
+            "window_requests": mine.window_requests, "window_seconds": mine.window_seconds,
+            "by": by})
         if gate is not None:
             await record_change(conn, "gate", me.egress_key, None, gate_view(gate), by,
                                 "first collector on this egress", **me.event_fields())

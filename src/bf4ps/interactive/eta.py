@@ -25,7 +25,7 @@ from uuid import UUID
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.gates.admission import effective_interval, paced_slot
-from bf4ps.settings import Settings
+from bf4ps.settings import GateSettings
 from bf4ps.soldiers import ALL_RESOURCES
 
 # Until measured: seconds from started to succeeded, and physical requests per job.
@@ -38,21 +38,9 @@ MEASURE_WINDOW_SECONDS = 6 * 3600.0
 MEASURE_LIMIT = 200
 
 
-@dataclass(frozen=True, slots=True)
-class GateDefaults:
-    """Collector settings the estimate needs when the database cannot tell."""
-
-    interval: float = 5.0
-    margin: float = 0.05
-    idle_poll: float = 1.0
-    horizon: float = 1.0
-    connect_lead: float = 1.0  # no slot is sooner than this after its claim
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> GateDefaults:
-        return cls(settings.egress_min_interval_seconds, settings.egress_safety_margin_seconds,
-                   settings.idle_poll_seconds, settings.claim_horizon_seconds,
-                   settings.battlelog_connect_lead_seconds)
+# Collector settings the estimate needs when the database cannot tell: the one gate-settings
+# type (interval, margin, idle_poll, horizon, connect_lead; from_settings), under its old name.
+GateDefaults = GateSettings
 
 
 @dataclass(frozen=True, slots=True)

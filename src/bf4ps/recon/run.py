@@ -30,14 +30,14 @@ from bf4ps.collector import slots
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.collector.slots import Pacing
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import one, one_row, q
 from bf4ps.domain import Lane, Platform, PriorityClass, Resource
 from bf4ps.gates import admission
-from bf4ps.gates.admission import GateConfig
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Lease
 from bf4ps.recon.ladder import Plan, Sample
+from bf4ps.settings import GateSettings
 
 RECON_JOB_ID = admission.UNATTACHED_JOB_ID  # recon requests are of no queue job
 
@@ -50,7 +50,7 @@ class ReconError(RuntimeError):
 class Recon:
     conn: Conn
     me: CollectorRef
-    gate: GateConfig
+    gate: GateSettings
     client: BattlelogClient
     plan: Plan
     run_id: int
@@ -74,9 +74,8 @@ class Recon:
         return sample
 
     async def pace(self, interval: float) -> None:
-        cur = await self.conn.execute(q("recon_gate_interval"), {
-            "egress_key": self.me.egress_key, "min_interval": interval})
-        if await cur.fetchone() is None:
+        if await one(self.conn, "recon_gate_interval", {
+            "egress_key": self.me.egress_key, "min_interval": interval}) is None:
             raise ReconError(f"no rate gate for egress {self.me.egress_key}")
 
     async def _store(self, s: Sample, ledger_request_id: int) -> None:
@@ -126,11 +125,9 @@ async def begin(conn: Conn, data_dir: Path, egress_key: str, source_address: str
     want = Wanted(collector_name(egress_key), socket.gethostname()[:255] or "recon",
                   Lane.BACKGROUND, egress_key, source_address, __version__)
     me = await register(conn, data_dir, want)
-    cur = await conn.execute(q("recon_run_insert"), {"egress_key": egress_key, "settings": Jsonb(
+    row = await one_row(conn, "recon_run_insert", {"egress_key": egress_key, "settings": Jsonb(
         plan.as_dict() | {"source_address": source_address,
                           "personas": [[p, f.value] for p, f in personas]})})
-    row = await cur.fetchone()
-    assert row is not None
     return me, int(row["run_id"])
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import one, q
 from bf4ps.domain import Lane
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -31,9 +31,8 @@ async def act(conn: Conn, action: str, name: str,
             kind = EventType.COLLECTOR_RETIRED
         else:
             flags, kind = ACTIONS[action]
-            cur = await conn.execute(q("collector_set_flags"),
+            row = await one(conn, "collector_set_flags",
                                      {"name": name, "reason": reason, **flags})
-            row = await cur.fetchone()
         if row is None:
             raise ControlError(f"no current collector named {name!r}")
         ref = CollectorRef(row["collector_uuid"], row["collector_name"], row["hostname"],
@@ -44,8 +43,7 @@ async def act(conn: Conn, action: str, name: str,
 
 
 async def _retire(conn: Conn, name: str) -> dict[str, Any] | None:
-    cur = await conn.execute(q("collector_by_name"), {"name": name})
-    row = await cur.fetchone()
+    row = await one(conn, "collector_by_name", {"name": name})
     if row is None:
         return None
     await conn.execute(q("collector_retire"), {"collector_uuid": row["collector_uuid"],

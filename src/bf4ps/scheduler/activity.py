@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import execute, one
 from bf4ps.policy import Policy
 
 RECHECK_BATCH = 1000  # parked resources revived per sweep at most
@@ -22,19 +22,16 @@ async def refresh(conn: Conn, soldier_ids: Sequence[int], policy: Policy) -> int
     """Reclassify these soldiers' resources from their last_seen (after an intake batch)."""
     if not soldier_ids:
         return 0
-    cur = await conn.execute(q("activity_refresh"),
+    return await execute(conn, "activity_refresh",
                              {"soldier_ids": list(soldier_ids), **_windows(policy)})
-    return cur.rowcount
 
 
 async def decay(conn: Conn, policy: Policy) -> int:
-    cur = await conn.execute(q("activity_decay"), _windows(policy))
-    return cur.rowcount
+    return await execute(conn, "activity_decay", _windows(policy))
 
 
 async def mark_due(conn: Conn) -> int:
-    cur = await conn.execute(q("due_sweep"))
-    return cur.rowcount
+    return await execute(conn, "due_sweep")
 
 
 async def recheck_parked(conn: Conn, policy: Policy, batch: int = RECHECK_BATCH) -> int:
@@ -42,7 +39,6 @@ async def recheck_parked(conn: Conn, policy: Policy, batch: int = RECHECK_BATCH)
     recheck interval go back to retry_wait (one more try; feed_retry queues them)."""
     if policy.unavailable_recheck_seconds <= 0:
         return 0
-    cur = await conn.execute(q("parked_recheck"), {
+    row = await one(conn, "parked_recheck", {
         "recheck_seconds": policy.unavailable_recheck_seconds, "n": batch})
-    row = await cur.fetchone()
     return int(row["n"]) if row else 0

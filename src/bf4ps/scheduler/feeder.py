@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import one
 from bf4ps.domain import PriorityClass
 from bf4ps.gates import circuit
 from bf4ps.policy import Policy
@@ -28,16 +28,14 @@ class FeedReport:
 
 
 async def _depth(conn: Conn) -> int:
-    cur = await conn.execute(q("runnable_depth"), {"lane": "background"})
-    row = await cur.fetchone()
+    row = await one(conn, "runnable_depth", {"lane": "background"})
     return int(row["n"]) if row else 0
 
 
 async def _feed(conn: Conn, activity: str, resource: str, n: int, policy: Policy) -> int:
-    cur = await conn.execute(q("feed_class"), {
+    row = await one(conn, "feed_class", {
         "activity_class": activity, "resource": resource, "n": n,
         "priority_class": activity, "aging_seconds": policy.aging(PriorityClass(activity))})
-    row = await cur.fetchone()
     return int(row["n"]) if row else 0
 
 
@@ -63,8 +61,7 @@ async def replenish(conn: Conn, policy: Policy) -> FeedReport:
     """One feeding pass in one transaction (serialized by an advisory transaction lock)."""
     report = FeedReport(target=policy.working_set_background)
     async with conn.transaction():
-        cur = await conn.execute(q("feeder_lock"))
-        row = await cur.fetchone()
+        row = await one(conn, "feeder_lock")
         if not row or not row["locked"]:
             return report
         report.depth_before = await _depth(conn)
@@ -93,8 +90,7 @@ async def _fill(conn: Conn, activity: str, n: int, policy: Policy,
     if n <= 0:
         return 0
     if activity == "retry":
-        cur = await conn.execute(q("feed_retry"), {"n": n})
-        row = await cur.fetchone()
+        row = await one(conn, "feed_retry", {"n": n})
         return int(row["n"]) if row else 0
     return await _feed_activity(conn, activity, n, policy, coverage, blocked)
 

@@ -11,8 +11,9 @@ from datetime import UTC, datetime, timedelta
 from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, q
 from bf4ps.queue import figures
+from bf4ps.scheduler import retention
 from bf4ps.views import backlog, forecast_inputs
 from bf4ps.views.forecast import Forecast, forecast
 
@@ -22,11 +23,11 @@ log = logging.getLogger(__name__)
 async def record(conn: Conn, interval_seconds: float) -> None:
     coverage = await figures.coverage(conn)
     finished = await figures.throughput(conn, interval_seconds)
-    cur = await conn.execute(q("requests_by_egress"), {"window_seconds": interval_seconds})
+    by_egress = await all_rows(conn, "requests_by_egress", {"window_seconds": interval_seconds})
     requests = {str(r["egress_key"]): {
         "requests": int(r["requests"]),
         "limit": round(interval_seconds / float(r["min_interval_seconds"]), 2)}
-        for r in await cur.fetchall()}
+        for r in by_egress}
     lag = await backlog.refresh_lag(conn)
     await conn.execute(q("history_record"), {
         "interval_seconds": interval_seconds,
@@ -42,12 +43,7 @@ async def record(conn: Conn, interval_seconds: float) -> None:
 async def prune(conn: Conn, retention_days: float, *, batch: int = 5000,
                 now: datetime | None = None) -> int:
     cutoff = (now or datetime.now(UTC)) - timedelta(days=retention_days)
-    deleted = 0
-    while True:
-        cur = await conn.execute(q("history_delete_batch"), {"cutoff": cutoff, "batch": batch})
-        deleted += cur.rowcount
-        if cur.rowcount < batch:
-            return deleted
+    return await retention.delete_in_batches(conn, "history_delete_batch", cutoff, batch)
 
 
 def verdict(fc: Forecast) -> str:

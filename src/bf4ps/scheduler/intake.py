@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import one, q, scalar
 from bf4ps.policy import Policy
 from bf4ps.scheduler import activity
 from bf4ps.scheduler import intake_source as src
@@ -188,23 +188,18 @@ async def _import(bf4ps: Conn, bf4sw: Conn, keys: list[src.Key], policy: Policy,
 
 
 async def _lock(bf4ps: Conn, report: IntakeReport) -> bool:
-    cur = await bf4ps.execute(q("intake_lock"))
-    row = await cur.fetchone()
+    row = await one(bf4ps, "intake_lock")
     locked = bool(row and row["locked"])
     report.busy = report.busy or not locked
     return locked
 
 
 async def _state(bf4ps: Conn, source: str = CURSOR) -> tuple[int, datetime | None]:
-    cur = await bf4ps.execute(q("intake_state_get"), {"source": source})
-    row = await cur.fetchone()
+    row = await one(bf4ps, "intake_state_get", {"source": source})
     if row is None:
         return 0, None
     return cast(int, row["last_alias_id"]), cast("datetime | None", row["reconcile_watermark"])
 
 
 async def _now(bf4ps: Conn) -> datetime:
-    cur = await bf4ps.execute(q("intake_now"))
-    row = await cur.fetchone()
-    assert row is not None
-    return cast(datetime, row["now"])
+    return cast(datetime, await scalar(bf4ps, "intake_now"))

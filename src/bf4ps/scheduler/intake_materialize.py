@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import cast
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows
 from bf4ps.domain import JobReason, Lane, PriorityClass, Resource
 from bf4ps.policy import Policy
 from bf4ps.queue.enqueue import Demand, enqueue
@@ -89,13 +89,13 @@ async def _first_jobs(conn: Conn, wanted: list[tuple[int, PriorityClass]], now: 
                       policy: Policy, out: Materialized) -> None:
     if not wanted:
         return
-    cur = await conn.execute(q("intake_enqueue_discovered"), {
+    rows = await all_rows(conn, "intake_enqueue_discovered", {
         "soldier_ids": [sid for sid, _ in wanted],
         "classes": [klass.value for _, klass in wanted],
         "ranks": [rank(now, klass, policy) for _, klass in wanted],
         "resource": FIRST_RESOURCE.value, "lane": Lane.BACKGROUND.value,
         "reason": JobReason.BF4SW_DISCOVERY.value, "now": now})
-    made = {cast(int, r["soldier_id"]) for r in await cur.fetchall()}
+    made = {cast(int, r["soldier_id"]) for r in rows}
     classes = dict(wanted)
     for sid in made:
         out.created_by_class[classes[sid].value] += 1
@@ -121,9 +121,8 @@ async def _enqueue_first(conn: Conn, soldier_id: int, klass: PriorityClass, now:
 async def _promote(conn: Conn, seen: list[tuple[int, PriorityClass]], now: datetime,
                    policy: Policy, out: Materialized) -> None:
     classes = dict(seen)
-    cur = await conn.execute(q("intake_pending_jobs"), {"soldier_ids": list(classes)},
-                             prepare=False)
-    for job in await cur.fetchall():
+    for job in await all_rows(conn, "intake_pending_jobs", {"soldier_ids": list(classes)},
+                              prepare=False):
         soldier_id = cast(int, job["soldier_id"])
         target = classes[soldier_id]
         if not outranks(target, PriorityClass(str(job["priority_class"]))):
@@ -140,9 +139,8 @@ async def _promote(conn: Conn, seen: list[tuple[int, PriorityClass]], now: datet
 async def _unqueued(conn: Conn, seen: list[tuple[int, PriorityClass]], now: datetime,
                     policy: Policy, out: Materialized) -> None:
     classes = dict(seen)
-    cur = await conn.execute(q("intake_unqueued_never_attempted"), {
-        "soldier_ids": list(classes), "resource": FIRST_RESOURCE.value}, prepare=False)
-    for row in await cur.fetchall():
+    for row in await all_rows(conn, "intake_unqueued_never_attempted", {
+        "soldier_ids": list(classes), "resource": FIRST_RESOURCE.value}, prepare=False):
         sid = cast(int, row["soldier_id"])
         await _enqueue_first(conn, sid, classes[sid], now, policy, out,
                              cast(int, row["persona_id"]), str(row["platform"]))
@@ -154,8 +152,7 @@ async def mark_due(conn: Conn, soldier_ids: Sequence[int], now: datetime,
     (soldier, resource) pairs changed. Jobs are left to the feeder."""
     if not soldier_ids:
         return 0
-    cur = await conn.execute(q("intake_mark_due"), {
+    return len(await all_rows(conn, "intake_mark_due", {
         "soldier_ids": list(soldier_ids), "now": now,
         "resources": [r.value for r in Resource],
-        "freshness_seconds": [policy.freshness(r) for r in Resource]}, prepare=False)
-    return len(await cur.fetchall())
+        "freshness_seconds": [policy.freshness(r) for r in Resource]}, prepare=False))

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import cast
 
 from bf4ps.db.connect import Conn, connection
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, one, q, scalar
 from bf4ps.domain import Platform, bf4sw_platform
 
 MAX_NAME_LENGTH = 64
@@ -118,16 +118,12 @@ async def source_connection(url: str, statement_timeout: float = STATEMENT_TIMEO
 
 
 async def table_present(conn: Conn) -> bool:
-    cur = await conn.execute(q("bf4sw_table_exists"))
-    row = await cur.fetchone()
+    row = await one(conn, "bf4sw_table_exists")
     return bool(row and row["present"])
 
 
 async def source_now(conn: Conn) -> datetime:
-    cur = await conn.execute(q("bf4sw_now"))
-    row = await cur.fetchone()
-    assert row is not None
-    return cast(datetime, row["now"])
+    return cast(datetime, await scalar(conn, "bf4sw_now"))
 
 
 Key = tuple[str, int]  # BF4SW's identity: (platform string, persona id)
@@ -142,8 +138,7 @@ class Batch:
 
 async def new_aliases(conn: Conn, after_id: int, limit: int) -> Batch:
     """The identities of the next `limit` alias rows past the cursor."""
-    cur = await conn.execute(q("bf4sw_new_aliases"), {"after_id": after_id, "limit": limit})
-    rows = await cur.fetchall()
+    rows = await all_rows(conn, "bf4sw_new_aliases", {"after_id": after_id, "limit": limit})
     keys = [(str(r["platform"]), cast(int, r["persona_id"])) for r in rows]
     last = cast(int, rows[-1]["id"]) if rows else after_id
     return Batch(list(dict.fromkeys(keys)), len(rows), last)
@@ -156,9 +151,8 @@ async def seen_identities(conn: Conn, since: datetime, until: datetime,
     first: dict[Key, int] = {}
     after: tuple[datetime, int] = (since, 0)
     while True:
-        cur = await conn.execute(q("bf4sw_seen_page"), {
+        rows = await all_rows(conn, "bf4sw_seen_page", {
             "after_seen": after[0], "after_id": after[1], "until": until, "limit": page})
-        rows = await cur.fetchall()
         for r in rows:
             key = (str(r["platform"]), cast(int, r["persona_id"]))
             first[key] = min(first.get(key, r["id"]), r["id"])
@@ -168,8 +162,7 @@ async def seen_identities(conn: Conn, since: datetime, until: datetime,
 
 
 async def platform_strings(conn: Conn) -> list[str]:
-    cur = await conn.execute(q("bf4sw_platform_strings"))
-    return [str(r["platform"]) for r in await cur.fetchall()]
+    return [str(r["platform"]) for r in await all_rows(conn, "bf4sw_platform_strings")]
 
 
 async def aliases_of(conn: Conn, keys: Sequence[Key]) -> list[Alias]:
@@ -180,9 +173,9 @@ async def aliases_of(conn: Conn, keys: Sequence[Key]) -> list[Alias]:
         variants.setdefault(bf4sw_platform(raw), []).append(raw)
     wanted = dict.fromkeys((v, persona) for raw, persona in keys
                            for v in variants.get(bf4sw_platform(raw), [raw]))
-    cur = await conn.execute(q("bf4sw_aliases_of"), {
+    rows = await all_rows(conn, "bf4sw_aliases_of", {
         "platforms": [k[0] for k in wanted], "persona_ids": [k[1] for k in wanted]})
     return [Alias(cast(int, r["id"]), str(r["platform"]), cast(int, r["persona_id"]),
                   str(r["player_name"] or ""), cast("datetime | None", r["first_seen"]),
                   cast("datetime | None", r["last_seen"]))
-            for r in await cur.fetchall()]
+            for r in rows]

@@ -1,9 +1,10 @@
 """Writing one batch of BF4SW identities into BF4PS, set-based: soldiers, name history,
 provenance and collection state, a handful of statements per batch whatever its size.
 
-The merge rules are soldiers.upsert's (bf4ps/soldiers.py), applied to whole arrays: earlier
-first_seen and later last_seen win, the current name follows the newest sighting, so importing
-the same identity twice (or in two halves) converges to the same row.
+The soldiers themselves go through soldiers_upsert (db/sql/soldiers.sql), the one upsert
+soldiers.upsert uses for a single sighting: earlier first_seen and later last_seen win, the
+current name follows the newest sighting, so importing the same identity twice (or in two
+halves) converges to the same row.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from datetime import datetime
 from typing import cast
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, q
 from bf4ps.domain import Platform, Resource, SourceType
 from bf4ps.scheduler.intake_source import Identity
 
@@ -50,14 +51,13 @@ async def store(conn: Conn, identities: list[Identity], now: datetime) -> StoreR
 
 
 async def _soldiers(conn: Conn, identities: list[Identity]) -> list[Stored]:
-    cur = await conn.execute(q("intake_upsert_soldiers"), {
+    by_key: dict[tuple[int, Platform], tuple[int, bool]] = {}
+    for row in await all_rows(conn, "soldiers_upsert", {
         "persona_ids": [i.persona_id for i in identities],
         "platforms": [i.platform.value for i in identities],
         "names": [i.current_name for i in identities],
         "first_seen": [i.first_seen for i in identities],
-        "last_seen": [i.last_seen for i in identities]})
-    by_key: dict[tuple[int, Platform], tuple[int, bool]] = {}
-    for row in await cur.fetchall():
+        "played_at": [i.last_seen for i in identities], "name_confirmed": False}):
         key = (cast(int, row["persona_id"]), Platform(str(row["platform"])))
         by_key[key] = (cast(int, row["soldier_id"]), bool(row["inserted"]))
     out: list[Stored] = []
@@ -78,6 +78,6 @@ async def _names(conn: Conn, stored: list[Stored]) -> int:
             names.append(name)
             firsts.append(first)
             lasts.append(last)
-    cur = await conn.execute(q("intake_upsert_names"), {
+    rows = await all_rows(conn, "intake_upsert_names", {
         "soldier_ids": soldier_ids, "names": names, "first_seen": firsts, "last_seen": lasts})
-    return sum(1 for row in await cur.fetchall() if row["inserted"])
+    return sum(1 for row in rows if row["inserted"])

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, execute, one, q
 
 _UPPER = re.compile(r"TO \('([^']+)'\)")
 
@@ -34,13 +34,12 @@ async def run(conn: Conn, retention_days: float, *, batch: int = 5000,
               now: datetime | None = None) -> RetentionReport:
     cutoff = (now or datetime.now(UTC)) - timedelta(days=retention_days)
     report = RetentionReport(cutoff, [], 0)
-    cur = await conn.execute(q("event_partitions"))
-    for row in await cur.fetchall():
+    for row in await all_rows(conn, "event_partitions"):
         upper = partition_upper_bound(str(row["bound"]))
         if upper is not None and upper <= cutoff:
             await conn.execute(q("drop_event_partition"), {"name": row["name"]})
             report.dropped_partitions.append(str(row["name"]))
-    report.deleted_rows = await _delete_batches(conn, "events_delete_batch", cutoff, batch)
+    report.deleted_rows = await delete_in_batches(conn, "events_delete_batch", cutoff, batch)
     return report
 
 
@@ -49,19 +48,20 @@ async def prune_ledger(conn: Conn, retention_days: float, *, batch: int = 5000,
     """Delete request-ledger rows older than the horizon (and older than twice the fleet
     budget window, whatever the horizon); the number deleted."""
     cutoff = (now or datetime.now(UTC)) - timedelta(days=retention_days)
-    return await _delete_batches(conn, "ledger_delete_batch", cutoff, batch)
+    return await delete_in_batches(conn, "ledger_delete_batch", cutoff, batch)
 
 
-async def _delete_batches(conn: Conn, query: str, cutoff: datetime, batch: int) -> int:
+async def delete_in_batches(conn: Conn, query: str, cutoff: datetime, batch: int) -> int:
+    """Run a `DELETE ... LIMIT %(batch)s` statement until it deletes fewer than `batch` rows
+    (short transactions, no long lock); the rows deleted."""
     deleted = 0
     while True:
-        cur = await conn.execute(q(query), {"cutoff": cutoff, "batch": batch})
-        deleted += cur.rowcount
-        if cur.rowcount < batch:
+        n = await execute(conn, query, {"cutoff": cutoff, "batch": batch})
+        deleted += n
+        if n < batch:
             return deleted
 
 
 async def ensure_partitions(conn: Conn, months_ahead: int = 3) -> int:
-    cur = await conn.execute(q("ensure_partitions_ahead"), {"months": months_ahead})
-    row = await cur.fetchone()
+    row = await one(conn, "ensure_partitions_ahead", {"months": months_ahead})
     return int(row["created"]) if row else 0

@@ -7,7 +7,6 @@ safe."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import socket
@@ -22,12 +21,13 @@ from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn, connection, resolve_url
 from bf4ps.db.errors import DB_ERRORS
 from bf4ps.db.locks import SCHEDULER_LOCK
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, one, q
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.reaper import reap_expired
 from bf4ps.scheduler import activity, feeder, history, retention
 from bf4ps.settings import Settings
+from bf4ps.waiting import sleep_unless_stopped
 
 log = logging.getLogger(__name__)
 
@@ -102,8 +102,7 @@ class Scheduler:
     async def _acquire(self, conn: Conn) -> bool:
         said = False
         while not self.stop.is_set():
-            cur = await conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", [SCHEDULER_LOCK])
-            row = await cur.fetchone()
+            row = await one(conn, "scheduler_lock_try", {"lock": SCHEDULER_LOCK})
             if row and row["ok"]:
                 return True
             if not said:  # once per stand-by period, not every tick
@@ -126,7 +125,7 @@ class Scheduler:
                 await history.check_capacity(conn)
                 jobs = self._periodic(conn)
                 while not self.stop.is_set():
-                    await lock_conn.execute("SELECT 1")  # lost the lock's session? stop leading
+                    await lock_conn.execute(q("scheduler_lock_alive"))  # lost? stop leading
                     for job in jobs:
                         await job.maybe()
                     await self._sleep(self.settings.scheduler_tick_seconds)
@@ -148,9 +147,9 @@ class Scheduler:
     async def tick(self, conn: Conn) -> None:
         policy = await policy_mod.load(conn)
         reaped = await reap_expired(conn)
-        cur = await conn.execute(q("collectors_mark_silent"), {
+        silent = await all_rows(conn, "collectors_mark_silent", {
             "silence_seconds": self.settings.heartbeat_lost_after_seconds})
-        lost = [r["collector_name"] for r in await cur.fetchall()]
+        lost = [r["collector_name"] for r in silent]
         fed = await feeder.replenish(conn, policy)
         self.fed.add(fed.total)
         if reaped or lost:  # worth a line at once
@@ -180,6 +179,5 @@ class Scheduler:
                  report.deleted_rows, ledger, records, created)
 
     async def _sleep(self, seconds: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.stop.wait(), seconds)
+        await sleep_unless_stopped(self.stop, seconds)
 

@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Any
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, q
 from bf4ps.domain import Platform
 
 BOARD_MIN_SECONDS = 36_000  # the leaderboards' minimum playtime (10 h; the indexes' predicate)
@@ -99,15 +99,9 @@ def preview(row: dict[str, Any]) -> SoldierPreview:
         time_played_seconds=row.get("time_played_seconds"), exact=bool(row.get("exact")))
 
 
-async def _previews(conn: Conn, query: str, params: dict[str, Any],
-                    prepare: bool | None = None) -> list[dict[str, Any]]:
-    cur = await conn.execute(q(query), params, prepare=prepare)
-    return await cur.fetchall()
-
-
 async def leaderboard(conn: Conn, board: Board, platform: Platform, page: int = 1,
                       per_page: int = 25) -> Page:
-    rows = await _previews(conn, board.query, {
+    rows = await all_rows(conn, board.query, {
         "platform": platform.value, "limit": per_page, "offset": (page - 1) * per_page})
     return Page(tuple(map(preview, rows)), page, per_page, None)
 
@@ -115,7 +109,7 @@ async def leaderboard(conn: Conn, board: Board, platform: Platform, page: int = 
 async def search_page(conn: Conn, prefix: str, exact: str, platform: Platform | None,
                       page: int = 1, per_page: int = 20) -> Page:
     """`prefix`: an escaped LIKE prefix of the lower-cased name; `exact`: the lower-cased name."""
-    rows = await _previews(conn, "web_search_page", {
+    rows = await all_rows(conn, "web_search_page", {
         "prefix": prefix, "exact": exact, "platform": platform.value if platform else None,
         "limit": per_page, "offset": (page - 1) * per_page}, prepare=False)  # a LIKE prefix
     total = int(rows[0]["total"]) if rows else 0

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, q
 from bf4ps.domain import Resource
 from bf4ps.stats.item_names import display_name
 from bf4ps.stats.read import HistoryPoint, detailed_history
@@ -79,9 +79,9 @@ def per_collection(changes: list[T], collected: list[datetime]) -> list[T]:
 
 async def collection_times(conn: Conn, soldier_id: int, resource: Resource,
                            limit: int = 200) -> list[datetime]:
-    cur = await conn.execute(q("collections_of"), {"soldier_id": soldier_id,
+    rows = await all_rows(conn, "collections_of", {"soldier_id": soldier_id,
                                                    "resource": resource.value, "limit": limit})
-    return [row["collected_at"] for row in await cur.fetchall()]
+    return [row["collected_at"] for row in rows]
 
 
 async def detailed_series(conn: Conn, soldier_id: int, limit: int = 100) -> list[HistoryPoint]:

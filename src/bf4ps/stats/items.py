@@ -34,7 +34,8 @@ from typing import Any
 
 from bf4ps.battlelog.models import VehicleItem, WeaponItem
 from bf4ps.db.connect import Conn
-from bf4ps.stats.written import Written, one_row
+from bf4ps.db.queries import one_row
+from bf4ps.stats.written import Written
 
 CATALOG_FIELDS = ("guid", "name", "slug", "category", "code")
 WEAPON_STAT_FIELDS = ("guid", "kills", "headshots", "shots_fired", "shots_hit",

@@ -17,7 +17,7 @@ from bf4ps.battlelog.models import (
     WeaponItem,
 )
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, q
 from bf4ps.domain import ErrorClass, Resource, StateStatus
 
 DETAILED_FIELDS = tuple(f.name for f in fields(DetailedStats))
@@ -94,11 +94,6 @@ class HistoryPoint:
     changed: bool = True  # False: a collection that found the values unchanged
 
 
-async def _rows(conn: Conn, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-    cur = await conn.execute(q(query), params)
-    return await cur.fetchall()
-
-
 def detailed_from_row(row: dict[str, Any]) -> StoredDetailed:
     return StoredDetailed(row["fetched_at"],
                           DetailedStats(**{name: row[name] for name in DETAILED_FIELDS}))
@@ -144,17 +139,17 @@ async def weapons_of(conn: Conn, soldier_id: int) -> list[StoredWeapon]:
     """The soldier's weapons with their catalog names, most kills first."""
     return [StoredWeapon(row["weapon_id"], row["fetched_at"],
                          WeaponItem(**{name: row[name] for name in WEAPON_FIELDS}))
-            for row in await _rows(conn, "weapons_of", {"soldier_id": soldier_id})]
+            for row in await all_rows(conn, "weapons_of", {"soldier_id": soldier_id})]
 
 
 async def vehicles_of(conn: Conn, soldier_id: int) -> list[StoredVehicle]:
     """The soldier's vehicles with their catalog names, most kills first."""
     return [StoredVehicle(row["vehicle_id"], row["fetched_at"],
                           VehicleItem(**{name: row[name] for name in VEHICLE_FIELDS}))
-            for row in await _rows(conn, "vehicles_of", {"soldier_id": soldier_id})]
+            for row in await all_rows(conn, "vehicles_of", {"soldier_id": soldier_id})]
 
 
 async def detailed_history(conn: Conn, soldier_id: int, limit: int = 100) -> list[HistoryPoint]:
     """The newest `limit` detailed snapshots that differ from their predecessor, newest first."""
-    rows = await _rows(conn, "detailed_history_of", {"soldier_id": soldier_id, "limit": limit})
+    rows = await all_rows(conn, "detailed_history_of", {"soldier_id": soldier_id, "limit": limit})
     return [HistoryPoint(**row) for row in rows]

@@ -18,7 +18,8 @@ from psycopg.types.json import Jsonb
 
 from bf4ps.battlelog.models import DetailedStats, ProfileStats
 from bf4ps.db.connect import Conn
-from bf4ps.stats.written import Written, one_row
+from bf4ps.db.queries import one_row
+from bf4ps.stats.written import Written
 
 PROFILE_LISTS = ("top_weapons", "top_vehicles", "progress", "linked_soldiers")
 CLAN_TAG_MAX_LENGTH = 16  # profile_current's CHECK

@@ -1,12 +1,8 @@
-"""What a statistics write reports, and the one-row statement helper the writers share."""
+"""What a statistics write reports."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,11 +15,3 @@ class Written:
     catalog_refreshed: int = 0
     user_linked: bool = False
     outdated: bool = False  # nothing written: the stored data is as new or newer
-
-
-async def one_row(conn: Conn, query: str, params: dict[str, Any]) -> dict[str, Any]:
-    """Run the named query and return its single result row."""
-    cur = await conn.execute(q(query), params)
-    row = await cur.fetchone()
-    assert row is not None, f"{query} returned no row"
-    return row

@@ -36,24 +36,6 @@ VALUES (%(source)s, now(), %(error)s)
 ON CONFLICT (source_name) DO UPDATE
 SET last_run_at = now(), last_error = excluded.last_error, updated_at = now()
 
--- name: intake_upsert_soldiers
--- soldiers.upsert's rules, for a whole batch: earlier first_seen and later last_seen win; the
--- current name follows the newest sighting. New soldiers get ids in discovery order.
-INSERT INTO soldiers AS s (persona_id, platform, current_name, first_seen_at, last_seen_at)
-SELECT i.persona_id, i.platform, i.name, i.first_seen, i.last_seen
-FROM unnest(%(persona_ids)s::bigint[], %(platforms)s::text[], %(names)s::text[],
-            %(first_seen)s::timestamptz[], %(last_seen)s::timestamptz[])
-     WITH ORDINALITY AS i(persona_id, platform, name, first_seen, last_seen, ord)
-ORDER BY i.ord
-ON CONFLICT (persona_id, platform) DO UPDATE
-SET current_name = CASE
-        WHEN s.last_seen_at IS NULL OR excluded.last_seen_at >= s.last_seen_at
-        THEN excluded.current_name ELSE s.current_name END,
-    first_seen_at = LEAST(s.first_seen_at, excluded.first_seen_at),
-    last_seen_at = GREATEST(s.last_seen_at, excluded.last_seen_at),
-    updated_at = now()
-RETURNING s.soldier_id, s.persona_id, s.platform, (s.xmax = 0) AS inserted
-
 -- name: intake_upsert_names
 INSERT INTO soldier_names AS n (soldier_id, name, first_seen_at, last_seen_at)
 SELECT * FROM unnest(%(soldier_ids)s::bigint[], %(names)s::text[],

@@ -40,3 +40,10 @@ SELECT application_name, client_addr::text AS client_addr, usename::text AS logi
 FROM pg_stat_activity
 WHERE datname = current_database() AND application_name LIKE 'bf4ps/%%'
 ORDER BY application_name, client_addr, backend_start
+
+-- name: migration_lock
+-- One migrating process at a time (a session lock: held across the migrations' transactions).
+SELECT pg_advisory_lock(%(lock)s)
+
+-- name: migration_unlock
+SELECT pg_advisory_unlock(%(lock)s)

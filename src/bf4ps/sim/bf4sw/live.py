@@ -24,6 +24,7 @@ from bf4ps.domain import bf4sw_platform
 from bf4ps.sim.bf4sw.names import NameBook
 from bf4ps.sim.bf4sw.shape import DAY, HISTORY, PLATFORM_SHARES, raw_string
 from bf4ps.sim.personas import persona_id_for
+from bf4ps.waiting import sleep_unless_stopped
 
 FULL_SCALE = 190_000
 SIGHTING_TIERS: tuple[tuple[float, float, float], ...] = (  # (min age, max age, share)
@@ -131,15 +132,7 @@ async def run(conn: Conn, *, soldiers: int, rate: float, tick: float, seed: int,
         if time.monotonic() - last_report >= report_every:
             report(live.counts)
             last_report = time.monotonic()
-        await _sleep(stop, tick - (time.monotonic() - started))
+        await sleep_unless_stopped(stop, tick - (time.monotonic() - started))
     return live.counts
 
-
-async def _sleep(stop: asyncio.Event, seconds: float) -> None:
-    if seconds <= 0:
-        return
-    try:
-        await asyncio.wait_for(stop.wait(), timeout=seconds)
-    except TimeoutError:
-        return
 
