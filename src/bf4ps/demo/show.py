@@ -29,7 +29,8 @@ class Progress:
                 bf4ps: str) -> None:
         self.say(f"website: [link={url}]{url}[/link]   operator console: {url}ops "
                  f"(user [bold]ops[/bold], password [bold]{password}[/bold])")
-        self.console.print(f"  process logs in {logs}; Ctrl-C stops everything")
+        self.console.print(f"  process logs in {logs}; Ctrl-C stops everything",
+                           highlight=False, soft_wrap=True)  # a path is never cut
         self.console.print(f"  other commands against this demo (from any shell): "
                            f"BF4PS_DATABASE_URL='{database}' {bf4ps} status",
                            highlight=False, markup=False, soft_wrap=True)
