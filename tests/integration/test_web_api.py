@@ -500,8 +500,13 @@ async def test_the_event_log_names_soldiers_and_filters_by_name(
     assert api["events"] and {e["soldier_name"] for e in api["events"]} == {"Holder"}
     empty = (await client.get("/ops/events", params={"name": "Nobody"}, auth=OPS)).text
     assert "No events match (name Nobody)." in empty
-    bad = await client.get("/ops/events", params={"name": "no spaces"}, auth=OPS)
-    assert bad.status_code == 422 and "soldier names are" in bad.text
+    # the one name rule: single inner spaces (gamertags) are a name, two in a row are not
+    spaced = await client.get("/api/ops/events", params={"name": "Some Gamertag"}, auth=OPS)
+    assert spaced.status_code == 200 and spaced.json()["events"] == []
+    bad = await client.get("/ops/events", params={"name": "two  spaces"}, auth=OPS)
+    assert bad.status_code == 422 and "soldier names use letters" in bad.text
+    api_bad = await client.get("/api/ops/events", params={"name": "semi;colon"}, auth=OPS)
+    assert api_bad.status_code == 422 and api_bad.json()["field"] == "name"
 
 
 async def test_healthz_metrics_openapi(client: httpx.AsyncClient, conn: Conn,
