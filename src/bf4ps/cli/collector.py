@@ -15,7 +15,7 @@ from bf4ps.db.connect import connection, resolve_url
 from bf4ps.domain import Lane
 from bf4ps.logs import setup_logging
 from bf4ps.registry import actions as control
-from bf4ps.views.fleet_status import CollectorRow, registry
+from bf4ps.views.fleet_rows import CollectorRow, registry
 
 
 @click.group(name="collector")

@@ -13,7 +13,7 @@ from bf4ps.domain import Lane, Resource
 from bf4ps.queue import figures
 from bf4ps.views import backlog
 from bf4ps.views.events import Event
-from bf4ps.views.fleet_status import (
+from bf4ps.views.fleet_rows import (
     BacklogView,
     Circuit,
     Clock,

@@ -156,7 +156,13 @@ async def request_status(conn: Conn, request_id: UUID, gate: GateDefaults,
         lookup_name=row["lookup_name"], soldier=_soldier(row, platform),
         created_at=row["created_at"], eta_at=row["eta_at"],
         first_request_at=row["first_request_at"], finished_at=row["finished_at"],
-        message=row["message"], now=now, **_live(est, now), resources=list(resources),
+        message=row["message"], now=now, position=est.position if est else None,
+        estimated_start_at=est.eta_at if est else None,
+        estimated_seconds=round(est.seconds, 1) if est else None,
+        estimated_done_at=est.done_at if est else None,
+        estimated_done_seconds=round((est.done_at - now).total_seconds(), 1) if est else None,
+        estimate_measured=est.measured if est else None,
+        collector_serving=est.serving if est else None, resources=list(resources),
         refreshable_at=refreshable)
 
 
@@ -166,18 +172,6 @@ def _soldier(row: dict[str, Any], platform: Platform) -> RequestSoldier | None:
     return RequestSoldier(soldier_id=row["soldier_id"], persona_id=row["persona_id"],
                           name=row["current_name"], platform=platform,
                           url=f"/soldiers/{platform.value}/{row['persona_id']}")
-
-
-def _live(est: Estimate | None, now: datetime) -> dict[str, Any]:
-    """The live estimate's fields (all None when nothing waits)."""
-    if est is None:
-        return dict.fromkeys(("position", "estimated_start_at", "estimated_seconds",
-                              "estimated_done_at", "estimated_done_seconds",
-                              "estimate_measured", "collector_serving"))
-    return {"position": est.position, "estimated_start_at": est.eta_at,
-            "estimated_seconds": round(est.seconds, 1), "estimated_done_at": est.done_at,
-            "estimated_done_seconds": round((est.done_at - now).total_seconds(), 1),
-            "estimate_measured": est.measured, "collector_serving": est.serving}
 
 
 def refreshable_at(resources: tuple[StepProgress, ...],

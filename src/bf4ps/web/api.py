@@ -19,6 +19,7 @@ from bf4ps.interactive.inputs import InputError
 from bf4ps.views import request_status as requests_view
 from bf4ps.views import search as search_view
 from bf4ps.views import soldier as soldier_view
+from bf4ps.views import soldier_page
 from bf4ps.views.fields import PersonaParam, PlatformName
 from bf4ps.views.request_status import RequestStatus, SubmissionView, SubmitRequest
 from bf4ps.views.search import SearchResult
@@ -125,29 +126,29 @@ async def soldier_overview(request: Request, platform: PlatformPath,
 
 @router.get("/api/soldiers/{platform}/{persona_id}/weapons", responses=errors(404, 422))
 async def soldier_weapons(request: Request, platform: PlatformPath,
-                          persona_id: PersonaPath) -> soldier_view.Weapons:
+                          persona_id: PersonaPath) -> soldier_page.Weapons:
     """A soldier's weapons, most kills first."""
     async with db(request) as conn:
-        return await soldier_view.weapons(conn, await _soldier(conn, platform, persona_id))
+        return await soldier_page.weapons(conn, await _soldier(conn, platform, persona_id))
 
 
 @router.get("/api/soldiers/{platform}/{persona_id}/vehicles", responses=errors(404, 422))
 async def soldier_vehicles(request: Request, platform: PlatformPath,
-                           persona_id: PersonaPath) -> soldier_view.Vehicles:
+                           persona_id: PersonaPath) -> soldier_page.Vehicles:
     """A soldier's vehicles, most kills first."""
     async with db(request) as conn:
-        return await soldier_view.vehicles(conn, await _soldier(conn, platform, persona_id))
+        return await soldier_page.vehicles(conn, await _soldier(conn, platform, persona_id))
 
 
 @router.get("/api/soldiers/{platform}/{persona_id}/history", responses=errors(400, 404, 422))
 async def soldier_history(
         request: Request, platform: PlatformPath, persona_id: PersonaPath,
         limit: Annotated[int, Query(ge=1, le=500, description="Collections, newest")] = 100,
-) -> soldier_view.History:
+) -> soldier_page.History:
     """Detailed-stats snapshots, a point per collection (oldest first)."""
     async with db(request) as conn:
         s = await _soldier(conn, platform, persona_id)
-        return await soldier_view.history(conn, s, limit)
+        return await soldier_page.history(conn, s, limit)
 
 
 class Health(BaseModel):

@@ -15,6 +15,7 @@ from bf4ps.interactive.inputs import InputError
 from bf4ps.stats import discovery
 from bf4ps.views import search as search_view
 from bf4ps.views import soldier as soldier_view
+from bf4ps.views import soldier_page as page_view
 from bf4ps.views.request_status import StepProgress, request_status
 from bf4ps.web import actions, tables
 from bf4ps.web.errors import WebError
@@ -127,16 +128,21 @@ async def soldier_page(request: Request) -> Response:
         if found is None:
             raise WebError(404, "this soldier is not known here yet: search for its name (or "
                                 "paste its Battlelog URL) to have it collected")
-        data = await soldier_view.page(conn, found)
+        data = await page_view.page(conn, found)
     return render(request, "soldier.html", {
-        "s": data, "chart": [p.model_dump(mode="json") for p in data.history],
-        "platforms": PLATFORMS,
-        "weapon_chart": [c.model_dump(mode="json") for c in data.weapon_history],
-        "vehicle_chart": [c.model_dump(mode="json") for c in data.vehicle_history],
+        "s": data, "platforms": PLATFORMS, **_charts(data),
         "weapons_html": tables.weapon_rows(data.weapons),
         "vehicles_html": tables.vehicle_rows(data.vehicles),
         "weapon_categories": sorted({w.category for w in data.weapons}),
         "vehicle_categories": sorted({v.category for v in data.vehicles})})
+
+
+def _charts(data: page_view.SoldierPage) -> dict[str, Any]:
+    """The chart series as the page's scripts read them (JSON)."""
+    series = data.model_dump(mode="json", include={"history", "weapon_history",
+                                                   "vehicle_history"})
+    return {"chart": series["history"], "weapon_chart": series["weapon_history"],
+            "vehicle_chart": series["vehicle_history"]}
 
 
 async def leaderboards(request: Request) -> Response:

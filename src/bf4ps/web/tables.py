@@ -8,7 +8,7 @@ from html import escape
 
 from markupsafe import Markup
 
-from bf4ps.views.soldier import Vehicle, Weapon
+from bf4ps.views.soldier_page import Vehicle, Weapon
 from bf4ps.web.format import duration, number
 
 PHONE_HIDDEN = " opt"  # a column a 390 px phone leaves out (style.css): name, kills, accuracy stay
