@@ -563,27 +563,34 @@ async def test_the_event_log_names_soldiers_and_filters_by_name(
     assert api_bad.status_code == 422 and api_bad.json()["field"] == "name"
 
 
-async def test_healthz_metrics_openapi(client: httpx.AsyncClient, conn: Conn,
+async def test_healthz_says_up_and_down(client: httpx.AsyncClient,
                                        pool: AsyncConnectionPool[Conn]) -> None:
-    await seed_soldier(conn)
     health = await client.get("/healthz")
-    assert health.status_code == 200 and health.json()["status"] == "ok"
+    assert health.status_code == 200 and health.json() == {"status": "ok", "database": "ok"}
+    await pool.close()
+    down = await client.get("/healthz")
+    assert down.status_code == 503 and down.json()["status"] == "down"
+
+
+async def test_metrics_name_the_fleet_and_count_events(client: httpx.AsyncClient,
+                                                       conn: Conn) -> None:
+    await seed_soldier(conn)
     first = await client.get("/metrics")
     assert first.status_code == 200
-    text = first.text
     for name in ("bf4ps_queue_jobs", "bf4ps_coverage_soldiers{resource=\"detailed\"",
                  "bf4ps_http_requests_total", "bf4ps_fleet_budget_used_requests",
                  "bf4ps_interactive_requests_open"):
-        assert name in text, name
+        assert name in first.text, name
     await client.post("/api/requests", json={"platform": "pc", "name": "MetricsGuy"})
     second = (await client.get("/metrics")).text
     assert 'bf4ps_events_total{event_type="created",lane="interactive",resource="lookup"} 1.0' \
         in second
+
+
+async def test_openapi_is_served(client: httpx.AsyncClient) -> None:
     spec = (await client.get("/openapi.json")).json()
     assert spec["openapi"].startswith("3.") and "/api/requests" in spec["paths"]
-    await pool.close()
-    down = await client.get("/healthz")
-    assert down.status_code == 503 and down.json()["status"] == "down"
+    assert spec["info"]["title"].startswith("BF4PS")
 
 
 async def test_the_document_is_generated_from_the_types_the_api_answers_with(

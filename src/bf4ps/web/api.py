@@ -104,7 +104,7 @@ async def get_request(request: Request, request_id: UUID) -> RequestStatus:
     return st
 
 
-PlatformPath = Annotated[Platform, Path(description="Platform")]
+PlatformPath = Annotated[PlatformName, Path(description="Platform")]
 PersonaPath = Annotated[PersonaParam, Path(description="Battlelog persona id")]
 
 
