@@ -28,9 +28,11 @@ from uuid import UUID
 from bench.common import machine
 from bench.fleetrun import Collectors, database, start_sim
 from bf4ps.db.connect import Conn, connection
-from bf4ps.interactive.eta import GateDefaults
-from bf4ps.interactive.submit import Limits, Submission, submit
+from bf4ps.interactive.submit import Limits, submit
 from bf4ps.policy import Policy
+from bf4ps.views import request_status
+from bf4ps.views.estimate import GateDefaults
+from bf4ps.views.request_status import SubmissionView
 
 BASE = 1_700_000_000
 
@@ -82,19 +84,19 @@ async def wait_collector(conn: Conn, timeout: float = 60) -> None:
 
 
 async def stream(url: str, n: int, mean_gap: float, burst: int,
-                 gate: GateDefaults) -> dict[UUID, Submission]:
+                 gate: GateDefaults) -> dict[UUID, SubmissionView]:
     """Submissions with exponential gaps, and one burst of `burst` at once in the middle;
     returns each request's submission (its queue position and estimates)."""
     rng = random.Random(11)
     policy = Policy()
-    subs: dict[UUID, Submission] = {}
+    subs: dict[UUID, SubmissionView] = {}
     async with connection(url) as conn:
         await wait_collector(conn)
         for i in range(n):
             sub = await submit(conn, platform="pc", persona_id=BASE + 1 + i,
                                client_key=f"bench{i}", policy=policy, limits=Limits(1000, 60),
-                               gate=gate)
-            subs[sub.request_id] = sub
+                               estimator=request_status.estimator(gate))
+            subs[sub.request_id] = await request_status.submission(conn, sub, gate)
             in_burst = n // 2 <= i < n // 2 + burst - 1
             if not in_burst:
                 await asyncio.sleep(rng.expovariate(1 / mean_gap))
@@ -113,7 +115,7 @@ async def wait_done(url: str, timeout: float) -> None:
             await asyncio.sleep(1)
 
 
-async def rows(url: str, subs: dict[UUID, Submission]) -> list[Row]:
+async def rows(url: str, subs: dict[UUID, SubmissionView]) -> list[Row]:
     async with connection(url) as conn:
         cur = await conn.execute(
             "SELECT request_id, created_at, eta_at, first_request_at, finished_at, "
@@ -123,7 +125,7 @@ async def rows(url: str, subs: dict[UUID, Submission]) -> list[Row]:
     out = []
     for r in found:
         sub, created = subs.get(r["request_id"]), r["created_at"]
-        done_at = sub.done_at if sub else None
+        done_at = sub.estimated_done_at if sub else None
         out.append(Row(
             sub.position or 0 if sub else -1, (r["eta_at"] - created).total_seconds(),
             (r["first_request_at"] - created).total_seconds(), int(r["k"]),

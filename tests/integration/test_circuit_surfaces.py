@@ -10,7 +10,6 @@ import httpx
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
-from bf4ps import ops
 from bf4ps.db.connect import Conn, open_pool
 from bf4ps.domain import ErrorClass
 from bf4ps.gates import circuit
@@ -20,6 +19,7 @@ from bf4ps.queue import finalize
 from bf4ps.queue.finalize import Attempt
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 from bf4ps.settings import Settings
+from bf4ps.views import fleet_status
 from bf4ps.web.app import create_app
 from tests.helpers import add_job, count, make_collector, make_soldier
 
@@ -70,10 +70,10 @@ async def test_mass_unrecognized_failures_open_hold_probe_and_close(
     assert await count(conn, "SELECT count(*) FROM circuit_holds") == 12  # all pending + 4th
     assert await count(conn, "SELECT count(*) FROM collection_state "
                              "WHERE status = 'unavailable'") == 0
-    report = await ops.status_report(conn)
-    assert report["failures_by_class"] == {"unrecognized": 4}
+    report = await fleet_status.status_report(conn)
+    assert report.failures_by_class == {"unrecognized": 4}
     assert "CIRCUIT OPEN background/detailed: unrecognized:login_wall" in \
-        ops.render_status(report)
+        fleet_status.render_status(report)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(
             app=create_app(SETTINGS, pool=pool)), base_url="http://t") as web:
         metrics = (await web.get("/metrics")).text

@@ -12,11 +12,14 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from bf4ps.cli.main import cli
 from bf4ps.db.connect import connection
 from bf4ps.settings import Settings
+from bf4ps.views.events import Event
+from bf4ps.views.fleet_status import StatusReport
 from tests.conftest import create_database, drop_database
 from tests.helpers import GATE_ENSURE, add_job, make_collector, make_soldier
 from tests.procs import bf4ps_env
@@ -37,12 +40,21 @@ async def setup(db_url: str, tmp_path: Path) -> None:
                            "VALUES (now() - interval '3 days', 'eg-1', 'bootstrap')")
 
 
-def test_status_config_events_and_registry(db_url: str, tmp_path: Path) -> None:
-    """Sync on purpose: each command runs its own event loop, as from a shell."""
-    settings = Settings(database_url=db_url, data_dir=tmp_path)
+@pytest.fixture
+def settings(db_url: str, tmp_path: Path) -> Settings:
+    """A migrated database with one soldier (a queued background job), collector mak-01 and
+    an old request-ledger row. Sync on purpose: each command runs its own event loop, as from
+    a shell."""
     asyncio.run(setup(db_url, tmp_path))
+    return Settings(database_url=db_url, data_dir=tmp_path)
+
+
+def test_db_upgrade_and_status(settings: Settings) -> None:
     assert "schema is up to date" in run(settings, "db", "upgrade")
     assert "applied  0001_initial" in run(settings, "db", "status")
+
+
+def test_status_json_is_the_read_side_report(settings: Settings) -> None:
     status = json.loads(run(settings, "status", "--json"))
     assert status["soldiers"] == 1
     assert status["queue_depth"]["by_lane"]["background"]["ready"] == 1
@@ -50,44 +62,75 @@ def test_status_config_events_and_registry(db_url: str, tmp_path: Path) -> None:
     assert status["queue_depth"]["by_lane"]["interactive"] == {
         "ready": 0, "waiting_retry": 0, "claimed": 0, "running": 0}
     assert status["coverage"]["detailed"]["never_attempted"] == 1
-    assert status["collectors"][0]["name"] == "mak-01"
-    assert "budget" in status and status["budget"]["fleet"] is None
-    text = run(settings, "status")
-    assert "queue depth (actionable work)" in text and "  interactive  ready      0" in text
+    assert [c["name"] for c in status["collectors"]] == ["mak-01"]
+    assert status["budget"]["fleet"] is None
+    assert StatusReport.model_validate(status).soldiers == 1  # the typed model, round trip
 
+
+def test_status_text(settings: Settings) -> None:
+    lines = run(settings, "status").splitlines()
+    assert "queue depth (actionable work):" in lines
+    assert next(x for x in lines if x.startswith("  interactive")).split()[:3] == [
+        "interactive", "ready", "0"]
+    assert any(x.strip().startswith("mak-01") for x in lines)
+
+
+def test_config_set_show_unset(settings: Settings) -> None:
     assert "working_set_background = 500" in run(settings, "config", "set",
                                                  "working_set_background", "500")
     shown = json.loads(run(settings, "config", "show", "--json"))
     assert shown["working_set_background"] == 500
+    run(settings, "config", "unset", "working_set_background")
+    assert json.loads(run(settings, "config", "show", "--json"))["working_set_background"] == 200
+
+
+def test_config_refuses_values_the_policy_refuses(settings: Settings) -> None:
     bad = CliRunner().invoke(cli, ["config", "set", "share_active", "7"], obj=settings)
     assert bad.exit_code != 0 and "share_active" in bad.output
     negative = CliRunner().invoke(cli, ["config", "set", "share_active", "-5"], obj=settings)
     # a negative number is the value, judged by the policy (it was "No such option '-5'")
     assert negative.exit_code == 1 and "No such option" not in negative.output
     assert "share_active" in negative.output and "greater than or equal" in negative.output
-    run(settings, "config", "unset", "working_set_background")
-    assert json.loads(run(settings, "config", "show", "--json"))["working_set_background"] == 200
+    bad = CliRunner().invoke(cli, ["config", "set", "event_retention_days", "0.5"], obj=settings)
+    assert bad.exit_code != 0 and "event_retention_days" in bad.output
 
+
+def test_collector_drain_list_resume(settings: Settings) -> None:
     assert "mak-01: drain recorded" in run(settings, "collector", "drain", "mak-01")
     assert "drained" in run(settings, "collector", "list")
     listed = json.loads(run(settings, "collector", "list", "--json"))
-    assert listed[0]["drained"] is True
+    assert [(c["collector_name"], c["drained"]) for c in listed] == [("mak-01", True)]
     run(settings, "collector", "resume", "mak-01")
+    assert json.loads(run(settings, "collector", "list", "--json"))[0]["drained"] is False
+    text = run(settings, "events", "--collector", "mak-01", "--since", "1h")
+    assert "collector drained" in text and "collector resumed" in text
+    missing = CliRunner().invoke(cli, ["collector", "drain", "nobody"], obj=settings)
+    assert missing.exit_code != 0 and "no current collector named" in missing.output
+
+
+def test_events_by_persona_and_type(settings: Settings) -> None:
     events = json.loads(run(settings, "events", "--persona", "4242", "--json"))
     assert [e["event_type"] for e in events] == ["created"]
     assert events[0]["soldier_name"] == "Soldier4242"
-    # by the soldier's name, any case, and its name beside persona and platform
-    named = run(settings, "events", "--name", "soldier4242")
-    assert "created detailed of Soldier4242 (4242/pc)" in named, named
-    assert run(settings, "events", "--name", "Nobody").strip() == "no events match (name Nobody)"
-    text = run(settings, "events", "--collector", "mak-01", "--since", "1h")
-    assert "collector drained" in text and "collector resumed" in text
+    assert Event.model_validate(events[0]).persona_id == 4242  # the API's Event, as JSON
     assert [e["event_type"] for e in json.loads(run(
         settings, "events", "--type", "created", "--json"))] == ["created"]
     typo = CliRunner().invoke(cli, ["events", "--type", "succeded"], obj=settings)
     assert typo.exit_code == 2 and "'succeded' is not one of" in typo.output, typo.output
-    missing = CliRunner().invoke(cli, ["collector", "drain", "nobody"], obj=settings)
-    assert missing.exit_code != 0 and "no current collector named" in missing.output
+
+
+def test_events_by_name(settings: Settings) -> None:
+    """By the soldier's name, any case, and its name beside persona and platform; the name
+    rule is the API's and the website's."""
+    named = run(settings, "events", "--name", "soldier4242")
+    assert "created detailed of Soldier4242 (4242/pc)" in named, named
+    assert run(settings, "events", "--name", "Nobody").strip() == "no events match (name Nobody)"
+    assert run(settings, "events", "--name", "Some Gamertag").startswith("no events match")
+    bad = CliRunner().invoke(cli, ["events", "--name", "bad;name"], obj=settings)
+    assert bad.exit_code == 2 and "soldier names use letters" in bad.output, bad.output
+
+
+def test_retention_keeps_what_it_should(settings: Settings) -> None:
     assert "0 rows deleted; 0 request-ledger rows deleted" in run(settings, "retention", "run")
     assert "1 request-ledger rows deleted" in run(settings, "retention", "run",
                                                   "--ledger-days", "1")
@@ -96,8 +139,6 @@ def test_status_config_events_and_registry(db_url: str, tmp_path: Path) -> None:
             refused = CliRunner().invoke(cli, ["retention", "run", flag, value], obj=settings)
             assert refused.exit_code == 2 and flag in refused.output, refused.output
     assert json.loads(run(settings, "events", "--json"))  # the log is still there
-    bad = CliRunner().invoke(cli, ["config", "set", "event_retention_days", "0.5"], obj=settings)
-    assert bad.exit_code != 0 and "event_retention_days" in bad.output
 
 
 # ---------------------------------------------------------------- errors at the entry point

@@ -15,8 +15,8 @@ from psycopg_pool import AsyncConnectionPool
 from bf4ps.collector.clock import ClockGuard, DbClock, measure
 from bf4ps.db.connect import Conn, open_pool
 from bf4ps.interactive.submit import Limits
-from bf4ps.ops import render_status, status_report
 from bf4ps.settings import Settings
+from bf4ps.views.fleet_status import render_status, status_report
 from bf4ps.web.app import create_app
 from tests.helpers import count, make_collector
 
@@ -42,8 +42,8 @@ async def test_the_measured_offset_is_stored_shown_and_its_bound_enforced(
     assert await count(conn, kinds, {"t": "clock_skew"}) == 1
 
     report = await status_report(conn)
-    mine = next(c for c in report["collectors"] if c["name"] == "tick-01")
-    assert mine["clock_skewed"] is True and mine["clock_offset_seconds"] is not None
+    mine = next(c for c in report.collectors if c.name == "tick-01")
+    assert mine.clock_skewed is True and mine.clock_offset_seconds is not None
     assert "SKEWED: taking no send slots" in render_status(report)
     app = create_app(Settings(ops_local_demo=True), pool=pool, limits=Limits(1000, 60))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
@@ -63,5 +63,5 @@ async def test_the_measured_offset_is_stored_shown_and_its_bound_enforced(
     assert await guard.within(conn)
     assert await count(conn, kinds, {"t": "clock_restored"}) == 1
     report = await status_report(conn)
-    mine = next(c for c in report["collectors"] if c["name"] == "tick-01")
-    assert mine["clock_skewed"] is False and mine["clock_skewed_since"] is None
+    mine = next(c for c in report.collectors if c.name == "tick-01")
+    assert mine.clock_skewed is False and mine.clock_skewed_since is None

@@ -16,18 +16,26 @@ from bf4ps.battlelog.models import SearchHit
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane, Platform, PriorityClass, SourceType
-from bf4ps.interactive import eta
-from bf4ps.interactive.eta import GateDefaults
 from bf4ps.interactive.inputs import InputError, parse_soldier_url
 from bf4ps.interactive.lookup import resolve_lookup
-from bf4ps.interactive.status import request_status
 from bf4ps.interactive.submit import Limits, RateLimited, UnknownSoldier, submit
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
+from bf4ps.views import estimate as eta
+from bf4ps.views import request_status as views
+from bf4ps.views.estimate import GateDefaults
+from bf4ps.views.request_status import SubmissionView, request_status
 from tests.helpers import add_job, count, interactive_gate, make_collector, make_soldier
 
 POLICY = Policy()
 GATE = GateDefaults(interval=2.0, margin=0.0, idle_poll=1.0, connect_lead=0.2)
+
+
+async def submitted(conn: Conn, **target: object) -> SubmissionView:
+    """A submission storing the read side's estimate, and its answer as the API gives it."""
+    sub = await submit(conn, client_key="t", policy=POLICY,  # type: ignore[arg-type]
+                       estimator=views.estimator(GATE), **target)
+    return await views.submission(conn, sub, GATE)
 
 
 async def jobs(conn: Conn) -> list[dict[str, object]]:
@@ -41,11 +49,10 @@ async def test_known_soldier_gets_four_interactive_jobs_and_an_eta(
         conn: Conn, tmp_path: Path) -> None:
     await interactive_gate(conn, tmp_path)
     sid = await make_soldier(conn, 4001)
-    sub = await submit(conn, platform="pc", persona_id=4001, client_key="t", policy=POLICY,
-                       gate=GATE)
-    assert sub.status == "queued" and sub.soldier_id == sid and sub.created == 4
-    assert sub.resources == ("detailed", "profile", "weapons", "vehicles")
-    assert sub.position == 0 and sub.eta_at is not None and sub.serving is True
+    sub = await submitted(conn, platform="pc", persona_id=4001)
+    assert sub.status == "queued" and sub.soldier_id == sid and sub.jobs_created == 4
+    assert sub.resources == ["detailed", "profile", "weapons", "vehicles"]
+    assert sub.position == 0 and sub.eta_at is not None and sub.collector_serving is True
     rows = await jobs(conn)
     assert {r["resource"] for r in rows} == set(sub.resources)
     assert all(r["lane"] == "interactive" and r["priority_class"] == "interactive"
@@ -65,7 +72,7 @@ async def test_by_name_case_insensitive_and_former_name(conn: Conn) -> None:
                               policy=POLICY)
     assert by_current.soldier_id == sid
     # the open request is reused for the same soldier, also when named by its former name
-    by_former = await submit(conn, platform="PC", name="OLDNAME", client_key="t",
+    by_former = await submit(conn, platform="pc", name="OLDNAME", client_key="t",
                              policy=POLICY)
     assert by_former.reused and by_former.request_id == by_current.request_id
     assert await count(conn, "SELECT count(*) FROM interactive_requests") == 1
@@ -200,7 +207,7 @@ async def test_a_url_with_a_made_up_persona_cannot_take_a_real_soldiers_name(
 async def test_resolve_lookup(conn: Conn, tmp_path: Path) -> None:
     me = await make_collector(conn, tmp_path, "int-1", Lane.INTERACTIVE, "int-egress")
     sub = await submit(conn, platform="pc", name="LookMeUp", client_key="t", policy=POLICY)
-    later = await submit(conn, platform="pc", name="Later", client_key="t", policy=POLICY)
+    later = await submitted(conn, platform="pc", name="Later")
     job = await qclaim.claim(conn, me, 60)
     assert job is not None and job.is_lookup and job.request_id == sub.request_id
     # no exact name on the platform: None, nothing written
@@ -262,31 +269,29 @@ async def test_eta_grows_with_the_queue_ahead(conn: Conn, tmp_path: Path) -> Non
     subs = []
     for i in range(3):
         await make_soldier(conn, 4100 + i)
-        subs.append(await submit(conn, platform="pc", persona_id=4100 + i, client_key="t",
-                                 policy=POLICY, gate=GATE))
+        subs.append(await submitted(conn, platform="pc", persona_id=4100 + i))
     assert [s.position for s in subs] == [0, 4, 8]
     # per soldier: detailed, weapons, vehicles one slot each, profile two (its account lookup)
     gaps = [(b.eta_at - a.eta_at).total_seconds()  # type: ignore[operator]
             for a, b in itertools.pairwise(subs)]
     assert all(abs(g - 10.0) < 0.5 for g in gaps), gaps
     status = await request_status(conn, subs[2].request_id, GATE)
-    assert status is not None and status.estimate is not None
-    assert status.estimate.position == 8
+    assert status is not None and status.position == 8
     assert [r.job_status for r in status.resources] == ["pending"] * 4
     # all collected: the four chained jobs (five gate slots) take most of the 10 s before the
     # next soldier's first request, never beyond it
     for a, b in itertools.pairwise(subs):
         first = await request_status(conn, a.request_id, GATE)
-        assert first is not None and first.estimate is not None
-        start, done = first.estimate.eta_at, first.estimate.done_at
+        assert first is not None
+        start, done = first.estimated_start_at, first.estimated_done_at
+        assert start is not None and done is not None
         assert 7.0 < (done - start).total_seconds() < 10.0, (start, done)
         assert done <= b.eta_at  # type: ignore[operator]
     # a lookup's request is done when the soldier it finds is collected too
-    lookup = await submit(conn, platform="pc", name="Unseen", client_key="t", policy=POLICY,
-                          gate=GATE)
+    lookup = await submitted(conn, platform="pc", name="Unseen")
     found = await request_status(conn, lookup.request_id, GATE)
-    assert found is not None and found.estimate is not None
-    assert (found.estimate.done_at - found.estimate.eta_at).total_seconds() > 9.0
+    assert found is not None and found.estimated_start_at and found.estimated_done_at
+    assert (found.estimated_done_at - found.estimated_start_at).total_seconds() > 9.0
 
 
 async def test_eta_uses_measured_durations(conn: Conn, tmp_path: Path) -> None:
@@ -367,12 +372,12 @@ async def test_request_text_names_the_first_request_and_the_end(
 
     await interactive_gate(conn, tmp_path)
     await make_soldier(conn, 4301)
-    sub = await submit(conn, platform="pc", persona_id=4301, client_key="t", policy=POLICY,
-                       gate=GATE)
-    assert sub.eta_at is not None and sub.done_at is not None and sub.done_at > sub.eta_at
+    sub = await submitted(conn, platform="pc", persona_id=4301)
+    done = sub.estimated_done_at
+    assert sub.eta_at is not None and done is not None and done > sub.eta_at
     text = _describe(sub)
     assert f"first Battlelog request expected at {sub.eta_at:%H:%M:%S} UTC" in text
-    assert f"all collected by about {sub.done_at:%H:%M:%S} UTC" in text
+    assert f"all collected by about {done:%H:%M:%S} UTC" in text
 
 
 def test_cli_request(db_url: str) -> None:

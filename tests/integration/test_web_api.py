@@ -27,6 +27,8 @@ from bf4ps.queue import claim as qclaim
 from bf4ps.settings import Settings
 from bf4ps.stats.items import write_vehicles, write_weapons
 from bf4ps.stats.snapshot import write_detailed, write_profile
+from bf4ps.views.request_status import SubmissionView
+from bf4ps.views.search import SearchResult
 from bf4ps.web.app import create_app
 from bf4ps.web.serve import serve_in_thread
 from tests.helpers import count, interactive_gate, make_collector, make_soldier
@@ -227,29 +229,77 @@ async def test_failed_attempt_is_shown_honestly(client: httpx.AsyncClient, conn:
     assert weapons["failed_since_success"] and weapons["last_error_class"] == "server"
 
 
-async def test_search(client: httpx.AsyncClient, conn: Conn) -> None:
+@pytest.fixture
+async def bond_and_fan(conn: Conn) -> None:
+    """TheOnlyBond (collected) and TheOnlyBondFan (never collected), both on pc."""
     await seed_soldier(conn)
     await make_soldier(conn, 77, name="TheOnlyBondFan")
-    found = (await client.get("/api/search", params={"q": "theonly"})).json()
-    assert [s["name"] for s in found["soldiers"]] == ["TheOnlyBond", "TheOnlyBondFan"]
+
+
+BOND_URL = f"https://battlelog.battlefield.com/bf4/soldier/TheOnlyBond/stats/{PERSONA}/pc/"
+
+
+async def search_api(client: httpx.AsyncClient, **params: str) -> SearchResult:
+    r = await client.get("/api/search", params=params)
+    assert r.status_code == 200, r.text
+    return SearchResult.model_validate(r.json())
+
+
+async def test_api_search_by_name_prefix_says_how_fresh_each_is(
+        client: httpx.AsyncClient, bond_and_fan: None) -> None:
+    found = await search_api(client, q="theonly")
+    assert [s.name for s in found.soldiers] == ["TheOnlyBond", "TheOnlyBondFan"]
     # how fresh each one is, so a player sees whether a refresh is worth asking for
-    assert found["soldiers"][0]["collected_at"] is not None
-    assert found["soldiers"][1]["collected_at"] is None
-    exact = (await client.get("/api/search", params={"q": "TheOnlyBond", "platform": "pc"}))
-    assert exact.json()["exact"] is True
-    url = f"https://battlelog.battlefield.com/bf4/soldier/TheOnlyBond/stats/{PERSONA}/pc/"
-    by_url = await client.get("/", params={"q": url})
+    assert [s.collected_at is not None for s in found.soldiers] == [True, False]
+    assert (found.kind, found.total, found.exact) == ("name", 2, False)
+    assert (await search_api(client, q="TheOnlyBond", platform="pc")).exact is True
+
+
+async def test_api_search_by_battlelog_url(client: httpx.AsyncClient,
+                                           bond_and_fan: None) -> None:
+    found = await search_api(client, q=BOND_URL)
+    assert (found.kind, found.persona_id, found.exact) == ("url", PERSONA, True)
+    assert found.soldiers[0].url == f"/soldiers/pc/{PERSONA}"
+    assert found.soldiers[0].collected_at is not None
+
+
+async def test_api_search_wildcards_are_literal(client: httpx.AsyncClient,
+                                                bond_and_fan: None) -> None:
+    assert (await search_api(client, q="_")).soldiers == []  # not a LIKE wildcard
+
+
+async def test_api_search_speaks_one_name_rule_and_one_platform_vocabulary(
+        client: httpx.AsyncClient, bond_and_fan: None) -> None:
+    assert (await search_api(client, q="the only")).soldiers == []  # a gamertag's space
+    for platform in ("xbox", "PC", "nintendo"):
+        r = await client.get("/api/search", params={"q": "x", "platform": platform})
+        assert r.status_code == 422 and r.json()["field"] == "platform", (platform, r.text)
+        assert "use one of pc, xbox360, ps3, ps4, xboxone" in r.json()["error"]
+    r = await client.get("/api/search", params={"q": "two  spaces"})
+    assert r.status_code == 422 and r.json()["field"] == "q"
+    assert "soldier names use letters" in r.json()["error"]
+
+
+async def test_a_url_in_the_search_box_opens_the_soldier(client: httpx.AsyncClient,
+                                                         bond_and_fan: None) -> None:
+    by_url = await client.get("/", params={"q": BOND_URL})
     assert by_url.status_code == 303 and by_url.headers["location"] == f"/soldiers/pc/{PERSONA}"
+
+
+async def test_the_search_page_lists_matches_with_their_freshness(
+        client: httpx.AsyncClient, bond_and_fan: None) -> None:
     html = (await client.get("/", params={"q": "theonly"})).text
     assert f'href="/soldiers/pc/{PERSONA}"' in html and "Refresh stats" in html
     assert "stats from " in html and "not collected yet" in html
     assert "(2 matches)" in html and "K/D " in html and "SPM " in html
     fan = html[html.index("TheOnlyBondFan"):]
     assert ">Collect stats</button>" in fan and "Refresh stats" not in fan
-    api_url = (await client.get("/api/search", params={"q": url})).json()
-    assert api_url["kind"] == "url" and api_url["soldiers"][0]["collected_at"] is not None
-    # the header's search box sends no platform: every platform's soldiers are listed, the
-    # select says so, and a look-up asks which platform
+
+
+async def test_a_name_nobody_knows_asks_which_platform_to_look_it_up_on(
+        client: httpx.AsyncClient, bond_and_fan: None) -> None:
+    """The header's search box sends no platform: every platform's soldiers are listed, the
+    select says so, and a look-up asks which platform."""
     unknown = (await client.get("/", params={"q": "NobodyHere"})).text
     assert '<option value="" selected>All platforms</option>' in unknown
     lookup = unknown[unknown.index('class="inline lookup"'):]
@@ -259,18 +309,22 @@ async def test_search(client: httpx.AsyncClient, conn: Conn) -> None:
     on_pc = (await client.get("/", params={"q": "NobodyHere", "platform": "pc"})).text
     assert "Collect NobodyHere on pc" in on_pc and 'class="inline lookup"' not in on_pc
     assert '<option value="pc" selected>PC</option>' in on_pc
-    # known on pc: a player on another platform may still look the name up there
+
+
+async def test_a_known_name_may_be_looked_up_on_another_platform(
+        client: httpx.AsyncClient, bond_and_fan: None) -> None:
     known = (await client.get("/", params={"q": "TheOnlyBond"})).text
     other = known[known.index("Playing on another platform?"):]
     assert '<option value="pc"' not in other and '<option value="ps4"' in other
     assert "Playing on another platform?" not in (await client.get("/", params={
         "q": "TheOnlyBond", "platform": "pc"})).text
+
+
+async def test_the_guessed_search_address_redirects(client: httpx.AsyncClient) -> None:
     guessed = await client.get("/search", params={"q": "the only", "platform": "pc"})
     assert guessed.status_code == 308
     assert guessed.headers["location"] == "/?q=the+only&platform=pc"
     assert (await client.get("/search")).headers["location"] == "/"
-    wildcard = (await client.get("/api/search", params={"q": "_"})).json()
-    assert wildcard["soldiers"] == []  # '_' is a literal, not a LIKE wildcard
 
 
 async def test_search_counts_and_pages(client: httpx.AsyncClient, conn: Conn) -> None:
@@ -500,31 +554,65 @@ async def test_the_event_log_names_soldiers_and_filters_by_name(
     assert api["events"] and {e["soldier_name"] for e in api["events"]} == {"Holder"}
     empty = (await client.get("/ops/events", params={"name": "Nobody"}, auth=OPS)).text
     assert "No events match (name Nobody)." in empty
-    bad = await client.get("/ops/events", params={"name": "no spaces"}, auth=OPS)
-    assert bad.status_code == 422 and "soldier names are" in bad.text
+    # the one name rule: single inner spaces (gamertags) are a name, two in a row are not
+    spaced = await client.get("/api/ops/events", params={"name": "Some Gamertag"}, auth=OPS)
+    assert spaced.status_code == 200 and spaced.json()["events"] == []
+    bad = await client.get("/ops/events", params={"name": "two  spaces"}, auth=OPS)
+    assert bad.status_code == 422 and "soldier names use letters" in bad.text
+    api_bad = await client.get("/api/ops/events", params={"name": "semi;colon"}, auth=OPS)
+    assert api_bad.status_code == 422 and api_bad.json()["field"] == "name"
 
 
-async def test_healthz_metrics_openapi(client: httpx.AsyncClient, conn: Conn,
+async def test_healthz_says_up_and_down(client: httpx.AsyncClient,
                                        pool: AsyncConnectionPool[Conn]) -> None:
-    await seed_soldier(conn)
     health = await client.get("/healthz")
-    assert health.status_code == 200 and health.json()["status"] == "ok"
+    assert health.status_code == 200 and health.json() == {"status": "ok", "database": "ok"}
+    await pool.close()
+    down = await client.get("/healthz")
+    assert down.status_code == 503 and down.json()["status"] == "down"
+
+
+async def test_metrics_name_the_fleet_and_count_events(client: httpx.AsyncClient,
+                                                       conn: Conn) -> None:
+    await seed_soldier(conn)
     first = await client.get("/metrics")
     assert first.status_code == 200
-    text = first.text
     for name in ("bf4ps_queue_jobs", "bf4ps_coverage_soldiers{resource=\"detailed\"",
                  "bf4ps_http_requests_total", "bf4ps_fleet_budget_used_requests",
                  "bf4ps_interactive_requests_open"):
-        assert name in text, name
+        assert name in first.text, name
     await client.post("/api/requests", json={"platform": "pc", "name": "MetricsGuy"})
     second = (await client.get("/metrics")).text
     assert 'bf4ps_events_total{event_type="created",lane="interactive",resource="lookup"} 1.0' \
         in second
+
+
+async def test_openapi_is_served(client: httpx.AsyncClient) -> None:
     spec = (await client.get("/openapi.json")).json()
     assert spec["openapi"].startswith("3.") and "/api/requests" in spec["paths"]
-    await pool.close()
-    down = await client.get("/healthz")
-    assert down.status_code == 503 and down.json()["status"] == "down"
+    assert spec["info"]["title"].startswith("BF4PS")
+
+
+async def test_the_document_is_generated_from_the_types_the_api_answers_with(
+        client: httpx.AsyncClient, conn: Conn) -> None:
+    """The hand-written document had drifted: Submission lacked fields the API returned, its
+    name pattern refused the spaces the API accepted, the API took platforms it refused."""
+    spec = (await client.get("/openapi.json")).json()
+    schemas = spec["components"]["schemas"]
+    assert set(schemas["SubmissionView"]["properties"]) == set(SubmissionView.model_fields)
+    await make_soldier(conn, 4245, name="Doc Reader")
+    sub = await client.post("/api/requests", json={"platform": "pc", "name": "Doc Reader"})
+    assert sub.status_code == 202 and set(sub.json()) == set(SubmissionView.model_fields)
+    name = schemas["SubmitRequest"]["properties"]["name"]["anyOf"][0]
+    assert re.search(name["pattern"], "Doc Reader") and not re.search(name["pattern"], "a  b")
+    assert schemas["Platform"]["enum"] == [p.value for p in Platform]
+    refused = await client.post("/api/requests", json={"platform": "xbox", "name": "Any"})
+    assert refused.status_code == 422 and refused.json()["field"] == "platform"
+    error = schemas["ErrorBody"]
+    assert set(error["required"]) == {"error", "status"}
+    answers = spec["paths"]["/api/requests"]["post"]["responses"]
+    assert answers["422"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ErrorBody"}
 
 
 async def test_metrics_token_when_configured(pool: AsyncConnectionPool[Conn]) -> None:

@@ -69,8 +69,8 @@ def test_containerfile_matches_the_package() -> None:
     assert f'VOLUME ["{user[3]}"]' in CONTAINERFILE
     assert f"install -d -o {user[2]} -g {user[2]} -m 0750 {user[3]}" in CONTAINERFILE
     assert f"EXPOSE {env['BF4PS_WEB_PORT']}" in CONTAINERFILE
-    routes = (ROOT / "src" / "bf4ps" / "web" / "routes_api.py").read_text()
-    assert 'Route("/healthz", healthz' in routes  # what the HEALTHCHECK asks
+    routes = (ROOT / "src" / "bf4ps" / "web" / "api.py").read_text()
+    assert '@router.get("/healthz"' in routes  # what the HEALTHCHECK asks
     # the CLI accepts the commands the image's docs and compose file give it
     from click.testing import CliRunner
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bf4ps.interactive.eta import GateDefaults
 from bf4ps.settings import GateSettings, Settings
+from bf4ps.views.estimate import GateDefaults
 
 
 def test_the_defaults_are_the_settings_defaults() -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from bf4ps.eventlog import render
+from bf4ps.views.events import Event, render
 
 AT = datetime(2026, 11, 30, 16, 0, 1, tzinfo=UTC)
 
 
-def event(**fields: Any) -> dict[str, Any]:
-    return {"occurred_at": AT, "collector_name": "ia1", **fields}
+def event(**fields: Any) -> Event:
+    return Event(**{"event_id": 1, "occurred_at": AT, "collector_name": "ia1", **fields})
 
 
 def test_a_soldier_resource_event() -> None:

@@ -14,8 +14,8 @@ from bf4ps.collector.runner import Collector, wanted
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.domain import Lane
 from bf4ps.logs import setup_logging
-from bf4ps.ops import fleet
 from bf4ps.registry import actions as control
+from bf4ps.views.fleet_rows import CollectorRow, registry
 
 
 @click.group(name="collector")
@@ -60,7 +60,7 @@ def run(ctx: click.Context, name: str, lane: str, egress: str, hostname: str | N
 async def list_(ctx: click.Context, as_json: bool, include_retired: bool) -> None:
     """The registry: health, last heartbeat, lane, egress, current job, version."""
     async with connection(await resolve_url(settings_of(ctx))) as conn:
-        rows = await fleet(conn, include_retired)
+        rows = await registry(conn, include_retired)
     if as_json:
         echo_json(rows)
         return
@@ -70,23 +70,23 @@ async def list_(ctx: click.Context, as_json: bool, include_retired: bool) -> Non
         click.echo("no collectors registered")
 
 
-def describe(r: dict[str, object]) -> str:
-    age = r.get("heartbeat_age")
-    if r.get("retired_at"):
-        state = f"retired {r['retired_at']:%Y-%m-%d %H:%M:%S} UTC"
-    elif r["health"] == "lost":
-        state = f"unavailable since {r['heartbeat_lost_at']:%Y-%m-%d %H:%M:%S} UTC"
-    elif r["health"] == "healthy" and age is not None:
-        state = f"healthy last heartbeat {float(str(age)):.0f} sec ago"
+def describe(r: CollectorRow) -> str:
+    age = r.heartbeat_age
+    if r.retired_at:
+        state = f"retired {r.retired_at:%Y-%m-%d %H:%M:%S} UTC"
+    elif r.health == "lost":
+        state = f"unavailable since {r.heartbeat_lost_at:%Y-%m-%d %H:%M:%S} UTC"
+    elif r.health == "healthy" and age is not None:
+        state = f"healthy last heartbeat {age:.0f} sec ago"
     else:
-        state = str(r["health"])
-    if r.get("drained"):
-        state += f"  drained ({r.get('drain_reason') or 'operator requested'})"
-    if not r.get("enabled") and not r.get("retired_at"):
+        state = r.health
+    if r.drained:
+        state += f"  drained ({r.drain_reason or 'operator requested'})"
+    if not r.enabled and not r.retired_at:
         state += "  disabled"
-    job = f"  job {r['current_job_id']} {r.get('job_resource')}" if r.get("current_job_id") else ""
-    return (f"{r['collector_name']:<18} {state}  [{r['lane']}, egress {r['egress_key']}, "
-            f"host {r['hostname']}, v{r['software_version']}]{job}")
+    job = f"  job {r.current_job_id} {r.job_resource}" if r.current_job_id else ""
+    return (f"{r.collector_name:<18} {state}  [{r.lane}, egress {r.egress_key}, "
+            f"host {r.hostname}, v{r.software_version}]{job}")
 
 
 def _action(name: str, help_text: str) -> click.Command:

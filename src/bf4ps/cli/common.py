@@ -16,6 +16,7 @@ from typing import Any, NoReturn, ParamSpec, TypeVar
 from uuid import UUID
 
 import click
+from pydantic import BaseModel
 
 from bf4ps.settings import Settings
 
@@ -39,6 +40,8 @@ def run_async(fn: Callable[P, Awaitable[R]]) -> Callable[P, R]:
 
 
 def _default(value: Any) -> Any:
+    if isinstance(value, BaseModel):  # the read side's models (bf4ps.views)
+        return value.model_dump()
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, Decimal):

@@ -11,7 +11,7 @@ from bf4ps.cli.common import echo_json, fail, run_async, settings_of
 from bf4ps.db import compat, migrate
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.db.queries import all_rows, q
-from bf4ps.ops import render_status, status_report
+from bf4ps.views.fleet_status import render_status, status_report
 
 
 @click.group(name="db")

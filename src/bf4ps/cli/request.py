@@ -11,31 +11,33 @@ from bf4ps import policy as policy_mod
 from bf4ps.cli.common import echo_json, fail, run_async, settings_of
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.domain import Platform
-from bf4ps.interactive.eta import GateDefaults
 from bf4ps.interactive.inputs import InputError, looks_like_url, parse_soldier_url
-from bf4ps.interactive.submit import RateLimited, Submission, UnknownSoldier, submit
+from bf4ps.interactive.submit import RateLimited, UnknownSoldier, submit
+from bf4ps.views import request_status
+from bf4ps.views.estimate import GateDefaults
+from bf4ps.views.request_status import SubmissionView
 
 
-def _describe(sub: Submission) -> str:
+def _describe(sub: SubmissionView) -> str:
     target = f"soldier {sub.soldier_id}" if sub.soldier_id else f"lookup of {sub.lookup_name!r}"
     head = f"request {sub.request_id}: {sub.status} ({target})"
     if sub.reused:
         head += ", an open request for it already existed"
     lines = [head]
     if sub.resources:
-        lines.append(f"  collects: {', '.join(sub.resources)} ({sub.created} new jobs)")
+        lines.append(f"  collects: {', '.join(sub.resources)} ({sub.jobs_created} new jobs)")
     else:
         lines.append("  nothing to collect: every resource is fresh")
-    if sub.serving is False:
+    if sub.collector_serving is False:
         lines.append(f"  position {sub.position}; no interactive collector is online right "
                      "now: the request waits in the queue until one is")
     elif sub.eta_at is not None:
         wait = max(0.0, (sub.eta_at - datetime.now(UTC)).total_seconds())
         lines.append(f"  position {sub.position}; first Battlelog request expected at "
                      f"{sub.eta_at:%H:%M:%S} UTC (in ~{wait:.0f} s)")
-        if sub.done_at is not None:
-            lines.append(f"  all collected by about {sub.done_at:%H:%M:%S} UTC")
-    lines.append(f"  status: /requests/{sub.request_id}")
+        if sub.estimated_done_at is not None:
+            lines.append(f"  all collected by about {sub.estimated_done_at:%H:%M:%S} UTC")
+    lines.append(f"  status: {sub.status_url}")
     return "\n".join(lines)
 
 
@@ -58,11 +60,13 @@ async def request(ctx: click.Context, name: str, platform: str | None, as_json: 
             platform, persona_id, soldier_name = ref.platform.value, ref.persona_id, ref.name
         elif platform is None:
             raise InputError("platform", "--platform is required with a soldier name")
+        gate = GateDefaults.from_settings(settings)
         async with connection(await resolve_url(settings)) as conn:
             policy = await policy_mod.load(conn)
             sub = await submit(conn, platform=platform, name=soldier_name,
                                persona_id=persona_id, client_key=f"cli:{getpass.getuser()}",
-                               policy=policy, gate=GateDefaults.from_settings(settings))
+                               policy=policy, estimator=request_status.estimator(gate))
+            view = await request_status.submission(conn, sub, gate)
     except InputError as exc:
         fail(f"{exc.field}: {exc.message}", 2)
         return
@@ -70,13 +74,9 @@ async def request(ctx: click.Context, name: str, platform: str | None, as_json: 
         fail(str(exc), 3)
         return
     if as_json:
-        echo_json({"request_id": sub.request_id, "status": sub.status,
-                   "soldier_id": sub.soldier_id, "lookup_name": sub.lookup_name,
-                   "eta_at": sub.eta_at, "position": sub.position, "jobs_created": sub.created,
-                   "resources": list(sub.resources), "reused": sub.reused,
-                   "collector_serving": sub.serving, "estimated_done_at": sub.done_at})
+        echo_json(view)  # the API's 202 body
     else:
-        click.echo(_describe(sub))
+        click.echo(_describe(view))
 
 
 COMMANDS: list[click.Command] = [request]

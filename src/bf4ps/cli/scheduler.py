@@ -13,12 +13,13 @@ from bf4ps.cli.common import echo_json, run_async, settings_of
 from bf4ps.db import compat
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.domain import Platform, Resource
-from bf4ps.eventlog import EventFilter, render, search
+from bf4ps.interactive.inputs import InputError, parse_name
 from bf4ps.logs import setup_logging
 from bf4ps.queue.events import EVENT_TYPE_NAMES
 from bf4ps.scheduler import history, retention
 from bf4ps.scheduler.intake_loop import scheduler_intake
 from bf4ps.scheduler.service import Scheduler
+from bf4ps.views.events import EventFilter, render, search
 
 
 @click.group(name="scheduler")
@@ -153,8 +154,12 @@ async def events_cmd(ctx: click.Context, persona: int | None, name: str | None,
                      event_type: str | None, since: str | None, limit: int,
                      as_json: bool) -> None:
     """Search the collector event log (newest first)."""
+    try:
+        name = parse_name(name, "--name") if name is not None else None
+    except InputError as exc:
+        raise click.BadParameter(exc.message, param_hint="--name") from None
     flt = EventFilter(persona, platform, collector, resource, event_type, _since(since),
-                      None, limit, name=name.strip() if name else None)
+                      None, limit, name=name)
     async with connection(await resolve_url(settings_of(ctx))) as conn:
         rows = await search(conn, flt)
     if as_json:

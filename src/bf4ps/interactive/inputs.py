@@ -12,18 +12,24 @@ from urllib.parse import unquote, urlsplit
 
 from bf4ps.domain import Platform
 
-# Origin ids, PSN ids and Xbox gamertags: letters, digits, '_', '-', '.', inner spaces
-# (gamertags). Lenient on purpose, but bounded.
+# Origin ids, PSN ids and Xbox gamertags: letters, digits, '_', '-', '.', single inner spaces
+# (gamertags). Lenient on purpose, but bounded. The one name rule: the website, the API (its
+# OpenAPI document carries NAME_PATTERN), the CLI and the event-log search all use it.
 NAME_MAX = 32
-_NAME = re.compile(r"^[A-Za-z0-9_.\-](?:[A-Za-z0-9_.\- ]{0,30}[A-Za-z0-9_.\-])?$")
+NAME_PATTERN = r"^[A-Za-z0-9_.\-]+(?: [A-Za-z0-9_.\-]+)*$"
+NAME_WORDS = "soldier names use letters, digits, '_', '-', '.' and single inner spaces only"
+_NAME = re.compile(NAME_PATTERN)
 PERSONA_MAX = 2**63 - 1
 BATTLELOG_HOSTS = frozenset({"battlelog.battlefield.com", "www.battlelog.battlefield.com"})
 # /bf4/[locale/]soldier/NAME/stats/PERSONAID/PLATFORM[/]
 _SOLDIER_PATH = re.compile(
     r"^/bf4/(?:[a-z]{2}/)?soldier/(?P<name>[^/]{1,96})/stats/(?P<pid>[0-9]{1,19})"
     r"/(?P<platform>[A-Za-z0-9]{2,10})/?$")
-PLATFORM_ALIASES = {"xbox": Platform.XBOX360, "xone": Platform.XBOXONE,
-                    "xb1": Platform.XBOXONE, "x360": Platform.XBOX360}
+# Battlelog's own URL words for a platform (its soldier URLs say .../xbox/ for the Xbox 360);
+# accepted in Battlelog URLs only: everywhere else a platform is one of Platform's values.
+URL_PLATFORMS = {"xbox": Platform.XBOX360, "xone": Platform.XBOXONE, "xb1": Platform.XBOXONE,
+                 "x360": Platform.XBOX360}
+PLATFORM_WORDS = "use one of " + ", ".join(Platform)
 URL_MAX = 300
 
 
@@ -46,21 +52,23 @@ class SoldierRef:
 
 
 def parse_platform(value: object, field: str = "platform") -> Platform:
+    """One of Platform's values, exactly (surrounding spaces aside)."""
     if isinstance(value, Platform):
         return value
     if value is None or (isinstance(value, str) and not value.strip()):
         raise InputError(field, "platform is required: one of " + ", ".join(Platform))
     if not isinstance(value, str):
-        raise InputError(field, "platform must be text: one of " + ", ".join(Platform))
-    text = value.strip().lower()
-    if len(text) <= 10:
-        if text in PLATFORM_ALIASES:
-            return PLATFORM_ALIASES[text]
-        try:
-            return Platform(text)
-        except ValueError:
-            pass
-    raise InputError(field, "unknown platform; use one of " + ", ".join(Platform))
+        raise InputError(field, "platform must be text: " + PLATFORM_WORDS)
+    try:
+        return Platform(value.strip())
+    except ValueError:
+        raise InputError(field, "unknown platform; " + PLATFORM_WORDS) from None
+
+
+def _url_platform(text: str, field: str) -> Platform:
+    """A Battlelog URL's platform segment: Battlelog's words (any case) or Platform's."""
+    word = text.lower()
+    return URL_PLATFORMS.get(word) or parse_platform(word, field)
 
 
 def parse_name(value: object, field: str = "name") -> str:
@@ -71,9 +79,8 @@ def parse_name(value: object, field: str = "name") -> str:
         raise InputError(field, "soldier name is required")
     if len(text) > NAME_MAX:
         raise InputError(field, f"soldier name is longer than {NAME_MAX} characters")
-    if not _NAME.match(text) or "  " in text:
-        raise InputError(field, "soldier names use letters, digits, '_', '-', '.' and single "
-                                "inner spaces only")
+    if not _NAME.fullmatch(text):
+        raise InputError(field, NAME_WORDS)
     return text
 
 
@@ -120,9 +127,8 @@ def parse_soldier_url(value: str, field: str = "url") -> SoldierRef:
         name: str | None = unquote(match["name"], errors="strict")
     except UnicodeDecodeError:
         name = None
-    return SoldierRef(parse_persona_id(match["pid"], field), parse_platform(match["platform"],
-                                                                            field),
-                      _url_name(name))
+    return SoldierRef(parse_persona_id(match["pid"], field),
+                      _url_platform(match["platform"], field), _url_name(name))
 
 
 def _url_name(name: str | None) -> str | None:

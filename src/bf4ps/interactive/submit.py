@@ -1,22 +1,24 @@
 """A player's submission: validated, rate limited per client, and turned into interactive work
 in one transaction. Never calls Battlelog: a known soldier's stale resources become interactive
 jobs (existing work is coalesced or promoted by the queue engine); an unknown name becomes one
-lookup job that the interactive collector resolves (see lookup.py)."""
+lookup job that the interactive collector resolves (see lookup.py). The estimate is the read
+side's (views/estimate.py): the caller passes an Estimator, whose first send is stored as the
+request's eta_at; the answer people read is views/request_status.submission."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID, uuid4
 
 from bf4ps import soldiers
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.domain import JobReason, Lane, Platform, PriorityClass, SourceType
-from bf4ps.interactive import demand, eta
+from bf4ps.interactive import demand
 from bf4ps.interactive.demand import Target
-from bf4ps.interactive.eta import Estimate, GateDefaults
 from bf4ps.interactive.inputs import (
     InputError,
     parse_client_key,
@@ -53,7 +55,22 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
-DEFAULT_GATE = GateDefaults()
+
+
+class Estimated(Protocol):
+    """An estimate of the read side (views/estimate.py): when the first Battlelog request of
+    the request should be sent, stored as its eta_at."""
+
+    @property
+    def eta_at(self) -> datetime: ...
+
+
+# The estimate of a request just planned (None: nothing waits), made in its transaction.
+Estimator = Callable[[Conn, UUID], Awaitable[Estimated | None]]
+
+
+async def no_estimate(conn: Conn, request_id: UUID) -> Estimated | None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,28 +78,18 @@ class Submission:
     request_id: UUID
     soldier_id: int | None
     status: str  # queued | done (nothing was stale) | collecting (an open request reused)
-    eta_at: datetime | None  # when the first Battlelog request should be sent
-    position: int | None  # interactive jobs ahead of this request's first job
+    eta_at: datetime | None  # the estimate stored at submission (or of the reused request)
     created: int  # jobs created (the rest were coalesced into or promoted from existing work)
     resources: tuple[str, ...]  # what the request collects ("lookup" first for unknown names)
     reused: bool = False  # an open request for the same soldier/name was returned instead
     lookup_name: str | None = None
-    serving: bool | None = None  # an interactive collector is online (None: nothing waits)
-    done_at: datetime | None = None  # when everything should be collected (best effort)
-
-
-def _waiting(est: Estimate | None, eta_at: datetime | None = None) -> dict[str, Any]:
-    """A submission's estimate fields (eta_at: the one stored, when nothing waits now)."""
-    if est is None:
-        return {"eta_at": eta_at, "position": None, "serving": None, "done_at": None}
-    return {"eta_at": est.eta_at, "position": est.position, "serving": est.serving,
-            "done_at": est.done_at}
+    estimate: Estimated | None = None  # the estimator's, for a request planned just now
 
 
 async def submit(conn: Conn, *, platform: Platform | str, name: str | None = None,
                  persona_id: int | str | None = None, client_key: str, policy: Policy,
                  limits: Limits = DEFAULT_LIMITS,
-                 gate: GateDefaults = DEFAULT_GATE) -> Submission:
+                 estimator: Estimator = no_estimate) -> Submission:
     """Submit a collection request for a soldier named by persona id (+ platform) or by name.
     Raises InputError, RateLimited or UnknownSoldier (a persona id not known here and no name
     to register it under)."""
@@ -102,9 +109,9 @@ async def submit(conn: Conn, *, platform: Platform | str, name: str | None = Non
                                      "by its Battlelog URL with the name in it")
             target = await _register(conn, pid, plat, clean_name)
         if target is not None:
-            return await _for_soldier(conn, target, key, policy, gate)
+            return await _for_soldier(conn, target, key, policy, estimator)
         assert clean_name is not None
-        return await _for_lookup(conn, clean_name, plat, key, policy, gate)
+        return await _for_lookup(conn, clean_name, plat, key, policy, estimator)
 
 
 async def find(conn: Conn, platform: Platform, name: str | None,
@@ -150,13 +157,13 @@ async def _insert(conn: Conn, request_id: UUID, platform: Platform, key: str,
 
 
 async def _for_soldier(conn: Conn, target: Target, key: str, policy: Policy,
-                       gate: GateDefaults) -> Submission:
+                       estimator: Estimator) -> Submission:
     await demand.lock(conn, f"soldier:{target.soldier_id}")
     cur = await conn.execute(q("interactive_open_for_soldier"),
                              {"soldier_id": target.soldier_id})
     existing = await cur.fetchone()
     if existing is not None:
-        return await _reused(conn, existing, gate)
+        return await _reused(conn, existing)
     request_id = uuid4()
     since = await _insert(conn, request_id, target.platform, key, target.soldier_id, None)
     planned = await demand.plan(conn, target, request_id, since, policy)
@@ -167,22 +174,23 @@ async def _for_soldier(conn: Conn, target: Target, key: str, policy: Policy,
         message = ("every resource is fresh" if not planned.resources
                    else "already being collected")
         await _planned(conn, request_id, planned.resources, None, done=True, message=message)
-        return Submission(request_id, target.soldier_id, "done", None, None, planned.created,
+        return Submission(request_id, target.soldier_id, "done", None, planned.created,
                           planned.resources)
-    est = await eta.estimate(conn, request_id, gate)
-    await _planned(conn, request_id, planned.resources, est.eta_at if est else None)
-    return Submission(request_id, target.soldier_id, "queued", created=planned.created,
-                      resources=planned.resources, **_waiting(est))
+    est = await estimator(conn, request_id)
+    eta_at = est.eta_at if est else None
+    await _planned(conn, request_id, planned.resources, eta_at)
+    return Submission(request_id, target.soldier_id, "queued", eta_at, planned.created,
+                      planned.resources, estimate=est)
 
 
 async def _for_lookup(conn: Conn, name: str, platform: Platform, key: str, policy: Policy,
-                      gate: GateDefaults) -> Submission:
+                      estimator: Estimator) -> Submission:
     await demand.lock(conn, f"lookup:{platform.value}:{name.lower()}")
     cur = await conn.execute(q("interactive_open_for_name"),
                              {"name": name, "platform": platform.value})
     existing = await cur.fetchone()
     if existing is not None:
-        return await _reused(conn, existing, gate, lookup_name=name)
+        return await _reused(conn, existing, lookup_name=name)
     request_id = uuid4()
     since = await _insert(conn, request_id, platform, key, None, name)
     await enqueue(conn, Demand(
@@ -190,10 +198,11 @@ async def _for_lookup(conn: Conn, name: str, platform: Platform, key: str, polic
         priority_class=PriorityClass.INTERACTIVE,
         rank=rank(since, PriorityClass.INTERACTIVE, policy), reason=JobReason.LOOKUP,
         eligible_at=since, request_id=request_id, lookup_name=name, lookup_platform=platform))
-    est = await eta.estimate(conn, request_id, gate)
-    await _planned(conn, request_id, (), est.eta_at if est else None)
-    return Submission(request_id, None, "queued", created=1, resources=("lookup",),
-                      lookup_name=name, **_waiting(est))
+    est = await estimator(conn, request_id)
+    eta_at = est.eta_at if est else None
+    await _planned(conn, request_id, (), eta_at)
+    return Submission(request_id, None, "queued", eta_at, 1, ("lookup",), lookup_name=name,
+                      estimate=est)
 
 
 async def _planned(conn: Conn, request_id: UUID, resources: tuple[str, ...],
@@ -204,11 +213,8 @@ async def _planned(conn: Conn, request_id: UUID, resources: tuple[str, ...],
         "done": done, "message": message})
 
 
-async def _reused(conn: Conn, row: dict[str, Any], gate: GateDefaults,
+async def _reused(conn: Conn, row: dict[str, Any],
                   lookup_name: str | None = None) -> Submission:
-    request_id: UUID = row["request_id"]
-    est = await eta.estimate(conn, request_id, gate)
     resources = tuple(row["resources"]) or (("lookup",) if lookup_name else ())
-    return Submission(request_id, row["soldier_id"], str(row["status"]), created=0,
-                      resources=resources, reused=True, lookup_name=lookup_name,
-                      **_waiting(est, row["eta_at"]))
+    return Submission(row["request_id"], row["soldier_id"], str(row["status"]), row["eta_at"],
+                      0, resources, reused=True, lookup_name=lookup_name)

@@ -60,14 +60,6 @@ class SoldierPreview:
             return None
         return round(self.kills / self.deaths, 2)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"soldier_id": self.soldier_id, "persona_id": self.persona_id,
-                "platform": self.platform, "name": self.name, "url": self.url,
-                "exact": self.exact, "collected_at": self.collected_at,
-                "last_seen_at": self.last_seen_at, "rank": self.rank, "skill": self.skill,
-                "kills": self.kills, "deaths": self.deaths, "kd": self.kd, "spm": self.spm,
-                "time_played_seconds": self.time_played_seconds}
-
 
 @dataclass(frozen=True, slots=True)
 class Page:

@@ -35,14 +35,6 @@ class Backlog:
     lag_window_seconds: float = LAG_WINDOW_SECONDS
     lag_recorded_at: datetime | None = None
 
-    def as_json(self) -> dict[str, Any]:
-        return {"age_seconds": self.age_seconds,
-                "refresh_lag": {k: {r: {"p50": round(v.p50, 1), "p95": round(v.p95, 1),
-                                        "n": v.n} for r, v in by.items()}
-                                for k, by in self.lag.items()},
-                "lag_window_seconds": self.lag_window_seconds,
-                "lag_recorded_at": self.lag_recorded_at}
-
 
 def empty_ages() -> dict[str, dict[str, float]]:
     return {k: dict.fromkeys(RESOURCES, 0.0) for k in CLASSES}

@@ -86,6 +86,7 @@ def projections(first: dict[str, Any], coverage: dict[str, dict[str, int]],
 
 
 async def read(conn: Conn, window_seconds: float = 6 * HOUR, points: int = POINTS) -> Series:
+    """The fleet-history chart series (coverage, requests per egress, backlog age)."""
     params = {"window_seconds": window_seconds, "points": points}
     cur = await conn.execute(q("history_window"), params)
     out = series([dict(r) for r in await cur.fetchall()], window_seconds)

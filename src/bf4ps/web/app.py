@@ -1,5 +1,8 @@
 """The website's application factory. Nothing happens at import time: create_app builds the
-app, its lifespan opens the database pool (unless one is given)."""
+app, its lifespan opens the database pool (unless one is given). The app is FastAPI's (the JSON
+API, whose /openapi.json it generates from the read side's types), with the HTML pages, the
+console and the static files as plain Starlette routes beside it, under one set of middleware
+and error handlers."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import jinja2
+from fastapi import FastAPI
 from psycopg_pool import AsyncConnectionPool
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -19,10 +23,10 @@ from starlette.templating import Jinja2Templates
 from starlette.types import Receive, Scope, Send
 
 from bf4ps.db.connect import Conn, open_pool, resolve_url
-from bf4ps.interactive.eta import GateDefaults
 from bf4ps.interactive.submit import Limits
 from bf4ps.settings import Settings
-from bf4ps.web import routes_api, routes_ops, routes_public
+from bf4ps.views.estimate import GateDefaults
+from bf4ps.web import api, api_ops, routes_ops, routes_public
 from bf4ps.web.errors import HANDLERS, LOGGED
 from bf4ps.web.format import FILTERS
 from bf4ps.web.metrics import Metrics, RequestMetrics
@@ -65,7 +69,7 @@ async def _lifespan(app: Starlette) -> AsyncIterator[None]:
             web.pool = None
 
 
-class WebApp(Starlette):
+class WebApp(FastAPI):
     """Starlette re-raises an exception after its 500 handler answered it, so that servers log
     it; on_bug has logged it already, so it ends here (it was logged twice). Any other
     exception (one raised after a response started, say) still reaches the server."""
@@ -90,12 +94,18 @@ def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None
                    limits=limits or Limits(settings.submit_limit_requests,
                                            settings.submit_limit_window_seconds),
                    gate=GateDefaults.from_settings(settings), pool=pool)
-    routes = [*routes_public.ROUTES, *routes_api.ROUTES, *routes_ops.ROUTES,
-              Mount("/static", StaticFiles(directory=HERE / "static"), name="static")]
     middleware = [Middleware(RequestMetrics, metrics=web.metrics), Middleware(SecurityHeaders),
                   Middleware(BodyLimit, max_bytes=BODY_LIMIT)]
-    app = WebApp(routes=routes, middleware=middleware, exception_handlers=HANDLERS,
-                 lifespan=_lifespan)
+    app = WebApp(title="BF4PS — Battlefield 4 Player Stats", version="1",
+                 description="Soldier stats collected from Battlelog; interactive collection "
+                             "requests; operator figures.",
+                 openapi_url="/openapi.json", docs_url=None, redoc_url=None,
+                 middleware=middleware, exception_handlers=HANDLERS, lifespan=_lifespan)
+    app.include_router(api.router)
+    app.include_router(api_ops.router)
+    app.router.routes.extend([
+        *routes_public.ROUTES, *routes_ops.ROUTES,
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static")])
     app.state.web = web
     app.state.templates = web.templates
     return app

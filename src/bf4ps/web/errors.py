@@ -5,11 +5,13 @@ logged), and an unreachable database is 503."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import psycopg
+from fastapi.exceptions import RequestValidationError
 from psycopg_pool import PoolTimeout
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -22,6 +24,14 @@ REASONS = {400: "Bad request", 401: "Authentication required", 403: "Forbidden",
            404: "Not found", 405: "Method not allowed", 413: "Request too large",
            415: "Unsupported media type", 422: "Unprocessable input",
            429: "Too many requests", 500: "Internal error", 503: "Service unavailable"}
+
+
+class ErrorBody(BaseModel):
+    """Every refusal's JSON body: what to fix, the status again, and the field at fault."""
+
+    error: str
+    status: int
+    field: str | None = None
 
 
 class WebError(Exception):
@@ -38,6 +48,35 @@ class WebError(Exception):
 
 def from_input(exc: InputError, status: int = 422) -> WebError:
     return WebError(status, exc.message, field=exc.field)
+
+
+PLACES = {"query": "parameter", "path": "no such item: path segment", "body": "field"}
+
+
+def _printable(text: str, limit: int = 200) -> str:
+    """Text that any response can carry (a lone surrogate from a JSON body cannot be encoded)."""
+    return text[:limit].encode("utf-8", "replace").decode("utf-8")
+
+
+def from_validation(errors: Sequence[Any], where: str = "body") -> WebError:
+    """The first problem pydantic found, as the input parsers would say it, naming the field:
+    a body that is not JSON is 400, a path segment that names nothing 404, anything else 422.
+    `where`: the input the locations are in when they do not say (a model validated alone)."""
+    first = dict(errors[0]) if errors else {}
+    loc = [str(x) for x in first.get("loc", ())]
+    if first.get("type") == "json_invalid":
+        return WebError(400, "the body is not valid JSON")
+    if loc and loc[0] in PLACES:
+        where, loc = loc[0], loc[1:]
+    field = loc[-1] if loc else None
+    message = str(first.get("msg", "invalid input")).removeprefix("Value error, ")
+    if first.get("type") == "missing":
+        message = "is required"
+    elif first.get("type") == "extra_forbidden":
+        message = "is not a field of this request"
+    text = f"{PLACES.get(where, where)} {field!r}: {message}" if field else f"the body: {message}"
+    status = 404 if where == "path" else 422
+    return WebError(status, _printable(text), field=_printable(field, 60) if field else None)
 
 
 def wants_json(request: Request) -> bool:
@@ -82,6 +121,12 @@ async def on_input_error(request: Request, exc: Exception) -> Response:
     return error_response(request, 422, exc.message, field=exc.field)
 
 
+async def on_validation_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    err = from_validation(exc.errors())
+    return error_response(request, err.status, err.message, field=err.field)
+
+
 async def on_data_error(request: Request, exc: Exception) -> Response:
     """A value PostgreSQL refused: inputs are validated first, so this names a gap in the
     validation; still the client's value, so 400."""
@@ -108,6 +153,7 @@ HANDLERS: dict[Any, Any] = {
     WebError: on_web_error,
     HTTPException: on_http_exception,
     InputError: on_input_error,
+    RequestValidationError: on_validation_error,
     psycopg.DataError: on_data_error,
     psycopg.OperationalError: on_unavailable,
     PoolTimeout: on_unavailable,

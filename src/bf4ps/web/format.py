@@ -4,22 +4,8 @@ durations and ages."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from functools import lru_cache
 
-from bf4ps.stats.item_names import category_display, display_name
-
-
-@lru_cache(maxsize=4096)
-def item_name(name: str | None, slug: str | None) -> str:
-    """BF4's display name of an item ('scar-h' -> 'SCAR-H', 'mares-leg' -> "MARE'S LEG"),
-    from the item-name catalogue (stats/item_names.py)."""
-    return display_name(name, slug)
-
-
-@lru_cache(maxsize=512)
-def category_name(category: str | None) -> str:
-    """'Vehicle Air Jet Stealth' -> 'Stealth Jets'."""
-    return category_display(category)
+from bf4ps.views.soldier import category_name, item_name
 
 
 def number(value: float | int | None, digits: int = 0) -> str:
@@ -33,17 +19,6 @@ def number(value: float | int | None, digits: int = 0) -> str:
     else:
         text = f"{value:,.0f}"
     return text.replace(",", "\u202f") if "," in text else text
-
-
-def ratio(a: float | int | None, b: float | int | None, digits: int = 2) -> float | None:
-    if a is None or b is None or b == 0:
-        return None
-    return round(a / b, digits + 2)
-
-
-def percent(a: float | int | None, b: float | int | None) -> float | None:
-    value = ratio(a, b, 4)
-    return None if value is None else round(value * 100, 2)
 
 
 def duration(seconds: float | int | None) -> str:

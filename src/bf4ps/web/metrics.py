@@ -32,7 +32,7 @@ from bf4ps.db.locks import SCHEDULER_LOCK
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane, Resource
 from bf4ps.gates import circuit
-from bf4ps.web import ops_view
+from bf4ps.views import console
 from bf4ps.web.metrics_capacity import capacity_gauges
 
 BOUNDS_SECONDS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
@@ -175,17 +175,19 @@ def route_group(path: str) -> str:
             return prefix
     return "other"
 
+DEPTH_STATES = ("ready", "waiting_retry", "claimed", "running")
+
 
 async def db_gauges(conn: Conn) -> list[Metric]:
     depth = GaugeMetricFamily("bf4ps_queue_jobs", "Live jobs by lane, class, resource, state",
                               labels=["lane", "priority_class", "resource", "state"])
-    for row in (await ops_view.queue(conn))["detail"]:
-        for state in ops_view.DEPTH_KEYS:
-            depth.add_metric([row["lane"], row["priority_class"], row["resource"], state],
-                             int(row[state]))
+    for row in (await console.queue(conn)).detail:
+        for state in DEPTH_STATES:
+            depth.add_metric([row.lane.value, row.priority_class, row.resource, state],
+                             getattr(row, state))
     cov = GaugeMetricFamily("bf4ps_coverage_soldiers", "Soldiers per resource and status",
                             labels=["resource", "status"])
-    for resource, counts in (await ops_view.coverage(conn))["by_resource"].items():
+    for resource, counts in (await console.coverage(conn)).by_resource.items():
         for status, n in counts.items():
             cov.add_metric([resource, status], n)
     return [depth, cov, *await _fleet_gauges(conn), *await _budget_gauges(conn),
@@ -222,27 +224,27 @@ async def _fleet_gauges(conn: Conn) -> list[Metric]:
                                "send slots)", labels=["collector"])
     enabled = GaugeMetricFamily("bf4ps_collector_enabled",
                                 "1 unless an operator disabled it", labels=labels)
-    for c in await ops_view.fleet(conn):
-        key = [c["name"], c["lane"], c["egress"]]
-        healthy.add_metric(key, 1.0 if c["health"] == "healthy" else 0.0)
-        serving.add_metric(key, 1.0 if c["state"] == "healthy" else 0.0)
-        enabled.add_metric(key, 1.0 if c["enabled"] else 0.0)
-        if c["heartbeat_age_seconds"] is not None:
-            age.add_metric(key, c["heartbeat_age_seconds"])
-        if c["clock_offset_seconds"] is not None:
-            offset.add_metric([c["name"]], c["clock_offset_seconds"])
-            skewed.add_metric([c["name"]], 1.0 if c["clock_skewed"] else 0.0)
+    for c in (await console.fleet(conn)).collectors:
+        key = [c.name, c.lane.value, c.egress]
+        healthy.add_metric(key, 1.0 if c.health == "healthy" else 0.0)
+        serving.add_metric(key, 1.0 if c.state == "healthy" else 0.0)
+        enabled.add_metric(key, 1.0 if c.enabled else 0.0)
+        if c.heartbeat_age_seconds is not None:
+            age.add_metric(key, c.heartbeat_age_seconds)
+        if c.clock_offset_seconds is not None:
+            offset.add_metric([c.name], c.clock_offset_seconds)
+            skewed.add_metric([c.name], 1.0 if c.clock_skewed else 0.0)
     return [healthy, serving, age, enabled, offset, skewed]
 
 
 async def _budget_gauges(conn: Conn) -> list[Metric]:
-    b = await ops_view.budget(conn)
+    b = await console.budget(conn)
     fleet_used = GaugeMetricFamily("bf4ps_fleet_budget_used_requests",
                                    "Physical requests in the fleet window")
-    fleet_used.add_metric([], b["fleet"]["used"])
+    fleet_used.add_metric([], b.fleet.used)
     fleet_limit = GaugeMetricFamily("bf4ps_fleet_budget_limit_requests",
                                     "Fleet budget per window (0: no budget)")
-    fleet_limit.add_metric([], b["fleet"]["limit"] or 0)
+    fleet_limit.add_metric([], b.fleet.limit or 0)
     window = GaugeMetricFamily("bf4ps_egress_requests_window",
                                "Physical requests in the last hour", labels=["egress"])
     total = CounterMetricFamily("bf4ps_egress_requests", "Physical requests counted by the gate",
@@ -250,10 +252,10 @@ async def _budget_gauges(conn: Conn) -> list[Metric]:
     cooling = GaugeMetricFamily("bf4ps_egress_throttle_streak",
                                 "Throttle streak of the egress (0: normal pacing)",
                                 labels=["egress"])
-    for g in b["egresses"]:
-        window.add_metric([g["egress"]], g["recent_requests"])
-        total.add_metric([g["egress"]], g["requests_total"])
-        cooling.add_metric([g["egress"]], g["throttle_streak"])
+    for g in b.egresses:
+        window.add_metric([g.egress], g.recent_requests)
+        total.add_metric([g.egress], g.requests_total)
+        cooling.add_metric([g.egress], g.throttle_streak)
     return [fleet_used, fleet_limit, window, total, cooling]
 
 

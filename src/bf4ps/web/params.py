@@ -1,11 +1,10 @@
-"""Reading request input strictly: bounded query parameters, path segments, JSON objects and
-forms. Every refusal is a WebError with a message saying what to fix."""
+"""Reading the HTML pages' input strictly: bounded query parameters, path segments and forms
+(the JSON API's is validated by FastAPI against the read side's types). Every refusal is a
+WebError with a message saying what to fix."""
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any
 from uuid import UUID
 
 from starlette.datastructures import FormData
@@ -77,38 +76,6 @@ def uuid_path(request: Request, name: str = "request_id") -> UUID:
         return UUID(raw)
     except ValueError:
         raise WebError(404, "no such request: request ids are UUIDs", field=name) from None
-
-
-async def json_object(request: Request, allowed: frozenset[str]) -> dict[str, Any]:
-    """The body as a JSON object with only `allowed` keys (415/400/422 otherwise)."""
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if ctype != "application/json":
-        raise WebError(415, "send the body as application/json")
-    body = await request.body()
-    try:
-        data = json.loads(body) if body else {}
-    except (ValueError, RecursionError):
-        raise WebError(400, "the body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise WebError(422, "the body must be a JSON object")
-    if not _encodable(data):
-        raise WebError(422, "the body contains a lone UTF-16 surrogate (\\ud800-\\udfff): "
-                            "send text as valid Unicode")
-    unknown = sorted(str(k)[:40] for k in data if k not in allowed)
-    if unknown:
-        raise WebError(422, f"unknown field(s): {', '.join(unknown)}; expected some of "
-                            f"{', '.join(sorted(allowed))}", field=unknown[0])
-    return data
-
-
-def _encodable(data: object) -> bool:
-    """False when some key or string holds a lone surrogate ("\\ud800" is valid JSON, but no
-    text encoding, database or response can carry it)."""
-    try:
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 async def form(request: Request) -> FormData:

@@ -12,9 +12,12 @@ from starlette.routing import Route
 from bf4ps import policy as policy_mod
 from bf4ps.domain import Platform
 from bf4ps.interactive.inputs import InputError
-from bf4ps.interactive.status import request_status
 from bf4ps.stats import discovery
-from bf4ps.web import actions, soldier_view, tables
+from bf4ps.views import search as search_view
+from bf4ps.views import soldier as soldier_view
+from bf4ps.views import soldier_page as page_view
+from bf4ps.views.request_status import StepProgress, request_status
+from bf4ps.web import actions, tables
 from bf4ps.web.errors import WebError
 from bf4ps.web.format import ago
 from bf4ps.web.params import (
@@ -62,12 +65,13 @@ async def index(request: Request) -> Response:
         return _index(request, platform=chosen, **await _discovery(request, platform))
     try:
         async with db(request) as conn:
-            result = await actions.search(conn, text, platform, page)
+            result = await search_view.search(conn, text, platform, page)
     except InputError as exc:
         return _index(request, status=422, error=exc.message, q=text, platform=chosen)
-    if result["kind"] == "url" and result["soldiers"]:
-        return RedirectResponse(result["soldiers"][0]["url"], 303)
-    return _index(request, q=text, platform=result["platform"] or "", result=result)
+    if result.kind == "url" and result.soldiers:
+        return RedirectResponse(result.soldiers[0].url, 303)
+    return _index(request, q=text, platform=result.platform.value if result.platform else "",
+                  result=result)
 
 
 async def submit_form(request: Request) -> Response:
@@ -77,7 +81,8 @@ async def submit_form(request: Request) -> Response:
               "persona_id": form_text(data, "persona_id", 20),
               "url": form_text(data, "url")}
     try:
-        sub = await actions.submit_from(request, fields)
+        sub = await actions.submit_from(request, fields["name"], fields["platform"],
+                                        fields["persona_id"], fields["url"])
     except WebError as exc:
         return _index(request, status=exc.status, error=exc.message, q=fields["name"] or "",
                       platform=fields["platform"] if fields["platform"] in PLATFORMS
@@ -95,7 +100,8 @@ async def request_page(request: Request) -> Response:
         raise WebError(404, "no such request")
     refreshable_in = (ago(st.refreshable_at, st.now) if st.refreshable_at is not None
                       and st.refreshable_at > st.now else "now")
-    return render(request, "request.html", {"req": st.as_dict(), "is_open": st.is_open,
+    return render(request, "request.html", {"req": st.model_dump(mode="json"),
+                                            "is_open": st.is_open,
                                             "step_names": STEP_NAMES,
                                             "progress_word": progress_word,
                                             "refreshable_in": refreshable_in})
@@ -107,10 +113,12 @@ JOB_WORDS = {"pending": "waiting", "claimed": "next", "running": "collecting now
 
 
 def progress_word(r: dict[str, Any]) -> str:
-    """One resource's progress as the request page says it (app.js says the same)."""
-    if r["job_status"]:
-        return str(JOB_WORDS.get(r["job_status"], r["job_status"]))
-    return "done" if r["state_status"] == "current" else "–"
+    """One step's progress (a StepProgress as JSON) as the request page says it (app.js says
+    the same)."""
+    step = StepProgress.model_validate(r)
+    if step.job_status:
+        return JOB_WORDS.get(step.job_status, step.job_status)
+    return "done" if step.state_status == "current" else "–"
 
 
 async def soldier_page(request: Request) -> Response:
@@ -120,14 +128,21 @@ async def soldier_page(request: Request) -> Response:
         if found is None:
             raise WebError(404, "this soldier is not known here yet: search for its name (or "
                                 "paste its Battlelog URL) to have it collected")
-        data = await soldier_view.page(conn, found)
+        data = await page_view.page(conn, found)
     return render(request, "soldier.html", {
-        "s": data, "chart": actions.plain(data["history"]), "platforms": PLATFORMS,
-        "weapon_chart": data["weapon_history"], "vehicle_chart": data["vehicle_history"],
-        "weapons_html": tables.weapon_rows(data["weapons"]),
-        "vehicles_html": tables.vehicle_rows(data["vehicles"]),
-        "weapon_categories": sorted({w["category"] for w in data["weapons"]}),
-        "vehicle_categories": sorted({v["category"] for v in data["vehicles"]})})
+        "s": data, "platforms": PLATFORMS, **_charts(data),
+        "weapons_html": tables.weapon_rows(data.weapons),
+        "vehicles_html": tables.vehicle_rows(data.vehicles),
+        "weapon_categories": sorted({w.category for w in data.weapons}),
+        "vehicle_categories": sorted({v.category for v in data.vehicles})})
+
+
+def _charts(data: page_view.SoldierPage) -> dict[str, Any]:
+    """The chart series as the page's scripts read them (JSON)."""
+    series = data.model_dump(mode="json", include={"history", "weapon_history",
+                                                   "vehicle_history"})
+    return {"chart": series["history"], "weapon_chart": series["weapon_history"],
+            "vehicle_chart": series["vehicle_history"]}
 
 
 async def leaderboards(request: Request) -> Response:

@@ -15,9 +15,9 @@ from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
 from bf4ps.db.connect import Conn
-from bf4ps.interactive.eta import GateDefaults
 from bf4ps.interactive.submit import Limits
 from bf4ps.settings import Settings
+from bf4ps.views.estimate import GateDefaults
 from bf4ps.web.metrics import Metrics
 from bf4ps.web.security import Csrf, MetricsAuth, OpsAuth, set_csrf_cookie
 

@@ -5,10 +5,10 @@ millisecond of table work. Text is escaped here; numbers are formatted, never ra
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
 from markupsafe import Markup
 
+from bf4ps.views.soldier_page import Vehicle, Weapon
 from bf4ps.web.format import duration, number
 
 PHONE_HIDDEN = " opt"  # a column a 390 px phone leaves out (style.css): name, kills, accuracy stay
@@ -26,29 +26,29 @@ def _time(seconds: int | None, cls: str = "") -> str:
     return f'<td class="num{cls}" data-sort="{seconds or 0}">{duration(seconds)}</td>'
 
 
-def _head(row: dict[str, Any]) -> str:
-    name, category = escape(str(row["name"])), escape(str(row["category"]))
-    return (f'<tr data-category="{category}"><td title="{escape(str(row["sid"]))}">{name}'
+def _head(row: Weapon | Vehicle) -> str:
+    name, category = escape(row.name), escape(row.category)
+    return (f'<tr data-category="{category}"><td title="{escape(row.sid)}">{name}'
             f'<span class="cat-under">{category}</span></td><td class="opt">{category}</td>')
 
 
-def weapon_rows(rows: list[dict[str, Any]]) -> Markup:
+def weapon_rows(rows: list[Weapon]) -> Markup:
     parts = []
     for w in rows:
         parts.append(
-            _head(w) + _num(w["kills"]) + _num(w["kpm"], 2, cls=PHONE_HIDDEN)
-            + _num(w["accuracy_percent"], 1, " %") + _num(w["headshots"], cls=PHONE_HIDDEN)
-            + _num(w["headshot_percent"], 1, cls=PHONE_HIDDEN)
-            + _time(w["time_seconds"], PHONE_HIDDEN)
-            + _num(w["service_stars"], cls=PHONE_HIDDEN) + "</tr>")
+            _head(w) + _num(w.kills) + _num(w.kpm, 2, cls=PHONE_HIDDEN)
+            + _num(w.accuracy_percent, 1, " %") + _num(w.headshots, cls=PHONE_HIDDEN)
+            + _num(w.headshot_percent, 1, cls=PHONE_HIDDEN)
+            + _time(w.time_seconds, PHONE_HIDDEN)
+            + _num(w.service_stars, cls=PHONE_HIDDEN) + "</tr>")
     return Markup("\n".join(parts))  # every text field is escaped above
 
 
-def vehicle_rows(rows: list[dict[str, Any]]) -> Markup:
+def vehicle_rows(rows: list[Vehicle]) -> Markup:
     parts = []
     for v in rows:
         parts.append(
-            _head(v) + _num(v["kills"]) + _num(v["kpm"], 2, cls=PHONE_HIDDEN)
-            + _num(v["destroyed"], cls=PHONE_HIDDEN) + _time(v["time_seconds"])
-            + _num(v["service_stars"], cls=PHONE_HIDDEN) + "</tr>")
+            _head(v) + _num(v.kills) + _num(v.kpm, 2, cls=PHONE_HIDDEN)
+            + _num(v.destroyed, cls=PHONE_HIDDEN) + _time(v.time_seconds)
+            + _num(v.service_stars, cls=PHONE_HIDDEN) + "</tr>")
     return Markup("\n".join(parts))  # every text field is escaped above

@@ -1,5 +1,6 @@
 """When will a request's first Battlelog request be sent? A best-effort estimate from measured
-throughput and the work ahead of it.
+throughput and the work ahead of it (the read side's: the request status, the submission's
+answer and the stored eta_at all come from here; GateDefaults lives here too).
 
 The interactive lane serves its jobs one at a time per egress, FIFO by rank, each at a rate-gate
 slot. A job costs max(its physical requests x the gate interval, its measured started ->
