@@ -77,7 +77,7 @@ async def test_a_full_window_places_the_slot_after_the_nth_latest(conn: Conn,
     await conn.execute(
         "INSERT INTO request_ledger (slot_at, egress_key, budget_class) "
         "SELECT clock_timestamp() - make_interval(secs => g), 'eg-other', 'recent' "
-        "FROM generate_series(7, 9) g")
+        "FROM generate_series(6, 8) g")  # the oldest + W + margin is > 1 s past the lead
     await add_job(conn, await make_soldier(conn, 91), "detailed", PriorityClass.RECENT)
     cur = await conn.execute("SELECT min(slot_at) AS oldest FROM request_ledger")
     oldest = (await cur.fetchone() or {})["oldest"]

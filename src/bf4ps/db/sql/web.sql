@@ -56,7 +56,7 @@ SELECT event_type, COALESCE(resource, '') AS resource, COALESCE(lane, '') AS lan
        width_bucket(wait_ms, %(bounds)s::integer[]) AS wait_bucket,
        count(*) AS n, COALESCE(sum(duration_ms), 0) AS duration_sum,
        COALESCE(sum(wait_ms), 0) AS wait_sum, max(event_id) AS last_id
-FROM collection_events
+FROM collection_events_log
 WHERE event_id > %(after)s AND event_id <= %(upto)s
 GROUP BY 1, 2, 3, 4, 5
 
