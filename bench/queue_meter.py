@@ -16,7 +16,7 @@ Counting, per shape, over one collector's cycles on a fresh database:
 * commits: the database's xact_commit (pg_stat_database) before and after;
 * WAL bytes: pg_stat_wal's wal_bytes before and after, and beside it the pg_current_wal_lsn()
   difference (the server serves nothing else meanwhile: the bench uses a server of its own,
-  BF4PS_BENCH_DIR); a CHECKPOINT first, so full-page images fall alike for every shape;
+  BF4PS_BENCH_DIR);
 * event rows: collection_events rows added;
 * client CPU: this process's CPU time; server CPU: the CPU time of the server's processes
   (postmaster and its children: the backend, WAL writer, checkpointer, autovacuum).
@@ -198,7 +198,6 @@ async def meter(url: str, admin_url: str, shape: str, cycle: Cycle, cycles: int,
         me = await register(conn, data_dir, Wanted(f"meter-{shape}", "bench", Lane.BACKGROUND,
                                                    EGRESS, None, "bench"))
         await run_cycles(conn, me, cycle, 20)  # warm: prepared statements, caches
-        await admin.execute("CHECKPOINT")  # full-page images fall alike for every shape
         before = await read(admin, conn, dbname)
         done = await run_cycles(conn, me, cycle, cycles)
         after = await read(admin, conn, dbname)

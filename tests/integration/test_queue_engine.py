@@ -16,7 +16,7 @@ from bf4ps.db.queries import q
 from bf4ps.domain import ErrorClass, Lane, PriorityClass
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
-from bf4ps.queue import finalize
+from bf4ps.queue import figures, finalize
 from bf4ps.queue.enqueue import enqueue
 from bf4ps.queue.finalize import Attempt
 from bf4ps.queue.jobs import ClaimedJob
@@ -313,3 +313,29 @@ def _numbered(query: str) -> str:
         return f"${names.index(m.group(1)) + 1}"
 
     return re.sub(r"%\((\w+)\)s", number, query).replace("%%", "%")
+
+
+async def test_coverage_stays_exact_before_and_after_the_fold(conn: Conn,
+                                                              tmp_path: Path) -> None:
+    """Finalizes append coverage deltas; readers add them to the counters (exact at once), and
+    the scheduler's fold moves them into the counters (migration 0014)."""
+    me = await make_collector(conn, tmp_path, "bg-1")
+    for persona in range(7001, 7006):
+        await add_job(conn, await make_soldier(conn, persona))
+    for _ in range(3):
+        job = await claim_and_start(conn, me)
+        assert (await finalize.succeed(conn, me, job, Attempt(200, 1), POLICY)).committed
+    recount = "SELECT resource, status, count(*) AS n FROM collection_state GROUP BY 1, 2"
+    truth = {(r["resource"], r["status"]): r["n"]
+             for r in await (await conn.execute(recount)).fetchall()}
+
+    async def seen() -> dict[tuple[str, str], int]:
+        table = await figures.coverage(conn)
+        return {(res, st): n for res, row in table.items() for st, n in row.items() if n}
+
+    assert await count(conn, "SELECT count(*) FROM coverage_deltas") > 0
+    assert await seen() == truth
+    assert await figures.fold_coverage(conn) > 0
+    assert await count(conn, "SELECT count(*) FROM coverage_deltas") == 0
+    assert await seen() == truth
+    assert truth[("detailed", "current")] == 3

@@ -97,52 +97,72 @@ DROP INDEX ix_events_resource;
 CREATE INDEX ix_events_resource ON collection_events (resource, event_type, occurred_at DESC)
     WHERE resource IS NOT NULL AND event_type NOT IN ('succeeded', 'failed');
 
--- 4. Coverage counters off the hot path: the state table's triggers append the change to an
---    unindexed delta table (no lock on a shared counter row held through a commit's WAL wait);
---    the scheduler folds the deltas into the counters every tick. Readers add the deltas not
---    yet folded, so coverage stays exact at every snapshot.
+-- 4. Coverage counters off the hot path: the state table's triggers append each change to an
+--    unindexed delta table (one row per change: the status a row left and the one it entered;
+--    no lock on a shared counter row held through a commit's WAL wait); the scheduler folds
+--    the deltas into the counters every tick. Readers read coverage_totals (the counters plus
+--    the deltas not yet folded), so coverage stays exact at every snapshot.
 CREATE TABLE coverage_deltas (
     resource text NOT NULL,
-    status text NOT NULL,
     shard smallint NOT NULL,
-    d bigint NOT NULL
+    from_status text,          -- NULL: a new row
+    to_status text,            -- NULL: a deleted row
+    n bigint NOT NULL
 );
 
+CREATE VIEW coverage_totals AS
+SELECT resource, status, shard, n FROM coverage_counters
+UNION ALL
+SELECT d.resource, x.status, d.shard, x.n
+FROM coverage_deltas d
+CROSS JOIN LATERAL (VALUES (d.to_status, d.n), (d.from_status, -d.n)) AS x(status, n)
+WHERE x.status IS NOT NULL;
+
+-- Bulk inserts and deletes (intake, tests) stay statement triggers: one delta row per group.
 CREATE OR REPLACE FUNCTION bf4ps_coverage_apply() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO coverage_deltas (resource, status, shard, d)
-        SELECT resource, status, (soldier_id % 16)::smallint, count(*)
+        INSERT INTO coverage_deltas (resource, shard, to_status, n)
+        SELECT resource, (soldier_id % 16)::smallint, status, count(*)
           FROM new_rows GROUP BY 1, 2, 3;
-    ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO coverage_deltas (resource, status, shard, d)
-        SELECT resource, status, (soldier_id % 16)::smallint, -count(*)
-          FROM old_rows GROUP BY 1, 2, 3;
     ELSE
-        INSERT INTO coverage_deltas (resource, status, shard, d)
-        SELECT resource, status, shard, sum(d) FROM (
-            SELECT resource, status, (soldier_id % 16)::smallint AS shard, 1 AS d FROM new_rows
-            UNION ALL
-            SELECT resource, status, (soldier_id % 16)::smallint, -1 FROM old_rows
-        ) AS delta GROUP BY 1, 2, 3 HAVING sum(d) <> 0;
+        INSERT INTO coverage_deltas (resource, shard, from_status, n)
+        SELECT resource, (soldier_id % 16)::smallint, status, count(*)
+          FROM old_rows GROUP BY 1, 2, 3;
     END IF;
     RETURN NULL;
 END;
 $$;
+-- An update (a finalize's, a sweep's) appends one row, only when the row changes its count.
+DROP TRIGGER coverage_update ON collection_state;
+CREATE FUNCTION bf4ps_coverage_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO coverage_deltas (resource, shard, from_status, to_status, n)
+    VALUES (NEW.resource, (NEW.soldier_id % 16)::smallint, OLD.status, NEW.status, 1);
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER coverage_change AFTER UPDATE OF status ON collection_state
+    FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status)
+    EXECUTE FUNCTION bf4ps_coverage_change();
+-- (a state row never changes its soldier or resource: the primary key)
 
 -- The scheduler's fold: the deltas it sees move into the counters in one transaction (a reader
--- sees them in one place or the other, never both or neither). Returns the rows folded.
+-- sees each in one place or the other, never both or neither). Returns the rows folded.
 CREATE FUNCTION bf4ps_coverage_fold() RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     folded bigint;
 BEGIN
-    WITH d AS (DELETE FROM coverage_deltas RETURNING resource, status, shard, d),
-    agg AS (SELECT resource, status, shard, sum(d) AS n, count(*) AS rows
-            FROM d GROUP BY 1, 2, 3),
+    WITH d AS (DELETE FROM coverage_deltas RETURNING *),
+    moves AS (SELECT d.resource, x.status, d.shard, x.n
+              FROM d CROSS JOIN LATERAL (VALUES (d.to_status, d.n), (d.from_status, -d.n))
+                   AS x(status, n)
+              WHERE x.status IS NOT NULL),
+    agg AS (SELECT resource, status, shard, sum(n) AS n FROM moves GROUP BY 1, 2, 3),
     up AS (INSERT INTO coverage_counters AS c (resource, status, shard, n)
            SELECT resource, status, shard, n FROM agg ORDER BY 1, 2, 3
            ON CONFLICT (resource, status, shard) DO UPDATE SET n = c.n + excluded.n)
-    SELECT COALESCE(sum(rows), 0) INTO folded FROM agg;
+    SELECT count(*) INTO folded FROM d;
     RETURN folded;
 END;
 $$;
@@ -150,7 +170,7 @@ SELECT bf4ps_coverage_fold();
 
 GRANT INSERT ON coverage_deltas TO bf4ps_collector, bf4ps_web, bf4ps_scheduler;
 GRANT DELETE ON coverage_deltas TO bf4ps_scheduler;
-GRANT SELECT ON coverage_deltas, collection_events_log
+GRANT SELECT ON coverage_deltas, coverage_totals, collection_events_log
     TO bf4ps_collector, bf4ps_scheduler, bf4ps_web, bf4ps_operator;
 
 -- 5. The transitions, one call each. The claim's optional filters (one soldier, for the

@@ -201,12 +201,14 @@ SELECT * FROM queue_succeed(%(job_id)s, %(collector_uuid)s, %(lease_token)s,
                             %(soldier_id)s, %(start)s, %(gate)s::jsonb)
 
 -- name: lock_owned_job_now
+-- Before a success's statistics: the lease is still ours (else nothing is written), and the
+-- database's time. No row lock: queue_succeed's fenced DELETE is the fence that counts (a
+-- lease lost meanwhile deletes nothing and the statistics roll back with it).
 SELECT j.job_id, clock_timestamp() AS now
 FROM collection_jobs j
 WHERE j.job_id = %(job_id)s AND j.collector_uuid = %(collector_uuid)s
   AND j.lease_token = %(lease_token)s AND j.status = 'running'
   AND j.lease_expires_at > clock_timestamp()
-FOR UPDATE
 
 -- name: coverage_fold
 -- The scheduler, every tick: the coverage deltas the state triggers appended move into the
