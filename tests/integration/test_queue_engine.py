@@ -4,7 +4,6 @@ classified failures and their events."""
 from __future__ import annotations
 
 import asyncio
-import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -301,18 +300,6 @@ async def test_claim_uses_its_partial_index(conn: Conn, tmp_path: Path) -> None:
         assert "Seq Scan on collection_jobs" not in plan, plan
     await conn.execute("RESET plan_cache_mode")
     await conn.execute("SET auto_explain.log_min_duration = -1")
-
-
-def _numbered(query: str) -> str:
-    """psycopg's %(name)s placeholders as $1, $2, ... in first-use order (for PREPARE)."""
-    names: list[str] = []
-
-    def number(m: re.Match[str]) -> str:
-        if m.group(1) not in names:
-            names.append(m.group(1))
-        return f"${names.index(m.group(1)) + 1}"
-
-    return re.sub(r"%\((\w+)\)s", number, query).replace("%%", "%")
 
 
 async def test_coverage_stays_exact_before_and_after_the_fold(conn: Conn,
