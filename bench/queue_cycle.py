@@ -1,8 +1,8 @@
 """Fenced cycles per second (8 workers) at 10k and 1M soldiers, each contender paired with a
 pgqueuer batch-10 run of its own on the same server (directly before or after it, the order
-flipping every round, a CHECKPOINT before each run), the ratio taken inside each pair and the
-median of the pairs reported; beside them pgqueuer at batch 1 and the bare floor of three
-durable transactions per job (bench/queue_floor.py). Then the per-cycle meter
+flipping every round; with --checkpoint a CHECKPOINT before each run), the ratio taken inside
+each pair and the median of the pairs reported; beside them pgqueuer at batch 1 and the bare
+floor of three durable transactions per job (bench/queue_floor.py). Then the per-cycle meter
 (bench/queue_meter.py): round trips, commits, WAL bytes, event rows and client/server CPU for
 the bench's cycle and for the product's.
 
@@ -10,7 +10,7 @@ The bench's cycle has no gate: the slot is open at once, so a claim starts its j
 fenced success claims and starts the next in the same call (queue_succeed, migration 0014).
 
 usage: python bench/queue_cycle.py [--jobs 10000] [--runs 3] [--scales 10000,1000000]
-       [--meter-cycles 500]
+       [--meter-cycles 500] [--checkpoint]
 """
 
 from __future__ import annotations
@@ -143,9 +143,13 @@ def checkpoint() -> None:
         conn.execute("CHECKPOINT")
 
 
+CHECKPOINTS = [False]  # --checkpoint
+
+
 def _pgq(jobs: int, batch: int, tag: str) -> dict[str, float]:
     url = fresh_database(f"bench_pgq_{batch}_{tag}", migrated=False)
-    checkpoint()
+    if CHECKPOINTS[0]:
+        checkpoint()
     return asyncio.run(pgqueuer_rate(url, jobs, batch))
 
 
@@ -166,7 +170,8 @@ def _run_once(urls: dict[int, str], jobs: int, run: int) -> dict[str, float]:
         first = (run + i) % 2 == 0
         if not first:
             pgq = _pgq(jobs, 10, f"{run}_{i}")
-        checkpoint()
+        if CHECKPOINTS[0]:
+            checkpoint()
         rate = contender()
         if first:
             pgq = _pgq(jobs, 10, f"{run}_{i}")
@@ -185,7 +190,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--scales", default="10000,1000000")
     ap.add_argument("--meter-cycles", type=int, default=500)
+    ap.add_argument("--checkpoint", action="store_true",
+                    help="a CHECKPOINT before every run: full-page images then fall on every "
+                         "page each run touches first (at 1M soldiers, nearly every one)")
     args = ap.parse_args()
+    CHECKPOINTS[0] = args.checkpoint
     print(f"machine: {machine()}")
     urls: dict[int, str] = {}
     for scale in (int(s) for s in args.scales.split(",")):
