@@ -1,5 +1,6 @@
 -- The website's reads. Each is an index lookup or a bounded scan: nothing counts millions of
--- rows per page view (coverage comes from coverage_counters).
+-- rows per page view (coverage comes from coverage_totals: the counters and their unfolded
+-- deltas).
 
 -- name: web_ping
 SELECT 1 AS ok
