@@ -65,8 +65,6 @@ class JobKind(StrEnum):
         return self is not JobKind.LOOKUP
 
 
-JOB_KIND_NAMES = tuple(k.value for k in JobKind)  # resources first, then the look-up
-
 
 class Lane(StrEnum):
     BACKGROUND = "background"
