@@ -62,7 +62,7 @@ async def coverage(url: str) -> tuple[int, int]:
     async with connection(url) as conn:
         cur = await conn.execute(
             "SELECT coalesce(sum(n) FILTER (WHERE status = 'never_attempted'), 0) AS left, "
-            "coalesce(sum(n), 0) AS total FROM coverage_counters WHERE resource = 'detailed'")
+            "coalesce(sum(n), 0) AS total FROM coverage_totals WHERE resource = 'detailed'")
         row = await cur.fetchone()
         assert row is not None
         return int(row["left"]), int(row["total"])

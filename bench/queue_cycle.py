@@ -1,21 +1,34 @@
-"""Fenced claim→start→finalize cycles per second (8 workers) at 10k and 1M soldiers, against
-pgqueuer's own queue manager at batch size 1 and 10 on the same server in the same run, and
-beside them the bare floor of three durable transactions per job (bench/queue_floor.py).
+"""Fenced cycles per second (8 workers) at 10k and 1M soldiers, each contender paired with a
+pgqueuer batch-10 run of its own on the same server (directly before or after it, the order
+flipping every round; with --checkpoint a CHECKPOINT before each run), the ratio taken inside
+each pair and the median of the pairs reported; beside them pgqueuer at batch 1 and the bare
+floor of three durable transactions per job (bench/queue_floor.py). Then the per-cycle meter
+(bench/queue_meter.py): round trips, commits, WAL bytes, event rows and client/server CPU for
+the bench's cycle and for the product's.
+
+The bench's cycle has no gate: the slot is open at once, so a claim starts its job and each
+fenced success claims and starts the next in the same call (queue_succeed, migration 0014).
 
 usage: python bench/queue_cycle.py [--jobs 10000] [--runs 3] [--scales 10000,1000000]
+       [--meter-cycles 500] [--checkpoint]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from tempfile import mkdtemp
 from typing import Any
 
-from bench.common import fresh_database, machine, median
+import psycopg
+
+from bench import queue_meter
+from bench.common import fresh_database, machine, median, server_url
 from bench.queue_floor import bare_rate
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.db.connect import connection
@@ -50,15 +63,18 @@ async def add_jobs(url: str, soldiers: int, jobs: int) -> None:
 
 
 async def worker(url: str, me: CollectorRef, policy: Policy) -> int:
+    """One collector: claim (started at once: no gate), then each fenced success claims and
+    starts the next job in the same call, until the queue is empty."""
     done = 0
+    then = finalize.NextClaim(me.lane, 60, start=True)
     async with connection(url) as conn:
-        while True:
-            job = await qclaim.claim(conn, me, 60)
-            if job is None:
-                return done
-            await qclaim.start(conn, me, job, 60, job.claimed_at)  # one statement, as collectors do
-            out = await finalize.succeed(conn, me, job, finalize.Attempt(200, 1), policy)
+        job = await qclaim.claim(conn, me, 60, start=True)
+        while job is not None:
+            out = await finalize.succeed(conn, me, job, finalize.Attempt(200, 1), policy,
+                                         then=then)
             done += out.committed
+            job = out.next_job
+    return done
 
 
 DATA_DIR = Path(mkdtemp(prefix="bf4ps-bench-ids-"))  # same identities in every run
@@ -122,15 +138,49 @@ async def pgqueuer_rate(url: str, jobs: int, batch: int) -> dict[str, float]:
                 "_e2e": jobs / (end - t0)}
 
 
+def checkpoint() -> None:
+    with psycopg.connect(server_url(), autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+
+
+CHECKPOINTS = [False]  # --checkpoint
+
+
+def _pgq(jobs: int, batch: int, tag: str) -> dict[str, float]:
+    url = fresh_database(f"bench_pgq_{batch}_{tag}", migrated=False)
+    if CHECKPOINTS[0]:
+        checkpoint()
+    return asyncio.run(pgqueuer_rate(url, jobs, batch))
+
+
+def _contenders(urls: dict[int, str], jobs: int, run: int) -> dict[str, Callable[[], float]]:
+    out: dict[str, Callable[[], float]] = {}
+    for scale, url in urls.items():
+        out[f"bf4ps_{scale}"] = (lambda u=url, s=scale: asyncio.run(ours(u, s, min(jobs, s))))
+    out["bare"] = lambda: asyncio.run(bare_rate(
+        fresh_database(f"bench_bare_{run}", migrated=False), jobs))
+    return out
+
+
 def _run_once(urls: dict[int, str], jobs: int, run: int) -> dict[str, float]:
-    """One round: every contender back to back, so machine load hits them alike."""
-    out = {f"bf4ps_{scale}": asyncio.run(ours(url, scale, min(jobs, scale)))
-           for scale, url in urls.items()}
-    for batch in (1, 10):
-        url = fresh_database(f"bench_pgq_{batch}_{run}", migrated=False)
-        for suffix, rate in asyncio.run(pgqueuer_rate(url, jobs, batch)).items():
-            out[f"pgqueuer{suffix}_b{batch}"] = rate
-    out["bare"] = asyncio.run(bare_rate(fresh_database(f"bench_bare_{run}", migrated=False), jobs))
+    """One round: every contender next to a pgqueuer batch-10 run of its own, the order of the
+    two flipping with the round and the contender; the pair's ratio is what counts."""
+    out: dict[str, float] = {}
+    for i, (name, contender) in enumerate(_contenders(urls, jobs, run).items()):
+        first = (run + i) % 2 == 0
+        if not first:
+            pgq = _pgq(jobs, 10, f"{run}_{i}")
+        if CHECKPOINTS[0]:
+            checkpoint()
+        rate = contender()
+        if first:
+            pgq = _pgq(jobs, 10, f"{run}_{i}")
+        out[name] = rate
+        out[f"{name}_pgq10"] = pgq[""]
+        out[f"{name}_ratio"] = rate / pgq[""]
+        out[f"{name}_ratio_e2e"] = rate / pgq["_e2e"]
+    b1 = _pgq(jobs, 1, str(run))
+    out["pgqueuer_b1"] = b1[""]
     return out
 
 
@@ -139,7 +189,12 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--scales", default="10000,1000000")
+    ap.add_argument("--meter-cycles", type=int, default=500)
+    ap.add_argument("--checkpoint", action="store_true",
+                    help="a CHECKPOINT before every run: full-page images then fall on every "
+                         "page each run touches first (at 1M soldiers, nearly every one)")
     args = ap.parse_args()
+    CHECKPOINTS[0] = args.checkpoint
     print(f"machine: {machine()}")
     urls: dict[int, str] = {}
     for scale in (int(s) for s in args.scales.split(",")):
@@ -148,33 +203,37 @@ def main() -> None:
         asyncio.run(seed(urls[scale], scale, args.jobs))
         print(f"seeded {scale:,} soldiers in {time.perf_counter() - t0:.1f} s")
     rounds = [_run_once(urls, args.jobs, run) for run in range(args.runs)]
-    results = {k: median([r[k] for r in rounds]) for k in rounds[0]}
-    for key, value in results.items():
-        runs = ", ".join(f"{r[key]:.0f}" for r in rounds)
-        if key.startswith("bf4ps_"):
-            print(f"bf4ps fenced cycles/s at {int(key[6:]):>9,} soldiers, {WORKERS} workers: "
-                  f"{value:8.0f}  (runs: {runs})")
-        elif key.startswith("pgqueuer_b"):
-            batch = key[10:]
-            print(f"pgqueuer jobs/s, batch {int(batch):>2}:                      {value:8.0f}  "
-                  f"(completions committed; runs: {runs}; to its last handler return: "
-                  f"{results[f'pgqueuer_handled_b{batch}']:.0f}; end to end with its "
-                  f"shutdown: {results[f'pgqueuer_e2e_b{batch}']:.0f})")
-        elif key == "bare":
-            print(f"bare fenced cycles/s (3 durable statements, no audit/state): {value:6.0f}  "
-                  f"(runs: {runs}; bench/queue_floor.py)")
+    print(f"machine after the runs: {machine()}")
+
+    def runs(key: str, fmt: str = "{:.0f}") -> str:
+        return ", ".join(fmt.format(r[key]) for r in rounds)
+
+    names = list(_contenders(urls, args.jobs, 0))
+    for name in names:
+        label = (f"bf4ps fenced cycles/s at {int(name[6:]):>9,} soldiers" if name != "bare"
+                 else "bare fenced cycles/s (3 durable statements, no audit/state)")
+        print(f"{label}, {WORKERS} workers: {median([r[name] for r in rounds]):8.0f}  "
+              f"(runs: {runs(name)}; its pgqueuer b10 runs: {runs(name + '_pgq10')})")
+    pgq10 = [r[f"{n}_pgq10"] for r in rounds for n in names]
+    print(f"pgqueuer jobs/s, batch 10: {median(pgq10):8.0f}  (completions committed; median of "
+          f"every paired run)")
+    print(f"pgqueuer jobs/s, batch  1: {median([r['pgqueuer_b1'] for r in rounds]):8.0f}  "
+          f"(completions committed; runs: {runs('pgqueuer_b1')})")
+    for name in names:
+        ratios = [r[f"{name}_ratio"] for r in rounds]
+        target = " (target ≥ 0.9)" if name.startswith("bf4ps") else ""
+        print(f"ratio {name} / its pgqueuer batch 10, median of {len(ratios)} pairs: "
+              f"{statistics.median(ratios):.2f}{target}  (pairs: {runs(name + '_ratio', '{:.2f}')}"
+              f"; against pgqueuer end to end with its shutdown: "
+              f"{statistics.median(r[name + '_ratio_e2e'] for r in rounds):.2f})")
     scales = list(urls)
-    small = results[f"bf4ps_{scales[0]}"]
     if len(scales) > 1:
-        print(f"ratio bf4ps {scales[-1]:,}/{scales[0]:,}: "
-              f"{results[f'bf4ps_{scales[-1]}'] / small:.2f} (target ≥ 0.67, i.e. within 1.5×)")
-    print(f"ratio bf4ps/pgqueuer batch 10: {small / results['pgqueuer_b10']:.2f} (target ≥ 1.0; "
-          f"end to end: {small / results['pgqueuer_e2e_b10']:.2f})")
-    print(f"ratio bf4ps/pgqueuer batch 1:  {small / results['pgqueuer_b1']:.2f} "
-          f"(end to end: {small / results['pgqueuer_e2e_b1']:.2f})")
-    print(f"ratio bare/pgqueuer batch 10:  {results['bare'] / results['pgqueuer_b10']:.2f} "
-          f"(the floor of three durable transactions per job); "
-          f"bf4ps/bare: {small / results['bare']:.2f} (the audit and state writes)")
+        big, small = (median([r[f"bf4ps_{s}"] for r in rounds]) for s in (scales[-1], scales[0]))
+        print(f"ratio bf4ps {scales[-1]:,}/{scales[0]:,}: {big / small:.2f} "
+              "(target ≥ 0.67, i.e. within 1.5×)")
+    if args.meter_cycles:
+        queue_meter.report(queue_meter.run(scales[0], args.meter_cycles), args.meter_cycles,
+                           scales[0])
 
 
 if __name__ == "__main__":

@@ -1,18 +1,22 @@
 """What one queue cycle costs, metered: round trips, commits, WAL bytes, event rows and client
 and server CPU per cycle, for two shapes of cycle.
 
-* bench shape — what bench/queue_cycle.py times: claim, start, finalize (no statistics).
-* product shape — what a collector does per request: admission (egress gate with a connect
-  lead, fleet budget, ledger row and claim), start at the admitted slot, then a finalize that
-  writes a real detailed-stats payload (tests/fixtures/battlelog) in the same transaction.
+* bench shape — what bench/queue_cycle.py times: a gate-less cycle (the slot is open at once),
+  so each success also claims and starts the next job in the same call (queue_succeed).
+* product shape — what a collector does per request: the count of the job the last success
+  claimed in a slot of the egress gate (connect lead 1 s, fleet budget, ledger row), its start
+  alone at the slot, then a finalize that writes a real detailed-stats payload
+  (tests/fixtures/battlelog) in the same transaction as the success, which also makes the next
+  admission look and claim on the server.
 
 Counting, per shape, over one collector's cycles on a fresh database:
 * round trips: the client's protocol messages that wait for the server (each simple Query and
   each extended-protocol Sync), from libpq's own trace of the connection, in a pass of its own
   (tracing slows the client);
 * commits: the database's xact_commit (pg_stat_database) before and after;
-* WAL bytes: pg_current_wal_lsn() before and after (the server serves nothing else meanwhile:
-  the bench uses a server of its own, BF4PS_BENCH_DIR);
+* WAL bytes: pg_stat_wal's wal_bytes before and after, and beside it the pg_current_wal_lsn()
+  difference (the server serves nothing else meanwhile: the bench uses a server of its own,
+  BF4PS_BENCH_DIR);
 * event rows: collection_events rows added;
 * client CPU: this process's CPU time; server CPU: the CPU time of the server's processes
   (postmaster and its children: the backend, WAL writer, checkpointer, autovacuum).
@@ -47,7 +51,7 @@ from bf4ps.gates import admission
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
-from bf4ps.queue.jobs import CollectorRef
+from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 from bf4ps.settings import GateSettings
 from bf4ps.stats.store import writer_for
 
@@ -58,25 +62,43 @@ GATE = GateSettings(interval=0.001, margin=0.0, horizon=2.0, lease_seconds=60, c
 Cycle = Callable[[Conn, CollectorRef, Policy], Awaitable[bool]]
 
 
-async def bench_cycle(conn: Conn, me: CollectorRef, policy: Policy) -> bool:
-    job = await qclaim.claim(conn, me, 60)
-    if job is None:
-        return False
-    await qclaim.start(conn, me, job, 60, job.claimed_at)
-    out = await finalize.succeed(conn, me, job, finalize.Attempt(200, 1), policy)
-    return out.committed
+def bench_cycle() -> Cycle:
+    """The bench's gate-less cycle: the slot is open at once, so the claim starts its job, and
+    each success claims (and starts) the next in its own call: one round trip, one commit."""
+    held: list[ClaimedJob | None] = [None]
+
+    async def cycle(conn: Conn, me: CollectorRef, policy: Policy) -> bool:
+        job = held[0] or await qclaim.claim(conn, me, 60, start=True)
+        if job is None:
+            return False
+        out = await finalize.succeed(conn, me, job, finalize.Attempt(200, 1), policy,
+                                     then=finalize.NextClaim(me.lane, 60, start=True))
+        held[0] = out.next_job
+        return out.committed
+
+    return cycle
 
 
 def product_cycle(payload: bytes) -> Cycle:
+    """A collector's cycle: the count of the job the last success claimed (or a look, claim and
+    count), its start alone at the slot (a heap-only update: the slot is at least the connect
+    lead away), then the fenced success with real statistics, which also makes the next look
+    and claim on the server."""
     parsed = parse_detailed(payload)
+    held: list[ClaimedJob | None] = [None]
 
     async def cycle(conn: Conn, me: CollectorRef, policy: Policy) -> bool:
-        adm = await admission.admit(conn, me, GATE, policy)
+        job = held[0]
+        adm = (await admission.count_claimed(conn, me, GATE, policy, job) if job is not None
+               else await admission.admit(conn, me, GATE, policy))
         if not isinstance(adm, admission.Admitted):
             return False
-        await qclaim.start(conn, me, adm.job, GATE.lease_seconds, adm.slot_at)
+        await qclaim.start(conn, adm.job, GATE.lease_seconds, adm.slot_at)
         out = await finalize.succeed(conn, me, adm.job, finalize.Attempt(200, 900, {
-            "bytes": len(payload)}), policy, writer_for(Resource.DETAILED, parsed))
+            "bytes": len(payload)}), policy, writer_for(Resource.DETAILED, parsed),
+            then=finalize.NextClaim(me.lane, GATE.lease_seconds,
+                                    gate=admission.look_params(me, GATE, policy)))
+        held[0] = out.next_job
         return out.committed
 
     return cycle
@@ -99,6 +121,7 @@ async def seed(url: str, soldiers: int, jobs: int) -> None:
 class Reading:
     commits: int
     wal_lsn: str
+    wal_bytes: int  # pg_stat_wal
     events: int
     server_cpu: float
     client_cpu: float
@@ -125,16 +148,18 @@ async def read(admin: psycopg.AsyncConnection[Any], conn: Conn, dbname: str) -> 
     # the worker's own counters reach pg_stat_database at its next flush: force it
     await conn.execute("SELECT pg_stat_force_next_flush()")
     await conn.execute("SELECT 1")
+    await admin.execute("SELECT pg_stat_force_next_flush()")
     cur = await admin.execute(
-        "SELECT xact_commit, pg_current_wal_lsn()::text FROM pg_stat_database "
-        "WHERE datname = %s", [dbname])
+        "SELECT xact_commit, pg_current_wal_lsn()::text, "
+        "(SELECT wal_bytes FROM pg_stat_wal) FROM pg_stat_database WHERE datname = %s",
+        [dbname])
     row = await cur.fetchone()
     assert row is not None
     ev = await (await conn.execute("SELECT count(*) AS n FROM collection_events")).fetchone()
     assert ev is not None
     pid = await (await conn.execute("SELECT pg_backend_pid() AS p")).fetchone()
     assert pid is not None
-    return Reading(int(row[0]), str(row[1]), int(ev["n"]),
+    return Reading(int(row[0]), str(row[1]), int(row[2]), int(ev["n"]),
                    cpu_of(server_processes(int(pid["p"]))), time.process_time())
 
 
@@ -189,16 +214,44 @@ async def meter(url: str, admin_url: str, shape: str, cycle: Cycle, cycles: int,
         wal = await wal_bytes(admin, before.wal_lsn, after.wal_lsn)
     # the two readings' own statements: 3 autocommit transactions on the worker's session
     commits = (after.commits - before.commits - 3) / cycles
-    return {"round_trips": trips, "commits": commits, "wal_bytes": wal / cycles,
+    return {"round_trips": trips, "commits": commits,
+            "wal_bytes": (after.wal_bytes - before.wal_bytes) / cycles,
+            "wal_lsn_bytes": wal / cycles,
             "event_rows": (after.events - before.events) / cycles,
             "client_cpu_ms": (after.client_cpu - before.client_cpu) * 1000 / cycles,
             "server_cpu_ms": (after.server_cpu - before.server_cpu) * 1000 / cycles}
 
 
 FIELDS = (("round_trips", "round trips", "{:.1f}"), ("commits", "commits", "{:.2f}"),
-          ("wal_bytes", "WAL bytes", "{:,.0f}"), ("event_rows", "event rows", "{:.2f}"),
+          ("wal_bytes", "WAL bytes", "{:,.0f}"), ("wal_lsn_bytes", "WAL (LSN diff)", "{:,.0f}"),
+          ("event_rows", "event rows", "{:.2f}"),
           ("client_cpu_ms", "client CPU ms", "{:.3f}"),
           ("server_cpu_ms", "server CPU ms", "{:.3f}"))
+
+
+def run(soldiers: int, cycles: int) -> dict[str, dict[str, float]]:
+    """Both shapes, each on a fresh database of the bench's server: per-cycle figures."""
+    data_dir = Path(tempfile.mkdtemp(prefix="bf4ps-meter-ids-"))
+    shapes: dict[str, Cycle] = {"bench": bench_cycle(),
+                                "product": product_cycle(DETAILED.read_bytes())}
+    results: dict[str, dict[str, float]] = {}
+    for shape, cycle in shapes.items():
+        url = fresh_database(f"bench_meter_{shape}")
+        with psycopg.connect(with_dbname(url, "postgres"), autocommit=True) as admin:
+            # a checkpoint before the seed: its pages then need no full-page image when the
+            # cycles touch them, and no checkpoint falls inside the measurement
+            admin.execute("CHECKPOINT")
+        asyncio.run(seed(url, soldiers, cycles + 200))
+        admin_url = with_dbname(url, "postgres")
+        results[shape] = asyncio.run(meter(url, admin_url, shape, cycle, cycles, data_dir))
+    return results
+
+
+def report(results: dict[str, dict[str, float]], cycles: int, soldiers: int) -> None:
+    print(f"per cycle, {cycles} cycles of one collector, {soldiers:,} soldiers:")
+    print(f"{'':16}" + "".join(f"{shape:>12}" for shape in results))
+    for key, label, fmt in FIELDS:
+        print(f"{label:16}" + "".join(f"{fmt.format(r[key]):>12}" for r in results.values()))
 
 
 def main() -> None:
@@ -208,20 +261,7 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("BF4PS_BENCH_DIR", str(Path(tempfile.gettempdir()) / "bf4ps-meter"))
     print(f"machine: {machine()}")
-    data_dir = Path(tempfile.mkdtemp(prefix="bf4ps-meter-ids-"))
-    shapes: dict[str, Cycle] = {"bench": bench_cycle,
-                                "product": product_cycle(DETAILED.read_bytes())}
-    results: dict[str, dict[str, float]] = {}
-    for shape, cycle in shapes.items():
-        url = fresh_database(f"bench_meter_{shape}")
-        asyncio.run(seed(url, args.soldiers, args.cycles + 100))
-        admin_url = with_dbname(url, "postgres")
-        results[shape] = asyncio.run(meter(url, admin_url, shape, cycle, args.cycles,
-                                           data_dir))
-    print(f"per cycle, {args.cycles} cycles of one collector, {args.soldiers:,} soldiers:")
-    print(f"{'':16}" + "".join(f"{shape:>12}" for shape in results))
-    for key, label, fmt in FIELDS:
-        print(f"{label:16}" + "".join(f"{fmt.format(r[key]):>12}" for r in results.values()))
+    report(run(args.soldiers, args.cycles), args.cycles, args.soldiers)
 
 
 if __name__ == "__main__":

@@ -86,9 +86,12 @@ def parse_queue_cycle(out: str, quick: bool) -> list[Figure]:
     figs += [Figure(f"pgqueuer jobs/s, batch {b}", f"{r:.0f}") for b, r in sorted(pgq.items())]
     figs += [Figure("bare fenced cycles/s (no audit, no state: the floor)", f"{num(r):.0f}")
              for r in re.findall(r"bare fenced cycles/s \(.*?\):\s+([\d.]+)", out)]
+    paired = {int(s): num(r) for s, r in re.findall(
+        r"ratio bf4ps_(\d+) / its pgqueuer batch 10, median of \d+ pairs: ([\d.]+)", out)}
     if 10 in pgq:
         for s, r in sorted(ours.items()):
-            figs.append(at_least(f"bf4ps at {s:,} soldiers / pgqueuer batch 10", r / pgq[10], 1.0,
+            ratio = paired.get(s, r / pgq[10])  # the median of the pairs' ratios, when printed
+            figs.append(at_least(f"bf4ps at {s:,} soldiers / pgqueuer batch 10", ratio, 1.0,
                                  unit="×", why="fenced one-at-a-time cycles slower than "
                                                "pgqueuer's batched dequeue on this machine"))
     if len(ours) >= 2:

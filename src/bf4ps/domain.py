@@ -44,6 +44,28 @@ class Resource(StrEnum):
     VEHICLES = "vehicles"
 
 
+class JobKind(StrEnum):
+    """What a queue job does: collect one resource of a soldier, or look a name up (an
+    interactive submission of a name not seen yet; it has no soldier and no collection state)."""
+
+    DETAILED = "detailed"
+    PROFILE = "profile"
+    WEAPONS = "weapons"
+    VEHICLES = "vehicles"
+    LOOKUP = "lookup"
+
+    @property
+    def resource(self) -> Resource | None:
+        """The resource collected, None for a look-up."""
+        return None if self is JobKind.LOOKUP else Resource(self.value)
+
+    @property
+    def has_state(self) -> bool:
+        """Whether the job's outcome is kept in collection_state (every resource job)."""
+        return self is not JobKind.LOOKUP
+
+
+
 class Lane(StrEnum):
     BACKGROUND = "background"
     INTERACTIVE = "interactive"

@@ -251,11 +251,11 @@ class Trail:
 async def _token_trails(conn: Conn) -> dict[UUID, Trail]:
     rows = await _all(conn, """
         SELECT event_type, lease_token, job_id, collector_uuid, collector_name, occurred_at
-        FROM collection_events
+        FROM collection_events_log
         WHERE lease_token IS NOT NULL AND event_type IN
             ('claimed', 'succeeded', 'failed', 'released', 'lease_expired',
              'stale_finalize_rejected')
-        ORDER BY event_id""")
+        ORDER BY event_id, ord""")
     trails: dict[UUID, Trail] = {}
     for r in rows:
         token = r["lease_token"]

@@ -242,7 +242,7 @@ async def test_resolve_lookup(conn: Conn, tmp_path: Path) -> None:
     assert nxt is not None and nxt.soldier_id == sid and nxt.request_id == sub.request_id
     assert later.position == 1
     # the request's page follows the chain: the look-up done, then each resource's own job
-    await qclaim.start(conn, me, nxt, 60, datetime.now(UTC))
+    await qclaim.start(conn, nxt, 60, datetime.now(UTC))
     status = await request_status(conn, sub.request_id, GATE)
     assert status is not None
     assert [(r.resource, r.job_status, r.state_status) for r in status.resources] == [
@@ -302,9 +302,9 @@ async def test_eta_uses_measured_durations(conn: Conn, tmp_path: Path) -> None:
     for job_id in range(1, 6):  # weapons jobs measured at 3 s each, longer than the gate
         await conn.execute(
             "INSERT INTO collection_events (event_type, occurred_at, lane, job_id, "
-            "lease_token, resource) VALUES ('started', now() - interval '10 s', 'interactive',"
-            " %(j)s, %(t)s, 'weapons'), ('succeeded', now() - interval '7 s', 'interactive', "
-            "%(j)s, %(t)s, 'weapons')",
+            "lease_token, resource, claimed_at, started_at) VALUES ('succeeded', "
+            "now() - interval '7 s', 'interactive', %(j)s, %(t)s, 'weapons', "
+            "now() - interval '11 s', now() - interval '10 s')",
             {"j": job_id, "t": "00000000-0000-0000-0000-00000000000" + str(job_id)})
     model = await eta.costs(conn, GATE)
     assert model.measured and abs(model.duration("weapons") - 3.0) < 0.01
@@ -320,10 +320,11 @@ async def test_measuring_the_lane_reads_only_interactive_successes(conn: Conn) -
     numerous events must not be walked to find its few (the index of migration 0007)."""
     await conn.execute(
         "INSERT INTO collection_events (event_type, occurred_at, lane, job_id, lease_token, "
-        "resource) SELECT e, now() - make_interval(secs => g) + make_interval(secs => o), "
+        "resource, claimed_at, started_at) SELECT 'succeeded', "
+        "now() - make_interval(secs => g) + interval '0.5 s', "
         "CASE WHEN g % 500 = 0 THEN 'interactive' ELSE 'background' END, g, "
-        "md5(g::text)::uuid, 'detailed' FROM generate_series(1, 5000) g, "
-        "(VALUES ('started', 0.0), ('succeeded', 0.5)) AS k(e, o)")
+        "md5(g::text)::uuid, 'detailed', now() - make_interval(secs => g), "
+        "now() - make_interval(secs => g) FROM generate_series(1, 5000) g")
     await conn.execute("ANALYZE collection_events")
     sql = q("interactive_measured_durations").encode()
     params = {"window_seconds": 6 * 3600.0, "limit": 200}

@@ -56,8 +56,8 @@ async def test_unknown_name_is_looked_up_then_chained(db_url: str, tmp_path: Pat
             assert await count(conn, "SELECT count(*) FROM detailed_stats_current") == 1
             assert await count(conn, "SELECT count(*) FROM soldier_weapon_stats") > 100
             cur = await conn.execute(
-                "SELECT resource FROM collection_events WHERE event_type = 'started' "
-                "ORDER BY event_id")
+                "SELECT resource FROM collection_events_log WHERE event_type = 'started' "
+                "ORDER BY occurred_at, event_id")
             started = [r["resource"] for r in await cur.fetchall()]
             # the first request's lookup, its soldier's resources chained right after it, then
             # the next request in FIFO order

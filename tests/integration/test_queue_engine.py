@@ -4,7 +4,6 @@ classified failures and their events."""
 from __future__ import annotations
 
 import asyncio
-import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from bf4ps.db.queries import q
 from bf4ps.domain import ErrorClass, Lane, PriorityClass
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
-from bf4ps.queue import finalize
+from bf4ps.queue import figures, finalize
 from bf4ps.queue.enqueue import enqueue
 from bf4ps.queue.finalize import Attempt
 from bf4ps.queue.jobs import ClaimedJob
@@ -27,7 +26,8 @@ POLICY = Policy()
 
 async def events_of(conn: Conn, job_id: int) -> list[str]:
     cur = await conn.execute(
-        "SELECT event_type FROM collection_events WHERE job_id = %s ORDER BY event_id", [job_id])
+        "SELECT event_type FROM collection_events_log WHERE job_id = %s ORDER BY event_id, ord",
+        [job_id])
     return [str(r["event_type"]) for r in await cur.fetchall()]
 
 
@@ -35,7 +35,7 @@ async def claim_and_start(conn: Conn, me, lease: float = 60) -> ClaimedJob:  # t
     job = await qclaim.claim(conn, me, lease)
     assert job is not None
     async with conn.transaction():
-        started = await qclaim.start(conn, me, job, lease, job.claimed_at)
+        started = await qclaim.start(conn, job, lease, job.claimed_at)
     assert started is not None
     return job
 
@@ -174,7 +174,8 @@ async def test_zombie_finalize_after_reclaim_is_rejected(conn: Conn, tmp_path: P
     assert not failed.committed
     assert await qclaim.renew(conn, stale.lease, 60) is None
     evs = await events_of(conn, made.job_id)
-    assert evs == ["created", "claimed", "started", "lease_expired", "reclaimed", "claimed",
+    # the new owner's claim is in the log with the row that ends its lease (not yet)
+    assert evs == ["created", "claimed", "started", "lease_expired", "reclaimed",
                    "stale_finalize_rejected", "stale_finalize_rejected"]
     cur = await conn.execute("SELECT status, collector_uuid FROM collection_jobs")
     assert await cur.fetchone() == {"status": "claimed", "collector_uuid": other.collector_uuid}
@@ -265,6 +266,8 @@ async def test_reaper_returns_expired_leases_with_events(conn: Conn, tmp_path: P
 
 
 async def test_claim_uses_its_partial_index(conn: Conn, tmp_path: Path) -> None:
+    """The claim's statements run inside queue_claim (migration 0014): auto_explain shows their
+    plans, custom and the cached generic one, each walking ix_jobs_claim in rank order."""
     me = await make_collector(conn, tmp_path, "bg-1")
     await conn.execute(
         "INSERT INTO soldiers (persona_id, platform, current_name) "
@@ -274,41 +277,52 @@ async def test_claim_uses_its_partial_index(conn: Conn, tmp_path: Path) -> None:
         "SELECT soldier_id, 'detailed', 'background', 'bootstrap', "
         "now() - (soldier_id || ' s')::interval, 'bootstrap' FROM soldiers")
     await conn.execute("ANALYZE collection_jobs")
-    cur = await conn.execute(
-        b"EXPLAIN (FORMAT TEXT) " + q("claim_job").encode(),  # type: ignore[arg-type]
-        {"collector_uuid": me.collector_uuid, "lane": "background", "lease_seconds": 60,
-         "soldier_id": None, "classes": None})
-    plan = "\n".join(str(r["QUERY PLAN"]) for r in await cur.fetchall())
-    assert "ix_jobs_claim" in plan, plan
-    assert "Seq Scan on collection_jobs" not in plan, plan
-    job = await qclaim.claim(conn, me, 60)
-    assert job is not None and job.lane is Lane.BACKGROUND
+    notices: list[str] = []
+    conn.add_notice_handler(lambda d: notices.append(str(d.message_primary)))
+    for setting in ("LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0",
+                    "SET auto_explain.log_nested_statements = on",
+                    "SET auto_explain.log_level = 'notice'"):
+        await conn.execute(setting)  # type: ignore[arg-type]
 
-    # the cached generic plan (what a collector runs after five claims) walks the index too
-    await conn.execute("SET plan_cache_mode = force_generic_plan")
-    await conn.execute("PREPARE generic_claim AS " + _numbered(q("claim_job")))  # type: ignore[operator]
-    cur = await conn.execute(  # type: ignore[call-overload]
-        f"EXPLAIN EXECUTE generic_claim('{me.collector_uuid}', 'background', NULL, NULL, 60)")
-    plan = "\n".join(str(r["QUERY PLAN"]) for r in await cur.fetchall())
-    fresh = plan.split("CTE fresh")[1].split("CTE claimed")[0]
-    assert "Index Scan using ix_jobs_claim" in fresh and "Sort" not in fresh, plan
-    assert "Seq Scan on collection_jobs" not in plan, plan
+    def claim_plan() -> str:
+        plans = [n for n in notices if "UPDATE collection_jobs" in n and "SKIP LOCKED" in n]
+        assert plans, notices
+        return plans[-1]
+
+    for mode in ("auto", "force_generic_plan"):
+        await conn.execute(f"SET plan_cache_mode = {mode}")  # type: ignore[arg-type]
+        notices.clear()
+        job = await qclaim.claim(conn, me, 60)
+        assert job is not None and job.lane is Lane.BACKGROUND
+        plan = claim_plan()
+        assert "Index Scan using ix_jobs_claim" in plan, plan
+        assert "Sort" not in plan.split("Query Text")[-1].split("Update on")[-1], plan
+        assert "Seq Scan on collection_jobs" not in plan, plan
     await conn.execute("RESET plan_cache_mode")
-    for _ in range(16):  # and the planner's own choice is that generic plan, not re-planning
-        assert await qclaim.claim(conn, me, 60) is not None
-    cur = await conn.execute("SELECT generic_plans, custom_plans FROM pg_prepared_statements "
-                             "WHERE statement LIKE '%%SKIP LOCKED%%' AND name <> 'generic_claim'")
-    row = await cur.fetchone()
-    assert row is not None and row["generic_plans"] >= 3, row
+    await conn.execute("SET auto_explain.log_min_duration = -1")
 
 
-def _numbered(query: str) -> str:
-    """psycopg's %(name)s placeholders as $1, $2, ... in first-use order (for PREPARE)."""
-    names: list[str] = []
+async def test_coverage_stays_exact_before_and_after_the_fold(conn: Conn,
+                                                              tmp_path: Path) -> None:
+    """Finalizes append coverage deltas; readers add them to the counters (exact at once), and
+    the scheduler's fold moves them into the counters (migration 0014)."""
+    me = await make_collector(conn, tmp_path, "bg-1")
+    for persona in range(7001, 7006):
+        await add_job(conn, await make_soldier(conn, persona))
+    for _ in range(3):
+        job = await claim_and_start(conn, me)
+        assert (await finalize.succeed(conn, me, job, Attempt(200, 1), POLICY)).committed
+    recount = "SELECT resource, status, count(*) AS n FROM collection_state GROUP BY 1, 2"
+    truth = {(r["resource"], r["status"]): r["n"]
+             for r in await (await conn.execute(recount)).fetchall()}
 
-    def number(m: re.Match[str]) -> str:
-        if m.group(1) not in names:
-            names.append(m.group(1))
-        return f"${names.index(m.group(1)) + 1}"
+    async def seen() -> dict[tuple[str, str], int]:
+        table = await figures.coverage(conn)
+        return {(res, st): n for res, row in table.items() for st, n in row.items() if n}
 
-    return re.sub(r"%\((\w+)\)s", number, query).replace("%%", "%")
+    assert await count(conn, "SELECT count(*) FROM coverage_deltas") > 0
+    assert await seen() == truth
+    assert await figures.fold_coverage(conn) > 0
+    assert await count(conn, "SELECT count(*) FROM coverage_deltas") == 0
+    assert await seen() == truth
+    assert truth[("detailed", "current")] == 3

@@ -54,7 +54,7 @@ async def test_sixteen_processes_drain_ten_thousand_jobs_exactly_once(
         assert await count(conn, "SELECT count(*) FROM collection_jobs") == 0
         assert await count(conn, "SELECT count(*) FROM collection_events "
                                  "WHERE event_type = 'succeeded'") == 10_000
-        assert await count(conn, "SELECT count(DISTINCT job_id) FROM collection_events "
+        assert await count(conn, "SELECT count(DISTINCT job_id) FROM collection_events_log "
                                  "WHERE event_type = 'claimed'") == 10_000
         assert await count(conn, "SELECT count(*) FROM collection_state "
                                  "WHERE status = 'current'") == 10_000
@@ -78,8 +78,8 @@ async def test_kill_9_holder_leaves_job_reclaimable_after_lease(db_url: str,
     assert time.monotonic() - killed_at < 30
     async with connection(db_url) as conn:
         cur = await conn.execute(
-            "SELECT event_type, collector_name FROM collection_events WHERE job_id = %s "
-            "ORDER BY event_id", [job_id])
+            "SELECT event_type, collector_name FROM collection_events_log WHERE job_id = %s "
+            "ORDER BY event_id, ord", [job_id])
         rows = [(r["event_type"], r["collector_name"]) for r in await cur.fetchall()]
     assert rows == [("claimed", "victim"), ("started", "victim"), ("lease_expired", "victim"),
                     ("reclaimed", "rescuer"), ("claimed", "rescuer"), ("started", "rescuer"),

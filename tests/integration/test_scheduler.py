@@ -139,7 +139,7 @@ async def _drain_some(conn: Conn, me, n: int) -> list[tuple[str, float]]:  # typ
                                  [job.job_id])
         created = (await cur.fetchone() or {})["created_at"]
         async with conn.transaction():
-            await qclaim.start(conn, me, job, 60, job.claimed_at)
+            await qclaim.start(conn, job, 60, job.claimed_at)
         await finalize.succeed(conn, me, job, finalize.Attempt(200, 1), Policy())
         served.append((job.priority_class.value, (job.claimed_at - created).total_seconds()))
     return served

@@ -14,9 +14,9 @@ import pytest
 from bf4ps import policy
 from bf4ps.db.connect import Conn, connection, open_pool
 from bf4ps.domain import Platform
+from bf4ps.interactive.lookup import SEARCH_UNAVAILABLE_NOTE
 from bf4ps.interactive.submit import Submission, submit
 from bf4ps.policy import Policy
-from bf4ps.queue.finalize import SEARCH_UNAVAILABLE_NOTE
 from bf4ps.settings import Settings
 from bf4ps.sim.battlelog.lookup import name_platforms
 from bf4ps.sim.personas import persona_id_for

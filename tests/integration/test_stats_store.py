@@ -278,7 +278,7 @@ async def claim_and_start(conn: Conn, me) -> ClaimedJob:  # type: ignore[no-unty
     job = await qclaim.claim(conn, me, 60)
     assert job is not None
     async with conn.transaction():
-        assert await qclaim.start(conn, me, job, 60, job.claimed_at) is not None
+        assert await qclaim.start(conn, job, 60, job.claimed_at) is not None
     return job
 
 

@@ -36,7 +36,7 @@ async def take(conn: Conn, me, lease: float) -> ClaimedJob | None:  # type: igno
     if job is None:
         return None
     async with conn.transaction():
-        started = await qclaim.start(conn, me, job, lease, job.claimed_at)
+        started = await qclaim.start(conn, job, lease, job.claimed_at)
     return job if started else None
 
 

@@ -32,11 +32,12 @@ from bf4ps.db.errors import DB_ERRORS
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane
 from bf4ps.gates import admission
-from bf4ps.gates.admission import Wait
+from bf4ps.gates.admission import Admitted, Wait
 from bf4ps.gates.seed import seed
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
+from bf4ps.queue.finalize import NextClaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 from bf4ps.settings import GateSettings, Settings
 from bf4ps.waiting import sleep_unless_stopped
@@ -56,6 +57,7 @@ class Collector:
         self.clock = DbClock()
         self.guard: ClockGuard | None = None
         self.restore = RestoreGuard.load(settings.data_dir, want.name)
+        self.policy = policy_mod.Policy()  # the last one loaded (a chained claim's budget)
 
     def request_stop(self) -> None:
         if not self.stop.is_set():
@@ -104,26 +106,46 @@ class Collector:
             ctx = Context(me, c, GateSettings.from_settings(s), beat, s.throttle_cooldown_seconds,
                           s.throttle_cooldown_max_seconds, pool=pool, pause=self.pause,
                           clock=self.clock)
+            ctx.chain = lambda: self._chain_next(ctx)
             failure = await supervise(self._loop(pool, ctx),
                                       {"heartbeat": beat.run(self.stop)}, self.stop)
         if failure is None and beat.lost is not None:  # the loop stopped after the late job
             failure = Failure("heartbeat", beat.lost)
             log.error("collector failing: %s; the process exits", failure)
         if failure is not None:
-            await self._let_go(pool, ctx, ctx.abandoned)
+            await self._let_go(pool, ctx, ctx.abandoned or ctx.held)
             await self._stopped(pool, me, failure)
             return EXIT_FAILED
+        await self._let_go(pool, ctx, ctx.held, "shutdown")
         await self._stopped(pool, me)
         return 0
 
-    async def _let_go(self, pool, ctx: Context, job: ClaimedJob | None) -> None:  # type: ignore[no-untyped-def]
+    def _chain_next(self, ctx: Context) -> NextClaim | None:
+        """The next claim a background success makes in its own transaction (the admission's
+        look on the server first), when the loop would claim next anyway: not stopping, not
+        drained, disabled or retired, heartbeats and the clock fine, no clock check due. The
+        interactive lane chains a soldier's resources instead (its next claim needs the
+        soldier a look-up finds) and claims on its own."""
+        beat = ctx.heartbeat
+        flags = beat.flags
+        if (ctx.me.lane is Lane.INTERACTIVE or self.stop.is_set() or beat.lost is not None
+                or beat.lost_since is not None or not flags.enabled or flags.retired
+                or flags.drained or self.guard is None or self.guard.skewed
+                or self.clock.due(self.guard.period)):
+            return None
+        return NextClaim(ctx.me.lane, ctx.gate.lease_seconds,
+                         gate=admission.look_params(ctx.me, ctx.gate, self.policy))
+
+    async def _let_go(self, pool, ctx: Context, job: ClaimedJob | None,  # type: ignore[no-untyped-def]
+                      why: str = "collector_failed") -> None:
         """A claimed job not yet sent goes back to the queue; a running one is left to its
         lease (its late finalize, if any, is fenced)."""
         if job is None:
             return
+        ctx.held = None
         try:
             async with pool.connection(timeout=STOP_TIMEOUT) as conn:
-                if await qclaim.release(conn, ctx.me, job, "collector_failed"):
+                if await qclaim.release(conn, ctx.me, job, why):
                     log.info("job %s given back", job.job_id)
         except DB_ERRORS as exc:
             log.warning("job %s left to its lease: %s", job.job_id, exc)
@@ -135,10 +157,13 @@ class Collector:
             self.wake.clear()
             flags = ctx.heartbeat.flags
             if not flags.enabled or flags.retired:
+                await self._let_go(pool, ctx, ctx.held, "shutdown")
                 log.info("collector %s is %s: exiting", ctx.me.name,
                          "retired" if flags.retired else "disabled")
                 return
             if flags.drained or ctx.heartbeat.lost_since is not None:
+                await self._let_go(pool, ctx, ctx.held, "drained" if flags.drained
+                                   else "heartbeat_lost")
                 if flags.drained and not drained:
                     log.info("collector %s is drained: claiming nothing", ctx.me.name)
                 drained = flags.drained
@@ -147,6 +172,7 @@ class Collector:
             drained = False
             try:
                 if not await self._clock_within(pool):
+                    await self._let_go(pool, ctx, ctx.held, "clock_skew")
                     await self._pause(self.settings.idle_poll_seconds)
                     continue
                 chain = await self._step(pool, ctx, chain)
@@ -158,12 +184,21 @@ class Collector:
         async with pool.connection() as conn:
             held = await self.restore.hold(conn)
             if held is not None:  # after a restore: nothing is sent until the ledger is whole
+                if ctx.held is not None:
+                    await qclaim.release(conn, ctx.me, ctx.held, "restore_hold")
+                    ctx.held = None
                 await self.clock.sleep_until(min(held, self.clock.now() + timedelta(
                     seconds=self.settings.idle_poll_seconds)), self.wake)
                 return chain
-            policy = await policy_mod.load(conn)
-            got = await admission.admit(conn, ctx.me, ctx.gate, policy, soldier_id=chain,
-                                        pause=self.pause)
+            policy = self.policy = await policy_mod.load(conn)
+            got: Admitted | Wait
+            if ctx.held is not None:  # claimed by the last success's own transaction
+                job, ctx.held = ctx.held, None
+                got = await admission.count_claimed(conn, ctx.me, ctx.gate, policy, job,
+                                                    pause=self.pause)
+            else:
+                got = await admission.admit(conn, ctx.me, ctx.gate, policy,
+                                            soldier_id=chain, pause=self.pause)
             if not isinstance(got, Wait):
                 self.restore.sent(got.slot)
             if isinstance(got, Wait):

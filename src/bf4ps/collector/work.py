@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -27,7 +28,7 @@ from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
 from bf4ps.queue.events import EventType
-from bf4ps.queue.finalize import Attempt
+from bf4ps.queue.finalize import Attempt, NextClaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
 from bf4ps.settings import GateSettings
 from bf4ps.stats.store import writer_for
@@ -51,6 +52,10 @@ class Context:
     pause: Pause = field(default=no_pause)  # test-only pause points (testhook.py)
     abandoned: ClaimedJob | None = None  # the job held when the loop was cancelled
     clock: DbClock = field(default_factory=DbClock)  # database time on this host
+    # the next claim a success makes in its own transaction, when the loop would claim anyway
+    # (runner.py decides; None: finalize alone)
+    chain: Callable[[], NextClaim | None] = field(default=lambda: None)
+    held: ClaimedJob | None = None  # claimed by the last success, not yet counted in a slot
 
 
 async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
@@ -69,8 +74,7 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
             await give_up(conn, pacing, adm.slot, "stopping before the slot")
             await qclaim.release(conn, ctx.me, job, "shutdown")
             return None
-        started = await qclaim.start(conn, ctx.me, job, ctx.gate.lease_seconds, adm.slot_at,
-                                     details={"slot_at": adm.slot_at.isoformat()})
+        started = await qclaim.start(conn, job, ctx.gate.lease_seconds, adm.slot_at)
         if started is None:
             log.warning("job %s: lease lost before the request; nothing sent", job.job_id)
             await give_up(conn, pacing, adm.slot, "lease lost before the slot")
@@ -204,7 +208,9 @@ async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: Fetc
         resource = Resource(job.resource)
         try:
             outcome = await finalize.succeed(conn, ctx.me, job, attempt, policy,
-                                             writer_for(resource, result.parsed))
+                                             writer_for(resource, result.parsed),
+                                             then=ctx.chain())
+            ctx.held = outcome.next_job
         except (ValueError, TypeError, psycopg.DataError, psycopg.IntegrityError) as exc:
             # our storage refused the data: a classified internal failure, not an outage
             return await finalize.fail(conn, ctx.me, job, ErrorClass.INTERNAL,

@@ -138,6 +138,23 @@ async def admit(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
                              classes=look.classes)
     if job is None:
         return Wait(None, idle=True)
+    return await count_claimed(conn, me, cfg, policy, job, pause=pause)
+
+
+def look_params(me: CollectorRef, cfg: GateSettings, policy: Policy) -> dict[str, Any]:
+    """The look (admission_slot without a job) as a success's chained claim makes it on the
+    server (queue_succeed's p_gate, migration 0014): the next job is claimed in the success's
+    transaction only when the egress opens within the horizon, for the classes it allows."""
+    return {"egress": me.egress_key, "interactive": me.lane is Lane.INTERACTIVE,
+            "margin": cfg.margin, "ahead": cfg.ahead, "connect_lead": cfg.connect_lead,
+            "policy": _budget_policy(policy)}
+
+
+async def count_claimed(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
+                        job: ClaimedJob, *, pause: Pause = no_pause) -> Admitted | Wait:
+    """The count of a job just claimed (by `admit`, or by the success before it): kept and
+    counted in the next slot when another collector took this one, given back when none opens
+    soon."""
     await pause("admission")
     deadline = datetime.now(UTC) + timedelta(
         seconds=min(COUNT_PATIENCE, cfg.lease_seconds / 4))

@@ -1,4 +1,5 @@
-"""Claim (one statement), claimed → running, lease renewal, release."""
+"""Claim (one call), claimed → running (a heap-only update), lease renewal, release (one
+statement with its event)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from psycopg.types.json import Jsonb
-
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
-from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Lease, job_event_fields
+from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Lease
 
 
 def _lease_params(lease: Lease) -> dict[str, Any]:
@@ -21,13 +18,15 @@ def _lease_params(lease: Lease) -> dict[str, Any]:
 
 
 async def claim(conn: Conn, me: CollectorRef, lease_seconds: float,
-                *, soldier_id: int | None = None,
-                classes: list[str] | None = None) -> ClaimedJob | None:
-    """Claim one job of my lane (or of one soldier, for chaining; or of some budget classes).
-    The claim and its claimed/lease_expired/reclaimed events are one statement."""
+                *, soldier_id: int | None = None, classes: list[str] | None = None,
+                start: bool = False) -> ClaimedJob | None:
+    """Claim one job of my lane (or of one soldier, for chaining; or of some budget classes),
+    reclaiming an expired lease first (lease_expired + reclaimed). With ``start`` (the slot is
+    open now) the job is running at once. One call, one commit."""
     cur = await conn.execute(q("claim_job"), {
         "collector_uuid": me.collector_uuid, "lane": me.lane.value,
         "lease_seconds": lease_seconds, "soldier_id": soldier_id, "classes": classes,
+        "start": start,
     })
     row = await cur.fetchone()
     return ClaimedJob.from_row(row, me.collector_uuid) if row else None
@@ -40,13 +39,13 @@ class Started:
     lease_expires_at: datetime
 
 
-async def start(conn: Conn, me: CollectorRef, job: ClaimedJob, lease_seconds: float,
-                started_at: datetime, details: dict[str, Any] | None = None) -> Started | None:
-    """claimed → running at `started_at` (when the request is sent), with its `started` event
-    recording the claim→start wait. None: the lease is no longer ours."""
+async def start(conn: Conn, job: ClaimedJob, lease_seconds: float,
+                started_at: datetime) -> Started | None:
+    """claimed → running at `started_at` (the slot the request is sent in), a heap-only update
+    with no event (the instant travels on the row that ends the lease). None: the lease is no
+    longer ours."""
     params = _lease_params(job.lease) | {"lease_seconds": lease_seconds,
-                                          "started_at": started_at,
-                                          "details": Jsonb(details) if details else None}
+                                          "started_at": started_at}
     cur = await conn.execute(q("start_job"), params)
     row = await cur.fetchone()
     if row is None:
@@ -56,11 +55,11 @@ async def start(conn: Conn, me: CollectorRef, job: ClaimedJob, lease_seconds: fl
 
 async def reslot(conn: Conn, job: ClaimedJob, lease_seconds: float, started: Started,
                  sent_at: datetime) -> None:
-    """The request went out in a later slot than its start recorded: the job's start (and its
-    interactive request's first request, if this start set it) move to `sent_at`. Nothing
-    changes once the lease is no longer ours."""
+    """The request went out in a later slot than its start recorded: the job's start moves to
+    `sent_at` (the interactive part's trigger moves its request's first request along).
+    Nothing changes once the lease is no longer ours."""
     await conn.execute(q("reslot_job"), _lease_params(job.lease) | {
-        "lease_seconds": lease_seconds, "started_at": started.started_at, "sent_at": sent_at})
+        "lease_seconds": lease_seconds, "sent_at": sent_at})
 
 
 async def renew(conn: Conn, lease: Lease, lease_seconds: float) -> datetime | None:
@@ -73,14 +72,9 @@ async def renew(conn: Conn, lease: Lease, lease_seconds: float) -> datetime | No
 
 async def release(conn: Conn, me: CollectorRef, job: ClaimedJob, why: str) -> bool:
     """Give a claimed (not yet running) job back to the queue, e.g. on drain or shutdown; the
-    release and its event commit together."""
-    async with conn.transaction():
-        cur = await conn.execute(q("release_job"), _lease_params(job.lease))
-        if await cur.fetchone() is None:
-            return False
-        await events.record(conn, EventType.RELEASED, result=why, **me.event_fields(),
-                            **job_event_fields(job))
-    return True
+    release and its event are one statement."""
+    cur = await conn.execute(q("release_job"), _lease_params(job.lease) | {"why": why})
+    return await cur.fetchone() is not None
 
 
 async def expire_abandoned(conn: Conn, me: CollectorRef) -> list[int]:

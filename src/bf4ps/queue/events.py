@@ -64,7 +64,7 @@ EVENT_COLUMNS = (
     "collector_uuid", "collector_name", "hostname", "egress_key", "lane", "job_id",
     "lease_token", "soldier_id", "persona_id", "platform", "resource", "priority_class",
     "attempt_number", "result", "duration_ms", "wait_ms", "http_status", "error_class",
-    "error_message",
+    "error_message", "claimed_at", "started_at",
 )
 
 

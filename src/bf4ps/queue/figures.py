@@ -23,6 +23,14 @@ async def coverage(conn: Conn) -> dict[str, dict[str, int]]:
     return table
 
 
+async def fold_coverage(conn: Conn) -> int:
+    """Fold the coverage deltas into the counters (the scheduler's tick); the rows folded. The
+    figures are exact either way: `coverage` adds the deltas not folded yet."""
+    cur = await conn.execute(q("coverage_fold"))
+    row = await cur.fetchone()
+    return int(str(row["folded"])) if row else 0
+
+
 async def throughput(conn: Conn, window_seconds: float) -> dict[str, dict[str, Any]]:
     cur = await conn.execute(q("throughput"), {"window_seconds": window_seconds})
     out: dict[str, dict[str, Any]] = {}

@@ -13,7 +13,7 @@ from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
-from bf4ps.domain import ErrorClass
+from bf4ps.domain import ErrorClass, Lane
 from bf4ps.policy import Policy
 from bf4ps.queue import events
 from bf4ps.queue.backoff import is_terminal, retry_delay
@@ -43,13 +43,15 @@ async def _now(conn: Conn) -> datetime:
     return row["now"]
 
 
-async def _lock(conn: Conn, job: ClaimedJob, statuses: list[str]) -> None:
+async def _lock(conn: Conn, job: ClaimedJob, statuses: list[str]) -> dict[str, Any]:
     lease = job.lease
     cur = await conn.execute(q("lock_owned_job"), {
         "job_id": lease.job_id, "collector_uuid": lease.collector_uuid,
         "lease_token": lease.lease_token, "statuses": statuses})
-    if await cur.fetchone() is None:
+    row = await cur.fetchone()
+    if row is None:
         raise _LeaseLost
+    return row
 
 
 async def _reject(conn: Conn, me: CollectorRef, job: ClaimedJob, what: str) -> Outcome:
@@ -64,34 +66,51 @@ async def _reject(conn: Conn, me: CollectorRef, job: ClaimedJob, what: str) -> O
     return Outcome(False, EventType.STALE_FINALIZE_REJECTED)
 
 
-async def _request_progress(conn: Conn, job: ClaimedJob, final_status: str,
-                            message: str | None = None) -> None:
-    if job.request_id is not None:
-        await conn.execute(q("request_progress"), {
-            "request_id": job.request_id, "final_status": final_status, "message": message})
+@dataclass(frozen=True, slots=True)
+class NextClaim:
+    """The collector's next claim, made in the success's own transaction when it would claim
+    anyway (the fixed order of queue_succeed: finalize first, then the claim). ``start``: its
+    slot is open now, so it is running at once (no gate: the bench's cycle). ``gate``: the
+    admission's look first (gates/admission.py `look_params`); nothing is claimed unless the
+    egress opens within the claim horizon."""
+
+    lane: Lane
+    lease_seconds: float
+    soldier_id: int | None = None
+    start: bool = False
+    gate: dict[str, Any] | None = None
 
 
 async def succeed(conn: Conn, me: CollectorRef, job: ClaimedJob, attempt: Attempt,
-                  policy: Policy, write_stats: StatsWriter | None = None) -> Outcome:
+                  policy: Policy, write_stats: StatsWriter | None = None,
+                  then: NextClaim | None = None) -> Outcome:
     """Commit the caller's statistics, the current state, the succeeded event and the job's
-    removal together; nothing at all when the lease is no longer ours."""
+    removal together (and, with ``then``, the collector's next claim); nothing at all when the
+    lease is no longer ours. Without statistics it is one call and one commit."""
     params = {"job_id": job.job_id, "collector_uuid": job.lease.collector_uuid,
               "lease_token": job.lease.lease_token, "http_status": attempt.http_status,
               "duration_ms": attempt.duration_ms,
               "details": Jsonb(attempt.details) if attempt.details else None,
-              "freshness_seconds": 0.0 if job.is_lookup else policy.freshness(
-                  job.stats_resource)}
+              "freshness_seconds": policy.freshness(job.stats_resource)
+              if job.kind.has_state else 0.0,
+              "next": then is not None, "lane": then.lane.value if then else None,
+              "lease_seconds": then.lease_seconds if then else None,
+              "soldier_id": then.soldier_id if then else None,
+              "start": then.start if then else False,
+              "gate": Jsonb(then.gate) if then and then.gate else None}
     try:
         if write_stats is None:
-            await _finalize_success(conn, params)
+            row = await _finalize_success(conn, params)
         else:
             async with conn.transaction():
                 now = await _lock_now(conn, params)
                 await write_stats(conn, job, now)
-                await _finalize_success(conn, params)
+                row = await _finalize_success(conn, params)
     except _LeaseLost:
         return await _reject(conn, me, job, "succeed")
-    return Outcome(True, EventType.SUCCEEDED)
+    nxt = (ClaimedJob.from_row(row, me.collector_uuid) if row["job_id"] is not None else None)
+    return Outcome(True, EventType.SUCCEEDED, next_job=nxt,
+                   gate_wait_until=row["gate_wait_until"])
 
 
 async def _lock_now(conn: Conn, params: dict[str, Any]) -> datetime:
@@ -104,13 +123,12 @@ async def _lock_now(conn: Conn, params: dict[str, Any]) -> datetime:
     return now
 
 
-async def _finalize_success(conn: Conn, params: dict[str, Any]) -> None:
+async def _finalize_success(conn: Conn, params: dict[str, Any]) -> dict[str, Any]:
     cur = await conn.execute(q("finalize_success"), params)
-    if await cur.fetchone() is None:
+    row = await cur.fetchone()
+    if row is None or row["finished"] is None:
         raise _LeaseLost
-
-
-SEARCH_UNAVAILABLE_NOTE = "search unavailable, retried later"
+    return row
 
 
 async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass, message: str,
@@ -122,13 +140,14 @@ async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass,
     held that long at most and the circuit's probes release it sooner."""
     try:
         async with conn.transaction():
-            await _lock(conn, job, ["claimed", "running"])
+            held = await _lock(conn, job, ["claimed", "running"])
             now = await _now(conn)
             failures = await _failures(conn, job) + 1
-            await events.record(
+            await events.record(  # the row that ends the lease carries its claim and start
                 conn, EventType.FAILED, result=error.value, error_class=error.value,
                 error_message=message, http_status=attempt.http_status,
                 duration_ms=attempt.duration_ms, details=attempt.details,
+                claimed_at=held["claimed_at"], started_at=held["started_at"],
                 **me.event_fields(), **job_event_fields(job))
             if hold_seconds is None and is_terminal(failures, error, policy):
                 return await _park(conn, me, job, error, message, now)
@@ -142,7 +161,7 @@ async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass,
 
 
 async def _failures(conn: Conn, job: ClaimedJob) -> int:
-    if job.is_lookup:
+    if not job.kind.has_state:  # a look-up: its own attempts
         return job.attempt_count - 1
     cur = await conn.execute(q("state_failures"), {"soldier_id": job.soldier_id,
                                                    "resource": job.resource})
@@ -152,16 +171,16 @@ async def _failures(conn: Conn, job: ClaimedJob) -> int:
 
 async def _park(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass, message: str,
                 now: datetime) -> Outcome:
-    if not job.is_lookup:
+    if job.kind.has_state:
         await conn.execute(q("state_unavailable"), {
             "soldier_id": job.soldier_id, "resource": job.resource, "now": now,
             "error_class": error.value, "error_message": message[:500]})
-    await conn.execute(q("delete_job"), {"job_id": job.job_id,
-                                         "lease_token": job.lease.lease_token})
+    lease = {"job_id": job.job_id, "lease_token": job.lease.lease_token}
+    await conn.execute(q("job_note_error"), lease | {"error_class": error.value,
+                                                     "error_message": message[:500]})
+    await conn.execute(q("delete_job"), lease)
     await events.record(conn, EventType.UNAVAILABLE, result=error.value,
                         error_class=error.value, **me.event_fields(), **job_event_fields(job))
-    final = "not_found" if job.is_lookup else "done"
-    await _request_progress(conn, job, final, message if job.is_lookup else None)
     return Outcome(True, EventType.UNAVAILABLE)
 
 
@@ -170,11 +189,8 @@ async def _retry(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClas
                  hold_seconds: float | None = None) -> Outcome:
     delay = hold_seconds if hold_seconds is not None else retry_delay(failures, error,
                                                                       job.lane, policy)
-    if job.is_lookup and job.request_id is not None and error is ErrorClass.UNRECOGNIZED:
-        await conn.execute(q("request_note"), {"request_id": job.request_id,
-                                               "message": SEARCH_UNAVAILABLE_NOTE})
     next_at = now + timedelta(seconds=delay)
-    if not job.is_lookup:
+    if job.kind.has_state:
         await conn.execute(q("state_retry"), {
             "soldier_id": job.soldier_id, "resource": job.resource, "now": now,
             "next_attempt_at": next_at, "error_class": error.value,

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from bf4ps.domain import Lane, Platform, PriorityClass, Resource
+from bf4ps.domain import JobKind, Lane, Platform, PriorityClass, Resource
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +23,7 @@ class Lease:
 class ClaimedJob:
     lease: Lease
     soldier_id: int | None
-    resource: str  # a Resource value, or "lookup"
+    kind: JobKind
     lane: Lane
     priority_class: PriorityClass
     reason: str
@@ -49,12 +49,20 @@ class ClaimedJob:
         return "retry" if self.is_retry else self.priority_class.value
 
     @property
+    def resource(self) -> str:
+        """The job's resource column (a Resource value, or the look-up's kind)."""
+        return self.kind.value
+
+    @property
     def is_lookup(self) -> bool:
-        return self.resource == "lookup"
+        return self.kind is JobKind.LOOKUP
 
     @property
     def stats_resource(self) -> Resource:
-        return Resource(self.resource)
+        resource = self.kind.resource
+        if resource is None:
+            raise ValueError(f"job {self.job_id} is a look-up: it collects no resource")
+        return resource
 
     @classmethod
     def from_row(cls, row: dict[str, Any], collector_uuid: UUID) -> ClaimedJob:
@@ -63,7 +71,7 @@ class ClaimedJob:
         return cls(
             lease=Lease(int(row["job_id"]), collector_uuid, row["lease_token"]),
             soldier_id=row["soldier_id"],
-            resource=str(row["resource"]),
+            kind=JobKind(row["resource"]),
             lane=Lane(row["lane"]),
             priority_class=PriorityClass(row["priority_class"]),
             reason=str(row["reason"]),
@@ -83,11 +91,14 @@ class ClaimedJob:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """What a finalize or fail call did."""
+    """What a finalize or fail call did; a success that also claimed the collector's next job
+    (finalize.NextClaim) hands it over, or says when its gate opens."""
 
     committed: bool
     event: str
     next_attempt_at: datetime | None = None
+    next_job: ClaimedJob | None = None
+    gate_wait_until: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

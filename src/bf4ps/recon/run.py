@@ -31,7 +31,7 @@ from bf4ps.collector.identity import Wanted, register
 from bf4ps.collector.slots import Pacing
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one, one_row, q
-from bf4ps.domain import Lane, Platform, PriorityClass, Resource
+from bf4ps.domain import JobKind, Lane, Platform, PriorityClass, Resource
 from bf4ps.gates import admission
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -94,7 +94,7 @@ def _recon_job(resource: Resource, persona: tuple[int, Platform]) -> ClaimedJob:
     """What the gates need to count a recon request: its resource and budget class."""
     now = datetime.now(UTC)
     return ClaimedJob(
-        lease=Lease(RECON_JOB_ID, uuid4(), uuid4()), soldier_id=None, resource=resource.value,
+        lease=Lease(RECON_JOB_ID, uuid4(), uuid4()), soldier_id=None, kind=JobKind(resource),
         lane=Lane.BACKGROUND, priority_class=PriorityClass.BOOTSTRAP, reason="recon",
         attempt_count=0, claimed_at=now, lease_expires_at=now, reclaimed=False,
         is_retry=False, persona_id=persona[0], platform=persona[1], soldier_name=None,

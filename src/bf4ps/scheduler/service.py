@@ -22,7 +22,7 @@ from bf4ps.db.connect import Conn, connection, resolve_url
 from bf4ps.db.errors import DB_ERRORS
 from bf4ps.db.locks import SCHEDULER_LOCK
 from bf4ps.db.queries import all_rows, one, q
-from bf4ps.queue import events
+from bf4ps.queue import events, figures
 from bf4ps.queue.events import EventType
 from bf4ps.queue.reaper import reap_expired
 from bf4ps.scheduler import activity, feeder, history, retention
@@ -147,6 +147,7 @@ class Scheduler:
     async def tick(self, conn: Conn) -> None:
         policy = await policy_mod.load(conn)
         reaped = await reap_expired(conn)
+        await figures.fold_coverage(conn)
         silent = await all_rows(conn, "collectors_mark_silent", {
             "silence_seconds": self.settings.heartbeat_lost_after_seconds})
         lost = [r["collector_name"] for r in silent]

@@ -122,12 +122,6 @@ SELECT lane, resource, state, signature, opened_at, closed_at, next_probe_at, pr
 FROM circuit_breakers c
 ORDER BY lane, resource
 
--- name: request_note
--- A look-up's request, still open, says why it waits (e.g. the search was unavailable).
-UPDATE interactive_requests
-SET message = %(message)s, updated_at = clock_timestamp()
-WHERE request_id = %(request_id)s AND status IN ('queued', 'collecting')
-
 -- name: web_metrics_failures
 -- Failed attempts by class since the last scrape (the events' cursor window).
 SELECT COALESCE(resource, '') AS resource, COALESCE(lane, '') AS lane,

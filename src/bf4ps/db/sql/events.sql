@@ -2,32 +2,58 @@
 INSERT INTO collection_events (
     event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, lease_token,
     soldier_id, persona_id, platform, resource, priority_class, attempt_number, result,
-    duration_ms, wait_ms, http_status, error_class, error_message, details)
+    duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at,
+    started_at)
 VALUES (
     %(event_type)s, %(collector_uuid)s, %(collector_name)s, %(hostname)s, %(egress_key)s,
     %(lane)s, %(job_id)s, %(lease_token)s, %(soldier_id)s, %(persona_id)s, %(platform)s,
     %(resource)s, %(priority_class)s, %(attempt_number)s, %(result)s, %(duration_ms)s,
-    %(wait_ms)s, %(http_status)s, %(error_class)s, %(error_message)s, %(details)s)
+    %(wait_ms)s, %(http_status)s, %(error_class)s, %(error_message)s, %(details)s,
+    %(claimed_at)s, %(started_at)s)
 
 -- name: events_search
 -- The operator's event-log search: every filter optional, newest first, bounded. Each event
 -- carries its soldier's current name (a look-up's event, before the soldier is known, the name
--- it resolved); `name` matches a current or former name.
-SELECT e.event_id, e.occurred_at, e.event_type, e.collector_name, e.hostname, e.egress_key,
+-- it resolved); `name` matches a current or former name. The log's rows per transition
+-- (collection_events_log): a stored row stands for its lease's claimed and started rows too,
+-- all at or before its own time, so the newest `limit` rows of the log are among those the
+-- newest `limit` stored rows stand for (the stored rows are found by the indexes, then expanded).
+WITH stored AS (
+    SELECT e.*
+    FROM collection_events e
+    WHERE (%(persona_id)s::bigint IS NULL OR e.soldier_id IN (
+              SELECT soldier_id FROM soldiers WHERE persona_id = %(persona_id)s
+                AND (%(platform)s::text IS NULL OR platform = %(platform)s))
+           OR (e.soldier_id IS NULL AND e.persona_id = %(persona_id)s))
+      AND (%(platform)s::text IS NULL OR e.platform = %(platform)s)
+      AND (%(collector)s::text IS NULL OR lower(e.collector_name) = lower(%(collector)s))
+      AND (%(resource)s::text IS NULL OR e.resource = %(resource)s)
+      AND (%(event_type)s::text IS NULL OR e.event_type = %(event_type)s
+           OR (%(event_type)s = 'claimed' AND e.claimed_at IS NOT NULL)
+           OR (%(event_type)s = 'started' AND e.started_at IS NOT NULL))
+      AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s)
+      AND (%(until)s::timestamptz IS NULL OR COALESCE(e.claimed_at, e.occurred_at) < %(until)s)
+      AND (%(name)s::text IS NULL OR e.soldier_id IN (
+              SELECT soldier_id FROM soldiers WHERE lower(current_name) = %(name)s
+              UNION SELECT soldier_id FROM soldier_names WHERE lower(name) = %(name)s))
+    ORDER BY e.occurred_at DESC, e.event_id DESC
+    LIMIT %(limit)s
+)
+SELECT e.event_id, x.occurred_at, x.event_type, e.collector_name, e.hostname, e.egress_key,
        e.lane, e.job_id, e.soldier_id, e.persona_id, e.platform, e.resource, e.priority_class,
-       e.attempt_number, e.result, e.duration_ms, e.wait_ms, e.http_status, e.error_class,
-       e.error_message, e.details, COALESCE(s.current_name, e.details->>'name') AS soldier_name
-FROM collection_events e
+       e.attempt_number,
+       CASE WHEN x.ord = 2 THEN e.result END AS result,
+       CASE WHEN x.ord = 2 THEN e.duration_ms END AS duration_ms, x.wait_ms,
+       CASE WHEN x.ord = 2 THEN e.http_status END AS http_status,
+       CASE WHEN x.ord = 2 THEN e.error_class END AS error_class,
+       CASE WHEN x.ord = 2 THEN e.error_message END AS error_message,
+       CASE WHEN x.ord = 2 THEN e.details END AS details,
+       COALESCE(s.current_name, e.details->>'name') AS soldier_name
+FROM stored e
+CROSS JOIN LATERAL bf4ps_event_log_rows(e::collection_events) x
 LEFT JOIN soldiers s ON s.soldier_id = e.soldier_id
-WHERE (%(persona_id)s::bigint IS NULL OR e.persona_id = %(persona_id)s)
-  AND (%(platform)s::text IS NULL OR e.platform = %(platform)s)
-  AND (%(collector)s::text IS NULL OR lower(e.collector_name) = lower(%(collector)s))
-  AND (%(resource)s::text IS NULL OR e.resource = %(resource)s)
-  AND (%(event_type)s::text IS NULL OR e.event_type = %(event_type)s)
-  AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s)
-  AND (%(until)s::timestamptz IS NULL OR e.occurred_at < %(until)s)
-  AND (%(name)s::text IS NULL OR e.soldier_id IN (
-          SELECT soldier_id FROM soldiers WHERE lower(current_name) = %(name)s
-          UNION SELECT soldier_id FROM soldier_names WHERE lower(name) = %(name)s))
-ORDER BY e.occurred_at DESC, e.event_id DESC
+WHERE (%(event_type)s::text IS NULL OR x.event_type = %(event_type)s)
+  AND (%(since)s::timestamptz IS NULL OR x.occurred_at >= %(since)s)
+  AND (%(until)s::timestamptz IS NULL OR x.occurred_at < %(until)s)
+ORDER BY x.occurred_at DESC, e.event_id DESC, x.ord DESC
 LIMIT %(limit)s

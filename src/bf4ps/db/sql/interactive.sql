@@ -123,25 +123,21 @@ WHERE c.lane = 'interactive' AND c.retired_at IS NULL
 GROUP BY g.egress_key
 
 -- name: interactive_measured_durations
--- Per resource, the lane's recent successes: mean time from the started to the succeeded event.
+-- Per resource, the lane's recent successes: mean time from the start to the success (the
+-- succeeded row carries its lease's start, migration 0014).
 WITH recent AS (
-    SELECT job_id, lease_token, resource, occurred_at
+    SELECT resource, occurred_at, started_at
     FROM collection_events
     WHERE event_type = 'succeeded' AND lane = 'interactive'
       AND occurred_at > now() - make_interval(secs => %(window_seconds)s)
     ORDER BY occurred_at DESC
     LIMIT %(limit)s
 )
-SELECT r.resource, count(*) AS n,
-       avg(extract(epoch FROM r.occurred_at - st.occurred_at)) AS mean_seconds
-FROM recent r
-CROSS JOIN LATERAL (
-    SELECT occurred_at FROM collection_events s
-    WHERE s.job_id = r.job_id AND s.lease_token = r.lease_token AND s.event_type = 'started'
-      AND s.occurred_at <= r.occurred_at
-    ORDER BY s.occurred_at DESC LIMIT 1
-) st
-GROUP BY r.resource
+SELECT resource, count(*) AS n,
+       avg(extract(epoch FROM occurred_at - started_at)) AS mean_seconds
+FROM recent
+WHERE started_at IS NOT NULL AND started_at <= occurred_at
+GROUP BY resource
 
 -- name: interactive_measured_requests
 -- Per resource, physical requests per job on the interactive egresses (a profile job also

@@ -28,136 +28,39 @@ UPDATE collection_jobs SET request_id = %(request_id)s, updated_at = now()
 WHERE job_id = %(job_id)s AND request_id IS NULL
 
 -- name: claim_job
--- One statement: take the lane's oldest expired lease if any (reclaim), else the first pending
--- job by rank; lock it with SKIP LOCKED, hand it a fresh lease token and write the claimed
--- (+ lease_expired, reclaimed) events. The optional filters (one soldier, for chaining; the
--- budget's classes) are CASE expressions, not `$n IS NULL OR ...`: the planner then keeps
--- estimating many candidates and the cached generic plan walks ix_jobs_claim in rank order
--- (with the OR form it chose a sequential scan and a sort, or re-planned every call).
-WITH me AS (
-    SELECT collector_uuid, collector_name, hostname, egress_key
-    FROM collectors
-    WHERE collector_uuid = %(collector_uuid)s AND enabled AND NOT drained AND retired_at IS NULL
-), expired AS MATERIALIZED (
-    SELECT job_id, collector_uuid AS old_collector, lease_token AS old_token
-    FROM collection_jobs
-    WHERE lane = %(lane)s AND status IN ('claimed', 'running')
-      AND lease_expires_at <= clock_timestamp()
-      AND CASE WHEN %(soldier_id)s::bigint IS NULL THEN true ELSE soldier_id = %(soldier_id)s END
-      AND CASE WHEN %(classes)s::text[] IS NULL THEN true
-               ELSE (CASE WHEN last_error_at IS NOT NULL THEN 'retry'
-                          ELSE priority_class END) = ANY(%(classes)s) END
-    ORDER BY rank, job_id
-    LIMIT 1
-    FOR UPDATE SKIP LOCKED
-), fresh AS MATERIALIZED (
-    SELECT job_id, NULL::uuid AS old_collector, NULL::uuid AS old_token
-    FROM collection_jobs
-    WHERE lane = %(lane)s AND status = 'pending' AND eligible_at <= clock_timestamp()
-      AND CASE WHEN %(soldier_id)s::bigint IS NULL THEN true ELSE soldier_id = %(soldier_id)s END
-      AND CASE WHEN %(classes)s::text[] IS NULL THEN true
-               ELSE (CASE WHEN last_error_at IS NOT NULL THEN 'retry'
-                          ELSE priority_class END) = ANY(%(classes)s) END
-      AND NOT EXISTS (SELECT 1 FROM expired)
-    ORDER BY rank, job_id
-    LIMIT 1
-    FOR UPDATE SKIP LOCKED
-), pick AS (
-    SELECT * FROM expired UNION ALL SELECT * FROM fresh
-), claimed AS (
-    UPDATE collection_jobs j
-    SET status = 'claimed', collector_uuid = me.collector_uuid, lease_token = gen_random_uuid(),
-        claimed_at = clock_timestamp(), started_at = NULL,
-        lease_expires_at = clock_timestamp() + make_interval(secs => %(lease_seconds)s),
-        attempt_count = j.attempt_count + 1, updated_at = clock_timestamp()
-    FROM pick, me
-    WHERE j.job_id = pick.job_id
-    RETURNING j.*, pick.old_collector, pick.old_token
-), ev AS (
-    INSERT INTO collection_events (
-        event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id,
-        lease_token, soldier_id, persona_id, platform, resource, priority_class,
-        attempt_number, details)
-    SELECT kind.event_type,
-           CASE WHEN kind.event_type = 'lease_expired' THEN c.old_collector ELSE me.collector_uuid END,
-           CASE WHEN kind.event_type = 'lease_expired' THEN old.collector_name ELSE me.collector_name END,
-           CASE WHEN kind.event_type = 'lease_expired' THEN old.hostname ELSE me.hostname END,
-           CASE WHEN kind.event_type = 'lease_expired' THEN old.egress_key ELSE me.egress_key END,
-           c.lane, c.job_id,
-           CASE WHEN kind.event_type = 'lease_expired' THEN c.old_token ELSE c.lease_token END,
-           c.soldier_id, s.persona_id, COALESCE(s.platform, c.lookup_platform), c.resource,
-           c.priority_class, c.attempt_count, NULL::jsonb
-    FROM claimed c
-    CROSS JOIN me
-    LEFT JOIN soldiers s ON s.soldier_id = c.soldier_id
-    LEFT JOIN collectors old ON old.collector_uuid = c.old_collector
-    CROSS JOIN (VALUES ('lease_expired', 1), ('reclaimed', 2), ('claimed', 3))
-        AS kind(event_type, ord)
-    WHERE kind.event_type = 'claimed' OR c.old_token IS NOT NULL
-)
-SELECT c.job_id, c.soldier_id, c.resource, c.lane, c.priority_class, c.rank, c.reason,
-       c.attempt_count, c.last_error_at IS NOT NULL AS is_retry, c.lease_token, c.claimed_at, c.lease_expires_at, c.request_id,
-       c.lookup_name, c.lookup_platform, c.old_token IS NOT NULL AS reclaimed,
-       s.persona_id, s.platform, s.current_name
-FROM claimed c LEFT JOIN soldiers s ON s.soldier_id = c.soldier_id
+-- One call (queue_claim, migration 0014): the lane's first expired lease by rank if any
+-- (reclaimed at once: lease_expired + reclaimed), else its first pending job by rank, locked
+-- with SKIP LOCKED and handed a fresh lease token; with `start` (a slot open now) straight to
+-- running. The claim writes no event: its instant travels on the row that ends the lease.
+SELECT * FROM queue_claim(%(collector_uuid)s, %(lane)s, %(lease_seconds)s, %(soldier_id)s,
+                          %(classes)s, %(start)s)
 
 -- name: start_job
--- claimed → running at the moment the request is sent, with the started event (recording the
--- claim→start wait) and the interactive request's first-request time, in one statement.
-WITH started AS (
-    UPDATE collection_jobs
-    SET status = 'running', started_at = GREATEST(%(started_at)s, claimed_at),
-        lease_expires_at = GREATEST(%(started_at)s, clock_timestamp())
-                           + make_interval(secs => %(lease_seconds)s),
-        updated_at = clock_timestamp()
-    WHERE job_id = %(job_id)s AND collector_uuid = %(collector_uuid)s
-      AND lease_token = %(lease_token)s AND status = 'claimed'
-      AND lease_expires_at > clock_timestamp()
-    RETURNING *
-), ev AS (
-    INSERT INTO collection_events (
-        event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id,
-        lease_token, soldier_id, persona_id, platform, resource, priority_class,
-        attempt_number, wait_ms, details)
-    SELECT 'started', c.collector_uuid, c.collector_name, c.hostname, c.egress_key, j.lane,
-           j.job_id, j.lease_token, j.soldier_id, s.persona_id,
-           COALESCE(s.platform, j.lookup_platform), j.resource, j.priority_class,
-           j.attempt_count,
-           (extract(epoch FROM j.started_at - j.claimed_at) * 1000)::integer,
-           %(details)s::jsonb
-    FROM started j
-    JOIN collectors c ON c.collector_uuid = j.collector_uuid
-    LEFT JOIN soldiers s ON s.soldier_id = j.soldier_id
-), req AS (
-    UPDATE interactive_requests r
-    SET status = 'collecting', first_request_at = COALESCE(r.first_request_at, j.started_at),
-        updated_at = now()
-    FROM started j
-    WHERE r.request_id = j.request_id AND r.status IN ('queued', 'collecting')
-)
-SELECT started_at, claimed_at, lease_expires_at FROM started
+-- claimed → running at the slot, a heap-only update (no index names status or the times):
+-- written alone because the slot is later than the claim. No event: the start's instant and
+-- the claim→start wait travel on the row that ends the lease.
+UPDATE collection_jobs
+SET status = 'running', started_at = GREATEST(%(started_at)s, claimed_at),
+    lease_expires_at = GREATEST(%(started_at)s, clock_timestamp())
+                       + make_interval(secs => %(lease_seconds)s),
+    updated_at = clock_timestamp()
+WHERE job_id = %(job_id)s AND collector_uuid = %(collector_uuid)s
+  AND lease_token = %(lease_token)s AND status = 'claimed'
+  AND lease_expires_at > clock_timestamp()
+RETURNING started_at, claimed_at, lease_expires_at
 
 -- name: reslot_job
 -- The request went out in a later slot than the one its start recorded (that slot was given
--- up as late): the running job's start, and its request's first request if this start set
--- it, move to the slot it was sent in (fenced by the lease). The started event keeps the
--- admitted slot (the log is append-only); the job's final event names the slot it was sent in.
-WITH moved AS (
-    UPDATE collection_jobs
-    SET started_at = %(sent_at)s,
-        lease_expires_at = GREATEST(lease_expires_at,
-                                    %(sent_at)s + make_interval(secs => %(lease_seconds)s)),
-        updated_at = clock_timestamp()
-    WHERE job_id = %(job_id)s AND collector_uuid = %(collector_uuid)s
-      AND lease_token = %(lease_token)s AND status = 'running'
-      AND lease_expires_at > clock_timestamp()
-    RETURNING request_id, started_at
-)
-UPDATE interactive_requests r
-SET first_request_at = m.started_at, updated_at = clock_timestamp()
-FROM moved m
-WHERE r.request_id = m.request_id AND r.first_request_at = %(started_at)s
-  AND r.status IN ('queued', 'collecting')
+-- up as late): the running job's start moves to the slot it was sent in (fenced by the lease),
+-- and so do the claimed/started instants its final event carries.
+UPDATE collection_jobs
+SET started_at = %(sent_at)s,
+    lease_expires_at = GREATEST(lease_expires_at,
+                                %(sent_at)s + make_interval(secs => %(lease_seconds)s)),
+    updated_at = clock_timestamp()
+WHERE job_id = %(job_id)s AND collector_uuid = %(collector_uuid)s
+  AND lease_token = %(lease_token)s AND status = 'running'
+  AND lease_expires_at > clock_timestamp()
 
 -- name: renew_lease
 UPDATE collection_jobs
@@ -175,7 +78,7 @@ RETURNING lease_expires_at
 -- live somewhere, the new lease token fences it out.
 UPDATE collection_jobs
 SET lease_expires_at = clock_timestamp(), updated_at = clock_timestamp()
-WHERE collector_uuid = %(collector_uuid)s AND status IN ('claimed', 'running')
+WHERE collector_uuid = %(collector_uuid)s AND lease_token IS NOT NULL
   AND lease_expires_at > clock_timestamp()
 RETURNING job_id
 
@@ -200,6 +103,14 @@ SELECT j.job_id, j.soldier_id, j.resource, j.lane, j.priority_class, j.status, j
 FROM collection_jobs j LEFT JOIN soldiers s ON s.soldier_id = j.soldier_id
 WHERE j.job_id = %(job_id)s
 
+-- name: job_note_error
+-- A job about to be parked keeps its last error on the row its removal leaves behind (the
+-- triggers of interactive requests read it: a look-up that found no soldier).
+UPDATE collection_jobs
+SET last_error_class = %(error_class)s, last_error_message = %(error_message)s,
+    last_error_at = clock_timestamp()
+WHERE job_id = %(job_id)s AND lease_token = %(lease_token)s
+
 -- name: delete_job
 DELETE FROM collection_jobs
 WHERE job_id = %(job_id)s AND lease_token = %(lease_token)s
@@ -215,19 +126,42 @@ WHERE job_id = %(job_id)s AND lease_token = %(lease_token)s
 RETURNING job_id
 
 -- name: release_job
-UPDATE collection_jobs
-SET status = 'pending', collector_uuid = NULL, lease_token = NULL, claimed_at = NULL,
-    started_at = NULL, lease_expires_at = NULL, updated_at = clock_timestamp()
-WHERE job_id = %(job_id)s AND collector_uuid = %(collector_uuid)s
-  AND lease_token = %(lease_token)s AND status = 'claimed'
-RETURNING job_id, soldier_id, resource, lane, priority_class, attempt_count
+-- A claimed (never sent) job back to pending with its released event (carrying the claim's
+-- instant), in one statement; fenced by the token (a release needs no unexpired lease).
+WITH held AS (
+    SELECT j.* FROM collection_jobs j
+    WHERE j.job_id = %(job_id)s AND j.collector_uuid = %(collector_uuid)s
+      AND j.lease_token = %(lease_token)s AND j.status = 'claimed'
+    FOR UPDATE
+), back AS (
+    UPDATE collection_jobs j
+    SET status = 'pending', collector_uuid = NULL, lease_token = NULL, claimed_at = NULL,
+        started_at = NULL, lease_expires_at = NULL, updated_at = clock_timestamp()
+    FROM held WHERE j.job_id = held.job_id
+    RETURNING j.job_id
+), ev AS (
+    INSERT INTO collection_events (
+        event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id,
+        lease_token, soldier_id, persona_id, platform, resource, priority_class,
+        attempt_number, result, claimed_at)
+    SELECT 'released', h.collector_uuid, c.collector_name, c.hostname, c.egress_key, h.lane,
+           h.job_id, h.lease_token, h.soldier_id, s.persona_id,
+           COALESCE(s.platform, h.lookup_platform), h.resource, h.priority_class,
+           h.attempt_count, %(why)s, h.claimed_at
+    FROM held h
+    JOIN back b ON b.job_id = h.job_id
+    LEFT JOIN collectors c ON c.collector_uuid = h.collector_uuid
+    LEFT JOIN soldiers s ON s.soldier_id = h.soldier_id
+)
+SELECT job_id FROM back
 
 -- name: reap_expired
--- The scheduler's reaper: expired leases go back to pending, with lease_expired + reclaimed.
+-- The scheduler's reaper: expired leases go back to pending, with lease_expired (carrying the
+-- lost lease's claimed/started instants) + reclaimed.
 WITH expired AS (
-    SELECT job_id, collector_uuid, lease_token
+    SELECT job_id, collector_uuid, lease_token, claimed_at, started_at
     FROM collection_jobs
-    WHERE status IN ('claimed', 'running') AND lease_expires_at <= clock_timestamp()
+    WHERE lease_token IS NOT NULL AND lease_expires_at <= clock_timestamp()
     ORDER BY lease_expires_at
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -236,84 +170,47 @@ WITH expired AS (
     SET status = 'pending', collector_uuid = NULL, lease_token = NULL, claimed_at = NULL,
         started_at = NULL, lease_expires_at = NULL, updated_at = clock_timestamp()
     FROM expired e WHERE j.job_id = e.job_id
-    RETURNING j.*, e.collector_uuid AS old_collector, e.lease_token AS old_token
+    RETURNING j.*, e.collector_uuid AS old_collector, e.lease_token AS old_token,
+              e.claimed_at AS old_claimed_at, e.started_at AS old_started_at
 ), ev AS (
     INSERT INTO collection_events (
         event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id,
         lease_token, soldier_id, persona_id, platform, resource, priority_class,
-        attempt_number, details)
+        attempt_number, details, claimed_at, started_at)
     SELECT kind.event_type, r.old_collector, c.collector_name, c.hostname, c.egress_key,
            r.lane, r.job_id, r.old_token, r.soldier_id, s.persona_id,
            COALESCE(s.platform, r.lookup_platform), r.resource, r.priority_class,
-           r.attempt_count, jsonb_build_object('by', 'reaper')
+           r.attempt_count, jsonb_build_object('by', 'reaper'),
+           CASE WHEN kind.ord = 1 THEN r.old_claimed_at END,
+           CASE WHEN kind.ord = 1 THEN r.old_started_at END
     FROM reset r
     LEFT JOIN soldiers s ON s.soldier_id = r.soldier_id
     LEFT JOIN collectors c ON c.collector_uuid = r.old_collector
-    CROSS JOIN (VALUES ('lease_expired'), ('reclaimed')) AS kind(event_type)
+    CROSS JOIN (VALUES ('lease_expired', 1), ('reclaimed', 2)) AS kind(event_type, ord)
+    ORDER BY r.job_id, kind.ord
 )
 SELECT job_id, old_collector, old_token FROM reset
 
--- name: request_progress
--- After one of a request's jobs left the queue: done when none remains.
-UPDATE interactive_requests r
-SET status = CASE WHEN remaining.n = 0 THEN %(final_status)s ELSE 'collecting' END,
-    finished_at = CASE WHEN remaining.n = 0 THEN clock_timestamp() END,
-    message = COALESCE(%(message)s, r.message), updated_at = clock_timestamp()
-FROM (SELECT count(*) AS n FROM collection_jobs WHERE request_id = %(request_id)s) AS remaining
-WHERE r.request_id = %(request_id)s AND r.status IN ('queued', 'collecting')
-RETURNING r.status
-
 -- name: finalize_success
--- The fenced success: state current, succeeded event, job removed, request progress: one
--- statement, effective only while the caller owns an unexpired lease (callers that write
--- statistics run them earlier in the same transaction and roll back when this returns nothing).
-WITH job AS (
-    SELECT j.*, s.persona_id, s.platform, c.collector_name, c.hostname, c.egress_key
-    FROM collection_jobs j
-    LEFT JOIN soldiers s ON s.soldier_id = j.soldier_id
-    JOIN collectors c ON c.collector_uuid = j.collector_uuid
-    WHERE j.job_id = %(job_id)s AND j.collector_uuid = %(collector_uuid)s
-      AND j.lease_token = %(lease_token)s AND j.status = 'running'
-      AND j.lease_expires_at > clock_timestamp()
-    FOR UPDATE OF j
-), state AS (
-    UPDATE collection_state cs
-    SET status = 'current', last_attempt_at = clock_timestamp(),
-        last_success_at = clock_timestamp(),
-        next_due_at = clock_timestamp() + make_interval(secs => %(freshness_seconds)s),
-        next_attempt_at = NULL, consecutive_failures = 0,
-        attempts_total = cs.attempts_total + 1, updated_at = clock_timestamp()
-    FROM job
-    WHERE cs.soldier_id = job.soldier_id AND cs.resource = job.resource
-), ev AS (
-    INSERT INTO collection_events (
-        event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id,
-        lease_token, soldier_id, persona_id, platform, resource, priority_class,
-        attempt_number, result, http_status, duration_ms, details)
-    SELECT 'succeeded', job.collector_uuid, job.collector_name, job.hostname, job.egress_key,
-           job.lane, job.job_id, job.lease_token, job.soldier_id, job.persona_id,
-           COALESCE(job.platform, job.lookup_platform), job.resource, job.priority_class,
-           job.attempt_count, 'ok', %(http_status)s, %(duration_ms)s, %(details)s::jsonb
-    FROM job
-), gone AS (
-    DELETE FROM collection_jobs d USING job WHERE d.job_id = job.job_id
-    RETURNING d.job_id, d.request_id
-), req AS (
-    UPDATE interactive_requests r
-    SET status = CASE WHEN remaining.n = 0 THEN 'done' ELSE 'collecting' END,
-        finished_at = CASE WHEN remaining.n = 0 THEN clock_timestamp() END,
-        updated_at = clock_timestamp()
-    FROM gone,
-         LATERAL (SELECT count(*) AS n FROM collection_jobs o
-                  WHERE o.request_id = gone.request_id AND o.job_id <> gone.job_id) AS remaining
-    WHERE r.request_id = gone.request_id AND r.status IN ('queued', 'collecting')
-)
-SELECT job_id FROM gone
+-- The fenced success and, with `next`, the collector's next claim: one call (queue_succeed,
+-- migration 0014). `finished` is NULL when the lease was not ours: nothing was written (callers
+-- that wrote statistics earlier in the transaction roll back).
+SELECT * FROM queue_succeed(%(job_id)s, %(collector_uuid)s, %(lease_token)s,
+                            %(freshness_seconds)s, %(http_status)s, %(duration_ms)s,
+                            %(details)s::jsonb, %(next)s, %(lane)s, %(lease_seconds)s,
+                            %(soldier_id)s, %(start)s, %(gate)s::jsonb)
 
 -- name: lock_owned_job_now
+-- Before a success's statistics: the lease is still ours (else nothing is written), and the
+-- database's time. No row lock: queue_succeed's fenced DELETE is the fence that counts (a
+-- lease lost meanwhile deletes nothing and the statistics roll back with it).
 SELECT j.job_id, clock_timestamp() AS now
 FROM collection_jobs j
 WHERE j.job_id = %(job_id)s AND j.collector_uuid = %(collector_uuid)s
   AND j.lease_token = %(lease_token)s AND j.status = 'running'
   AND j.lease_expires_at > clock_timestamp()
-FOR UPDATE
+
+-- name: coverage_fold
+-- The scheduler, every tick: the coverage deltas the state triggers appended move into the
+-- counters (bf4ps_coverage_fold, migration 0014); readers add any not folded yet.
+SELECT bf4ps_coverage_fold() AS folded

@@ -12,15 +12,17 @@ GROUP BY lane, priority_class, resource
 ORDER BY lane, priority_class, resource
 
 -- name: coverage
+-- The counters plus the deltas the scheduler has not folded yet (coverage_totals, migration
+-- 0014): exact at the reader's snapshot.
 SELECT resource, status, sum(n)::bigint AS n
-FROM coverage_counters
+FROM coverage_totals
 GROUP BY resource, status
 HAVING sum(n) <> 0
 ORDER BY resource, status
 
 -- name: soldier_count
 -- Every soldier has one detailed state row: the coverage counters know how many (no scan).
-SELECT coalesce(sum(n), 0)::bigint AS n FROM coverage_counters WHERE resource = 'detailed'
+SELECT coalesce(sum(n), 0)::bigint AS n FROM coverage_totals WHERE resource = 'detailed'
 
 -- name: throughput
 SELECT resource, event_type, count(*) AS n,

@@ -1,5 +1,6 @@
 -- The website's reads. Each is an index lookup or a bounded scan: nothing counts millions of
--- rows per page view (coverage comes from coverage_counters).
+-- rows per page view (coverage comes from coverage_totals: the counters and their unfolded
+-- deltas).
 
 -- name: web_ping
 SELECT 1 AS ok
@@ -56,7 +57,7 @@ SELECT event_type, COALESCE(resource, '') AS resource, COALESCE(lane, '') AS lan
        width_bucket(wait_ms, %(bounds)s::integer[]) AS wait_bucket,
        count(*) AS n, COALESCE(sum(duration_ms), 0) AS duration_sum,
        COALESCE(sum(wait_ms), 0) AS wait_sum, max(event_id) AS last_id
-FROM collection_events
+FROM collection_events_log
 WHERE event_id > %(after)s AND event_id <= %(upto)s
 GROUP BY 1, 2, 3, 4, 5
 
