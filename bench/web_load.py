@@ -35,6 +35,7 @@ import psycopg
 from bench.common import fresh_database, machine, server_url
 from bf4ps.battlelog.parse_vehicles import parse_vehicles
 from bf4ps.battlelog.parse_weapons import parse_weapons
+from bf4ps.db import migrate
 from bf4ps.db.connect import connection, with_dbname
 from bf4ps.settings import child_env
 from bf4ps.stats.store import write_vehicles, write_weapons
@@ -329,7 +330,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2, help="uvicorn worker processes")
     ap.add_argument("--rate", type=float, default=100.0, help="open-loop requests per second")
     ap.add_argument("--seconds", type=float, default=30.0, help="open-loop duration")
-    ap.add_argument("--reuse", action="store_true", help="reuse an already seeded database")
+    ap.add_argument("--reuse", action="store_true",
+                    help="reuse an already seeded database (migrated to this schema)")
     ap.add_argument("--open-only", action="store_true", help="skip the closed-loop runs")
     args = ap.parse_args()
     print(f"machine: {machine()}", flush=True)
@@ -337,6 +339,8 @@ def main() -> None:
     if not (args.reuse and seeded_count(url) == args.soldiers):
         url = fresh_database(DB)
         asyncio.run(seed(url, args.soldiers, args.sample))
+    else:  # seeded by an earlier run: brought to this tree's schema first
+        asyncio.run(migrate.upgrade(url))
     every = max(1, args.soldiers // args.sample)
     port = free_port()
     proc = start_server(url, port, args.workers)
