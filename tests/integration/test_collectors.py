@@ -154,6 +154,31 @@ async def test_sigterm_mid_request_finishes_commits_and_exits_zero(
             assert (row["health"], row["current_job_id"]) == ("stopped", None)
 
 
+async def test_sigterm_during_a_request_longer_than_the_lease_still_finalizes_it(
+        db_url: str, tmp_path: Path) -> None:
+    """The heartbeat renews the job in flight after SIGTERM too: a request that outlasts the
+    lease (a 6 s timeout against a 3 s lease) still ends in its own fenced finalize and the
+    collector exits 0. It used to stop renewing at the signal: the lease lapsed, the finalize
+    was refused as stale and the collector exited 70."""
+    async with connection(db_url) as conn:
+        await seed_work(conn, 2, resources=("weapons",))
+    with simulator(min_interval=0, fault_timeout=1.0) as sim:
+        fleet = Fleet(db_url, sim.base_url, tmp_path, FAST | {
+            "BF4PS_LEASE_SECONDS": "3", "BF4PS_BATTLELOG_TIMEOUT_SECONDS": "6"})
+        fleet.start("slow", "egress-s", "127.0.0.11")
+        async with connection(db_url) as conn:
+            job = await wait_for(conn, "SELECT job_id FROM collection_jobs "
+                                       "WHERE status = 'running'", timeout=30)
+            fleet.signal("slow", signal.SIGTERM)
+            code = await asyncio.to_thread(fleet.procs["slow"].wait, 30)
+            assert code == 0, fleet.log("slow")[-2000:]
+            assert await count(conn, "SELECT count(*) FROM collection_events WHERE job_id = "
+                                     "%(j)s AND event_type = 'failed'", {"j": job}) == 1
+            assert await count(conn, "SELECT count(*) FROM collection_events WHERE "
+                                     "event_type IN ('stale_finalize_rejected', "
+                                     "'lease_expired')") == 0
+
+
 async def test_sigterm_while_waiting_for_the_slot_releases_the_job_and_its_slot(
         db_url: str, tmp_path: Path) -> None:
     """A job claimed for a slot 20 s ahead is handed back on SIGTERM, and its ledger row stops

@@ -107,8 +107,11 @@ class Collector:
                           s.throttle_cooldown_max_seconds, pool=pool, pause=self.pause,
                           clock=self.clock)
             ctx.chain = lambda: self._chain_next(ctx)
+            # the heartbeat beats until the loop has ended, not until the stop request: the
+            # request in flight at a SIGTERM may outlast the lease, and its finalize needs it
+            loop_ended = asyncio.Event()
             failure = await supervise(self._loop(pool, ctx),
-                                      {"heartbeat": beat.run(self.stop)}, self.stop)
+                                      {"heartbeat": beat.run(loop_ended)}, loop_ended)
         if failure is None and beat.lost is not None:  # the loop stopped after the late job
             failure = Failure("heartbeat", beat.lost)
             log.error("collector failing: %s; the process exits", failure)
