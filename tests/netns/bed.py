@@ -172,6 +172,9 @@ class Bed:
             "PYTHONUNBUFFERED": "1"} | settings)
         if pause:
             env |= {"BF4PS_TEST_PAUSE_AT": pause, "BF4PS_TEST_PAUSE_DIR": str(data)}
+            for point in pause.split(","):  # an earlier test's markers would pass it through
+                (data / f"{point}.ready").unlink(missing_ok=True)
+                (data / f"{point}.go").unlink(missing_ok=True)
         if skew:
             env |= {"LD_PRELOAD": FAKETIME_LIB, "FAKETIME": skew, "DONT_FAKE_MONOTONIC": "1"}
         env |= env_extra or {}
