@@ -1,0 +1,108 @@
+"""What the website's load costs in CPU: web_load's mix of endpoints, one request at a time over
+HTTP against the same 1M-soldier database (seed it with ``python -m bench.web_load`` first), with
+the CPU time of the uvicorn workers, of PostgreSQL and of this client measured around each
+endpoint's requests. Prints CPU milliseconds per request by part, and what share of the
+machine's cores web_load's open-loop rate asks for: queueing, and so the p99, grows steeply as
+that share nears one. Prints figures, asserts nothing.
+
+Run: ``python -m bench.web_cpu [--requests 100] [--rate 100]``
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import httpx
+import psutil
+
+from bench import web_load as wl
+from bench.common import machine, server_url
+from bf4ps.db.connect import with_dbname
+from bf4ps.web.serve import free_port
+
+
+def tree_cpu(root: psutil.Process) -> float:
+    total = 0.0
+    for proc in (root, *root.children(recursive=True)):
+        try:
+            times = proc.cpu_times()
+        except psutil.Error:
+            continue
+        total += times.user + times.system
+    return total
+
+
+def postgres_cpu() -> float:
+    total = 0.0
+    for proc in psutil.process_iter(["name"]):
+        if proc.info["name"] == "postgres":
+            try:
+                times = proc.cpu_times()
+            except psutil.Error:
+                continue
+            total += times.user + times.system
+    return total
+
+
+def mix(n: int, every: int, count: int) -> list[tuple[str, list[str]]]:
+    return [
+        ("soldier page (with weapons)", wl.soldier_paths(n, every, count, True)),
+        ("soldier page (any soldier)", wl.soldier_paths(n, every, count, False)),
+        ("GET /api/soldiers/{p}/{id}", wl.soldier_paths(n, every, count, False, "/api")),
+        ("GET /api/soldiers/.../weapons",
+         wl.soldier_paths(n, every, count, True, "/api", "/weapons")),
+        ("home page", ["/", "/?platform=ps4", "/?platform=xboxone"] * (count // 3)),
+        ("leaderboards", wl.board_paths(count)),
+        ("search", wl.search_paths(n, count)),
+        ("GET /ops", ["/ops"] * count),
+        ("GET /api/ops/status", ["/api/ops/status"] * count),
+    ]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--soldiers", type=int, default=1_000_000)
+    ap.add_argument("--sample", type=int, default=10_000)
+    ap.add_argument("--requests", type=int, default=100, help="per endpoint")
+    ap.add_argument("--rate", type=float, default=100.0, help="web_load's open-loop rate")
+    args = ap.parse_args()
+    print(f"machine: {machine()}", flush=True)
+    url = with_dbname(server_url(), wl.DB)
+    if wl.seeded_count(url) != args.soldiers:
+        raise SystemExit(f"seed {args.soldiers:,} soldiers first: python -m bench.web_load")
+    port = free_port()
+    server = wl.start_server(url, port, 2)
+    me = psutil.Process()
+    totals = {"server": 0.0, "postgres": 0.0, "client": 0.0}
+    done = 0
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+            every = max(1, args.soldiers // args.sample)
+            for path in wl.soldier_paths(args.soldiers, every, 20, True):
+                client.get(path)  # warm up
+            for name, paths in mix(args.soldiers, every, args.requests):
+                auth = wl.OPS if "ops" in name else None
+                before = (tree_cpu(psutil.Process(server.pid)), postgres_cpu(),
+                          sum(me.cpu_times()[:2]))
+                for path in paths:
+                    client.get(path, auth=auth).raise_for_status()
+                after = (tree_cpu(psutil.Process(server.pid)), postgres_cpu(),
+                         sum(me.cpu_times()[:2]))
+                used = [(b - a) * 1000 / len(paths) for a, b in zip(before, after, strict=True)]
+                for key, ms in zip(totals, used, strict=True):
+                    totals[key] += ms * len(paths)
+                done += len(paths)
+                print(f"{name:32s} server {used[0]:6.2f}  postgres {used[1]:6.2f}  "
+                      f"client {used[2]:6.2f} ms CPU per request", flush=True)
+    finally:
+        server.terminate()
+        server.wait(30)
+    per = {key: value / done for key, value in totals.items()}
+    share = sum(per.values()) * args.rate / 1000 / psutil.cpu_count()
+    print("mix: " + ", ".join(f"{k} {v:.2f}" for k, v in per.items())
+          + f" ms CPU per request; at {args.rate:.0f} requests/s that is {share:.0%} of "
+          f"{psutil.cpu_count()} cores", flush=True)
+
+
+if __name__ == "__main__":
+    main()
