@@ -37,14 +37,14 @@ def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     return {c: {"model": ErrorBody, "description": WORDS[c]} for c in (*codes, 503)}
 
 
-def single_values(request: Request) -> None:
+async def single_values(request: Request) -> None:
     """A query parameter given twice is refused (FastAPI would take the last one)."""
     for name in request.query_params:
         if len(request.query_params.getlist(name)) > 1:
             raise WebError(400, f"parameter {name[:40]!r} given more than once", field=name[:40])
 
 
-def json_body(request: Request) -> None:
+async def json_body(request: Request) -> None:
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype != "application/json":
         raise WebError(415, "send the body as application/json")

@@ -25,7 +25,7 @@ BASIC = HTTPBasic(auto_error=False, description="The operator's credentials "
                                                 "(BF4PS_OPS_USERNAME, BF4PS_OPS_PASSWORD)")
 
 
-def operator(request: Request,
+async def operator(request: Request,
              _: Annotated[HTTPBasicCredentials | None, Depends(BASIC)] = None) -> str:
     """The operator's name; 403 when the console is not configured, 401 without valid
     credentials (checked in constant time by web/security.py)."""
