@@ -11,6 +11,7 @@ Run: ``python -m bench.web_cpu [--requests 100] [--rate 100]``
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 
 import httpx
 import psutil
@@ -21,9 +22,10 @@ from bf4ps.db.connect import with_dbname
 from bf4ps.web.serve import free_port
 
 
-def tree_cpu(root: psutil.Process) -> float:
+def cpu_seconds(procs: Iterable[psutil.Process]) -> float:
+    """User + system CPU of the processes (one that ended meanwhile counts nothing)."""
     total = 0.0
-    for proc in (root, *root.children(recursive=True)):
+    for proc in procs:
         try:
             times = proc.cpu_times()
         except psutil.Error:
@@ -32,16 +34,12 @@ def tree_cpu(root: psutil.Process) -> float:
     return total
 
 
+def tree_cpu(root: psutil.Process) -> float:
+    return cpu_seconds((root, *root.children(recursive=True)))
+
+
 def postgres_cpu() -> float:
-    total = 0.0
-    for proc in psutil.process_iter(["name"]):
-        if proc.info["name"] == "postgres":
-            try:
-                times = proc.cpu_times()
-            except psutil.Error:
-                continue
-            total += times.user + times.system
-    return total
+    return cpu_seconds(p for p in psutil.process_iter(["name"]) if p.info["name"] == "postgres")
 
 
 def mix(n: int, every: int, count: int) -> list[tuple[str, list[str]]]:
