@@ -59,8 +59,9 @@ class Settings(BaseSettings):
         description="BF4SW's database (read-only). Unset: database 'bf4sw' on the BF4PS server.",
     )
     db_pool_max: int = Field(
-        4, ge=1, description="Connections of the website's pool, per web process (collectors "
-        "use 3 each, plus one for heartbeats).")
+        4, ge=1, description="Connections of the website's pool, per web process, all opened "
+        "at start so no request waits for one to be made (collectors use 3 each, plus one for "
+        "heartbeats).")
 
     # --- database session bounds (docs/architecture.md "Session bounds") ---
     db_lock_timeout_seconds: float = Field(

@@ -56,7 +56,8 @@ async def _lifespan(app: Starlette) -> AsyncIterator[None]:
     web: WebState = app.state.web
     if web.pool is None:
         url = await resolve_url(web.settings, service=True)
-        web.pool = await open_pool(url, max_size=web.settings.db_pool_max)
+        size = web.settings.db_pool_max  # all opened now: a request never waits for a connect
+        web.pool = await open_pool(url, max_size=size, min_size=size)
         web.owns_pool = True
     if not web.ops.configured:
         log.warning("operator console %s: BF4PS_OPS_USERNAME/BF4PS_OPS_PASSWORD are unset",
