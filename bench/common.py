@@ -18,14 +18,37 @@ from bf4ps.db import embedded, migrate
 from bf4ps.db.connect import with_dbname
 
 
-def server_url() -> str:
-    external = os.environ.get("BF4PS_BENCH_DATABASE_URL")
-    if external:
-        return external
+def _pgdata() -> Path:
     base = Path(os.environ.get("BF4PS_BENCH_DIR", Path(tempfile.gettempdir()) / "bf4ps-bench"))
     base.mkdir(parents=True, exist_ok=True)
     base.chmod(0o755)
-    return embedded.start(base / "pgdata")
+    return base / "pgdata"
+
+
+def server_url(tuning: dict[str, str] | None = None) -> str:
+    """The benchmarks' server. `tuning`: server settings a benchmark needs (set with ALTER
+    SYSTEM on the embedded server, which is restarted when one needs it; an external server
+    is used as it is configured)."""
+    external = os.environ.get("BF4PS_BENCH_DATABASE_URL")
+    if external:
+        return external
+    url = embedded.start(_pgdata())
+    if tuning and _tune(url, tuning):
+        embedded.stop(_pgdata())
+        url = embedded.start(_pgdata())
+    return url
+
+
+def _tune(url: str, tuning: dict[str, str]) -> bool:
+    """Whether a restart is needed for the settings to take effect."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        for name, value in tuning.items():
+            conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(
+                sql.Identifier(name), sql.Literal(value)))
+        conn.execute("SELECT pg_reload_conf()")
+        pending = conn.execute("SELECT count(*) FROM pg_settings WHERE pending_restart")
+        row = pending.fetchone()
+        return bool(row and row[0])
 
 
 def fresh_database(name: str, *, migrated: bool = True) -> str:

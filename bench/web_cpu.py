@@ -11,9 +11,9 @@ Run: ``python -m bench.web_cpu [--requests 100] [--rate 100]``
 from __future__ import annotations
 
 import argparse
+import asyncio
 from collections.abc import Iterable
 
-import httpx
 import psutil
 
 from bench import web_load as wl
@@ -57,6 +57,31 @@ def mix(n: int, every: int, count: int) -> list[tuple[str, list[str]]]:
     ]
 
 
+async def measure(base: str, server_pid: int,
+                  args: argparse.Namespace) -> tuple[dict[str, float], int]:
+    """Each endpoint's requests one at a time with web_load's client; the CPU seconds of each
+    part over all of them, and how many requests that was."""
+    me, server = psutil.Process(), psutil.Process(server_pid)
+    totals = {"server": 0.0, "postgres": 0.0, "client": 0.0}
+    done = 0
+    every = max(1, args.soldiers // args.sample)
+    await wl.drive(base, wl.soldier_paths(args.soldiers, every, 20, True), 1, None)  # warm up
+    for name, paths in mix(args.soldiers, every, args.requests):
+        auth = wl.OPS if "ops" in name else None
+        before = (tree_cpu(server), postgres_cpu(), sum(me.cpu_times()[:2]))
+        sample, _ = await wl.drive(base, paths, 1, auth)
+        if sample.errors:
+            raise SystemExit(f"{name}: {sample.errors} requests failed ({sample.statuses})")
+        after = (tree_cpu(server), postgres_cpu(), sum(me.cpu_times()[:2]))
+        used = [(b - a) * 1000 / len(paths) for a, b in zip(before, after, strict=True)]
+        for key, ms in zip(totals, used, strict=True):
+            totals[key] += ms * len(paths)
+        done += len(paths)
+        print(f"{name:32s} server {used[0]:6.2f}  postgres {used[1]:6.2f}  "
+              f"client {used[2]:6.2f} ms CPU per request", flush=True)
+    return totals, done
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--soldiers", type=int, default=1_000_000)
@@ -65,33 +90,13 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=100.0, help="web_load's open-loop rate")
     args = ap.parse_args()
     print(f"machine: {machine()}", flush=True)
-    url = with_dbname(server_url(), wl.DB)
+    url = with_dbname(server_url(wl.SERVER_TUNING), wl.DB)
     if wl.seeded_count(url) != args.soldiers:
         raise SystemExit(f"seed {args.soldiers:,} soldiers first: python -m bench.web_load")
     port = free_port()
     server = wl.start_server(url, port, 2)
-    me = psutil.Process()
-    totals = {"server": 0.0, "postgres": 0.0, "client": 0.0}
-    done = 0
     try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
-            every = max(1, args.soldiers // args.sample)
-            for path in wl.soldier_paths(args.soldiers, every, 20, True):
-                client.get(path)  # warm up
-            for name, paths in mix(args.soldiers, every, args.requests):
-                auth = wl.OPS if "ops" in name else None
-                before = (tree_cpu(psutil.Process(server.pid)), postgres_cpu(),
-                          sum(me.cpu_times()[:2]))
-                for path in paths:
-                    client.get(path, auth=auth).raise_for_status()
-                after = (tree_cpu(psutil.Process(server.pid)), postgres_cpu(),
-                         sum(me.cpu_times()[:2]))
-                used = [(b - a) * 1000 / len(paths) for a, b in zip(before, after, strict=True)]
-                for key, ms in zip(totals, used, strict=True):
-                    totals[key] += ms * len(paths)
-                done += len(paths)
-                print(f"{name:32s} server {used[0]:6.2f}  postgres {used[1]:6.2f}  "
-                      f"client {used[2]:6.2f} ms CPU per request", flush=True)
+        totals, done = asyncio.run(measure(f"http://127.0.0.1:{port}", server.pid, args))
     finally:
         server.terminate()
         server.wait(30)
