@@ -10,7 +10,7 @@ from bf4ps import soldiers
 from bf4ps.battlelog.models import SearchHit
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
-from bf4ps.domain import Platform, SourceType
+from bf4ps.domain import JobKind, Platform, SourceType
 from bf4ps.interactive import demand
 from bf4ps.interactive.demand import Target
 from bf4ps.policy import Policy
@@ -59,7 +59,7 @@ async def resolve_lookup(conn: Conn, job: ClaimedJob, hits: tuple[SearchHit, ...
         "done": False, "message": None})
     await events.record(
         conn, EventType.LOOKUP_RESOLVED, job_id=job.job_id, soldier_id=target.soldier_id,
-        persona_id=target.persona_id, platform=target.platform.value, resource="lookup",
+        persona_id=target.persona_id, platform=target.platform.value, resource=JobKind.LOOKUP.value,
         lane=job.lane.value, priority_class=job.priority_class.value, result="found",
         details={"name": hit.name, "new_soldier": up.inserted,
                  "resources": list(planned.resources), "jobs_created": planned.created})

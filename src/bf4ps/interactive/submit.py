@@ -16,7 +16,7 @@ from uuid import UUID, uuid4
 from bf4ps import soldiers
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
-from bf4ps.domain import JobReason, Lane, Platform, PriorityClass, SourceType
+from bf4ps.domain import JobKind, JobReason, Lane, Platform, PriorityClass, SourceType
 from bf4ps.interactive import demand
 from bf4ps.interactive.demand import Target
 from bf4ps.interactive.inputs import (
@@ -194,15 +194,15 @@ async def _for_lookup(conn: Conn, name: str, platform: Platform, key: str, polic
     request_id = uuid4()
     since = await _insert(conn, request_id, platform, key, None, name)
     await enqueue(conn, Demand(
-        soldier_id=None, resource="lookup", lane=Lane.INTERACTIVE,
+        soldier_id=None, resource=JobKind.LOOKUP.value, lane=Lane.INTERACTIVE,
         priority_class=PriorityClass.INTERACTIVE,
         rank=rank(since, PriorityClass.INTERACTIVE, policy), reason=JobReason.LOOKUP,
         eligible_at=since, request_id=request_id, lookup_name=name, lookup_platform=platform))
     est = await estimator(conn, request_id)
     eta_at = est.eta_at if est else None
     await _planned(conn, request_id, (), eta_at)
-    return Submission(request_id, None, "queued", eta_at, 1, ("lookup",), lookup_name=name,
-                      estimate=est)
+    return Submission(request_id, None, "queued", eta_at, 1, (JobKind.LOOKUP.value,),
+                      lookup_name=name, estimate=est)
 
 
 async def _planned(conn: Conn, request_id: UUID, resources: tuple[str, ...],
@@ -215,6 +215,6 @@ async def _planned(conn: Conn, request_id: UUID, resources: tuple[str, ...],
 
 async def _reused(conn: Conn, row: dict[str, Any],
                   lookup_name: str | None = None) -> Submission:
-    resources = tuple(row["resources"]) or (("lookup",) if lookup_name else ())
+    resources = tuple(row["resources"]) or ((JobKind.LOOKUP.value,) if lookup_name else ())
     return Submission(row["request_id"], row["soldier_id"], str(row["status"]), row["eta_at"],
                       0, resources, reused=True, lookup_name=lookup_name)

@@ -9,7 +9,7 @@ from uuid import UUID
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
-from bf4ps.domain import Lane, Resource
+from bf4ps.domain import JobKind, Lane
 from bf4ps.queue import figures
 from bf4ps.views import backlog
 from bf4ps.views.events import Event
@@ -207,7 +207,7 @@ def queue_vs_coverage(depth: QueueView, cov: Coverage) -> list[QueueBesideCovera
     return [QueueBesideCoverage(resource=resource,
                                 **dict(depth.by_resource.get(resource, LaneDepth())),
                                 coverage=cov.by_resource.get(resource))
-            for resource in [*(r.value for r in Resource), "lookup"]]
+            for resource in [kind.value for kind in JobKind]]
 
 
 async def budget(conn: Conn, window: float = WINDOW_SECONDS) -> Budget:

@@ -25,15 +25,18 @@ from uuid import UUID
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
+from bf4ps.domain import JobKind
 from bf4ps.gates.admission import effective_interval, paced_slot
 from bf4ps.settings import GateSettings
 from bf4ps.soldiers import ALL_RESOURCES
 
 # Until measured: seconds from started to succeeded, and physical requests per job.
-DEFAULT_DURATION = {"detailed": 0.6, "profile": 1.2, "weapons": 1.6, "vehicles": 1.3,
-                    "lookup": 1.0}
-DEFAULT_REQUESTS = {"detailed": 1.0, "profile": 2.0, "weapons": 1.0, "vehicles": 1.0,
-                    "lookup": 1.0}
+DEFAULT_DURATION: dict[str, float] = {
+    JobKind.DETAILED: 0.6, JobKind.PROFILE: 1.2, JobKind.WEAPONS: 1.6, JobKind.VEHICLES: 1.3,
+    JobKind.LOOKUP: 1.0}
+DEFAULT_REQUESTS: dict[str, float] = {
+    JobKind.DETAILED: 1.0, JobKind.PROFILE: 2.0, JobKind.WEAPONS: 1.0, JobKind.VEHICLES: 1.0,
+    JobKind.LOOKUP: 1.0}
 OVERHEAD_SECONDS = 0.05  # finalize + next claim, when a job outlasts the gate interval
 MEASURE_WINDOW_SECONDS = 6 * 3600.0
 MEASURE_LIMIT = 200
@@ -155,7 +158,7 @@ def finish_at(c: Costs, first_start: datetime, resources: list[str]) -> datetime
     """When the last of the request's jobs (in claim order, the first starting at first_start)
     should be done: one collector chains them, each starting a job cost after the one before.
     A lookup is followed by the four resources of the soldier it finds. Never before now."""
-    if resources[-1] == "lookup":
+    if resources[-1] == JobKind.LOOKUP:
         resources = [*resources, *ALL_RESOURCES]
     seconds = sum(c.job_cost(r) for r in resources[:-1]) + c.duration(resources[-1])
     return max(c.now, first_start + timedelta(seconds=seconds))

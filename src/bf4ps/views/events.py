@@ -17,7 +17,7 @@ from bf4ps.views.fields import CollectorName, Moment, PersonaParam, PlatformName
 WINDOWS = {"15m": 900, "1h": 3600, "6h": 21600, "24h": 86400, "7d": 604800, "30d": 2592000,
            "180d": 15552000}
 Window = Literal["15m", "1h", "6h", "24h", "7d", "30d", "180d"]
-EventResource = Literal["detailed", "profile", "weapons", "vehicles", "lookup"]
+EventResource = Literal["detailed", "profile", "weapons", "vehicles", "lookup"]  # JobKind (a test)
 
 
 class Event(BaseModel):

@@ -30,7 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from bf4ps.db.connect import Conn
 from bf4ps.db.locks import SCHEDULER_LOCK
 from bf4ps.db.queries import q
-from bf4ps.domain import Lane, Resource
+from bf4ps.domain import JobKind, Lane
 from bf4ps.gates import circuit
 from bf4ps.views import console
 from bf4ps.web.metrics_capacity import capacity_gauges
@@ -203,7 +203,7 @@ async def _circuit_gauge(conn: Conn) -> Metric:
                               labels=["lane", "resource"])
     open_now = await circuit.open_circuits(conn)
     for lane in Lane:
-        for resource in (*Resource, "lookup"):
+        for resource in JobKind:
             key = (lane.value, str(resource))
             gauge.add_metric(list(key), 1.0 if key in open_now else 0.0)
     return gauge
