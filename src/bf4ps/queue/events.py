@@ -8,7 +8,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import execute
 
 
 class EventType(StrEnum):
@@ -93,4 +93,4 @@ async def record(
     params["error_message"] = _short(params["error_message"])
     params["event_type"] = event_type.value
     params["details"] = Jsonb(details) if details else None
-    await conn.execute(q("insert_event"), params)
+    await execute(conn, "insert_event", params)

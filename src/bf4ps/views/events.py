@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows
 from bf4ps.queue.events import EventType
 from bf4ps.views.fields import CollectorName, Moment, PersonaParam, PlatformName, SoldierName
 
@@ -78,8 +78,7 @@ class EventFilter:
 
 
 async def search(conn: Conn, flt: EventFilter) -> list[Event]:
-    cur = await conn.execute(q("events_search"), flt.params())
-    return [Event(**r) for r in await cur.fetchall()]
+    return [Event(**r) for r in await all_rows(conn, "events_search", flt.params())]
 
 
 def render(e: Event) -> str:
