@@ -12,7 +12,7 @@ from bf4ps import policy as policy_mod
 from bf4ps.cli.common import echo_json, run_async, settings_of
 from bf4ps.db import compat
 from bf4ps.db.connect import connection, resolve_url
-from bf4ps.domain import Platform, Resource
+from bf4ps.domain import JobKind, Platform
 from bf4ps.interactive.inputs import InputError, parse_name
 from bf4ps.logs import setup_logging
 from bf4ps.queue.events import EVENT_TYPE_NAMES
@@ -140,7 +140,7 @@ def _since(value: str | None) -> datetime | None:
 @click.option("--name", default=None, help="The soldier's name (current or former).")
 @click.option("--platform", type=click.Choice([p.value for p in Platform]), default=None)
 @click.option("--collector", default=None)
-@click.option("--resource", type=click.Choice([*(r.value for r in Resource), "lookup"]),
+@click.option("--resource", type=click.Choice([kind.value for kind in JobKind]),
               default=None)
 @click.option("--type", "event_type", default=None,
               type=click.Choice(EVENT_TYPE_NAMES))

@@ -10,7 +10,7 @@ from typing import Any
 from uuid import UUID
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, execute
 from bf4ps.domain import JobReason, Lane, Platform, PriorityClass
 from bf4ps.policy import Policy
 from bf4ps.queue.enqueue import Demand, enqueue
@@ -41,22 +41,22 @@ class Planned:
 
 async def lock(conn: Conn, key: str) -> None:
     """A transaction-scoped advisory lock on `key` (serializes submissions for it)."""
-    await conn.execute(q("interactive_lock"), {"key": key})
+    await execute(conn, "interactive_lock", {"key": key})
 
 
 async def stale_resources(conn: Conn, soldier_id: int, policy: Policy) -> tuple[str, ...]:
-    cur = await conn.execute(q("interactive_stale_resources"), {
+    rows = await all_rows(conn, "interactive_stale_resources", {
         "soldier_id": soldier_id, "resources": ALL_RESOURCES,
         "min_age_seconds": policy.interactive_min_age_seconds})
-    return tuple(str(r["resource"]) for r in await cur.fetchall())
+    return tuple(str(r["resource"]) for r in rows)
 
 
 async def plan(conn: Conn, target: Target, request_id: UUID, since: datetime,
                policy: Policy) -> Planned:
     """Enqueue the stale resources of `target` as interactive work of `request_id`, ranked at
     `since` (FIFO among interactive requests). Runs in the caller's transaction."""
-    await conn.execute(q("state_init"), {"soldier_id": target.soldier_id,
-                                         "resources": ALL_RESOURCES, "eligible_since": since})
+    await execute(conn, "state_init", {"soldier_id": target.soldier_id,
+                                       "resources": ALL_RESOURCES, "eligible_since": since})
     wanted = await stale_resources(conn, target.soldier_id, policy)
     created = 0
     for resource in wanted:

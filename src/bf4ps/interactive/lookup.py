@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from bf4ps import soldiers
 from bf4ps.battlelog.models import SearchHit
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
-from bf4ps.domain import Platform, SourceType
+from bf4ps.db.queries import execute, one
+from bf4ps.domain import JobKind, Platform, SourceType
 from bf4ps.interactive import demand
 from bf4ps.interactive.demand import Target
 from bf4ps.policy import Policy
@@ -49,17 +49,16 @@ async def resolve_lookup(conn: Conn, job: ClaimedJob, hits: tuple[SearchHit, ...
         hit.persona_id, job.lookup_platform, hit.name, now, now, SourceType.BATTLELOG))
     target = Target(up.soldier_id, hit.persona_id, job.lookup_platform, hit.name)
     await demand.lock(conn, f"soldier:{target.soldier_id}")
-    cur = await conn.execute(q("interactive_request_attach_soldier"),
-                             {"request_id": job.request_id, "soldier_id": target.soldier_id})
-    row = await cur.fetchone()
+    row = await one(conn, "interactive_request_attach_soldier",
+                    {"request_id": job.request_id, "soldier_id": target.soldier_id})
     since: datetime = row["created_at"] if row else now
     planned = await demand.plan(conn, target, job.request_id, since, policy)
-    await conn.execute(q("interactive_request_planned"), {
+    await execute(conn, "interactive_request_planned", {
         "request_id": job.request_id, "resources": list(planned.resources), "eta_at": None,
         "done": False, "message": None})
     await events.record(
         conn, EventType.LOOKUP_RESOLVED, job_id=job.job_id, soldier_id=target.soldier_id,
-        persona_id=target.persona_id, platform=target.platform.value, resource="lookup",
+        persona_id=target.persona_id, platform=target.platform.value, resource=JobKind.LOOKUP.value,
         lane=job.lane.value, priority_class=job.priority_class.value, result="found",
         details={"name": hit.name, "new_soldier": up.inserted,
                  "resources": list(planned.resources), "jobs_created": planned.created})

@@ -15,8 +15,8 @@ from uuid import UUID, uuid4
 
 from bf4ps import soldiers
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
-from bf4ps.domain import JobReason, Lane, Platform, PriorityClass, SourceType
+from bf4ps.db.queries import execute, one, one_row
+from bf4ps.domain import JobKind, JobReason, Lane, Platform, PriorityClass, SourceType
 from bf4ps.interactive import demand
 from bf4ps.interactive.demand import Target
 from bf4ps.interactive.inputs import (
@@ -118,21 +118,18 @@ async def find(conn: Conn, platform: Platform, name: str | None,
                persona_id: int | None) -> Target | None:
     """A known soldier by persona id + platform, else by name (current or former)."""
     if persona_id is not None:
-        cur = await conn.execute(q("interactive_soldier_by_persona"),
-                                 {"persona_id": persona_id, "platform": platform.value})
+        row = await one(conn, "interactive_soldier_by_persona",
+                        {"persona_id": persona_id, "platform": platform.value})
     else:
-        cur = await conn.execute(q("interactive_soldier_by_name"),
-                                 {"name": name, "platform": platform.value})
-    row = await cur.fetchone()
+        row = await one(conn, "interactive_soldier_by_name",
+                        {"name": name, "platform": platform.value})
     return Target.from_row(row) if row else None
 
 
 async def _rate_check(conn: Conn, key: str, limits: Limits) -> None:
     await demand.lock(conn, f"rate:{key}")
-    cur = await conn.execute(q("interactive_rate_count"),
-                             {"client_key": key, "window_seconds": limits.window_seconds})
-    row = await cur.fetchone()
-    assert row is not None
+    row = await one_row(conn, "interactive_rate_count",
+                        {"client_key": key, "window_seconds": limits.window_seconds})
     if int(row["n"]) >= limits.requests:
         wait = (row["oldest"] - row["now"]).total_seconds() + limits.window_seconds
         raise RateLimited(max(1.0, wait), limits)
@@ -147,11 +144,9 @@ async def _register(conn: Conn, persona_id: int, platform: Platform, name: str) 
 
 async def _insert(conn: Conn, request_id: UUID, platform: Platform, key: str,
                   soldier_id: int | None, lookup_name: str | None) -> datetime:
-    cur = await conn.execute(q("interactive_request_insert"), {
+    row = await one_row(conn, "interactive_request_insert", {
         "request_id": request_id, "soldier_id": soldier_id, "lookup_name": lookup_name,
         "platform": platform.value, "client_key": key, "resources": []})
-    row = await cur.fetchone()
-    assert row is not None
     created_at: datetime = row["created_at"]
     return created_at
 
@@ -159,16 +154,14 @@ async def _insert(conn: Conn, request_id: UUID, platform: Platform, key: str,
 async def _for_soldier(conn: Conn, target: Target, key: str, policy: Policy,
                        estimator: Estimator) -> Submission:
     await demand.lock(conn, f"soldier:{target.soldier_id}")
-    cur = await conn.execute(q("interactive_open_for_soldier"),
-                             {"soldier_id": target.soldier_id})
-    existing = await cur.fetchone()
+    existing = await one(conn, "interactive_open_for_soldier",
+                         {"soldier_id": target.soldier_id})
     if existing is not None:
         return await _reused(conn, existing)
     request_id = uuid4()
     since = await _insert(conn, request_id, target.platform, key, target.soldier_id, None)
     planned = await demand.plan(conn, target, request_id, since, policy)
-    cur = await conn.execute(q("interactive_request_jobs"), {"request_id": request_id})
-    row = await cur.fetchone()
+    row = await one(conn, "interactive_request_jobs", {"request_id": request_id})
     attached = int(row["n"]) if row else 0
     if not planned.resources or attached == 0:
         message = ("every resource is fresh" if not planned.resources
@@ -186,35 +179,34 @@ async def _for_soldier(conn: Conn, target: Target, key: str, policy: Policy,
 async def _for_lookup(conn: Conn, name: str, platform: Platform, key: str, policy: Policy,
                       estimator: Estimator) -> Submission:
     await demand.lock(conn, f"lookup:{platform.value}:{name.lower()}")
-    cur = await conn.execute(q("interactive_open_for_name"),
-                             {"name": name, "platform": platform.value})
-    existing = await cur.fetchone()
+    existing = await one(conn, "interactive_open_for_name",
+                         {"name": name, "platform": platform.value})
     if existing is not None:
         return await _reused(conn, existing, lookup_name=name)
     request_id = uuid4()
     since = await _insert(conn, request_id, platform, key, None, name)
     await enqueue(conn, Demand(
-        soldier_id=None, resource="lookup", lane=Lane.INTERACTIVE,
+        soldier_id=None, resource=JobKind.LOOKUP.value, lane=Lane.INTERACTIVE,
         priority_class=PriorityClass.INTERACTIVE,
         rank=rank(since, PriorityClass.INTERACTIVE, policy), reason=JobReason.LOOKUP,
         eligible_at=since, request_id=request_id, lookup_name=name, lookup_platform=platform))
     est = await estimator(conn, request_id)
     eta_at = est.eta_at if est else None
     await _planned(conn, request_id, (), eta_at)
-    return Submission(request_id, None, "queued", eta_at, 1, ("lookup",), lookup_name=name,
-                      estimate=est)
+    return Submission(request_id, None, "queued", eta_at, 1, (JobKind.LOOKUP.value,),
+                      lookup_name=name, estimate=est)
 
 
 async def _planned(conn: Conn, request_id: UUID, resources: tuple[str, ...],
                    eta_at: datetime | None, *, done: bool = False,
                    message: str | None = None) -> None:
-    await conn.execute(q("interactive_request_planned"), {
+    await execute(conn, "interactive_request_planned", {
         "request_id": request_id, "resources": list(resources), "eta_at": eta_at,
         "done": done, "message": message})
 
 
 async def _reused(conn: Conn, row: dict[str, Any],
                   lookup_name: str | None = None) -> Submission:
-    resources = tuple(row["resources"]) or (("lookup",) if lookup_name else ())
+    resources = tuple(row["resources"]) or ((JobKind.LOOKUP.value,) if lookup_name else ())
     return Submission(row["request_id"], row["soldier_id"], str(row["status"]), row["eta_at"],
                       0, resources, reused=True, lookup_name=lookup_name)

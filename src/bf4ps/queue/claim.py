@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, execute, one
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Lease
 
 
@@ -23,12 +23,11 @@ async def claim(conn: Conn, me: CollectorRef, lease_seconds: float,
     """Claim one job of my lane (or of one soldier, for chaining; or of some budget classes),
     reclaiming an expired lease first (lease_expired + reclaimed). With ``start`` (the slot is
     open now) the job is running at once. One call, one commit."""
-    cur = await conn.execute(q("claim_job"), {
+    row = await one(conn, "claim_job", {
         "collector_uuid": me.collector_uuid, "lane": me.lane.value,
         "lease_seconds": lease_seconds, "soldier_id": soldier_id, "classes": classes,
         "start": start,
     })
-    row = await cur.fetchone()
     return ClaimedJob.from_row(row, me.collector_uuid) if row else None
 
 
@@ -46,8 +45,7 @@ async def start(conn: Conn, job: ClaimedJob, lease_seconds: float,
     longer ours."""
     params = _lease_params(job.lease) | {"lease_seconds": lease_seconds,
                                           "started_at": started_at}
-    cur = await conn.execute(q("start_job"), params)
-    row = await cur.fetchone()
+    row = await one(conn, "start_job", params)
     if row is None:
         return None
     return Started(_ts(row, "claimed_at"), _ts(row, "started_at"), _ts(row, "lease_expires_at"))
@@ -58,30 +56,28 @@ async def reslot(conn: Conn, job: ClaimedJob, lease_seconds: float, started: Sta
     """The request went out in a later slot than its start recorded: the job's start moves to
     `sent_at` (the interactive part's trigger moves its request's first request along).
     Nothing changes once the lease is no longer ours."""
-    await conn.execute(q("reslot_job"), _lease_params(job.lease) | {
+    await execute(conn, "reslot_job", _lease_params(job.lease) | {
         "lease_seconds": lease_seconds, "sent_at": sent_at})
 
 
 async def renew(conn: Conn, lease: Lease, lease_seconds: float) -> datetime | None:
     """Extend the lease; None when it is no longer ours (the caller must abandon the job)."""
-    cur = await conn.execute(q("renew_lease"), _lease_params(lease) | {
+    row = await one(conn, "renew_lease", _lease_params(lease) | {
         "lease_seconds": lease_seconds})
-    row = await cur.fetchone()
     return _ts(row, "lease_expires_at") if row else None
 
 
 async def release(conn: Conn, me: CollectorRef, job: ClaimedJob, why: str) -> bool:
     """Give a claimed (not yet running) job back to the queue, e.g. on drain or shutdown; the
     release and its event are one statement."""
-    cur = await conn.execute(q("release_job"), _lease_params(job.lease) | {"why": why})
-    return await cur.fetchone() is not None
+    return await one(conn, "release_job", _lease_params(job.lease) | {"why": why}) is not None
 
 
 async def expire_abandoned(conn: Conn, me: CollectorRef) -> list[int]:
     """End the leases this collector's previous process left behind (see queue.sql); the ids
     of their jobs."""
-    cur = await conn.execute(q("expire_abandoned"), {"collector_uuid": me.collector_uuid})
-    return [int(r["job_id"]) for r in await cur.fetchall()]
+    rows = await all_rows(conn, "expire_abandoned", {"collector_uuid": me.collector_uuid})
+    return [int(r["job_id"]) for r in rows]
 
 
 def _ts(row: dict[str, Any], key: str) -> datetime:

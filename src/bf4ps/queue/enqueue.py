@@ -8,7 +8,7 @@ from typing import Any
 from uuid import UUID
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import execute, one
 from bf4ps.domain import JobReason, Lane, Platform, PriorityClass
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -50,14 +50,12 @@ async def enqueue(conn: Conn, demand: Demand, *, persona_id: int | None = None,
     a higher class). Runs in the caller's transaction; the event commits with it."""
     params = demand.params()
     for _ in range(5):
-        cur = await conn.execute(q("enqueue_insert"), params)
-        row = await cur.fetchone()
+        row = await one(conn, "enqueue_insert", params)
         if row is not None:
             await _event(conn, EventType.CREATED, demand, int(str(row["job_id"])), persona_id,
                          platform)
             return Enqueued(int(str(row["job_id"])), "created")
-        cur = await conn.execute(q("enqueue_lock_existing"), params)
-        existing = await cur.fetchone()
+        existing = await one(conn, "enqueue_lock_existing", params)
         if existing is None:
             continue  # finalized between our insert and our look: insert again
         return await _coalesce(conn, demand, existing, persona_id, platform)
@@ -70,14 +68,13 @@ async def _coalesce(conn: Conn, demand: Demand, existing: dict[str, Any],
     old_class = PriorityClass(existing["priority_class"])
     if existing["status"] == "pending" and outranks(demand.priority_class, old_class):
         params = demand.params() | {"job_id": job_id}
-        cur = await conn.execute(q("enqueue_promote"), params)
-        if await cur.fetchone() is not None:
+        if await one(conn, "enqueue_promote", params) is not None:
             await _event(conn, EventType.PROMOTED, demand, job_id, persona_id, platform,
                          details={"from_lane": existing["lane"], "from_class": old_class.value})
             return Enqueued(job_id, "promoted")
     if demand.request_id is not None:
-        await conn.execute(q("attach_request"), {"job_id": job_id,
-                                                 "request_id": demand.request_id})
+        await execute(conn, "attach_request", {"job_id": job_id,
+                                               "request_id": demand.request_id})
     return Enqueued(job_id, "coalesced")
 
 
@@ -85,8 +82,7 @@ async def _event(conn: Conn, kind: EventType, demand: Demand, job_id: int,
                  persona_id: int | None, platform: str | None,
                  details: dict[str, Any] | None = None) -> None:
     if persona_id is None and demand.soldier_id is not None:  # the audit identity
-        cur = await conn.execute(q("soldier_by_id"), {"soldier_id": demand.soldier_id})
-        row = await cur.fetchone()
+        row = await one(conn, "soldier_by_id", {"soldier_id": demand.soldier_id})
         if row is not None:
             persona_id, platform = row["persona_id"], row["platform"]
     await events.record(

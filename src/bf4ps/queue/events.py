@@ -8,7 +8,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import execute
 
 
 class EventType(StrEnum):
@@ -60,6 +60,9 @@ class EventType(StrEnum):
 
 EVENT_TYPE_NAMES = tuple(sorted(e.value for e in EventType))  # for filters: CLI, website, API
 
+# The table's writable columns but event_type and details (record()'s own arguments); a test
+# (tests/integration/test_event_columns.py) keeps this, insert_event and every INSERT INTO
+# collection_events of the named queries and the migrations' functions in step with the table.
 EVENT_COLUMNS = (
     "collector_uuid", "collector_name", "hostname", "egress_key", "lane", "job_id",
     "lease_token", "soldier_id", "persona_id", "platform", "resource", "priority_class",
@@ -90,4 +93,4 @@ async def record(
     params["error_message"] = _short(params["error_message"])
     params["event_type"] = event_type.value
     params["details"] = Jsonb(details) if details else None
-    await conn.execute(q("insert_event"), params)
+    await execute(conn, "insert_event", params)

@@ -12,7 +12,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import execute, one
 from bf4ps.domain import ErrorClass, Lane
 from bf4ps.policy import Policy
 from bf4ps.queue import events
@@ -45,18 +45,16 @@ async def _now(conn: Conn) -> datetime:
 
 async def _lock(conn: Conn, job: ClaimedJob, statuses: list[str]) -> dict[str, Any]:
     lease = job.lease
-    cur = await conn.execute(q("lock_owned_job"), {
+    row = await one(conn, "lock_owned_job", {
         "job_id": lease.job_id, "collector_uuid": lease.collector_uuid,
         "lease_token": lease.lease_token, "statuses": statuses})
-    row = await cur.fetchone()
     if row is None:
         raise _LeaseLost
     return row
 
 
 async def _reject(conn: Conn, me: CollectorRef, job: ClaimedJob, what: str) -> Outcome:
-    cur = await conn.execute(q("job_snapshot"), {"job_id": job.job_id})
-    now_row = await cur.fetchone()
+    now_row = await one(conn, "job_snapshot", {"job_id": job.job_id})
     details = {"attempted": what,
                "current_token": str(now_row["lease_token"]) if now_row else None,
                "current_status": now_row["status"] if now_row else "gone"}
@@ -114,8 +112,7 @@ async def succeed(conn: Conn, me: CollectorRef, job: ClaimedJob, attempt: Attemp
 
 
 async def _lock_now(conn: Conn, params: dict[str, Any]) -> datetime:
-    cur = await conn.execute(q("lock_owned_job_now"), params)
-    row = await cur.fetchone()
+    row = await one(conn, "lock_owned_job_now", params)
     if row is None:
         raise _LeaseLost
     now = row["now"]
@@ -124,8 +121,7 @@ async def _lock_now(conn: Conn, params: dict[str, Any]) -> datetime:
 
 
 async def _finalize_success(conn: Conn, params: dict[str, Any]) -> dict[str, Any]:
-    cur = await conn.execute(q("finalize_success"), params)
-    row = await cur.fetchone()
+    row = await one(conn, "finalize_success", params)
     if row is None or row["finished"] is None:
         raise _LeaseLost
     return row
@@ -152,7 +148,7 @@ async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass,
             if hold_seconds is None and is_terminal(failures, error, policy):
                 return await _park(conn, me, job, error, message, now)
             if hold_seconds is not None:  # the circuit (gates/circuit.py) holds this job
-                await conn.execute(q("circuit_hold_job"), {
+                await execute(conn, "circuit_hold_job", {
                     "job_id": job.job_id, "lane": job.lane.value, "resource": job.resource})
             return await _retry(conn, me, job, error, message, now, failures, policy,
                                 hold_seconds)
@@ -163,22 +159,21 @@ async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass,
 async def _failures(conn: Conn, job: ClaimedJob) -> int:
     if not job.kind.has_state:  # a look-up: its own attempts
         return job.attempt_count - 1
-    cur = await conn.execute(q("state_failures"), {"soldier_id": job.soldier_id,
-                                                   "resource": job.resource})
-    row = await cur.fetchone()
+    row = await one(conn, "state_failures", {"soldier_id": job.soldier_id,
+                                             "resource": job.resource})
     return int(str(row["consecutive_failures"])) if row else 0
 
 
 async def _park(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass, message: str,
                 now: datetime) -> Outcome:
     if job.kind.has_state:
-        await conn.execute(q("state_unavailable"), {
+        await execute(conn, "state_unavailable", {
             "soldier_id": job.soldier_id, "resource": job.resource, "now": now,
             "error_class": error.value, "error_message": message[:500]})
     lease = {"job_id": job.job_id, "lease_token": job.lease.lease_token}
-    await conn.execute(q("job_note_error"), lease | {"error_class": error.value,
-                                                     "error_message": message[:500]})
-    await conn.execute(q("delete_job"), lease)
+    await execute(conn, "job_note_error", lease | {"error_class": error.value,
+                                                   "error_message": message[:500]})
+    await execute(conn, "delete_job", lease)
     await events.record(conn, EventType.UNAVAILABLE, result=error.value,
                         error_class=error.value, **me.event_fields(), **job_event_fields(job))
     return Outcome(True, EventType.UNAVAILABLE)
@@ -191,11 +186,11 @@ async def _retry(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClas
                                                                       job.lane, policy)
     next_at = now + timedelta(seconds=delay)
     if job.kind.has_state:
-        await conn.execute(q("state_retry"), {
+        await execute(conn, "state_retry", {
             "soldier_id": job.soldier_id, "resource": job.resource, "now": now,
             "next_attempt_at": next_at, "error_class": error.value,
             "error_message": message[:500]})
-    await conn.execute(q("job_retry"), {
+    await execute(conn, "job_retry", {
         "job_id": job.job_id, "lease_token": job.lease.lease_token, "eligible_at": next_at,
         "error_class": error.value, "error_message": message[:500]})
     await events.record(conn, EventType.RETRY_SCHEDULED, result=error.value,

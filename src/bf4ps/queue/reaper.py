@@ -4,9 +4,8 @@ expired leases inline, so correctness never depends on the reaper running."""
 from __future__ import annotations
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows
 
 
 async def reap_expired(conn: Conn, limit: int = 100) -> int:
-    cur = await conn.execute(q("reap_expired"), {"limit": limit})
-    return len(await cur.fetchall())
+    return len(await all_rows(conn, "reap_expired", {"limit": limit}))

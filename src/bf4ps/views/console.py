@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from uuid import UUID
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
-from bf4ps.domain import Lane, Resource
+from bf4ps.db.queries import all_rows
+from bf4ps.domain import JobKind, Lane
 from bf4ps.queue import figures
 from bf4ps.views import backlog
 from bf4ps.views.events import Event
@@ -207,14 +207,14 @@ def queue_vs_coverage(depth: QueueView, cov: Coverage) -> list[QueueBesideCovera
     return [QueueBesideCoverage(resource=resource,
                                 **dict(depth.by_resource.get(resource, LaneDepth())),
                                 coverage=cov.by_resource.get(resource))
-            for resource in [*(r.value for r in Resource), "lookup"]]
+            for resource in [kind.value for kind in JobKind]]
 
 
 async def budget(conn: Conn, window: float = WINDOW_SECONDS) -> Budget:
     """Budget use per egress and for the fleet."""
     b = await fleet_budget(conn)
-    cur = await conn.execute(q("web_budget_by_class"), {"window_seconds": b.window_seconds})
-    classes = {str(r["budget_class"]): int(r["n"]) for r in await cur.fetchall()}
+    rows = await all_rows(conn, "web_budget_by_class", {"window_seconds": b.window_seconds})
+    classes = {str(r["budget_class"]): int(r["n"]) for r in rows}
     return Budget(
         fleet=FleetBudgetUse(limit=b.requests, window_seconds=b.window_seconds, used=b.used,
                              use_percent=round(100 * b.used / b.requests, 1) if b.requests
@@ -232,9 +232,9 @@ async def budget(conn: Conn, window: float = WINDOW_SECONDS) -> Budget:
 
 async def throttles(conn: Conn, window: float = 86400.0, limit: int = 20) -> Throttles:
     """Throttle answers and the egress cool-downs they caused, newest first."""
-    cur = await conn.execute(q("web_recent_throttles"),
-                             {"window_seconds": window, "limit": limit})
-    return Throttles(throttles=[Event(**r) for r in await cur.fetchall()])
+    rows = await all_rows(conn, "web_recent_throttles",
+                          {"window_seconds": window, "limit": limit})
+    return Throttles(throttles=[Event(**r) for r in rows])
 
 
 async def open_circuits(conn: Conn) -> Circuits:
@@ -248,8 +248,8 @@ async def status(conn: Conn) -> ConsoleStatus:
     """Everything the console shows."""
     depth = await queue(conn)
     cov = await coverage(conn)
-    cur = await conn.execute(q("web_requests_open"))
-    open_requests = {str(r["status"]): int(r["n"]) for r in await cur.fetchall()}
+    open_requests = {str(r["status"]): int(r["n"])
+                     for r in await all_rows(conn, "web_requests_open")}
     return ConsoleStatus(
         fleet=(await fleet(conn)).collectors, queue=depth, coverage=cov,
         queue_vs_coverage=queue_vs_coverage(depth, cov),

@@ -24,16 +24,19 @@ from typing import Any
 from uuid import UUID
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, one_row
+from bf4ps.domain import JobKind
 from bf4ps.gates.admission import effective_interval, paced_slot
 from bf4ps.settings import GateSettings
 from bf4ps.soldiers import ALL_RESOURCES
 
 # Until measured: seconds from started to succeeded, and physical requests per job.
-DEFAULT_DURATION = {"detailed": 0.6, "profile": 1.2, "weapons": 1.6, "vehicles": 1.3,
-                    "lookup": 1.0}
-DEFAULT_REQUESTS = {"detailed": 1.0, "profile": 2.0, "weapons": 1.0, "vehicles": 1.0,
-                    "lookup": 1.0}
+DEFAULT_DURATION: dict[str, float] = {
+    JobKind.DETAILED: 0.6, JobKind.PROFILE: 1.2, JobKind.WEAPONS: 1.6, JobKind.VEHICLES: 1.3,
+    JobKind.LOOKUP: 1.0}
+DEFAULT_REQUESTS: dict[str, float] = {
+    JobKind.DETAILED: 1.0, JobKind.PROFILE: 2.0, JobKind.WEAPONS: 1.0, JobKind.VEHICLES: 1.0,
+    JobKind.LOOKUP: 1.0}
 OVERHEAD_SECONDS = 0.05  # finalize + next claim, when a job outlasts the gate interval
 MEASURE_WINDOW_SECONDS = 6 * 3600.0
 MEASURE_LIMIT = 200
@@ -83,22 +86,17 @@ class Estimate:
     done_at: datetime  # when its last job should be done (best effort: see finish_at)
 
 
-async def _rows(conn: Conn, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-    cur = await conn.execute(q(name), params)
-    return await cur.fetchall()
-
-
 async def costs(conn: Conn, defaults: GateDefaults) -> Costs:
-    gates = await _rows(conn, "interactive_gates", {})
-    rows = await _rows(conn, "interactive_measured_durations",
-                       {"window_seconds": MEASURE_WINDOW_SECONDS, "limit": MEASURE_LIMIT})
+    gates = await all_rows(conn, "interactive_gates", {})
+    rows = await all_rows(conn, "interactive_measured_durations",
+                          {"window_seconds": MEASURE_WINDOW_SECONDS, "limit": MEASURE_LIMIT})
     durations = {str(r["resource"]): float(r["mean_seconds"]) for r in rows
                  if r["mean_seconds"] is not None}
     egresses = [str(g["egress_key"]) for g in gates]
     requests: dict[str, float] = {}
     if egresses:
-        rows = await _rows(conn, "interactive_measured_requests",
-                           {"egresses": egresses, "window_seconds": MEASURE_WINDOW_SECONDS})
+        rows = await all_rows(conn, "interactive_measured_requests",
+                              {"egresses": egresses, "window_seconds": MEASURE_WINDOW_SECONDS})
         requests = {str(r["resource"]): int(r["requests"]) / max(1, int(r["jobs"]))
                     for r in rows}
     interval, next_free, now, serving = await _gate_model(conn, gates, defaults)
@@ -110,9 +108,7 @@ async def _gate_model(conn: Conn, gates: list[dict[str, Any]],
                       defaults: GateDefaults) -> tuple[float, datetime, datetime, bool]:
     """Combined interval of the interactive egresses (rates add up), their earliest slot."""
     if not gates:
-        cur = await conn.execute(q("interactive_now"))
-        row = await cur.fetchone()
-        assert row is not None
+        row = await one_row(conn, "interactive_now")
         return defaults.interval + defaults.margin, row["now"], row["now"], False
     now: datetime = gates[0]["now"]
     rate = 0.0
@@ -129,7 +125,7 @@ async def estimate(conn: Conn, request_id: UUID, defaults: GateDefaults,
                    model: Costs | None = None) -> Estimate | None:
     """The request's place in the interactive queue and when its first request should go out;
     None when it has no job left in the queue."""
-    jobs = await _rows(conn, "interactive_jobs_in_order", {"request_id": request_id})
+    jobs = await all_rows(conn, "interactive_jobs_in_order", {"request_id": request_id})
     if not jobs:
         return None
     first = jobs[0]
@@ -141,8 +137,8 @@ async def estimate(conn: Conn, request_id: UUID, defaults: GateDefaults,
         return Estimate(0, at, max(0.0, (at - c.now).total_seconds()), typical, c.measured,
                         c.serving, finish_at(c, at, resources))
     params = {"rank": first["rank"], "job_id": first["job_id"], "horizon_seconds": 0.0}
-    pending = await _rows(conn, "interactive_pending_ahead", params)
-    leased = await _rows(conn, "interactive_leased_ahead", params)
+    pending = await all_rows(conn, "interactive_pending_ahead", params)
+    leased = await all_rows(conn, "interactive_leased_ahead", params)
     free_at = _free_at(c, leased, defaults)
     ahead = sum(int(r["n"]) for r in pending)
     eta_at = free_at + timedelta(seconds=sum(int(r["n"]) * c.job_cost(str(r["resource"]))
@@ -155,7 +151,7 @@ def finish_at(c: Costs, first_start: datetime, resources: list[str]) -> datetime
     """When the last of the request's jobs (in claim order, the first starting at first_start)
     should be done: one collector chains them, each starting a job cost after the one before.
     A lookup is followed by the four resources of the soldier it finds. Never before now."""
-    if resources[-1] == "lookup":
+    if resources[-1] == JobKind.LOOKUP:
         resources = [*resources, *ALL_RESOURCES]
     seconds = sum(c.job_cost(r) for r in resources[:-1]) + c.duration(resources[-1])
     return max(c.now, first_start + timedelta(seconds=seconds))

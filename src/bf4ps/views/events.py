@@ -10,14 +10,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows
 from bf4ps.queue.events import EventType
 from bf4ps.views.fields import CollectorName, Moment, PersonaParam, PlatformName, SoldierName
 
 WINDOWS = {"15m": 900, "1h": 3600, "6h": 21600, "24h": 86400, "7d": 604800, "30d": 2592000,
            "180d": 15552000}
 Window = Literal["15m", "1h", "6h", "24h", "7d", "30d", "180d"]
-EventResource = Literal["detailed", "profile", "weapons", "vehicles", "lookup"]
+EventResource = Literal["detailed", "profile", "weapons", "vehicles", "lookup"]  # JobKind (a test)
 
 
 class Event(BaseModel):
@@ -78,8 +78,7 @@ class EventFilter:
 
 
 async def search(conn: Conn, flt: EventFilter) -> list[Event]:
-    cur = await conn.execute(q("events_search"), flt.params())
-    return [Event(**r) for r in await cur.fetchall()]
+    return [Event(**r) for r in await all_rows(conn, "events_search", flt.params())]
 
 
 def render(e: Event) -> str:

@@ -11,7 +11,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, one, one_row
 from bf4ps.domain import Lane
 from bf4ps.queue import figures
 from bf4ps.views import backlog
@@ -165,8 +165,8 @@ class BacklogView(Model):
 
 
 async def registry(conn: Conn, include_retired: bool = False) -> list[CollectorRow]:
-    cur = await conn.execute(q("collectors_list"), {"include_retired": include_retired})
-    return [CollectorRow(**r) for r in await cur.fetchall()]
+    rows = await all_rows(conn, "collectors_list", {"include_retired": include_retired})
+    return [CollectorRow(**r) for r in rows]
 
 
 def clock(c: CollectorRow) -> Clock:
@@ -179,31 +179,27 @@ def clock(c: CollectorRow) -> Clock:
 
 
 async def gates(conn: Conn, window_seconds: float) -> list[Gate]:
-    cur = await conn.execute(q("gates_overview"), {"window_seconds": window_seconds})
-    return [Gate(**r) for r in await cur.fetchall()]
+    rows = await all_rows(conn, "gates_overview", {"window_seconds": window_seconds})
+    return [Gate(**r) for r in rows]
 
 
 async def fleet_budget(conn: Conn) -> FleetBudget:
-    cur = await conn.execute(q("fleet_use"))
-    row = await cur.fetchone()
-    assert row is not None  # the single budget row is created by the migration
-    return FleetBudget(**row)
+    # the single budget row is created by the migration
+    return FleetBudget(**await one_row(conn, "fleet_use"))
 
 
 async def circuits(conn: Conn) -> list[Circuit]:
-    cur = await conn.execute(q("circuit_list"))
-    return [Circuit(**r) for r in await cur.fetchall()]
+    return [Circuit(**r) for r in await all_rows(conn, "circuit_list")]
 
 
 async def failures_by_class(conn: Conn, window_seconds: float) -> dict[str, int]:
     """Failed attempts of the window per class (`unrecognized`: answers BF4PS does not know)."""
-    cur = await conn.execute(q("failures_by_class"), {"window_seconds": window_seconds})
-    return {str(r["error_class"]): int(r["n"]) for r in await cur.fetchall()}
+    rows = await all_rows(conn, "failures_by_class", {"window_seconds": window_seconds})
+    return {str(r["error_class"]): int(r["n"]) for r in rows}
 
 
 async def soldier_count(conn: Conn) -> int:
-    cur = await conn.execute(q("soldier_count"))
-    row = await cur.fetchone()
+    row = await one(conn, "soldier_count")
     return int(row["n"]) if row else 0
 
 

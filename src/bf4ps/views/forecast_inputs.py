@@ -9,7 +9,7 @@ from typing import Any
 
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_rows, one
 from bf4ps.queue import figures
 from bf4ps.views.forecast import (
     DAY,
@@ -49,15 +49,13 @@ def span(seconds: float) -> str:
 
 
 async def _one(conn: Conn, name: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    cur = await conn.execute(q(name), params or {})
-    row = await cur.fetchone()
+    row = await one(conn, name, params or {})
     return dict(row) if row else {}
 
 
 async def _rows(conn: Conn, name: str, params: dict[str, Any] | None = None
                 ) -> list[dict[str, Any]]:
-    cur = await conn.execute(q(name), params or {})
-    return [dict(r) for r in await cur.fetchall()]
+    return [dict(r) for r in await all_rows(conn, name, params or {})]
 
 
 def costs(rows: list[dict[str, Any]], window: float) -> tuple[dict[str, ResourceCost],

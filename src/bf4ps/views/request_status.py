@@ -12,8 +12,8 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
-from bf4ps.domain import Platform
+from bf4ps.db.queries import all_rows, one
+from bf4ps.domain import JobKind, Platform
 from bf4ps.interactive.submit import Estimator, Submission
 from bf4ps.soldiers import ALL_RESOURCES
 from bf4ps.views import estimate as eta
@@ -23,7 +23,7 @@ from bf4ps.views.fields import BattlelogUrl, PersonaId, PlatformName, SoldierNam
 OPEN = ("queued", "collecting")
 NOTHING_DUE = "every resource is fresh"  # the message of a request that found nothing due
 RequestState = Literal["queued", "collecting", "done", "not_found", "failed"]
-Step = Literal["lookup", "detailed", "profile", "weapons", "vehicles"]
+Step = Literal["lookup", "detailed", "profile", "weapons", "vehicles"]  # JobKind (a test checks)
 
 
 class Model(BaseModel):
@@ -139,8 +139,7 @@ async def request_status(conn: Conn, request_id: UUID, gate: GateDefaults,
                          min_age_seconds: float | None = None) -> RequestStatus | None:
     """`min_age_seconds` (the policy's interactive minimum age) lets a request that found
     nothing due say when the soldier becomes refreshable."""
-    cur = await conn.execute(q("interactive_request_get"), {"request_id": request_id})
-    row = await cur.fetchone()
+    row = await one(conn, "interactive_request_get", {"request_id": request_id})
     if row is None:
         return None
     status = str(row["status"])
@@ -195,18 +194,17 @@ def _step(resource: str, job_status: str | None = None, attempts: int = 0,
 
 async def _resources(conn: Conn, row: dict[str, Any]) -> tuple[StepProgress, ...]:
     if row["soldier_id"] is None:
-        cur = await conn.execute(q("interactive_lookup_job"), {"request_id": row["request_id"]})
-        job = await cur.fetchone()
+        job = await one(conn, "interactive_lookup_job", {"request_id": row["request_id"]})
         if job is None:
-            return (_step("lookup"),)
-        return (_step("lookup", str(job["status"]), int(job["attempt_count"]),
+            return (_step(JobKind.LOOKUP),)
+        return (_step(JobKind.LOOKUP, str(job["status"]), int(job["attempt_count"]),
                       job["last_error_class"], _retry_at(job)),)
-    cur = await conn.execute(q("interactive_request_resources"), {
+    rows = await all_rows(conn, "interactive_request_resources", {
         "request_id": row["request_id"], "soldier_id": row["soldier_id"],
         "resources": list(row["resources"]) or ALL_RESOURCES})
-    steps = tuple(_progress(r) for r in await cur.fetchall())
+    steps = tuple(_progress(r) for r in rows)
     if row["lookup_name"]:  # a name look-up found the soldier: the chain's first step is done
-        return (_step("lookup", state_status="current"), *steps)
+        return (_step(JobKind.LOOKUP, state_status="current"), *steps)
     return steps
 
 

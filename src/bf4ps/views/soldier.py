@@ -10,7 +10,7 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import one
 from bf4ps.domain import Platform, Resource
 from bf4ps.stats import read
 from bf4ps.stats.item_names import category_display, display_name
@@ -120,9 +120,8 @@ class Overview(Model):
 
 
 async def find(conn: Conn, platform: Platform, persona_id: int) -> Soldier | None:
-    cur = await conn.execute(q("web_soldier_by_persona"),
-                             {"persona_id": persona_id, "platform": platform.value})
-    row = await cur.fetchone()
+    row = await one(conn, "web_soldier_by_persona",
+                    {"persona_id": persona_id, "platform": platform.value})
     if row is None:
         return None
     pid, plat, name = int(row["persona_id"]), Platform(row["platform"]), str(row["current_name"])

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import one
 from bf4ps.stats import history as history_series
 from bf4ps.stats import read
 from bf4ps.stats.history import ItemSeries, WeaponPoint
@@ -168,8 +168,7 @@ def item_chart(series: list[ItemSeries]) -> list[ItemChart]:
 async def page(conn: Conn, s: Soldier) -> SoldierPage:
     ov = await overview(conn, s)
     series = await history_series.page_series(conn, s.soldier_id)
-    cur = await conn.execute(q("interactive_open_for_soldier"), {"soldier_id": s.soldier_id})
-    row = await cur.fetchone()
+    row = await one(conn, "interactive_open_for_soldier", {"soldier_id": s.soldier_id})
     return SoldierPage(
         **dict(ov), weapons=(await weapons(conn, s)).weapons,
         vehicles=(await vehicles(conn, s)).vehicles, history=history_rows(series.detailed),

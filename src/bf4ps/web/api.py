@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import execute
 from bf4ps.domain import Platform
 from bf4ps.interactive.inputs import InputError
 from bf4ps.views import request_status as requests_view
@@ -165,7 +165,7 @@ async def healthz(request: Request) -> Response:
         if web.pool is None:
             raise RuntimeError("no pool")
         async with web.pool.connection(timeout=3) as conn:
-            await conn.execute(q("web_ping"))
+            await execute(conn, "web_ping")
     except Exception as exc:  # any failure to reach the database is "down"
         return ApiJSON(Health(status="down", database=str(exc)[:200]), 503)
     return ApiJSON(Health(status="ok", database="ok"))

@@ -29,8 +29,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.locks import SCHEDULER_LOCK
-from bf4ps.db.queries import q
-from bf4ps.domain import Lane, Resource
+from bf4ps.db.queries import all_rows, one
+from bf4ps.domain import JobKind, Lane
 from bf4ps.gates import circuit
 from bf4ps.views import console
 from bf4ps.web.metrics_capacity import capacity_gauges
@@ -76,8 +76,7 @@ class EventTally:
 
     async def advance(self, conn: Conn) -> None:
         async with self.lock:
-            cur = await conn.execute(q("web_metrics_last_event"))
-            row = await cur.fetchone()
+            row = await one(conn, "web_metrics_last_event")
             last = int(row["event_id"]) if row else 0
             if self.cursor is None:
                 self.cursor = last
@@ -86,14 +85,11 @@ class EventTally:
             if upto <= self.cursor:
                 return
             params = {"after": self.cursor, "upto": upto, "bounds": BOUNDS_MS}
-            cur = await conn.execute(q("web_metrics_events"), params)
-            for r in await cur.fetchall():
+            for r in await all_rows(conn, "web_metrics_events", params):
                 self._add(r)
-            cur = await conn.execute(q("web_metrics_throttles"), params)
-            for r in await cur.fetchall():
+            for r in await all_rows(conn, "web_metrics_throttles", params):
                 self.throttles[str(r["egress_key"])] += int(r["n"])
-            cur = await conn.execute(q("web_metrics_failures"), params)
-            for r in await cur.fetchall():
+            for r in await all_rows(conn, "web_metrics_failures", params):
                 key = (str(r["error_class"]), str(r["resource"]), str(r["lane"]))
                 self.failures[key] += int(r["n"])
             self.cursor = upto
@@ -203,7 +199,7 @@ async def _circuit_gauge(conn: Conn) -> Metric:
                               labels=["lane", "resource"])
     open_now = await circuit.open_circuits(conn)
     for lane in Lane:
-        for resource in (*Resource, "lookup"):
+        for resource in JobKind:
             key = (lane.value, str(resource))
             gauge.add_metric(list(key), 1.0 if key in open_now else 0.0)
     return gauge
@@ -262,8 +258,7 @@ async def _budget_gauges(conn: Conn) -> list[Metric]:
 async def _request_gauge(conn: Conn) -> Metric:
     gauge = GaugeMetricFamily("bf4ps_interactive_requests_open", "Open interactive requests",
                               labels=["status"])
-    cur = await conn.execute(q("web_requests_open"))
-    counts = {str(r["status"]): int(r["n"]) for r in await cur.fetchall()}
+    counts = {str(r["status"]): int(r["n"]) for r in await all_rows(conn, "web_requests_open")}
     for status in ("queued", "collecting"):
         gauge.add_metric([status], counts.get(status, 0))
     return gauge
@@ -273,20 +268,19 @@ async def _scheduler_intake_gauges(conn: Conn) -> list[Metric]:
     """Leadership and BF4SW intake health, for the alert rules (deploy/prometheus/)."""
     leading = GaugeMetricFamily("bf4ps_scheduler_leading",
                                 "Schedulers holding the leadership lock (1 normal, 0 none)")
-    cur = await conn.execute(q("web_metrics_scheduler_leading"), {"key": SCHEDULER_LOCK})
-    row = await cur.fetchone()
+    row = await one(conn, "web_metrics_scheduler_leading", {"key": SCHEDULER_LOCK})
     leading.add_metric([], int(row["n"]) if row else 0)
     failing = GaugeMetricFamily("bf4ps_intake_failing",
                                 "1 when the intake's last pass failed", labels=["source"])
     age = GaugeMetricFamily("bf4ps_intake_success_age_seconds",
                             "Seconds since the intake's last successful pass", labels=["source"])
-    for r in await (await conn.execute(q("web_metrics_intake"))).fetchall():
+    for r in await all_rows(conn, "web_metrics_intake"):
         failing.add_metric([r["source_name"]], 1.0 if r["failing"] else 0.0)
         if r["success_age"] is not None:
             age.add_metric([r["source_name"]], float(r["success_age"]))
     hold = GaugeMetricFamily("bf4ps_restore_hold_seconds",
                              "Seconds until collectors may send again after a restore (0: none)")
-    row = await (await conn.execute(q("web_metrics_restore_hold"))).fetchone()
+    row = await one(conn, "web_metrics_restore_hold")
     hold.add_metric([], float(row["seconds"]) if row else 0.0)
     return [leading, failing, age, hold]
 

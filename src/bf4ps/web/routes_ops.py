@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from bf4ps.domain import JobKind
 from bf4ps.queue.events import EVENT_TYPE_NAMES
 from bf4ps.views import console, events, fleet_history
 from bf4ps.views.events import WINDOWS, Event, EventQuery
@@ -20,7 +21,7 @@ from bf4ps.web.params import form, form_text
 from bf4ps.web.security import CSRF_FIELD
 from bf4ps.web.state import db, render, state_of
 
-RESOURCES = ("detailed", "lookup", "profile", "vehicles", "weapons")
+RESOURCES = tuple(sorted(kind.value for kind in JobKind))  # the event filter's choices
 COLLECTOR = re.compile(COLLECTOR_PATTERN)
 
 

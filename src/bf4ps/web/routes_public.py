@@ -10,7 +10,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from bf4ps import policy as policy_mod
-from bf4ps.domain import Platform
+from bf4ps.domain import JobKind, Platform
 from bf4ps.interactive.inputs import InputError
 from bf4ps.stats import discovery
 from bf4ps.views import search as search_view
@@ -107,8 +107,9 @@ async def request_page(request: Request) -> Response:
                                             "refreshable_in": refreshable_in})
 
 
-STEP_NAMES = {"lookup": "find the soldier on Battlelog", "detailed": "detailed stats",
-              "profile": "profile", "weapons": "weapons", "vehicles": "vehicles"}
+STEP_NAMES: dict[str, str] = {
+    JobKind.LOOKUP: "find the soldier on Battlelog", JobKind.DETAILED: "detailed stats",
+    JobKind.PROFILE: "profile", JobKind.WEAPONS: "weapons", JobKind.VEHICLES: "vehicles"}
 JOB_WORDS = {"pending": "waiting", "claimed": "next", "running": "collecting now"}
 
 
