@@ -13,11 +13,12 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, q
+from bf4ps.db.queries import all_rows
 from bf4ps.domain import Resource
 from bf4ps.stats.item_names import display_name
 from bf4ps.stats.read import HistoryPoint, detailed_history
 
+SERIES_RESOURCES = (Resource.DETAILED, Resource.WEAPONS, Resource.VEHICLES)  # charted
 FETCH_TO_SUCCESS = timedelta(minutes=15)  # a fetch's success event follows within a lease
 T = TypeVar("T", bound="HistoryPoint | WeaponPoint | VehiclePoint")
 P = TypeVar("P", bound="WeaponPoint | VehiclePoint")
@@ -121,23 +122,25 @@ class PageSeries:
     vehicles: list[ItemSeries]
 
 
-async def page_series(conn: Conn, soldier_id: int, items: int = 12,
-                      limit: int = 100) -> PageSeries:
-    """The headline, weapon and vehicle histories: six reads sent in one pipeline."""
+def page_series_reads(soldier_id: int, items: int = 12,
+                      limit: int = 100) -> list[tuple[str, dict[str, Any]]]:
+    """The headline, weapon and vehicle histories and the collection times of the three
+    (for db.queries.batch; page_series_from builds the series from their rows)."""
     sid = {"soldier_id": soldier_id, "limit": limit}
-    async with conn.pipeline():
-        changes = await conn.execute(q("detailed_history_of"), sid)
-        weapons = await conn.execute(q("weapon_history_of"), {**sid, "items": items})
-        vehicles = await conn.execute(q("vehicle_history_of"), {**sid, "items": items})
-        times = {r: await conn.execute(q("collections_of"), {**sid, "resource": r.value})
-                 for r in (Resource.DETAILED, Resource.WEAPONS, Resource.VEHICLES)}
-    collected = {r: [row["collected_at"] for row in await cur.fetchall()]
-                 for r, cur in times.items()}
-    points = sorted((HistoryPoint(**row) for row in await changes.fetchall()),
-                    key=lambda p: p.fetched_at)
+    return [("detailed_history_of", sid), ("weapon_history_of", {**sid, "items": items}),
+            ("vehicle_history_of", {**sid, "items": items}),
+            ("collections_of_each", {**sid, "resources": [r.value for r in SERIES_RESOURCES]})]
+
+
+def page_series_from(changes: list[dict[str, Any]], weapons: list[dict[str, Any]],
+                     vehicles: list[dict[str, Any]], collections: list[dict[str, Any]],
+                     limit: int = 100) -> PageSeries:
+    collected: dict[Resource, list[datetime]] = {r: [] for r in SERIES_RESOURCES}
+    for row in collections:
+        collected[Resource(row["resource"])].append(row["collected_at"])
+    points = sorted((HistoryPoint(**row) for row in changes), key=lambda p: p.fetched_at)
     return PageSeries(
         detailed=per_collection(points, collected[Resource.DETAILED])[-limit:],
-        weapons=item_series(await weapons.fetchall(), "weapon_id", weapon_point,
-                            collected[Resource.WEAPONS]),
-        vehicles=item_series(await vehicles.fetchall(), "vehicle_id", vehicle_point,
+        weapons=item_series(weapons, "weapon_id", weapon_point, collected[Resource.WEAPONS]),
+        vehicles=item_series(vehicles, "vehicle_id", vehicle_point,
                              collected[Resource.VEHICLES]))

@@ -17,7 +17,7 @@ from bf4ps.battlelog.models import (
     WeaponItem,
 )
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, q
+from bf4ps.db.queries import all_rows, batch
 from bf4ps.domain import ErrorClass, Resource, StateStatus
 
 DETAILED_FIELDS = tuple(f.name for f in fields(DetailedStats))
@@ -117,36 +117,51 @@ def state_from_row(row: dict[str, Any]) -> ResourceState:
                          ErrorClass(error) if error else None)
 
 
+def overview_reads(soldier_id: int) -> list[tuple[str, dict[str, Any]]]:
+    """The overview's three primary-key reads (for db.queries.batch): detailed, profile,
+    collection states."""
+    params = {"soldier_id": soldier_id}
+    return [("detailed_current_of", params), ("profile_current_of", params),
+            ("collection_states_of", params)]
+
+
+def overview_from(soldier_id: int, detailed: list[dict[str, Any]],
+                  profile: list[dict[str, Any]], states: list[dict[str, Any]]) -> SoldierOverview:
+    """The overview from the rows of overview_reads."""
+    return SoldierOverview(
+        soldier_id=soldier_id,
+        detailed=detailed_from_row(detailed[0]) if detailed else None,
+        profile=profile_from_row(profile[0]) if profile else None,
+        states={s.resource: s for s in map(state_from_row, states)},
+    )
+
+
 async def soldier_overview(conn: Conn, soldier_id: int) -> SoldierOverview:
     """Detailed and profile current rows (None until first collected) and the collection state
     of each resource. Three primary-key reads, sent in one pipeline."""
-    params = {"soldier_id": soldier_id}
-    async with conn.pipeline():
-        detailed = await conn.execute(q("detailed_current_of"), params)
-        profile = await conn.execute(q("profile_current_of"), params)
-        states = await conn.execute(q("collection_states_of"), params)
-    detailed_row = await detailed.fetchone()
-    profile_row = await profile.fetchone()
-    return SoldierOverview(
-        soldier_id=soldier_id,
-        detailed=detailed_from_row(detailed_row) if detailed_row else None,
-        profile=profile_from_row(profile_row) if profile_row else None,
-        states={s.resource: s for s in map(state_from_row, await states.fetchall())},
-    )
+    return overview_from(soldier_id, *await batch(conn, *overview_reads(soldier_id)))
+
+
+def weapons_from(rows: list[dict[str, Any]]) -> list[StoredWeapon]:
+    return [StoredWeapon(row["weapon_id"], row["fetched_at"],
+                         WeaponItem(**{name: row[name] for name in WEAPON_FIELDS}))
+            for row in rows]
+
+
+def vehicles_from(rows: list[dict[str, Any]]) -> list[StoredVehicle]:
+    return [StoredVehicle(row["vehicle_id"], row["fetched_at"],
+                          VehicleItem(**{name: row[name] for name in VEHICLE_FIELDS}))
+            for row in rows]
 
 
 async def weapons_of(conn: Conn, soldier_id: int) -> list[StoredWeapon]:
     """The soldier's weapons with their catalog names, most kills first."""
-    return [StoredWeapon(row["weapon_id"], row["fetched_at"],
-                         WeaponItem(**{name: row[name] for name in WEAPON_FIELDS}))
-            for row in await all_rows(conn, "weapons_of", {"soldier_id": soldier_id})]
+    return weapons_from(await all_rows(conn, "weapons_of", {"soldier_id": soldier_id}))
 
 
 async def vehicles_of(conn: Conn, soldier_id: int) -> list[StoredVehicle]:
     """The soldier's vehicles with their catalog names, most kills first."""
-    return [StoredVehicle(row["vehicle_id"], row["fetched_at"],
-                          VehicleItem(**{name: row[name] for name in VEHICLE_FIELDS}))
-            for row in await all_rows(conn, "vehicles_of", {"soldier_id": soldier_id})]
+    return vehicles_from(await all_rows(conn, "vehicles_of", {"soldier_id": soldier_id}))
 
 
 async def detailed_history(conn: Conn, soldier_id: int, limit: int = 100) -> list[HistoryPoint]:

@@ -190,7 +190,10 @@ def freshness(ov: SoldierOverview) -> list[Freshness]:
 
 
 async def overview(conn: Conn, s: Soldier) -> Overview:
-    ov = await read.soldier_overview(conn, s.soldier_id)
+    return overview_of(s, await read.soldier_overview(conn, s.soldier_id))
+
+
+def overview_of(s: Soldier, ov: SoldierOverview) -> Overview:
     return Overview(soldier=s, headline=headline(ov),
                     detailed_fetched_at=ov.detailed.fetched_at if ov.detailed else None,
                     profile_fetched_at=ov.profile.fetched_at if ov.profile else None,

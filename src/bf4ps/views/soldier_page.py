@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one
+from bf4ps.db.queries import batch
 from bf4ps.stats import history as history_series
 from bf4ps.stats import read
 from bf4ps.stats.history import ItemSeries, WeaponPoint
@@ -19,7 +19,7 @@ from bf4ps.views.soldier import (
     Soldier,
     category_name,
     item_name,
-    overview,
+    overview_of,
     percent,
     ratio,
 )
@@ -166,11 +166,19 @@ def item_chart(series: list[ItemSeries]) -> list[ItemChart]:
 
 
 async def page(conn: Conn, s: Soldier) -> SoldierPage:
-    ov = await overview(conn, s)
-    series = await history_series.page_series(conn, s.soldier_id)
-    row = await one(conn, "interactive_open_for_soldier", {"soldier_id": s.soldier_id})
+    """All of the page's reads go in one pipeline: one wait for the ten of them."""
+    sid = {"soldier_id": s.soldier_id}
+    (detailed, profile, states, changes, weapon_changes, vehicle_changes, collections,
+     open_requests, weapon_rows, vehicle_rows) = await batch(
+        conn, *read.overview_reads(s.soldier_id),
+        *history_series.page_series_reads(s.soldier_id),
+        ("interactive_open_for_soldier", sid), ("weapons_of", sid), ("vehicles_of", sid))
+    ov = overview_of(s, read.overview_from(s.soldier_id, detailed, profile, states))
+    series = history_series.page_series_from(changes, weapon_changes, vehicle_changes,
+                                             collections)
     return SoldierPage(
-        **dict(ov), weapons=(await weapons(conn, s)).weapons,
-        vehicles=(await vehicles(conn, s)).vehicles, history=history_rows(series.detailed),
+        **dict(ov), weapons=[weapon_row(w) for w in read.weapons_from(weapon_rows)],
+        vehicles=[vehicle_row(v) for v in read.vehicles_from(vehicle_rows)],
+        history=history_rows(series.detailed),
         weapon_history=item_chart(series.weapons), vehicle_history=item_chart(series.vehicles),
-        open_request=f"/requests/{row['request_id']}" if row else None)
+        open_request=f"/requests/{open_requests[0]['request_id']}" if open_requests else None)

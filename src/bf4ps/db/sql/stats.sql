@@ -467,6 +467,19 @@ WHERE soldier_id = %(soldier_id)s AND resource = %(resource)s AND event_type = '
 ORDER BY occurred_at DESC
 LIMIT %(limit)s
 
+-- name: collections_of_each
+-- collections_of for each of %(resources)s in one read: (resource, collected_at), newest
+-- first and at most %(limit)s per resource.
+SELECT r.resource, e.collected_at
+FROM unnest(%(resources)s::text[]) AS r(resource)
+CROSS JOIN LATERAL (
+    SELECT occurred_at AS collected_at
+    FROM collection_events
+    WHERE soldier_id = %(soldier_id)s AND resource = r.resource AND event_type = 'succeeded'
+    ORDER BY occurred_at DESC
+    LIMIT %(limit)s
+) e
+
 -- name: weapon_history_of
 -- The history of the soldier's most-used weapons (by kills), newest rows first per weapon.
 SELECT h.weapon_id, w.name, w.slug, h.fetched_at, h.kills, h.shots_fired, h.shots_hit,
