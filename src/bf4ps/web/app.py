@@ -42,6 +42,7 @@ from bf4ps.web.state import WebState
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
+POOL_CHECK_IDLE_SECONDS = 1.0  # a pooled connection idle this long is checked before use
 
 
 def _templates() -> Jinja2Templates:
@@ -57,7 +58,8 @@ async def _lifespan(app: Starlette) -> AsyncIterator[None]:
     if web.pool is None:
         url = await resolve_url(web.settings, service=True)
         size = web.settings.db_pool_max  # all opened now: a request never waits for a connect
-        web.pool = await open_pool(url, max_size=size, min_size=size)
+        web.pool = await open_pool(url, max_size=size, min_size=size,
+                                   check_idle_after=POOL_CHECK_IDLE_SECONDS)
         web.owns_pool = True
     if not web.ops.configured:
         log.warning("operator console %s: BF4PS_OPS_USERNAME/BF4PS_OPS_PASSWORD are unset",
