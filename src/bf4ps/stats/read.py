@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from bf4ps.battlelog.models import (
@@ -143,14 +144,14 @@ async def soldier_overview(conn: Conn, soldier_id: int) -> SoldierOverview:
 
 
 def weapons_from(rows: list[dict[str, Any]]) -> list[StoredWeapon]:
-    return [StoredWeapon(row["weapon_id"], row["fetched_at"],
-                         WeaponItem(**{name: row[name] for name in WEAPON_FIELDS}))
+    item = itemgetter(*WEAPON_FIELDS)  # the item's fields in order (some 170 rows a page)
+    return [StoredWeapon(row["weapon_id"], row["fetched_at"], WeaponItem(*item(row)))
             for row in rows]
 
 
 def vehicles_from(rows: list[dict[str, Any]]) -> list[StoredVehicle]:
-    return [StoredVehicle(row["vehicle_id"], row["fetched_at"],
-                          VehicleItem(**{name: row[name] for name in VEHICLE_FIELDS}))
+    item = itemgetter(*VEHICLE_FIELDS)
+    return [StoredVehicle(row["vehicle_id"], row["fetched_at"], VehicleItem(*item(row)))
             for row in rows]
 
 
