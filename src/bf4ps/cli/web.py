@@ -37,7 +37,7 @@ def run(ctx: click.Context, host: str | None, port: int | None) -> None:
     asyncio.run(require_schema(settings))
     sock = listen(host, port)
     click.echo(f"BF4PS website on http://{host}:{port}/")
-    config = uvicorn.Config(create_app(settings), host=host, port=port,
+    config = uvicorn.Config(create_app(settings, serving=True), host=host, port=port,
                             log_level=settings.log_level.lower(), access_log=False,
                             proxy_headers=True)
     uvicorn.Server(config).run(sockets=[sock])

@@ -6,6 +6,7 @@ and error handlers."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import secrets
 from collections.abc import AsyncIterator
@@ -64,12 +65,28 @@ async def _lifespan(app: Starlette) -> AsyncIterator[None]:
     if not web.ops.configured:
         log.warning("operator console %s: BF4PS_OPS_USERNAME/BF4PS_OPS_PASSWORD are unset",
                     "open (local demo)" if web.ops.demo else "disabled")
+    if web.settle_heap:
+        settle_heap(app)
     try:
         yield
     finally:
         if web.owns_pool and web.pool is not None:
             await web.pool.close()
             web.pool = None
+
+
+def settle_heap(app: Starlette) -> None:
+    """A serving process's objects made at start (routes, models, the API schema, templates:
+    some 90,000) leave the garbage collector's generations: a full collection walked them all,
+    ~42 ms with every request of the process waiting, now and then under load (web_load's
+    tail). Built first, then collected and frozen (gc.freeze), they are never walked again."""
+    if isinstance(app, FastAPI):
+        app.openapi()  # otherwise built by the first request for it
+    env = app.state.web.templates.env
+    for name in env.list_templates(extensions=["html"]):
+        env.get_template(name)  # otherwise compiled by the first page that renders it
+    gc.collect()
+    gc.freeze()
 
 
 class WebApp(FastAPI):
@@ -86,9 +103,10 @@ class WebApp(FastAPI):
 
 
 def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None, *,
-               limits: Limits | None = None) -> Starlette:
+               limits: Limits | None = None, serving: bool = False) -> Starlette:
     """The website and API. With `pool`, that pool is used (and not closed); else the
-    lifespan opens one on settings' database."""
+    lifespan opens one on settings' database. `serving`: the app is its process's one
+    server (bf4ps web run, uvicorn's factory), whose start settles the heap (settle_heap)."""
     secret = (settings.secret_key.get_secret_value().encode() if settings.secret_key
               else secrets.token_bytes(32))
     web = WebState(settings=settings, templates=_templates(), csrf=Csrf(secret),
@@ -96,7 +114,8 @@ def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None
                    metrics=Metrics(),
                    limits=limits or Limits(settings.submit_limit_requests,
                                            settings.submit_limit_window_seconds),
-                   gate=GateDefaults.from_settings(settings), pool=pool)
+                   gate=GateDefaults.from_settings(settings), pool=pool,
+                   settle_heap=serving)
     middleware = [Middleware(RequestMetrics, metrics=web.metrics), Middleware(SecurityHeaders),
                   Middleware(BodyLimit, max_bytes=BODY_LIMIT)]
     app = WebApp(title="BF4PS — Battlefield 4 Player Stats", version="1",
@@ -116,4 +135,4 @@ def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None
 
 def app_from_env() -> Starlette:
     """For `uvicorn --factory bf4ps.web.app:app_from_env`: settings from BF4PS_* variables."""
-    return create_app(Settings())
+    return create_app(Settings(), serving=True)

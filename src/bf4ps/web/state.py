@@ -34,6 +34,7 @@ class WebState:
     gate: GateDefaults
     pool: AsyncConnectionPool[Conn] | None = None
     owns_pool: bool = False
+    settle_heap: bool = False  # freeze the start's objects out of the GC (app.settle_heap)
 
 
 def state_of(request: Request) -> WebState:
