@@ -1,5 +1,5 @@
 """Named SQL queries, loaded once from db/sql/*.sql (the procrastinate model), and the few ways
-of running one (one, one_row, scalar, all_rows, execute).
+of running one (one, one_row, scalar, all_rows, batch, execute).
 
 Each query starts with a header line `-- name: <query_name>`; the lines up to the next header are
 its text. Parameters use psycopg's %(name)s style. Whole-line comments document the files and are
@@ -55,7 +55,6 @@ def q(name: str) -> LiteralString:
 
 
 # Running a named query: the execute-and-fetch every caller would otherwise write again.
-# (Statements pipelined together, executed first and fetched afterwards, keep their cursors.)
 
 Params = Mapping[str, Any] | Sequence[Any] | None
 

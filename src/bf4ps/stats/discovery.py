@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Any
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, q
+from bf4ps.db.queries import all_rows, batch
 from bf4ps.domain import Platform
 
 BOARD_MIN_SECONDS = 36_000  # the leaderboards' minimum playtime (10 h; the indexes' predicate)
@@ -118,12 +118,10 @@ class Home:
 async def home(conn: Conn, platform: Platform, since: datetime, limit: int = 10) -> Home:
     """The home page's lists and one platform's four boards: six reads in one pipeline."""
     board_params = {"platform": platform.value, "limit": limit, "offset": 0}
-    async with conn.pipeline():
-        recent = await conn.execute(q("web_recently_collected"), {"limit": limit})
-        playing = await conn.execute(q("web_playing_now"), {"since": since, "limit": limit})
-        boards = {b: await conn.execute(q(b.query), board_params)
-                  for b in Board}
-    return Home(recent=[preview(r) for r in await recent.fetchall()],
-                playing=[preview(r) for r in await playing.fetchall()],
-                boards={b: Page(tuple(map(preview, await cur.fetchall())), 1, limit, None)
-                        for b, cur in boards.items()})
+    recent, playing, *boards = await batch(
+        conn, ("web_recently_collected", {"limit": limit}),
+        ("web_playing_now", {"since": since, "limit": limit}),
+        *((b.query, board_params) for b in Board))
+    return Home(recent=[preview(r) for r in recent], playing=[preview(r) for r in playing],
+                boards={b: Page(tuple(map(preview, rows)), 1, limit, None)
+                        for b, rows in zip(Board, boards, strict=True)})

@@ -13,10 +13,10 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows
+from bf4ps.db.queries import batch
 from bf4ps.domain import Resource
 from bf4ps.stats.item_names import display_name
-from bf4ps.stats.read import HistoryPoint, detailed_history
+from bf4ps.stats.read import HistoryPoint
 
 SERIES_RESOURCES = (Resource.DETAILED, Resource.WEAPONS, Resource.VEHICLES)  # charted
 FETCH_TO_SUCCESS = timedelta(minutes=15)  # a fetch's success event follows within a lease
@@ -78,18 +78,30 @@ def per_collection(changes: list[T], collected: list[datetime]) -> list[T]:
     return out
 
 
-async def collection_times(conn: Conn, soldier_id: int, resource: Resource,
-                           limit: int = 200) -> list[datetime]:
-    rows = await all_rows(conn, "collections_of", {"soldier_id": soldier_id,
-                                                   "resource": resource.value, "limit": limit})
-    return [row["collected_at"] for row in rows]
+def collected_times(rows: list[dict[str, Any]],
+                    resources: tuple[Resource, ...]) -> dict[Resource, list[datetime]]:
+    """The rows of the collections_of query, per resource."""
+    collected: dict[Resource, list[datetime]] = {r: [] for r in resources}
+    for row in rows:
+        collected[Resource(row["resource"])].append(row["collected_at"])
+    return collected
+
+
+def detailed_points(changes: list[dict[str, Any]], collected: list[datetime],
+                    limit: int) -> list[HistoryPoint]:
+    """The headline history from its change rows, oldest first, one point per collection."""
+    points = sorted((HistoryPoint(**row) for row in changes), key=lambda p: p.fetched_at)
+    return per_collection(points, collected)[-limit:]
 
 
 async def detailed_series(conn: Conn, soldier_id: int, limit: int = 100) -> list[HistoryPoint]:
     """The headline history, oldest first, one point per detailed collection."""
-    changes = await detailed_history(conn, soldier_id, limit)
-    collected = await collection_times(conn, soldier_id, Resource.DETAILED, limit)
-    return per_collection(sorted(changes, key=lambda p: p.fetched_at), collected)[-limit:]
+    sid = {"soldier_id": soldier_id, "limit": limit}
+    changes, collections = await batch(
+        conn, ("detailed_history_of", sid),
+        ("collections_of", {**sid, "resources": [Resource.DETAILED.value]}))
+    detailed = collected_times(collections, (Resource.DETAILED,))[Resource.DETAILED]
+    return detailed_points(changes, detailed, limit)
 
 
 def weapon_point(r: dict[str, Any]) -> WeaponPoint:
@@ -129,18 +141,15 @@ def page_series_reads(soldier_id: int, items: int = 12,
     sid = {"soldier_id": soldier_id, "limit": limit}
     return [("detailed_history_of", sid), ("weapon_history_of", {**sid, "items": items}),
             ("vehicle_history_of", {**sid, "items": items}),
-            ("collections_of_each", {**sid, "resources": [r.value for r in SERIES_RESOURCES]})]
+            ("collections_of", {**sid, "resources": [r.value for r in SERIES_RESOURCES]})]
 
 
 def page_series_from(changes: list[dict[str, Any]], weapons: list[dict[str, Any]],
                      vehicles: list[dict[str, Any]], collections: list[dict[str, Any]],
                      limit: int = 100) -> PageSeries:
-    collected: dict[Resource, list[datetime]] = {r: [] for r in SERIES_RESOURCES}
-    for row in collections:
-        collected[Resource(row["resource"])].append(row["collected_at"])
-    points = sorted((HistoryPoint(**row) for row in changes), key=lambda p: p.fetched_at)
+    collected = collected_times(collections, SERIES_RESOURCES)
     return PageSeries(
-        detailed=per_collection(points, collected[Resource.DETAILED])[-limit:],
+        detailed=detailed_points(changes, collected[Resource.DETAILED], limit),
         weapons=item_series(weapons, "weapon_id", weapon_point, collected[Resource.WEAPONS]),
         vehicles=item_series(vehicles, "vehicle_id", vehicle_point,
                              collected[Resource.VEHICLES]))

@@ -459,17 +459,9 @@ ORDER BY fetched_at DESC
 LIMIT %(limit)s
 
 -- name: collections_of
--- When a resource of the soldier was last collected successfully (newest first): one history
--- point per collection, also when the values did not change (history stores only changes).
-SELECT occurred_at AS collected_at
-FROM collection_events
-WHERE soldier_id = %(soldier_id)s AND resource = %(resource)s AND event_type = 'succeeded'
-ORDER BY occurred_at DESC
-LIMIT %(limit)s
-
--- name: collections_of_each
--- collections_of for each of %(resources)s in one read: (resource, collected_at), newest
--- first and at most %(limit)s per resource.
+-- When each of %(resources)s of the soldier was last collected successfully: (resource,
+-- collected_at), newest first and at most %(limit)s per resource. One history point per
+-- collection, also when the values did not change (history stores only changes).
 SELECT r.resource, e.collected_at
 FROM unnest(%(resources)s::text[]) AS r(resource)
 CROSS JOIN LATERAL (
