@@ -304,6 +304,8 @@ class BattlelogClient:
             )
             result.details["wire_bytes"] = wire_bytes
         result.details["kind"] = kind
+        if trace is not None and trace.released_at is not None:
+            result.sent_at = trace.released_at
         return result
 
     async def _send(
