@@ -103,5 +103,7 @@ async def test_recon_finds_the_hidden_threshold_within_the_ceiling(
     assert wire["count"] == ledger == stored == report["requests"]
     assert run == 1
     table = render(report)  # what the command prints without --json
+    print(f"hidden limit {name}: {wire['count']} requests, min spacing on the wire "
+          f"{wire['min_spacing_seconds']:.3f} s\n{table}")  # shown with pytest -rP
     assert f"recommended pacing: BF4PS_EGRESS_MIN_INTERVAL_SECONDS={recommended}" in table
     assert "weapons" in table and "clean" in table and "could not reach" not in table
