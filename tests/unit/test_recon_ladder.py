@@ -41,3 +41,27 @@ def test_a_clean_back_off_stage_proves_only_the_spacing_it_sent() -> None:
     # late sends made the stage slower (2.05 s on average): that is all it proved
     late = pace(sent_at(*(100 + 2.05 * i for i in range(12))), rec - 0.05, 0.05)
     assert verified(rec, late) == 2.05
+
+
+def test_the_report_names_a_stage_that_could_not_reach_its_pace() -> None:
+    from bf4ps.cli.recon import render
+
+    def row(stage: int, interval: float, spacing: float) -> dict[str, object]:
+        sent = pace(sent_at(*(100 + spacing * i for i in range(4))), interval, 0.05)
+        return {"stage": stage, "interval_seconds": interval, "requests": 4, "ok": 4,
+                "latency_p50": 0.02, "target_spacing": sent.target, "spacing_p50": sent.p50,
+                "pace_note": sent.note(), "sign": None}
+
+    survey = {"detailed": {"ok": 1, "requests": 1, "wire_bytes_p50": 5412,
+                           "decoded_bytes_p50": 5412, "latency_p50": 0.7, "latency_p95": 0.7,
+                           "failures": {}}}
+    report = {"run_id": 1, "egress": "e", "requests": 9, "survey": survey,
+              "ladder": [row(0, 1.0, 1.05), row(1, 0.5, 1.02)], "backoff": [],
+              "stopped_by": "the hard floor (no throttle sign at any stage)",
+              "threshold_interval_seconds": 1.02, "recommended_interval_seconds": 1.122,
+              "safety_factor": 1.1, "verified": True}
+    table = render(report)
+    assert ("stage 1 could not reach its target pace: sent 1.020 s apart, wanted 0.550 s"
+            in table)
+    assert "stage 0 could not" not in table
+    assert "BF4PS_EGRESS_MIN_INTERVAL_SECONDS=1.122" in table
