@@ -38,7 +38,7 @@ class Limit:
     source: str
     min_interval: float  # the simulator's hidden minimum spacing (0: none)
     window: tuple[int, float] | None  # at most N requests per W seconds
-    ladder: tuple[float, float, int]  # start interval, floor, requests per stage
+    ladder: tuple[float, float, float, int]  # start interval, floor, step, requests per stage
     backoff_pause: float  # the penalty (1 s), and the window's memory, must be over
     verify_requests: int
 
@@ -53,10 +53,13 @@ class Limit:
                 "window_seconds": self.window[1]}
 
 
+# Steps of 5 % keep the recommendation within 1.25 x even when a loaded machine's jitter (a
+# send late by up to half the margin, an arrival the simulator reads late) makes the stage just
+# above the limit look throttled: the recommendation is then one step slower (<= 1.22 x).
 LIMITS = {
-    "0.61s": Limit("127.0.0.61", 0.61, None, (1.0, 0.3, 4), 1.5, 6),
-    "1.23s": Limit("127.0.0.62", 1.23, None, (1.6, 0.6, 4), 1.5, 6),
-    "10-per-20s": Limit("127.0.0.63", 0.0, (10, 20.0), (2.3, 1.0, 4), 21.0, 12),
+    "0.61s": Limit("127.0.0.61", 0.61, None, (1.0, 0.3, 0.95, 3), 1.5, 6),
+    "1.23s": Limit("127.0.0.62", 1.23, None, (1.6, 0.6, 0.95, 3), 1.5, 6),
+    "10-per-20s": Limit("127.0.0.63", 0.0, (10, 20.0), (2.3, 1.0, 0.9, 4), 21.0, 12),
 }
 
 
@@ -64,7 +67,7 @@ LIMITS = {
 async def test_recon_finds_the_hidden_threshold_within_the_ceiling(
         name: str, db_url: str, tmp_path: Path) -> None:
     limit = LIMITS[name]
-    start, floor, stage_requests = limit.ladder
+    start, floor, step, stage_requests = limit.ladder
     async with connection(db_url) as conn:
         await make_soldier(conn, PERSONA)
     with simulator(speed=1, penalty=1.0, **limit.knobs()) as sim:
@@ -72,7 +75,7 @@ async def test_recon_finds_the_hidden_threshold_within_the_ceiling(
                         BF4PS_DATA_DIR=str(tmp_path))
         args = [sys.executable, "-m", "bf4ps.cli.main", "recon", "--egress", "new-host",
                 "--source-address", limit.source, "--sample", "1", "--start-interval",
-                str(start), "--floor", str(floor), "--step", "0.9", "--stage-requests",
+                str(start), "--floor", str(floor), "--step", str(step), "--stage-requests",
                 str(stage_requests), "--backoff-pause", str(limit.backoff_pause),
                 "--verify-requests", str(limit.verify_requests), "--json"]
         done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600,
