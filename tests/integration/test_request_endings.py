@@ -47,7 +47,7 @@ async def test_a_look_up_that_gave_up_is_failed_never_no_such_soldier(
                                 "HTTP 500: server error")
     assert await ended(conn, gave_up) == {
         "status": "failed", "finished": True,
-        "message": "gave up after 1 attempts: HTTP 500: server error"}
+        "message": "gave up after 1 attempt: HTTP 500: server error"}
     believed = await fail_lookup(conn, me, "Nobody.Here", ErrorClass.NOT_FOUND,
                                  "no BF4 soldier named 'Nobody.Here' on pc")
     assert await ended(conn, believed) == {

@@ -50,7 +50,8 @@ BEGIN
             WHEN unresolved AND OLD.last_error_class = 'not_found'
                 THEN COALESCE(OLD.last_error_message, 'no such soldier')
             WHEN unresolved
-                THEN format('gave up after %s attempts: %s', OLD.attempt_count,
+                THEN format('gave up after %s attempt%s: %s', OLD.attempt_count,
+                            CASE WHEN OLD.attempt_count = 1 THEN '' ELSE 's' END,
                             COALESCE(OLD.last_error_message, OLD.last_error_class, 'no answer'))
             ELSE bf4ps_request_finished_note(req) END,
         updated_at = clock_timestamp()
