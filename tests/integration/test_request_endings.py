@@ -1,4 +1,4 @@
-"""How a look-up's request ends, against real PostgreSQL (migration 0020's triggers), and which
+"""How a look-up's request ends, against real PostgreSQL (migration 0016's triggers), and which
 stored soldier checks an empty search answer (the canary query): "no such soldier" only after a
 believed not-found, a look-up that gave up otherwise is failed with its reason, and a done
 request says how much of it was collected."""

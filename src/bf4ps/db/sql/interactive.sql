@@ -180,7 +180,7 @@ SELECT clock_timestamp() AS now
 -- A soldier known to exist for checking an empty search answer (collector/search.py): the one
 -- Battlelog's search found most recently, else the one BF4SW saw playing most recently; never
 -- the name being looked up. Both are index scans (ix_soldier_sources_battlelog, migration
--- 0020; ix_soldiers_last_seen).
+-- 0016; ix_soldiers_last_seen).
 SELECT name FROM (
     (SELECT s.current_name AS name, 1 AS preference
      FROM soldier_sources ss JOIN soldiers s USING (soldier_id)
