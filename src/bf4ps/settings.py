@@ -126,6 +126,11 @@ class Settings(BaseSettings):
     clock_skew_limit_seconds: float = Field(
         1.0, gt=0, description="A collector whose clock is further than this from the "
         "database's takes no send slots until it is back within (docs/operations.md, 'Time').")
+    db_start_wait_seconds: float = Field(
+        300.0, ge=0, description="How long a starting collector waits out a database that "
+        "refuses connections, is shutting down or starting up (retrying with a backoff of "
+        "0.5 s doubling to 10 s, a log line each) before it exits 1; authentication and "
+        "configuration errors exit at once.")
     clock_check_seconds: float = Field(
         10.0, gt=0, description="How often a collector measures its clock offset to the "
         "database (also at start, and at once after its clock is seen to step).")
