@@ -149,12 +149,21 @@ class Metrics:
                                       "Web request durations", ["route"],
                                       registry=self.registry,
                                       buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5))
+        self.ops_logins = Counter("bf4ps_ops_login_failures",
+                                  "Operator logins refused: failed (a wrong name or password) "
+                                  "or refused (locked out after failures)", ["outcome"],
+                                  registry=self.registry)
+        for outcome in ("failed", "refused"):
+            self.ops_logins.labels(outcome)  # both series from the start (rate() needs them)
 
     async def render(self, conn: Conn) -> bytes:
         await self.tally.advance(conn)
         families = [*await db_gauges(conn), *self.tally.families()]
         self.snapshot.current = families  # no await between this and the render below
         return generate_latest(self.registry)
+
+    def login_failed(self, outcome: str) -> None:
+        self.ops_logins.labels(outcome).inc()
 
     def observe(self, path: str, method: str, status: int, seconds: float) -> None:
         route = route_group(path)
