@@ -161,3 +161,29 @@ def test_the_prefix_length_is_a_setting() -> None:
     assert network("2001:db8:1:2:3:4:5:6", 48) == "2001:db8:1::/48"
     assert network("2001:db8:1:2:3:4:5:6", 128) == "2001:db8:1:2:3:4:5:6/128"
     assert network("192.0.2.1", 64) == "192.0.2.1"
+
+
+async def test_metrics_export_what_the_settings_alerts_watch(
+        pool: AsyncConnectionPool[Conn], conn: Conn) -> None:
+    """The series the new alert rules read, from a real database: stored pacing and budget
+    window, the audited changes' times, and (a fresh database) no collector series."""
+    from bf4ps.gates.fleetconf import GateChange, set_budget, set_gate
+
+    app = create_app(SETTINGS, pool=pool)
+    async with client_at(app, "127.0.0.1") as local:
+        fresh = (await local.get("/metrics")).text
+        assert "bf4ps_collector_healthy{" not in fresh  # what BF4PSNoCollectorSeries guards
+        assert "bf4ps_fleet_settings_changed_timestamp_seconds{" not in fresh
+        before = time.time()
+        await set_gate(conn, "eg-watch", GateChange(interval=6.5, window_requests=9,
+                                                    window_seconds=60), by="test", create=True)
+        await set_budget(conn, requests=1000, window_seconds=1800, shares={}, by="test")
+        text = (await local.get("/metrics")).text
+    assert 'bf4ps_egress_min_interval_seconds{egress="eg-watch"} 6.5' in text
+    assert 'bf4ps_egress_window_limit_requests{egress="eg-watch"} 9.0' in text
+    assert "bf4ps_fleet_budget_window_seconds 1800.0" in text
+    assert "bf4ps_fleet_budget_limit_requests 1000.0" in text
+    stamps = dict(re.findall(
+        r'bf4ps_fleet_settings_changed_timestamp_seconds\{setting="(\w+)"\} (\S+)', text))
+    assert set(stamps) >= {"gate", "budget"}, stamps
+    assert all(before - 5 <= float(v) <= time.time() + 5 for v in stamps.values()), stamps
