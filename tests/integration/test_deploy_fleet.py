@@ -340,6 +340,18 @@ def test_each_process_connects_as_its_own_login(deployment: Deployment, cluster:
         roles = dict(conn.execute("SELECT rolname, rolsuper FROM pg_roles WHERE rolname = "
                                   "ANY(%s)", [sorted(set(users.values()))]).fetchall())
     assert roles == {user: False for user in set(users.values())}, roles
+    # an authentication error at start is no outage: the collector exits at once, no retry
+    wrong = urls["background"].replace(passwords[users["background"]], "wrong-password")
+    began = time.monotonic()
+    refused = subprocess.run(
+        [sys.executable, "-m", "bf4ps.cli.main", "collector", "run", "--name", "deploy-wrong",
+         "--egress", "eg-wrong"], env=bf4ps_env(BF4PS_DATABASE_URL=wrong,
+                                                  BF4PS_DATA_DIR=str(tmp_path / "background")),
+        capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1 and "password authentication failed" in refused.stderr, \
+        refused.stderr
+    assert "database unavailable at collector start" not in refused.stderr
+    assert time.monotonic() - began < 60
     logs = {n: (tmp_path / f"{n}.log").read_text() for n in codes}
     web = codes.pop("web")  # uvicorn re-raises the SIGTERM it handled
     assert web in (0, -15) and set(codes.values()) == {0}, (codes, logs)
