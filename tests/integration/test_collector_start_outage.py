@@ -1,7 +1,7 @@
-"""A collector started while PostgreSQL restarts: it waits the outage out (a bounded backoff,
-a log line per attempt) and joins the fleet without exiting; a configuration error (a database
-that does not exist) still stops it at once. The start-up retry's classification of libpq's
-messages, beside."""
+"""A collector started while PostgreSQL is down for a restart: it waits the outage out (a
+bounded backoff, a log line per attempt) and joins the fleet without exiting; a configuration
+error (a database that does not exist) still stops it at once. The start-up retry's
+classification of libpq's messages, beside."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -19,20 +18,13 @@ import pytest
 from bf4ps.db import migrate
 from bf4ps.db.connect import connection, ensure_database, with_dbname
 from bf4ps.db.startup import transient
+from tests import pgctl
 from tests.fleet import Fleet, simulator
 from tests.helpers import seed_work, wait_for
-from tests.pgctl import private_server, restart
+from tests.pgctl import private_server
 from tests.procs import bf4ps_env
 
 RETRY_LINE = "database unavailable at collector start"
-
-
-def _down(url: str) -> bool:
-    try:
-        psycopg.connect(url, connect_timeout=2).close()
-    except psycopg.OperationalError:
-        return True
-    return False
 
 
 @pytest.mark.slow
@@ -50,15 +42,16 @@ async def test_a_collector_started_during_a_postgres_restart_joins(tmp_path: Pat
                 "BF4PS_HEARTBEAT_SECONDS": "0.5", "BF4PS_IDLE_POLL_SECONDS": "0.3",
                 "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "0.3",
                 "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": "0.1"})
-            # stop the server, stay down 4 s, start it again: the collector starts inside
-            restarting = threading.Thread(target=restart, args=(pgdata, 4.0))
-            restarting.start()
-            deadline = time.monotonic() + 60
-            while not _down(url):
-                assert time.monotonic() < deadline, "the server never went down"
-                await asyncio.sleep(0.05)
+            # the server stopped, the collector starts, and only once it has said it waits
+            # (a condition, not a guess of how long its start takes) the server comes back
+            options = await asyncio.to_thread(pgctl.stop, pgdata)
             proc = fleet.start("late", "eg-late", "127.0.0.31")
-            await asyncio.to_thread(restarting.join, 120)
+            deadline = time.monotonic() + 120
+            while RETRY_LINE not in fleet.log("late"):
+                assert proc.poll() is None, fleet.log("late")[-2000:]
+                assert time.monotonic() < deadline, fleet.log("late")[-2000:]
+                await asyncio.sleep(0.2)
+            await asyncio.to_thread(pgctl.start, pgdata, options)
             async with connection(url) as conn:
                 await wait_for(conn, "SELECT count(*) FROM collection_events WHERE "
                                      "event_type = 'succeeded' AND collector_name = 'late'",
