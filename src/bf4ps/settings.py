@@ -126,6 +126,11 @@ class Settings(BaseSettings):
     clock_skew_limit_seconds: float = Field(
         1.0, gt=0, description="A collector whose clock is further than this from the "
         "database's takes no send slots until it is back within (docs/operations.md, 'Time').")
+    db_start_wait_seconds: float = Field(
+        300.0, ge=0, description="How long a starting collector waits out a database that "
+        "refuses connections, is shutting down or starting up (retrying with a backoff of "
+        "0.5 s doubling to 10 s, a log line each) before it exits 1; authentication and "
+        "configuration errors exit at once.")
     clock_check_seconds: float = Field(
         10.0, gt=0, description="How often a collector measures its clock offset to the "
         "database (also at start, and at once after its clock is seen to step).")
@@ -175,8 +180,24 @@ class Settings(BaseSettings):
         False, description="Serve /ops without credentials (local demo only)."
     )
     secret_key: SecretStr | None = Field(None, description="CSRF signing key (random if unset).")
+    ops_login_free_failures: int = Field(
+        5, ge=0, description="Failed operator logins a client network or an account may make "
+        "(within BF4PS_OPS_LOGIN_FORGET_SECONDS) before each further one locks it out.")
+    ops_login_delay_seconds: float = Field(
+        1.0, gt=0, description="The first lock-out after the free failures; it doubles with "
+        "each further failure (429 with Retry-After meanwhile).")
+    ops_login_max_delay_seconds: float = Field(
+        300.0, gt=0, description="The longest lock-out after failed operator logins.")
+    ops_login_forget_seconds: float = Field(
+        900.0, gt=0, description="Failed operator logins older than this (and no lock-out "
+        "running) are forgotten.")
     metrics_token: SecretStr | None = Field(
-        None, description="When set, /metrics requires `Authorization: Bearer` with it.")
+        None, description="/metrics requires `Authorization: Bearer` with it; unset, /metrics "
+        "answers only a scraper on the website's own host (bound to loopback, no proxy).")
+    client_ipv6_prefix_length: int = Field(
+        64, ge=1, le=128, description="IPv6 clients are counted by their network of this "
+        "prefix length (a /64 is one host or one customer line) in the submission limit and "
+        "the operator login limit.")
     submit_limit_requests: int = Field(
         10, ge=1, description="New lookup requests one client may submit per limit window.")
     submit_limit_window_seconds: float = Field(

@@ -182,7 +182,6 @@ class Chaos:
         self.names = cfg.names()
         self.uuids: dict[str, UUID | None] = {}
         self.down: set[str] = set()  # collectors intentionally dead right now
-        self.started_at: dict[str, float] = {}  # when each collector was last started
         self.frozen: set[str] = set()
         self.thawed: set[str] = set()  # zombies resumed: they may end with EXIT_FAILED
         self.scheduler_down = False
@@ -239,18 +238,7 @@ class Chaos:
     def _start_collector(self, name: str) -> None:
         assert self.fleet is not None
         lane = "interactive" if name == INTERACTIVE else "background"
-        self.started_at[name] = time.time()
         self.fleet.start(name, self._egress_of(name), self._source_of(name), lane)
-
-    def _refused_during_outage(self, name: str, code: int | None) -> bool:
-        """A collector (re)started while PostgreSQL was restarting that exited 1 at its start
-        with "cannot use the database": the deployment's contract for a database unreachable
-        at start (deploy/systemd/bf4ps-collector@.service restarts it), not a death."""
-        lines = self._tail(name).strip().splitlines()
-        if code != 1 or not lines or not lines[-1].startswith("error: cannot use the database"):
-            return False
-        began = self.started_at.get(name, 0.0)
-        return any(r.ended is None or r.ended >= began for r in self.rec.pg_restarts)
 
     def _tail(self, name: str, n: int = 600) -> str:
         path = self.data / f"{name}.log"
@@ -549,12 +537,6 @@ class Chaos:
                     self.thawed.discard(name)
                     self.rec.notes.append(f"zombie {name} exited {EXIT_FAILED} after its "
                                           "fenced finalize (supervised) and was restarted")
-                    self._start_collector(name)
-                elif proc.poll() is not None and self._refused_during_outage(
-                        name, proc.returncode):
-                    self.rec.notes.append(f"{name} started while PostgreSQL restarted, exited 1 "
-                                          "(database unreachable at start) and was restarted, "
-                                          "as its systemd unit does")
                     self._start_collector(name)
                 elif proc.poll() is not None:
                     self.rec.unexpected_exits.append(

@@ -37,6 +37,10 @@ async def test_shared_and_separate_egresses_with_fleet_budget_never_violate(
             fleet.start(f"shared-{i}", "egress-a", "127.0.0.2")
         for i in range(4):
             fleet.start(f"own-{i}", f"egress-{i}", f"127.0.0.{3 + i}")
+        # the run's 26 s count from when all 8 are up (a loaded machine starts them slowly)
+        async with connection(db_url) as conn:
+            await wait_for(conn, "SELECT count(*) = 8 FROM collectors "
+                                 "WHERE last_heartbeat_at IS NOT NULL", timeout=180)
         await asyncio.sleep(26)
         codes = fleet.stop_all()
         stats = sim_stats(sim)

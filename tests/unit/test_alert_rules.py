@@ -106,3 +106,22 @@ def test_the_operations_guide_explains_every_alert() -> None:
     guide = (DEPLOY.parent / "docs" / "operations.md").read_text()
     for rule in alerts():
         assert f"`{rule['alert']}`" in guide, f"docs/operations.md does not explain {rule['alert']}"
+
+
+def test_the_clock_skew_threshold_is_the_one_the_docs_name() -> None:
+    guide = (DEPLOY.parent / "docs" / "operations.md").read_text()
+    rule = next(r for r in alerts() if r["alert"] == "BF4PSClockSkew")
+    threshold = re.search(r"\)\) > ([0-9.]+)$", str(rule["expr"]).strip())
+    assert threshold, rule["expr"]
+    named = set(re.findall(r"`abs\(bf4ps_collector_clock_offset_seconds\) > ([0-9.]+)`", guide))
+    named |= set(re.findall(r"clock is more than ([0-9.]+) s off the database's", guide))
+    assert named == {threshold.group(1)}, (named, threshold.group(1))
+
+
+def test_absent_guards_cover_the_series_a_fresh_database_lacks() -> None:
+    """Each alert on a series that /metrics leaves out until something exists (no collector,
+    no intake pass, no scrape job) has an absent() guard on that series."""
+    exprs = " ".join(str(r["expr"]) for r in alerts())
+    for series in ("up{job=\"bf4ps\"}", "bf4ps_collector_healthy",
+                   "bf4ps_intake_success_age_seconds{source=\"bf4sw\"}"):
+        assert f"absent({series})" in exprs, series

@@ -211,6 +211,8 @@ def test_central_units_read_the_central_env_and_order_after_migrations() -> None
     migrate = read_unit("bf4ps-migrate.service")
     assert migrate.get("Service", "RemainAfterExit") == "yes"
     assert exec_start_args(migrate, "migrate") == ["db", "upgrade"]
+    # the schema owner's login only: never central.env's (the scheduler's) nor an optional file
+    assert values(migrate, "Service", "EnvironmentFile") == ["/etc/bf4ps/migrate.env"]
 
 
 def test_target_is_wanted_by_multi_user() -> None:
@@ -223,6 +225,7 @@ def test_every_env_file_a_unit_reads_has_an_example() -> None:
     examples = {
         "/etc/bf4ps/central.env": "central.env.example",
         "/etc/bf4ps/web.env": "web.env.example",
+        "/etc/bf4ps/migrate.env": "migrate.env.example",
         "/etc/bf4ps/collector-%i.env": "collector.env.example",
     }
     for name in SERVICES:
@@ -237,7 +240,7 @@ def test_every_env_file_a_unit_reads_has_an_example() -> None:
 
 
 def test_the_expected_env_examples_exist() -> None:
-    assert set(ENV_EXAMPLES) == {"central.env.example", "web.env.example",
+    assert set(ENV_EXAMPLES) == {"central.env.example", "web.env.example", "migrate.env.example",
                                  "collector.env.example", "collector-interactive.env.example"}
 
 
@@ -401,8 +404,8 @@ def test_compose_file_describes_the_central_node() -> None:
     assert any(v.endswith(":/var/lib/postgresql/data") for v in services["postgres"]["volumes"])
     assert services["migrate"]["command"] == ["db", "upgrade"]
     for name, svc in services.items():
-        if name == "postgres":
-            continue
+        if svc.get("image", "").startswith("postgres:"):
+            continue  # the server, and the `logins` step (psql in the server's image)
         build = svc["build"]
         assert (CONTAINER / build["context"] / build["dockerfile"]).resolve() == \
             (CONTAINER / "Containerfile").resolve(), name
@@ -417,6 +420,35 @@ def test_compose_file_describes_the_central_node() -> None:
     assert "interactive" in interactive["command"]
     assert interactive.get("hostname"), "a collector's host name must survive re-creation"
     assert interactive["restart"] == "on-failure"
+
+
+def test_compose_file_is_least_privilege() -> None:
+    """No bf4ps service connects as the image's superuser or shares a login with another
+    kind; every connection uses TLS, and the published server refuses connections without it.
+    (tests/integration/test_deploy_fleet.py runs the fleet with these URLs.)"""
+    yaml = pytest.importorskip("yaml", reason="PyYAML is not installed")
+    services = yaml.safe_load((CONTAINER / "compose.yaml").read_text())["services"]
+    users = {}
+    for name, svc in services.items():
+        url = svc.get("environment", {}).get("BF4PS_DATABASE_URL")
+        if url is None:
+            continue
+        m = re.match(r"postgresql://(\w+):", url)
+        assert m and m[1] != "postgres", (name, url)
+        assert "sslmode=require" in url or "sslmode=verify-full" in url, (name, url)
+        users[name] = m[1]
+    assert users["migrate"] == "bf4ps" and users["web"] != users["scheduler"], users
+    assert len(set(users.values())) == len(users), users
+    assert services["postgres"]["environment"]["POSTGRES_USER"] == "postgres"
+    assert "ssl=on" in services["postgres"]["command"]
+    hba = [line.split() for line in (CONTAINER / "pg_hba.conf").read_text().splitlines()
+           if line.strip() and not line.startswith("#")]
+    assert hba[-1] == ["host", "all", "all", "all", "reject"]  # TCP without TLS: refused
+    assert all(rule[0] in ("local", "hostssl") for rule in hba[:-1]), hba
+    assert not any("trust" in rule for rule in hba), hba
+    for name in ("scheduler", "web", "collector-interactive"):
+        assert services[name]["depends_on"]["logins"]["condition"] == \
+            "service_completed_successfully", name
 
 
 # ---------------------------------------------------------------- the operations guide

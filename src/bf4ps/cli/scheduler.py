@@ -140,26 +140,28 @@ def _since(value: str | None) -> datetime | None:
 @click.option("--name", default=None, help="The soldier's name (current or former).")
 @click.option("--platform", type=click.Choice([p.value for p in Platform]), default=None)
 @click.option("--collector", default=None)
+@click.option("--egress", default=None, help="The egress key (rate-limit domain).")
 @click.option("--resource", type=click.Choice([kind.value for kind in JobKind]),
               default=None)
 @click.option("--type", "event_type", default=None,
               type=click.Choice(EVENT_TYPE_NAMES))
 @click.option("--since", default=None, help="ISO time or age: 15m, 6h, 7d")
+@click.option("--until", default=None, help="ISO time or age (before now): 15m, 6h, 7d")
 @click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 @run_async
 async def events_cmd(ctx: click.Context, persona: int | None, name: str | None,
-                     platform: str | None, collector: str | None, resource: str | None,
-                     event_type: str | None, since: str | None, limit: int,
-                     as_json: bool) -> None:
+                     platform: str | None, collector: str | None, egress: str | None,
+                     resource: str | None, event_type: str | None, since: str | None,
+                     until: str | None, limit: int, as_json: bool) -> None:
     """Search the collector event log (newest first)."""
     try:
         name = parse_name(name, "--name") if name is not None else None
     except InputError as exc:
         raise click.BadParameter(exc.message, param_hint="--name") from None
     flt = EventFilter(persona, platform, collector, resource, event_type, _since(since),
-                      None, limit, name=name)
+                      _since(until), limit, name=name, egress=egress)
     async with connection(await resolve_url(settings_of(ctx))) as conn:
         rows = await search(conn, flt)
     if as_json:

@@ -16,6 +16,8 @@ import signal
 from datetime import timedelta
 from typing import Any
 
+from psycopg_pool import AsyncConnectionPool
+
 from bf4ps import __version__
 from bf4ps import policy as policy_mod
 from bf4ps.battlelog.client import BattlelogClient
@@ -26,8 +28,8 @@ from bf4ps.collector.restore_guard import RestoreGuard
 from bf4ps.collector.supervise import EXIT_FAILED, Failure, supervise
 from bf4ps.collector.testhook import PausePoints
 from bf4ps.collector.work import Context, run_job
-from bf4ps.db import compat
-from bf4ps.db.connect import open_pool, resolve_url
+from bf4ps.db import compat, startup
+from bf4ps.db.connect import Conn, open_pool, resolve_url
 from bf4ps.db.errors import DB_ERRORS
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane
@@ -70,6 +72,22 @@ class Collector:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.request_stop)
         url = await resolve_url(self.settings, service=True)
+        # a database restarting or failing over while this starts is waited out (db/startup.py)
+        started = await startup.retrying(lambda: self._start(url), self.stop,
+                                         give_up_after=self.settings.db_start_wait_seconds,
+                                         what="collector start")
+        if started is None:
+            log.info("stopped before the database was reachable")
+            return 0
+        pool, me = started
+        try:
+            return await self._serve(pool, me)
+        finally:
+            await pool.close()
+
+    async def _start(self, url: str) -> tuple[AsyncConnectionPool[Conn], CollectorRef]:
+        """The schema check, the pool, registration, seeds and the first clock check; the
+        pool is closed again when any of them fails."""
         await compat.require(url)
         pool = await open_pool(url, max_size=3, min_size=2)
         try:
@@ -82,15 +100,16 @@ class Collector:
                 self.guard = ClockGuard(self.clock, me, self.settings.clock_skew_limit_seconds,
                                         self.settings.clock_check_seconds)
                 sample = await self.guard.check(conn)
-            log.info("collector %s (%s) started: lane %s, egress %s, clock %+.4f s off the "
-                     "database's", me.name, me.collector_uuid, me.lane.value, me.egress_key,
-                     sample.offset)
-            if abandoned:
-                log.info("jobs %s of the previous process: their leases ended now, so they "
-                         "are reclaimed at once", abandoned)
-            return await self._serve(pool, me)
-        finally:
+        except BaseException:
             await pool.close()
+            raise
+        log.info("collector %s (%s) started: lane %s, egress %s, clock %+.4f s off the "
+                 "database's", me.name, me.collector_uuid, me.lane.value, me.egress_key,
+                 sample.offset)
+        if abandoned:
+            log.info("jobs %s of the previous process: their leases ended now, so they "
+                     "are reclaimed at once", abandoned)
+        return pool, me
 
     async def _serve(self, pool, me: CollectorRef) -> int:  # type: ignore[no-untyped-def]
         s = self.settings

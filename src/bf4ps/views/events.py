@@ -12,7 +12,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows
 from bf4ps.queue.events import EventType
-from bf4ps.views.fields import CollectorName, Moment, PersonaParam, PlatformName, SoldierName
+from bf4ps.views.fields import (
+    CollectorName,
+    EgressKey,
+    Moment,
+    PersonaParam,
+    PlatformName,
+    SoldierName,
+)
 
 WINDOWS = {"15m": 900, "1h": 3600, "6h": 21600, "24h": 86400, "7d": 604800, "30d": 2592000,
            "180d": 15552000}
@@ -61,10 +68,11 @@ class EventFilter:
     until: datetime | None = None
     limit: int = 100
     name: str | None = None  # the soldier's current or a former name, any case
+    egress: str | None = None  # the rate-limit domain (egress key), exact
 
     def params(self) -> dict[str, Any]:
         return {"persona_id": self.persona_id, "platform": self.platform,
-                "collector": self.collector, "resource": self.resource,
+                "collector": self.collector, "egress": self.egress, "resource": self.resource,
                 "event_type": self.event_type, "since": self.since, "until": self.until,
                 "name": self.name.lower() if self.name else None,
                 "limit": max(1, min(self.limit, 1000))}
@@ -72,8 +80,8 @@ class EventFilter:
     def describe(self) -> str:
         """The filters in use, for 'no events match (name TheOnlyBond, type failed)'."""
         shown = {"name": self.name, "persona": self.persona_id, "platform": self.platform,
-                 "collector": self.collector, "resource": self.resource,
-                 "type": self.event_type, "since": self.since}
+                 "collector": self.collector, "egress": self.egress, "resource": self.resource,
+                 "type": self.event_type, "since": self.since, "until": self.until}
         return ", ".join(f"{k} {v}" for k, v in shown.items() if v is not None)
 
 
@@ -127,6 +135,7 @@ class EventQuery(BaseModel):
     name: SoldierName | None = None  # current or former, any case
     platform: PlatformName | None = None
     collector: CollectorName | None = None
+    egress: EgressKey | None = None
     resource: EventResource | None = None
     type: EventType | None = None
     window: Window = "24h"
@@ -139,7 +148,8 @@ class EventQuery(BaseModel):
         return EventFilter(
             persona_id=self.persona_id, name=self.name,
             platform=self.platform.value if self.platform else None, collector=self.collector,
-            resource=self.resource, event_type=self.type.value if self.type else None,
+            egress=self.egress, resource=self.resource,
+            event_type=self.type.value if self.type else None,
             since=self.since or until - timedelta(seconds=WINDOWS[self.window]), until=until,
             limit=self.limit)
 

@@ -46,6 +46,8 @@ BattlelogUrl = Annotated[str, Strict(), Field(max_length=URL_MAX), AfterValidato
                              "description": "https://battlelog.battlefield.com/bf4/soldier/"
                                             "NAME/stats/PERSONAID/pc/"})]
 CollectorName = Annotated[str, Field(pattern=COLLECTOR_PATTERN, max_length=63)]
+EgressKey = Annotated[str, Strict(), Field(min_length=1, max_length=100),
+                      AfterValidator(_text)]  # an egress key as the collectors gave it
 Reason = Annotated[str, Strict(), Field(max_length=200), AfterValidator(_text)]
 Moment = Annotated[datetime, AfterValidator(_year)]
 PersonaParam = Annotated[int, Field(ge=1, le=PERSONA_MAX)]  # a path or query parameter (text)

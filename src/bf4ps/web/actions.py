@@ -13,13 +13,15 @@ from bf4ps.domain import Platform
 from bf4ps.interactive.inputs import InputError, looks_like_url, parse_soldier_url
 from bf4ps.interactive.submit import RateLimited, Submission, UnknownSoldier, submit
 from bf4ps.views import request_status
+from bf4ps.web import clients
 from bf4ps.web.errors import WebError, from_input
 from bf4ps.web.state import db, state_of
 
 
 def client_key(request: Request) -> str:
-    host = request.client.host if request.client else "unknown"
-    return f"web:{host}"[:100]
+    """The submission limit's client: its address, an IPv6 one by its network (clients.py)."""
+    prefix = state_of(request).settings.client_ipv6_prefix_length
+    return f"web:{clients.network(clients.address(request), prefix)}"[:100]
 
 
 def target_fields(name: object, platform: object, persona_id: object,

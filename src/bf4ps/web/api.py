@@ -175,9 +175,12 @@ async def healthz(request: Request) -> Response:
             responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}},
                              "description": "Prometheus exposition"},
                        401: {"model": ErrorBody, "description": "Bearer token missing or wrong"},
+                       403: {"model": ErrorBody, "description": "No BF4PS_METRICS_TOKEN set "
+                             "and not a scraper on the website's own host"},
                        **errors()})
 async def metrics(request: Request) -> Response:
-    """Prometheus metrics (a bearer token when BF4PS_METRICS_TOKEN is set)."""
+    """Prometheus metrics: a bearer token (BF4PS_METRICS_TOKEN), or without one set, only a
+    scraper on the website's own host (docs/operations.md, Monitoring)."""
     state_of(request).metrics_auth.check(request)
     async with db(request) as conn:
         body = await state_of(request).metrics.render(conn)

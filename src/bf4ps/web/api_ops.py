@@ -28,13 +28,14 @@ BASIC = HTTPBasic(auto_error=False, description="The operator's credentials "
 async def operator(request: Request,
              _: Annotated[HTTPBasicCredentials | None, Depends(BASIC)] = None) -> str:
     """The operator's name; 403 when the console is not configured, 401 without valid
-    credentials (checked in constant time by web/security.py)."""
+    credentials (checked in constant time by web/security.py), 429 while locked out after
+    failed logins."""
     return state_of(request).ops.check(request)
 
 
 Operator = Annotated[str, Depends(operator)]
 router = APIRouter(prefix="/api/ops", dependencies=[Depends(operator), Depends(single_values)],
-                   responses=errors(400, 401, 403))
+                   responses=errors(400, 401, 403, 429))
 
 
 def _figure(path: str, read: Callable[[Conn], Awaitable[object]]) -> None:

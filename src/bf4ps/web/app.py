@@ -109,9 +109,10 @@ def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None
     server (bf4ps web run, uvicorn's factory), whose start settles the heap (settle_heap)."""
     secret = (settings.secret_key.get_secret_value().encode() if settings.secret_key
               else secrets.token_bytes(32))
+    metrics = Metrics()
     web = WebState(settings=settings, templates=_templates(), csrf=Csrf(secret),
-                   ops=OpsAuth(settings), metrics_auth=MetricsAuth(settings),
-                   metrics=Metrics(),
+                   ops=OpsAuth(settings, metrics.login_failed),
+                   metrics_auth=MetricsAuth(settings), metrics=metrics,
                    limits=limits or Limits(settings.submit_limit_requests,
                                            settings.submit_limit_window_seconds),
                    gate=GateDefaults.from_settings(settings), pool=pool,

@@ -34,6 +34,7 @@ from bf4ps.domain import JobKind, Lane
 from bf4ps.gates import circuit
 from bf4ps.views import console
 from bf4ps.web.metrics_capacity import capacity_gauges
+from bf4ps.web.metrics_settings import settings_gauges
 
 BOUNDS_SECONDS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 # width_bucket counts thresholds <= value: value_ms <= b*1000  <=>  value_ms < b*1000 + 1
@@ -149,12 +150,21 @@ class Metrics:
                                       "Web request durations", ["route"],
                                       registry=self.registry,
                                       buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5))
+        self.ops_logins = Counter("bf4ps_ops_login_failures",
+                                  "Operator logins refused: failed (a wrong name or password) "
+                                  "or refused (locked out after failures)", ["outcome"],
+                                  registry=self.registry)
+        for outcome in ("failed", "refused"):
+            self.ops_logins.labels(outcome)  # both series from the start (rate() needs them)
 
     async def render(self, conn: Conn) -> bytes:
         await self.tally.advance(conn)
         families = [*await db_gauges(conn), *self.tally.families()]
         self.snapshot.current = families  # no await between this and the render below
         return generate_latest(self.registry)
+
+    def login_failed(self, outcome: str) -> None:
+        self.ops_logins.labels(outcome).inc()
 
     def observe(self, path: str, method: str, status: int, seconds: float) -> None:
         route = route_group(path)
@@ -188,7 +198,8 @@ async def db_gauges(conn: Conn) -> list[Metric]:
             cov.add_metric([resource, status], n)
     return [depth, cov, *await _fleet_gauges(conn), *await _budget_gauges(conn),
             await _request_gauge(conn), await _circuit_gauge(conn),
-            *await capacity_gauges(conn), *await _scheduler_intake_gauges(conn)]
+            *await capacity_gauges(conn), *await _scheduler_intake_gauges(conn),
+            *await settings_gauges(conn)]
 
 
 async def _circuit_gauge(conn: Conn) -> Metric:

@@ -1,7 +1,7 @@
 """Security: response headers, a request body limit, CSRF tokens (signed double submit), the
 operator console's Basic authentication (constant-time compare; refused outright when no
-credentials are configured, unless the local demo switch is on) and the optional bearer token
-of /metrics."""
+credentials are configured, unless the local demo switch is on; failed logins limited and
+logged) and the bearer token of /metrics."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ import binascii
 import hashlib
 import hmac
 import json
+import logging
+import math
 import secrets
+from collections.abc import Callable
 
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
@@ -18,7 +21,11 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bf4ps.settings import Settings
+from bf4ps.web import clients
 from bf4ps.web.errors import WebError
+from bf4ps.web.login_limit import LoginLimiter, LoginPolicy, retry_header
+
+log = logging.getLogger("bf4ps.web.login")
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
@@ -153,33 +160,69 @@ def set_csrf_cookie(response: Response, token: str, request: Request) -> None:
 
 
 class OpsAuth:
-    """HTTP Basic for /ops and /api/ops/*."""
+    """HTTP Basic for /ops and /api/ops/*, failed logins limited per client network and per
+    account (login_limit.py), each one logged and counted."""
 
     REALM = 'Basic realm="BF4PS operator console", charset="UTF-8"'
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings,
+                 counted: Callable[[str], None] = lambda outcome: None) -> None:
         password = settings.ops_password.get_secret_value() if settings.ops_password else ""
         self._user = (settings.ops_username or "").encode()
         self._password = password.encode()
         self.configured = bool(self._user and self._password)
         self.demo = settings.ops_local_demo
+        self.limiter = LoginLimiter(LoginPolicy(
+            free=settings.ops_login_free_failures, delay=settings.ops_login_delay_seconds,
+            max_delay=settings.ops_login_max_delay_seconds,
+            forget_after=settings.ops_login_forget_seconds))
+        self._prefix = settings.client_ipv6_prefix_length
+        self._counted = counted
 
     def check(self, request: Request) -> str:
         """The operator's name, or a WebError: 403 when the console is not configured, 401
-        when the credentials are missing or wrong."""
+        when the credentials are missing or wrong, 429 while the client or the account is
+        locked out after failed logins."""
         if not self.configured:
             if self.demo:
                 return "local-demo"
             raise WebError(403, "the operator console is disabled: set BF4PS_OPS_USERNAME and "
                                 "BF4PS_OPS_PASSWORD (or BF4PS_OPS_LOCAL_DEMO=true on a local "
                                 "demo)")
-        user, password = _basic(request.headers.get("authorization", ""))
+        header = request.headers.get("authorization", "")
+        if not header:  # a browser's first request, before it shows the password dialog
+            raise WebError(401, "operator credentials required",
+                           headers={"WWW-Authenticate": self.REALM})
+        user, password = _basic(header)
+        host = clients.address(request)
+        keys = (f"client:{clients.network(host, self._prefix)}",
+                "account:" + user[:64].decode("utf-8", "replace"))
+        locked = self.limiter.retry_after(*keys)
+        if locked > 0:
+            self._log("refused", host, user, self.limiter.failed_count(*keys), locked)
+            raise WebError(429, f"too many failed operator logins: retry in "
+                                f"{retry_header(locked)} s",
+                           headers={"Retry-After": retry_header(locked)})
         ok_user = hmac.compare_digest(user, self._user)
         ok_password = hmac.compare_digest(password, self._password)
         if not (ok_user and ok_password):
-            raise WebError(401, "operator credentials required",
-                           headers={"WWW-Authenticate": self.REALM})
+            failures, lock = self.limiter.failed(*keys)
+            self._log("failed", host, user, failures, lock)
+            headers = {"WWW-Authenticate": self.REALM}
+            if lock > 0:
+                headers["Retry-After"] = retry_header(lock)
+            raise WebError(401, "operator credentials required", headers=headers)
+        self.limiter.succeeded(*keys)
         return user.decode("utf-8", "replace")
+
+    def _log(self, outcome: str, host: str, user: bytes, failures: int, lock: float) -> None:
+        """One line per failed or refused login, the client first (docs/operations.md: the
+        fail2ban filter); the user name as a JSON string, so it cannot forge a line."""
+        self._counted(outcome)
+        name = json.dumps(user[:64].decode("utf-8", "replace"))
+        log.warning("ops login %s: client=%s network=%s failures=%d retry_after=%d user=%s",
+                    outcome, host, clients.network(host, self._prefix), failures,
+                    math.ceil(lock), name)
 
 
 def _basic(header: str) -> tuple[bytes, bytes]:
@@ -195,16 +238,24 @@ def _basic(header: str) -> tuple[bytes, bytes]:
 
 
 class MetricsAuth:
-    """/metrics is open unless BF4PS_METRICS_TOKEN is set; then it needs that bearer token
-    (Prometheus: `authorization: {credentials: …}` in the scrape config)."""
+    """/metrics needs `Authorization: Bearer <BF4PS_METRICS_TOKEN>`. Without a token set, it
+    answers only a scraper on the website's own host: the website bound to a loopback
+    address, the connection from loopback and no proxy's forwarding header on it; anyone else
+    gets 403 naming the setting (docs/operations.md, Monitoring)."""
 
     def __init__(self, settings: Settings) -> None:
         token = settings.metrics_token.get_secret_value() if settings.metrics_token else ""
         self._token = token.encode()
+        self._loopback_bound = clients.is_loopback(settings.web_host)
 
     def check(self, request: Request) -> None:
         if not self._token:
-            return
+            if self._loopback_bound and clients.direct_from_loopback(request):
+                return
+            raise WebError(403, "/metrics needs a bearer token: set BF4PS_METRICS_TOKEN (and "
+                                "give Prometheus the same), or scrape it on the website's "
+                                "own host with the website bound to 127.0.0.1 and no proxy "
+                                "in between")
         scheme, _, value = request.headers.get("authorization", "").partition(" ")
         given = value.strip().encode() if scheme.lower() == "bearer" else b""
         if not hmac.compare_digest(given, self._token):

@@ -27,6 +27,7 @@ WITH stored AS (
            OR (e.soldier_id IS NULL AND e.persona_id = %(persona_id)s))
       AND (%(platform)s::text IS NULL OR e.platform = %(platform)s)
       AND (%(collector)s::text IS NULL OR lower(e.collector_name) = lower(%(collector)s))
+      AND (%(egress)s::text IS NULL OR e.egress_key = %(egress)s)
       AND (%(resource)s::text IS NULL OR e.resource = %(resource)s)
       AND (%(event_type)s::text IS NULL OR e.event_type = %(event_type)s
            OR (%(event_type)s = 'claimed' AND e.claimed_at IS NOT NULL)

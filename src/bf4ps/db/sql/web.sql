@@ -191,3 +191,20 @@ ORDER BY source_name
 -- Seconds until the restore guard (migration 0013) lets collectors send again; 0: no hold.
 SELECT greatest(0, COALESCE(extract(epoch FROM hold_until - now()), 0))::float8 AS seconds
 FROM restore_guard
+
+-- name: web_metrics_settings_changed
+-- When each kind of fleet setting (gate, budget, shares) last changed by the audited commands.
+SELECT setting, extract(epoch FROM max(changed_at))::float8 AS changed_at
+FROM fleet_settings_changes
+GROUP BY setting
+ORDER BY setting
+
+-- name: web_metrics_gate_pacing
+-- Each egress's pacing as the gate holds it, whoever set it (an alert compares its changes
+-- with the audited ones).
+SELECT egress_key, min_interval_seconds, window_requests
+FROM egress_gates
+ORDER BY egress_key
+
+-- name: web_metrics_budget_window
+SELECT window_seconds FROM fleet_budget
