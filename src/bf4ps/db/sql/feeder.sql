@@ -12,11 +12,14 @@ WHERE lane = %(lane)s AND (status <> 'pending' OR eligible_at <= clock_timestamp
 
 -- name: feed_class
 -- Materialize up to n jobs of one activity class and resource, FIFO by eligible_since, skipping
--- pairs that already have a job; created events in the same statement. The rank is the time
--- the job enters the queue plus its class's aging offset (plus its position, keeping FIFO), so
--- a queued bootstrap job waits at most its offset behind later higher-class work.
+-- pairs that already have a job; created events in the same statement. The rank is the feeding
+-- pass's time (now(): its transaction's start, one for every resource of the pass) plus its class's aging offset plus
+-- its position, keeping FIFO: so a queued bootstrap job waits at most its offset behind later
+-- higher-class work, and the resources of one pass interleave (the k-th job of each resource
+-- ranks together) instead of all of one resource's jobs ranking before the next resource's.
+-- A due resource's job carries why it is due (collection_state.due_reason).
 WITH picked AS (
-    SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status,
+    SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status, cs.due_reason,
            row_number() OVER (ORDER BY cs.eligible_since, cs.soldier_id) AS pos
     FROM collection_state cs
     WHERE cs.activity_class = %(activity_class)s AND cs.resource = %(resource)s
@@ -28,8 +31,9 @@ WITH picked AS (
 ), made AS (
     INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason)
     SELECT soldier_id, resource, 'background', %(priority_class)s,
-           clock_timestamp() + make_interval(secs => %(aging_seconds)s + pos * 1e-6),
-           CASE WHEN status = 'due' THEN 'active_refresh' ELSE 'bootstrap' END
+           now() + make_interval(secs => %(aging_seconds)s + pos * 1e-6),
+           CASE WHEN status = 'due' THEN coalesce(due_reason, 'active_refresh')
+                ELSE 'bootstrap' END
     FROM picked
     ORDER BY soldier_id
     ON CONFLICT DO NOTHING
@@ -99,10 +103,14 @@ WHERE (activity_class = 'active'
        AND activity_at < clock_timestamp() - make_interval(secs => %(recent_seconds)s))
 
 -- name: due_sweep
--- Active soldiers whose collected resources went stale become due (eligible again).
-UPDATE collection_state
-SET status = 'due', eligible_since = next_due_at, updated_at = clock_timestamp()
+-- Active soldiers whose collected resources went stale become due (eligible again), once they
+-- are off the server: a soldier in an open play session is collected after it.
+UPDATE collection_state cs
+SET status = 'due', due_reason = NULL, eligible_since = next_due_at,
+    updated_at = clock_timestamp()
 WHERE status = 'current' AND activity_class = 'active' AND next_due_at <= clock_timestamp()
+  AND NOT EXISTS (SELECT 1 FROM play_sessions p
+                  WHERE p.soldier_id = cs.soldier_id AND p.ended_at IS NULL)
 
 -- name: collectors_mark_silent
 -- The scheduler's heartbeat detector: healthy collectors silent too long become lost, once,
