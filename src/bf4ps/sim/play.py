@@ -44,7 +44,7 @@ class PlaySession:
 
     @property
     def seconds(self) -> float:
-        """Simulated seconds played (the duration at speed 1)."""
+        """Wall-clock seconds (the simulated seconds played are `speed` times more)."""
         return self.end - self.start
 
 

@@ -75,7 +75,7 @@ $$;
 -- their last success is older than min_age_seconds and before the session's last sighting (a
 -- success after it already brackets it). Resources never collected, waiting to retry or
 -- parked keep their state (they are wanted anyway, or cannot be had). Returns the sessions
--- whose final refresh was made.
+-- whose final refresh was considered (made due, or not needed).
 CREATE FUNCTION bf4ps_close_sessions(source_now timestamptz, gap_seconds float8,
                                      resources text[], min_age_seconds float8)
 RETURNS integer LANGUAGE plpgsql AS $$
