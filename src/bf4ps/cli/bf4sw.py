@@ -96,13 +96,15 @@ async def sync(ctx: click.Context, once: bool, batch_size: int, queue_first_jobs
               help="Share of personas that play sessions by the shared schedule (sim/play.py; "
                    "give the Battlelog simulator the same share, --rate as its speed and "
                    "--play-anchor).")
+@click.option("--activity", default=1.0, show_default=True, type=click.FloatRange(0.0, 10.0),
+              help="Volume of random sightings, new soldiers and renames (x the census).")
 @click.option("--play-anchor", default=None, type=float,
               help="Unix time the session schedule starts from (default 2026-01-01).")
 @click.pass_context
 @run_async
 async def simulate_bf4sw(ctx: click.Context, soldiers: int, live: bool, rate: float,
                          tick: float, seed: int, reset: bool, session_players: float,
-                         play_anchor: float | None) -> None:
+                         activity: float, play_anchor: float | None) -> None:
     """Fill (and with --live keep moving) BF4SW's bf4_player_aliases table."""
     import time
 
@@ -132,7 +134,7 @@ async def simulate_bf4sw(ctx: click.Context, soldiers: int, live: bool, rate: fl
             counts = await sim_live.run(
                 conn, soldiers=await _personas(conn, soldiers), rate=rate, tick=tick,
                 seed=seed, stop=stop, report=lambda c: click.echo(_live_line(c)),
-                schedule=schedule)
+                schedule=schedule, rates=sim_live.LiveRates().scaled(activity))
         click.echo(f"stopped: {_live_line(counts)}")
 
 

@@ -200,7 +200,8 @@ class Demo:
         c.start("scheduler", "scheduler", "run")
         c.start("bf4sw-live", "simulate", "bf4sw", "--live", "--rate", f"{self.opts.speed}",
                 "--soldiers", str(self.opts.soldiers), "--seed", "7", "--session-players",
-                f"{timescale.SESSION_PLAYERS}", "--play-anchor", f"{self.anchor}")
+                f"{timescale.SESSION_PLAYERS}", "--play-anchor", f"{self.anchor}",
+                "--activity", f"{timescale.ACTIVITY}")
         for i in range(self.opts.collectors):
             c.start(f"collector-{i + 1:02d}", "collector", "run", "--name", f"demo-{i + 1:02d}",
                     "--egress", f"demo-egress-{i + 1:02d}", "--source-address",

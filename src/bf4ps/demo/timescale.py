@@ -22,15 +22,18 @@ from bf4ps.domain import Resource
 DEFAULT_SPEED = 60.0  # an hour a minute
 PACE_SECONDS = 1.0  # each demo egress: one request a second (plus its margin)
 SYNC_SECONDS = 2.0  # BF4PS_BF4SW_SYNC_SECONDS: reconciliation every 10 s
-SESSION_PLAYERS = 0.03  # share of the BF4SW population playing sessions by the schedule
+SESSION_PLAYERS = 0.01  # share of the BF4SW population playing sessions by the schedule
+# random sightings, new soldiers and renames at a fifth of the census's volume: at the demo's
+# capacity (four egresses at a request a second) the players' sessions stay visible
+ACTIVITY = 0.2
 POLICY_SCALED = (
     "freshness_detailed_seconds", "freshness_profile_seconds", "freshness_weapons_seconds",
     "freshness_vehicles_seconds", "interactive_min_age_seconds", "active_window_seconds",
     "recent_window_seconds", "session_gap_seconds", "session_refresh_seconds",
     "scheduled_profile_seconds")
-# the demo brackets every session, and shows weapon and vehicle gains per session too (the
-# fleet defaults: detailed only, at most weekly, which the documented budget affords)
-FINAL_REFRESH = (Resource.DETAILED, Resource.WEAPONS, Resource.VEHICLES)
+# the demo brackets every session (the fleet default: at most weekly, which the documented
+# budget affords); weapons and vehicles are collected once per newly active soldier
+FINAL_REFRESH = (Resource.DETAILED,)
 
 
 def policy_overrides(speed: float) -> dict[str, object]:

@@ -74,7 +74,8 @@ $$;
 -- whose final refresh is not made yet makes its resources due, reason final_refresh, when
 -- their last success is older than min_age_seconds and before the session's last sighting (a
 -- success after it already brackets it). Resources never collected, waiting to retry or
--- parked keep their state (they are wanted anyway, or cannot be had). Returns the sessions
+-- parked keep their state (they are wanted anyway, or cannot be had). The resource is eligible
+-- since the session ended (its last sighting): FIFO within its class. Returns the sessions
 -- whose final refresh was considered (made due, or not needed).
 CREATE FUNCTION bf4ps_close_sessions(source_now timestamptz, gap_seconds float8,
                                      resources text[], min_age_seconds float8)
@@ -91,7 +92,8 @@ BEGIN
         RETURNING soldier_id, last_seen_at
     ), marked AS (
         UPDATE collection_state cs
-        SET status = 'due', due_reason = 'final_refresh', eligible_since = clock_timestamp(),
+        SET status = 'due', due_reason = 'final_refresh',
+            eligible_since = LEAST(c.last_seen_at, clock_timestamp()),
             updated_at = clock_timestamp()
         FROM closing c
         WHERE cs.soldier_id = c.soldier_id AND cs.resource = ANY(resources)

@@ -10,6 +10,12 @@ SELECT pg_try_advisory_xact_lock(4849502020) AS locked
 SELECT count(*) AS n FROM collection_jobs
 WHERE lane = %(lane)s AND (status <> 'pending' OR eligible_at <= clock_timestamp())
 
+-- name: queued_by_resource
+-- A class's background jobs per resource (the live queue is bounded: the working set).
+SELECT resource, count(*) AS n FROM collection_jobs
+WHERE lane = 'background' AND priority_class = %(priority_class)s
+GROUP BY resource
+
 -- name: feed_class
 -- Materialize up to n jobs of one activity class and resource, FIFO by eligible_since, skipping
 -- pairs that already have a job; created events in the same statement. The rank is the feeding

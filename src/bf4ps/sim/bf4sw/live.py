@@ -43,6 +43,10 @@ class LiveRates:
     new_per_day: float = 2_400.0
     renames_per_day: float = 60.0
 
+    def scaled(self, factor: float) -> LiveRates:
+        return LiveRates(self.sightings_per_day * factor, self.new_per_day * factor,
+                         self.renames_per_day * factor)
+
 
 @dataclass(slots=True)
 class LiveCounts:
