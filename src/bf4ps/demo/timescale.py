@@ -36,11 +36,19 @@ POLICY_SCALED = (
 FINAL_REFRESH = (Resource.DETAILED,)
 
 
+# a soldier's four resources fed together (no watermarks, equal weights): every soldier the
+# home page links has weapons and vehicles, not only the detailed stats bootstrap starts with
+MIX = {"watermark_profile": 0.0, "watermark_weapons": 0.0, "watermark_vehicles": 0.0,
+       "weight_detailed": 1.0, "weight_profile": 1.0, "weight_weapons": 1.0,
+       "weight_vehicles": 1.0}
+
+
 def policy_overrides(speed: float) -> dict[str, object]:
     shipped = policy_mod.Policy()
     out: dict[str, object] = {k: float(getattr(shipped, k)) / speed for k in POLICY_SCALED}
     out["final_refresh_resources"] = [r.value for r in FINAL_REFRESH]
     out["final_refresh_min_age_seconds"] = 0
+    out.update(MIX)
     return out
 
 

@@ -109,3 +109,7 @@ $$;
 -- scheduled_profile's sweep: the oldest current profiles, without reading the others
 CREATE INDEX ix_state_profile_age ON collection_state (last_success_at)
     WHERE resource = 'profile' AND status = 'current';
+
+-- the feeder's final refreshes, first within their class (db/sql/feeder.sql feed_class)
+CREATE INDEX ix_state_final_refresh ON collection_state (activity_class, resource, eligible_since)
+    WHERE status = 'due' AND due_reason = 'final_refresh';

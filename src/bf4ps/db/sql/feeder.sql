@@ -18,21 +18,37 @@ GROUP BY resource
 
 -- name: feed_class
 -- Materialize up to n jobs of one activity class and resource, FIFO by eligible_since, skipping
--- pairs that already have a job; created events in the same statement. The rank is the feeding
--- pass's time (now(): its transaction's start, one for every resource of the pass) plus its class's aging offset plus
+-- pairs that already have a job; created events in the same statement. Final refreshes come
+-- first within their class (ix_state_final_refresh): their snapshot closes a session only if
+-- it is taken before the soldier plays again, which holds for no other work; class shares
+-- (fairness between classes) are untouched. The rank is the feeding pass's time (now(): its
+-- transaction's start, one for every resource of the pass) plus its class's aging offset plus
 -- its position, keeping FIFO: so a queued bootstrap job waits at most its offset behind later
 -- higher-class work, and the resources of one pass interleave (the k-th job of each resource
--- ranks together) instead of all of one resource's jobs ranking before the next resource's.
--- A due resource's job carries why it is due (collection_state.due_reason).
-WITH picked AS (
-    SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status, cs.due_reason,
-           row_number() OVER (ORDER BY cs.eligible_since, cs.soldier_id) AS pos
-    FROM collection_state cs
-    WHERE cs.activity_class = %(activity_class)s AND cs.resource = %(resource)s
-      AND cs.status IN ('never_attempted', 'due')
-      AND NOT EXISTS (SELECT 1 FROM collection_jobs j
-                      WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
-    ORDER BY cs.eligible_since, cs.soldier_id
+-- ranks together). A due resource's job carries why it is due (collection_state.due_reason).
+WITH candidates AS (
+    (SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status, cs.due_reason, 0 AS tier
+     FROM collection_state cs
+     WHERE cs.activity_class = %(activity_class)s AND cs.resource = %(resource)s
+       AND cs.status = 'due' AND cs.due_reason = 'final_refresh'
+       AND NOT EXISTS (SELECT 1 FROM collection_jobs j
+                       WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
+     ORDER BY cs.eligible_since, cs.soldier_id
+     LIMIT %(n)s)
+    UNION ALL
+    (SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status, cs.due_reason, 1
+     FROM collection_state cs
+     WHERE cs.activity_class = %(activity_class)s AND cs.resource = %(resource)s
+       AND cs.status IN ('never_attempted', 'due')
+       AND cs.due_reason IS DISTINCT FROM 'final_refresh'
+       AND NOT EXISTS (SELECT 1 FROM collection_jobs j
+                       WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
+     ORDER BY cs.eligible_since, cs.soldier_id
+     LIMIT %(n)s)
+), picked AS (
+    SELECT c.*, row_number() OVER (ORDER BY c.tier, c.eligible_since, c.soldier_id) AS pos
+    FROM candidates c
+    ORDER BY c.tier, c.eligible_since, c.soldier_id
     LIMIT %(n)s
 ), made AS (
     INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason)
