@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any
 
 from pydantic.fields import FieldInfo
@@ -79,6 +80,19 @@ POLICY_HELP = {
     "circuit_probe_seconds": "While open, one held job is released (a probe) this often.",
     "circuit_close_successes": "Successes while open that close the circuit again.",
     "circuit_hold_seconds": "Held jobs are retried after this at the latest, open or not.",
+    "session_gap_seconds": ("A soldier unseen by BF4SW this long has ended his play session "
+                            "(keep it well above the reconciliation interval)."),
+    "final_refresh_resources": ("Resources an ended session makes due once (final_refresh), "
+                                "so that a snapshot closes it; e.g. [\"detailed\", "
+                                "\"weapons\"]."),
+    "final_refresh_min_age_seconds": ("... when older than this (the freshness interval does "
+                                      "not apply; 0: every session is bracketed, about 1,040 "
+                                      "requests/h more at the documented census)."),
+    "session_refresh_seconds": ("A session longer than this refreshes detailed each interval "
+                                "(active_refresh)."),
+    "scheduled_profile_seconds": ("Every known soldier's profile is refreshed this often, "
+                                  "active or not (scheduled_profile); 0: never."),
+    "scheduled_profile_batch": "Profiles the sweep makes due at most per run.",
     "event_retention_days": "Collector events older than this are removed.",
     "history_retention_days": "Fleet-history records (the console's charts) older than this "
                               "are removed.",
@@ -91,6 +105,8 @@ POLICY_HELP = {
 def _default(field: FieldInfo) -> Any:
     if field.default_factory is not None:
         return "(computed)"
+    if isinstance(field.default, tuple):  # a tuple of enum members shows their values
+        return tuple(v.value if isinstance(v, Enum) else v for v in field.default)
     return field.default
 
 

@@ -132,9 +132,14 @@ class SourceType(StrEnum):
 
 
 class JobReason(StrEnum):
+    """Why a job exists (collection_jobs.reason, and the `created` event's result). A due
+    resource's job takes the reason it was made due for (collection_state.due_reason)."""
+
     BF4SW_DISCOVERY = "bf4sw_discovery"
     BOOTSTRAP = "bootstrap"
-    ACTIVE_REFRESH = "active_refresh"
+    ACTIVE_REFRESH = "active_refresh"  # stale while active, or a long play session
+    FINAL_REFRESH = "final_refresh"  # a play session ended: the snapshot that closes it
+    SCHEDULED_PROFILE = "scheduled_profile"  # the slow profile cadence, active or not
     RETRY = "retry"
     MANUAL = "manual"
     LOOKUP = "lookup"

@@ -40,6 +40,20 @@ class Policy(BaseModel):
         3600, ge=0, description="A manual request re-collects a resource older than this.")
     active_window_seconds: float = Field(DAY, gt=0)
     recent_window_seconds: float = Field(WEEK, gt=0)
+    # play sessions (scheduler/sessions.py): a soldier unseen for the gap has ended his session;
+    # its final refresh collects these resources once when they are older than the minimum
+    # age (the freshness interval does not apply: it is the snapshot that closes the session;
+    # 0 brackets every session). A stale resource of a soldier on a server waits for his
+    # session's end instead of being collected at the sighting. A session longer than
+    # session_refresh_seconds gets an active refresh of detailed each interval; every known
+    # soldier's profile is refreshed every scheduled_profile_seconds whether active or not
+    # (0: never), at most scheduled_profile_batch made due per sweep.
+    session_gap_seconds: float = Field(1200, gt=0)
+    final_refresh_resources: tuple[Resource, ...] = (Resource.DETAILED,)
+    final_refresh_min_age_seconds: float = Field(WEEK, ge=0)
+    session_refresh_seconds: float = Field(7200, gt=0)
+    scheduled_profile_seconds: float = Field(13 * WEEK, ge=0)
+    scheduled_profile_batch: int = Field(500, ge=1, le=100_000)
     # fairness: rank offsets (aging) and feeder shares per class
     aging_recent_seconds: float = Field(600, ge=0)
     aging_bootstrap_seconds: float = Field(1800, ge=0)

@@ -27,7 +27,7 @@ from bf4ps.cli.bf4sw import simulate_bf4sw
 from bf4ps.db.connect import Conn, connection
 from bf4ps.domain import PriorityClass, bf4sw_platform
 from bf4ps.policy import Policy
-from bf4ps.scheduler import intake
+from bf4ps.scheduler import activity, intake
 from bf4ps.scheduler.intake import sync_once
 from bf4ps.scheduler.intake_loop import scheduler_intake
 from bf4ps.scheduler.intake_source import source_connection
@@ -361,7 +361,17 @@ async def test_sightings_elevate_soldiers_and_renames_keep_history(conn: Conn, s
                                       "persona_id = %s", [renamed["persona_id"]]))[0]["platform"],
                       renamed["persona_id"]])
     report = await sync_once(conn, src, POLICY, reconcile_every=0)
-    assert (report.soldiers_new, report.jobs_created, report.marked_due) == (1, 1, 1)
+    # the stale soldier is on a server now: his stale detailed waits for the session's end
+    assert (report.soldiers_new, report.jobs_created, report.marked_due) == (1, 1, 0)
+    assert report.sessions_opened == 6 and report.sessions_closed == 0
+    assert (await state(conn, stale["soldier_id"], "detailed"))["status"] == "current"
+    assert await activity.mark_due(conn) == 0  # nor does the due sweep take it meanwhile
+    await conn.execute("UPDATE play_sessions SET ended_at = now() WHERE soldier_id = %s",
+                       [stale["soldier_id"]])  # he left (due a day after that success)
+    await conn.execute("UPDATE collection_state SET next_due_at = last_success_at + interval "
+                       "'1 day' WHERE soldier_id = %s AND resource = 'detailed'",
+                       [stale["soldier_id"]])
+    assert await activity.mark_due(conn) == 1
     assert report.jobs_promoted == 3  # boot, recent, renamed (stale/fresh have no job left)
     jobs = {j["soldier_id"]: j for j in await rows(conn, "SELECT * FROM collection_jobs")}
     for s in (boot, recent, renamed):
@@ -372,7 +382,7 @@ async def test_sightings_elevate_soldiers_and_renames_keep_history(conn: Conn, s
                                 "'promoted'", [job["job_id"]])
     assert stale["soldier_id"] not in jobs and fresh["soldier_id"] not in jobs  # feeder's work
     due = await state(conn, stale["soldier_id"], "detailed")
-    assert due["status"] == "due" and due["eligible_since"] > datetime.now(UTC) - DAY / 24
+    assert due["status"] == "due" and due["due_reason"] is None  # active_refresh
     assert (await state(conn, stale["soldier_id"], "weapons"))["status"] == "current"
     assert (await state(conn, boot["soldier_id"], "weapons"))["activity_class"] == "active"
     assert (await state(conn, fresh["soldier_id"], "detailed"))["status"] == "current"

@@ -752,3 +752,28 @@ async def test_hostile_input_gets_4xx_with_a_message(
     else:
         assert "<h1>" in r.text or "alert" in r.text
     assert "<script>alert(1)</script>" not in r.text
+
+
+async def test_the_last_session_endpoint_answers_from_its_read_model(
+        client: httpx.AsyncClient, conn: Conn) -> None:
+    """The last-session report (views/last_session.py): in the generated document, 404 for a
+    soldier not known, no session for one never seen playing, the session once he played."""
+    from bf4ps.views.last_session import LastSession, PlaySession
+
+    spec = (await client.get("/openapi.json")).json()
+    path = "/api/soldiers/{platform}/{persona_id}/last-session"
+    assert path in spec["paths"]
+    schemas = spec["components"]["schemas"]
+    assert set(schemas["LastSession"]["properties"]) == set(LastSession.model_fields)
+    assert set(schemas["PlaySession"]["properties"]) == set(PlaySession.model_fields)
+    missing = await client.get("/api/soldiers/pc/4246/last-session")
+    assert missing.status_code == 404 and "not known" in missing.json()["error"]
+    sid = await make_soldier(conn, 4246, name="Session Reader")
+    none = await client.get("/api/soldiers/pc/4246/last-session")
+    assert none.status_code == 200 and none.json()["session"] is None
+    await conn.execute("INSERT INTO play_sessions (soldier_id, server_name, started_at, "
+                       "last_seen_at) VALUES (%s, 'Metro 24/7', now() - interval '1 hour', "
+                       "now() - interval '20 minutes')", [sid])
+    got = (await client.get("/api/soldiers/pc/4246/last-session")).json()["session"]
+    assert (got["server_name"], got["duration_seconds"], got["closing"]) == (
+        "Metro 24/7", 2400, "playing")

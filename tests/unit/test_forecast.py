@@ -65,11 +65,14 @@ def test_the_shipped_sums_of_the_old_policy_do_not_fit_and_a_change_is_named() -
     old = Policy(freshness_detailed_seconds=DAY, freshness_profile_seconds=7 * DAY,
                  freshness_weapons_seconds=7 * DAY, freshness_vehicles_seconds=7 * DAY)
     fc = forecast(documented(policy=old))
-    # detailed daily ~1,042/h, three weekly ~434/h each (profile's two requests): ~2,780/h
-    assert fc.demand_per_hour == pytest.approx(25_000 / 24 + 73_000 / 168 * 4, rel=1e-6)
+    # detailed daily ~1,042/h, three weekly ~434/h each (profile's two requests): ~2,780/h;
+    # and scheduled_profile: 190,000 profiles (two requests each) every 13 weeks, ~174/h
+    scheduled = 190_000 * 2 / (91 * 24)
+    assert fc.demand_per_hour == pytest.approx(25_000 / 24 + 73_000 / 168 * 4 + scheduled,
+                                               rel=1e-6)
     assert not fc.fits and fc.shortfall_per_hour > 1_000
     assert fc.capacity.per_hour == 1296  # 8 egresses pace 5,760/h: the budget binds
-    assert fc.egresses_needed == 4  # 2,780/h at 720/h an egress
+    assert fc.egresses_needed == 5  # 2,954/h at 720/h an egress
     assert fc.budget_needed_per_hour == pytest.approx(fc.active_per_hour / 0.75)
     assert fc.suggestion and "every" in fc.suggestion
     fixed = forecast(documented(policy=old.model_copy(update=fc.suggested)))
@@ -132,9 +135,26 @@ def test_bootstrap_rate_from_the_history_record() -> None:
 def test_failures_cost_retries_outside_the_active_cap() -> None:
     half = documented(costs={"detailed": cost(ok=0.5), "profile": cost(2.0), "weapons": cost(),
                              "vehicles": cost()})
-    lines = {(d.klass, d.resource): d.requests_per_hour for d in forecast(half).demand}
+    lines = {(d.klass, d.resource): d.requests_per_hour for d in forecast(half).demand
+             if not d.reason}
     assert lines[("retry", "detailed")] == pytest.approx(lines[("active", "detailed")])
     assert ("retry", "weapons") not in lines  # nothing fails: no retry line
     assert lines[("recent", "all")] == 0  # the policy refreshes only active soldiers
     fc = forecast(half)
-    assert fc.active_per_hour == pytest.approx(fc.demand_per_hour - lines[("retry", "detailed")])
+    scheduled = sum(d.requests_per_hour for d in fc.demand if d.reason == "scheduled_profile")
+    assert fc.active_per_hour == pytest.approx(fc.demand_per_hour - scheduled
+                                               - lines[("retry", "detailed")])
+
+
+def test_the_session_reasons_are_counted_in_the_demand() -> None:
+    shipped = {d.reason: d for d in forecast(documented()).demand if d.reason}
+    # a final refresh at most weekly takes the place of the weekly freshness refresh: nothing
+    # more; every known profile every 13 weeks: 190,000 x 2 requests / 2,184 h
+    assert shipped["final_refresh"].requests_per_hour == 0
+    assert shipped["scheduled_profile"].requests_per_hour == pytest.approx(190_000 * 2 / 2184)
+    every = Policy(final_refresh_min_age_seconds=0, scheduled_profile_seconds=0)
+    fc = forecast(documented(policy=every))
+    lines = {d.reason: d for d in fc.demand if d.reason}
+    # every session bracketed: one a day per soldier seen in 24 h, beyond the weekly refresh
+    assert lines["final_refresh"].requests_per_hour == pytest.approx(25_000 / 24 - 73_000 / 168)
+    assert "scheduled_profile" not in lines and not fc.fits

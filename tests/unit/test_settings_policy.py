@@ -65,6 +65,19 @@ def test_progressive_mix_follows_the_watermarks() -> None:
         ("detailed", "profile", "weapons", "vehicles"), 2)
 
 
+def test_a_small_top_up_goes_to_the_resources_with_the_fewest_jobs_queued() -> None:
+    """A feeder topping up two jobs a tick: without the tie rule detailed and profile got every
+    unit and a one-minute demo collected no weapons or vehicles."""
+    queue = {"detailed": 0, "profile": 0, "weapons": 0, "vehicles": 0}
+    for _ in range(20):  # twenty ticks, each feeding two jobs (none collected meanwhile)
+        for resource, n in resource_quota("active", 2, Policy(), {}, queue).items():
+            queue[resource] += n
+    assert queue == dict.fromkeys(queue, 10)
+    assert resource_quota("active", 1, Policy(), {}, {"detailed": 3, "profile": 1,
+                                                       "weapons": 0, "vehicles": 2}) == {
+        "detailed": 0, "profile": 0, "weapons": 1, "vehicles": 0}
+
+
 def test_the_battlelog_session_file_is_read_checked_and_never_shown(tmp_path: Path) -> None:
     secret = tmp_path / "session"
     assert Settings(battlelog_session_file=None).battlelog_session() is None

@@ -91,15 +91,30 @@ async def sync(ctx: click.Context, once: bool, batch_size: int, queue_first_jobs
               type=click.FloatRange(min=0.05), help="Seconds between live ticks.")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--reset", is_flag=True, help="Empty the table and fill it again.")
+@click.option("--session-players", default=0.0, show_default=True,
+              type=click.FloatRange(0.0, 1.0),
+              help="Share of personas that play sessions by the shared schedule (sim/play.py; "
+                   "give the Battlelog simulator the same share, --rate as its speed and "
+                   "--play-anchor).")
+@click.option("--activity", default=1.0, show_default=True, type=click.FloatRange(0.0, 10.0),
+              help="Volume of random sightings, new soldiers and renames (x the census).")
+@click.option("--play-anchor", default=None, type=float,
+              help="Unix time the session schedule starts from (default 2026-01-01).")
 @click.pass_context
 @run_async
 async def simulate_bf4sw(ctx: click.Context, soldiers: int, live: bool, rate: float,
-                         tick: float, seed: int, reset: bool) -> None:
+                         tick: float, seed: int, reset: bool, session_players: float,
+                         activity: float, play_anchor: float | None) -> None:
     """Fill (and with --live keep moving) BF4SW's bf4_player_aliases table."""
     import time
 
     from bf4ps.sim.bf4sw import live as sim_live
     from bf4ps.sim.bf4sw import population
+    from bf4ps.sim.play import Schedule
+
+    schedule = Schedule(speed=rate, players=session_players)
+    if play_anchor is not None:
+        schedule = Schedule(speed=rate, anchor=play_anchor, players=session_players)
 
     url = await bf4sw_url(settings_of(ctx))
     async with connection(url) as conn:
@@ -118,7 +133,8 @@ async def simulate_bf4sw(ctx: click.Context, soldiers: int, live: bool, rate: fl
         with stop_on_signals(stop):
             counts = await sim_live.run(
                 conn, soldiers=await _personas(conn, soldiers), rate=rate, tick=tick,
-                seed=seed, stop=stop, report=lambda c: click.echo(_live_line(c)))
+                seed=seed, stop=stop, report=lambda c: click.echo(_live_line(c)),
+                schedule=schedule, rates=sim_live.LiveRates().scaled(activity))
         click.echo(f"stopped: {_live_line(counts)}")
 
 
@@ -138,8 +154,8 @@ def _census_line(row: dict[str, Any]) -> str:
 
 
 def _live_line(c: LiveCounts) -> str:
-    return (f"live: {c.ticks} ticks, {c.sightings} sightings, {c.new_soldiers} new soldiers, "
-            f"{c.renames} renames")
+    return (f"live: {c.ticks} ticks, {c.sightings} sightings, {c.play_sightings} in "
+            f"sessions, {c.new_soldiers} new soldiers, {c.renames} renames")
 
 
 COMMANDS: list[click.Command] = [group]

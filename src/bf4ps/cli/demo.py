@@ -17,8 +17,10 @@ from bf4ps.cli.common import echo_json, settings_of
               help="Run this many seconds, then stop and print a summary.")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535),
               help="Website port (0: any free port).")
-@click.option("--speed", default=5.0, show_default=True, type=click.FloatRange(1, 100),
-              help="Simulated time runs this much faster (latency and pacing ÷ speed).")
+@click.option("--speed", default=60.0, show_default=True, type=click.FloatRange(1, 600),
+              help="The demo's one time factor: simulated seconds per real second, for BF4SW "
+                   "activity, play sessions, Battlelog's counters and BF4PS's refresh policy "
+                   "alike (60: an hour a minute). Collector pacing is not scaled.")
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
 @click.pass_context
 def demo(ctx: click.Context, soldiers: int, collectors: int, duration: float | None,
@@ -43,10 +45,13 @@ def render_summary(result: dict[str, Any]) -> str:
 
     collected = ", ".join(f"{k} {v}" for k, v in result["coverage"]["collected_end"].items())
     violations = result["violations"]
+    progress = result["progress"]
     return (f"summary: {result['requests']['total']} Battlelog requests in "
             f"{result['duration_seconds']:.0f} s; collected (current): {collected or 'none'}; "
             f"{outcome_text(result['outcomes'])}; {budget_text(result['budget'])}; violations: "
-            f"{violations['per_ip']} per IP, {violations['fleet']} fleet")
+            f"{violations['per_ip']} per IP, {violations['fleet']} fleet; "
+            f"{progress['soldiers_with_3_snapshots']} soldiers with 3 snapshots or more, "
+            f"{progress['session_reports']} session reports")
 
 
 COMMANDS: list[click.Command] = [demo]

@@ -64,6 +64,14 @@ def budget_use(capacity: Capacity, seconds: float, sim: dict[str, Any]) -> dict[
     return budget
 
 
+async def progress(conn: Conn) -> dict[str, int]:
+    """Soldiers with three detailed collections or more, and complete last-session reports
+    (an ended session with a snapshot before it and its closing one collected)."""
+    row = await one(conn, "sessions_progress") or {}
+    return {"soldiers_with_3_snapshots": int(row.get("soldiers_with_3_snapshots") or 0),
+            "session_reports": int(row.get("session_reports") or 0)}
+
+
 def collected(coverage: dict[str, dict[str, int]]) -> dict[str, int]:
     return {r: c.get("current", 0) for r, c in coverage.items()}
 
@@ -74,7 +82,8 @@ EMPTY_SIM: dict[str, Any] = {"requests_total": 0, "by_resource": {}, "by_outcome
 
 
 def summary(start: dict[str, Any] | None, end: dict[str, Any] | None, *, seconds: float,
-            capacity: Capacity, happened: dict[str, Any] | None, url: str) -> dict[str, Any]:
+            capacity: Capacity, happened: dict[str, Any] | None, url: str,
+            progress: dict[str, int] | None = None) -> dict[str, Any]:
     """The run's summary; `start`/`end` None when it stopped before the first snapshot."""
     first, last = start or {}, end or start or {}
     sim = last.get("sim") or EMPTY_SIM
@@ -93,4 +102,5 @@ def summary(start: dict[str, Any] | None, end: dict[str, Any] | None, *, seconds
         "budget": budget_use(capacity, seconds, sim),
         "violations": {"per_ip": sim["violations"]["total"],
                        "fleet": sim["fleet"]["violations"]},
+        "progress": progress or {"soldiers_with_3_snapshots": 0, "session_reports": 0},
     }

@@ -24,7 +24,7 @@ import psycopg
 
 from bf4ps.db import embedded, migrate
 from bf4ps.db.connect import connection, ensure_database, with_dbname
-from bf4ps.demo import figures
+from bf4ps.demo import figures, timescale
 from bf4ps.demo.procs import Children
 from bf4ps.demo.show import Progress
 from bf4ps.settings import Settings, child_env
@@ -52,7 +52,7 @@ class DemoOptions:
     collectors: int = 4
     duration: float | None = None
     port: int = 8080
-    speed: float = 5.0
+    speed: float = timescale.DEFAULT_SPEED
     json: bool = False
 
 
@@ -119,12 +119,14 @@ class Demo:
         self.settings = settings
         self.opts = opts
         self.base = settings.data_dir / "demo"
-        self.interval = 5.0 / opts.speed
+        self.interval = timescale.PACE_SECONDS
+        self.anchor = time.time()  # the play schedule starts with the demo
         self.margin = max(0.05, 0.3 * self.interval)
         self.port = opts.port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.password = secrets.token_urlsafe(12)
         self.stop = asyncio.Event()
+        self.progress: dict[str, int] = {}
         self.began = time.monotonic()
         self.since = datetime.now(UTC)
         per_egress = 1.0 / (self.interval + self.margin)
@@ -152,13 +154,16 @@ class Demo:
                  f"({self.opts.soldiers} soldiers)")
         db, sw = await _fresh(server, "bf4ps"), await _fresh(server, "bf4sw")
         await migrate.upgrade(db)
+        async with connection(db) as conn:
+            await timescale.apply(conn, self.opts.speed)
         async with connection(sw) as conn:
             await population.fill(conn, self.opts.soldiers, seed=7)
         if self.stop.is_set():
             return self._summary(None, None, None)
         sim = spawn(SimConfig(
             port=0, speed=self.opts.speed, min_interval=self.interval,
-            penalty=60 / self.opts.speed, fleet_budget=self.budget, fleet_window=BUDGET_WINDOW,
+            penalty=60 / 5, fleet_budget=self.budget, fleet_window=BUDGET_WINDOW,
+            session_players=timescale.SESSION_PLAYERS, play_anchor=self.anchor,
             fault_missing_general=REAL_FAULTS["fault_missing_general"],
             fault_5xx=REAL_FAULTS["fault_5xx"], fault_timeout=REAL_FAULTS["fault_timeout"]))
         children = Children(self.base / "logs", self._env(db, sw, sim.base_url))
@@ -181,7 +186,8 @@ class Demo:
             # a wide jitter margin: the whole fleet shares one small machine here
             "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": f"{self.margin}",
             "BF4PS_HEARTBEAT_SECONDS": "5", "BF4PS_LEASE_SECONDS": "60",
-            "BF4PS_SCHEDULER_TICK_SECONDS": "1", "BF4PS_BF4SW_SYNC_SECONDS": "10",
+            "BF4PS_SCHEDULER_TICK_SECONDS": "1",
+            "BF4PS_BF4SW_SYNC_SECONDS": f"{timescale.SYNC_SECONDS}",
             "BF4PS_SWEEP_SECONDS": "10", "BF4PS_HISTORY_RECORD_SECONDS": "10",
             "BF4PS_OPS_USERNAME": "ops",
             "BF4PS_OPS_PASSWORD": self.password, "BF4PS_WEB_HOST": "127.0.0.1",
@@ -192,8 +198,10 @@ class Demo:
 
     def _start(self, c: Children) -> None:
         c.start("scheduler", "scheduler", "run")
-        c.start("bf4sw-live", "simulate", "bf4sw", "--live", "--rate", "60",
-                "--soldiers", str(self.opts.soldiers), "--seed", "7")
+        c.start("bf4sw-live", "simulate", "bf4sw", "--live", "--rate", f"{self.opts.speed}",
+                "--soldiers", str(self.opts.soldiers), "--seed", "7", "--session-players",
+                f"{timescale.SESSION_PLAYERS}", "--play-anchor", f"{self.anchor}",
+                "--activity", f"{timescale.ACTIVITY}")
         for i in range(self.opts.collectors):
             c.start(f"collector-{i + 1:02d}", "collector", "run", "--name", f"demo-{i + 1:02d}",
                     "--egress", f"demo-egress-{i + 1:02d}", "--source-address",
@@ -226,6 +234,7 @@ class Demo:
             # the terminal's process group) may already be gone
             with contextlib.suppress(psycopg.Error):
                 happened = await figures.outcomes(conn, self.since)
+                self.progress = await figures.progress(conn)
         return self._summary(first, last, happened)
 
     async def _snapshot(self, conn: Any, sim_url: str) -> dict[str, Any] | None:
@@ -239,7 +248,8 @@ class Demo:
     def _summary(self, first: dict[str, Any] | None, last: dict[str, Any] | None,
                  happened: dict[str, Any] | None) -> dict[str, Any]:
         return figures.summary(first, last, seconds=time.monotonic() - self.began,
-                               capacity=self.capacity, happened=happened, url=self.url)
+                               capacity=self.capacity, happened=happened, url=self.url,
+                               progress=self.progress)
 
 
 def _faults_text() -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one
+from bf4ps.db.queries import all_rows, one
 from bf4ps.domain import PriorityClass
 from bf4ps.gates import circuit
 from bf4ps.policy import Policy
@@ -45,7 +45,9 @@ async def _feed_activity(conn: Conn, activity: str, n: int, policy: Policy,
     """Fill up to n for one activity class across resources; unused resource quota flows to
     the other joined resources. A resource whose fleet circuit is open (`blocked`) gets
     nothing: its work waits for the circuit's probes (gates/circuit.py)."""
-    quotas = {r: v for r, v in resource_quota(activity, n, policy, coverage).items()
+    queued = {str(r["resource"]): int(r["n"]) for r in await all_rows(
+        conn, "queued_by_resource", {"priority_class": activity})}
+    quotas = {r: v for r, v in resource_quota(activity, n, policy, coverage, queued).items()
               if r not in blocked}
     made = 0
     for resource in quotas:

@@ -9,6 +9,9 @@
   committed after, a discovery batch read past it (sequence order is not commit order).
 * Each batch also copies the sightings into collection_state's activity class (the feeder's
   view, scheduler/activity.py) and makes work actionable: see intake_materialize.
+* Play sessions (scheduler/sessions.py): each batch records the sightings of soldiers on a
+  server now; each reconciliation, having just looked, closes the sessions unseen for the gap
+  (which makes their final refreshes due).
 
 One importer at a time: each batch transaction takes a transaction-level advisory lock and a
 busy tick is skipped (sync_once reports busy=True). BF4SW is only ever read.
@@ -23,7 +26,7 @@ from typing import Any, cast
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one, q, scalar
 from bf4ps.policy import Policy
-from bf4ps.scheduler import activity
+from bf4ps.scheduler import activity, sessions
 from bf4ps.scheduler import intake_source as src
 from bf4ps.scheduler.intake_materialize import Clocks, materialize
 from bf4ps.scheduler.intake_store import store
@@ -49,6 +52,8 @@ class IntakeReport:
     jobs_created: int = 0
     jobs_promoted: int = 0
     marked_due: int = 0
+    sessions_opened: int = 0
+    sessions_closed: int = 0
     created_by_class: dict[str, int] = field(default_factory=dict)
     batches: int = 0
     reconciled: bool = False
@@ -67,7 +72,8 @@ class IntakeReport:
                 f"{self.aliases_read} read ({self.aliases_skipped} skipped); soldiers "
                 f"+{self.soldiers_new} new, {self.soldiers_updated} updated, {self.names_new} "
                 f"new names; jobs {self.jobs_created} created ({classes or 'none'}), "
-                f"{self.jobs_promoted} promoted; {self.marked_due} marked due; cursor "
+                f"{self.jobs_promoted} promoted; {self.marked_due} marked due; sessions "
+                f"+{self.sessions_opened} opened, {self.sessions_closed} closed; cursor "
                 f"{self.cursor}, watermark {watermark}"
                 f"{' (reconciled)' if self.reconciled else ''}"
                 f"{' (busy: skipped)' if self.busy else ''}")
@@ -86,7 +92,7 @@ class IntakeReport:
 
 COUNTS = ("aliases_new", "aliases_read", "aliases_skipped", "identities", "soldiers_new",
           "soldiers_updated", "names_new", "jobs_created", "jobs_promoted", "marked_due",
-          "batches")
+          "sessions_opened", "sessions_closed", "batches")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +159,7 @@ async def reconcile(bf4ps: Conn, bf4sw: Conn, policy: Policy, opts: Options,
             await _import(bf4ps, bf4sw, keys[start:start + opts.batch_size], policy, opts,
                           report)
     async with bf4ps.transaction():
+        report.sessions_closed += await sessions.close(bf4ps, now, policy)
         await bf4ps.execute(q("intake_watermark_advance"),
                             {"source": RECONCILE, "watermark": now})
     report.reconciled, report.watermark = True, max(now, watermark or now)
@@ -170,6 +177,9 @@ async def _import(bf4ps: Conn, bf4sw: Conn, keys: list[src.Key], policy: Policy,
     clocks = Clocks(await src.source_now(bf4sw), await _now(bf4ps))
     stored = await store(bf4ps, grouped.identities, clocks.now)
     await activity.refresh(bf4ps, [s.soldier_id for s in stored.soldiers], policy)
+    on_server = sessions.playing(stored.soldiers, await src.servers_of(bf4sw, aliases),
+                                 clocks.source_now, policy)
+    report.sessions_opened += await sessions.observe(bf4ps, on_server, policy)
     made = await materialize(bf4ps, stored.soldiers, clocks, policy,
                              bootstrap_jobs=opts.bootstrap_jobs,
                              first_jobs=opts.first_jobs)

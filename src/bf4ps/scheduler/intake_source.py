@@ -67,6 +67,15 @@ class Identity:
             first, last)
 
 
+@dataclass(frozen=True, slots=True)
+class Server:
+    """The server BF4SW last saw a persona on (its optional bf4_server_players table)."""
+
+    guid: str
+    name: str
+    seen_at: datetime
+
+
 def dated(alias: Alias) -> tuple[datetime, datetime] | None:
     """Usable (first, last) times of an alias: a missing one takes the other's value, an
     inverted pair is put in order (BF4PS insists on first <= last); None when both are missing.
@@ -179,3 +188,25 @@ async def aliases_of(conn: Conn, keys: Sequence[Key]) -> list[Alias]:
                   str(r["player_name"] or ""), cast("datetime | None", r["first_seen"]),
                   cast("datetime | None", r["last_seen"]))
             for r in rows]
+
+
+async def servers_of(conn: Conn, aliases: Sequence[Alias]) -> dict[tuple[str, int], Server]:
+    """The server each of these aliases' personas was last seen on, by (BF4PS platform,
+    persona id), from BF4SW's optional bf4_server_players table (empty without it)."""
+    present = await one(conn, "bf4sw_servers_present")
+    if not aliases or not (present and present["present"]):
+        return {}
+    keys = dict.fromkeys((a.platform, a.persona_id) for a in aliases)
+    rows = await all_rows(conn, "bf4sw_servers_of", {
+        "platforms": [k[0] for k in keys], "persona_ids": [k[1] for k in keys]})
+    out: dict[tuple[str, int], Server] = {}
+    for r in rows:
+        platform = bf4sw_platform(str(r["platform"]))
+        if platform is None or r["seen_at"] is None:
+            continue
+        key = (platform.value, cast(int, r["persona_id"]))
+        server = Server(str(r["server_guid"] or "")[:100], str(r["server_name"] or "")[:200],
+                        cast(datetime, r["seen_at"]))
+        if key not in out or server.seen_at > out[key].seen_at:
+            out[key] = server
+    return out

@@ -10,8 +10,12 @@ from bf4ps.policy import Policy
 FEED_CLASSES = ("active", "recent", "bootstrap", "retry")
 
 
-def _split(total: int, weights: dict[str, float]) -> dict[str, int]:
-    """Largest-remainder split of `total` by weights (keys with weight 0 get nothing)."""
+def _split(total: int, weights: dict[str, float],
+           fewest: dict[str, int] | None = None) -> dict[str, int]:
+    """Largest-remainder split of `total` by weights (keys with weight 0 get nothing). Equal
+    remainders go first to the keys with the `fewest` (jobs already queued), then in order:
+    without that, a feeder topping up one or two jobs a tick (a small fleet) would give every
+    unit to the first keys, and the last resources none at all."""
     positive = {k: w for k, w in weights.items() if w > 0}
     if total <= 0 or not positive:
         return dict.fromkeys(weights, 0)
@@ -19,7 +23,8 @@ def _split(total: int, weights: dict[str, float]) -> dict[str, int]:
     exact = {k: total * w / scale for k, w in positive.items()}
     out = {k: int(v) for k, v in exact.items()}
     rest = total - sum(out.values())
-    for k in sorted(exact, key=lambda k: exact[k] - out[k], reverse=True)[:rest]:
+    have = fewest or {}
+    for k in sorted(exact, key=lambda k: (-(exact[k] - out[k]), have.get(k, 0)))[:rest]:
         out[k] += 1
     return {k: out.get(k, 0) for k in weights}
 
@@ -48,8 +53,10 @@ def joined(policy: Policy, coverage: dict[str, dict[str, int]]) -> dict[str, flo
 
 
 def resource_quota(activity: str, n: int, policy: Policy,
-                   coverage: dict[str, dict[str, int]]) -> dict[str, int]:
-    """Active soldiers bypass the bootstrap progression: every resource, equal shares."""
+                   coverage: dict[str, dict[str, int]],
+                   queued: dict[str, int] | None = None) -> dict[str, int]:
+    """Active soldiers bypass the bootstrap progression: every resource, equal shares.
+    `queued`: the class's jobs per resource in the queue now (ties go to the fewest)."""
     if activity == "active":
-        return _split(n, {r.value: 1.0 for r in Resource})
-    return _split(n, joined(policy, coverage))
+        return _split(n, {r.value: 1.0 for r in Resource}, queued)
+    return _split(n, joined(policy, coverage), queued)

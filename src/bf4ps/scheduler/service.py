@@ -25,7 +25,7 @@ from bf4ps.db.queries import all_rows, one, q
 from bf4ps.queue import events, figures
 from bf4ps.queue.events import EventType
 from bf4ps.queue.reaper import reap_expired
-from bf4ps.scheduler import activity, feeder, history, retention
+from bf4ps.scheduler import activity, feeder, history, retention, sessions
 from bf4ps.settings import Settings
 from bf4ps.waiting import sleep_unless_stopped
 
@@ -165,9 +165,11 @@ class Scheduler:
         decayed = await activity.decay(conn, policy)
         due = await activity.mark_due(conn)
         rechecked = await activity.recheck_parked(conn, policy)
-        if decayed or due or rechecked:
-            log.info("sweeps: %d rows decayed, %d became due, %d parked rechecked", decayed,
-                     due, rechecked)
+        long_sessions, profiles = await sessions.sweep(conn, policy)
+        if decayed or due or rechecked or long_sessions or profiles:
+            log.info("sweeps: %d rows decayed, %d became due, %d parked rechecked, %d long "
+                     "sessions refreshed, %d scheduled profiles", decayed, due, rechecked,
+                     long_sessions, profiles)
 
     async def upkeep(self, conn: Conn) -> None:
         policy = await policy_mod.load(conn)

@@ -109,6 +109,7 @@ class DemandLine:
     collections_per_hour: float
     requests_per_hour: float
     note: str = ""
+    reason: str = ""  # a job reason's own demand (final_refresh, scheduled_profile)
 
 
 @dataclass(frozen=True)
@@ -184,12 +185,48 @@ def demand(inputs: Inputs, policy: Policy | None = None) -> tuple[DemandLine, ..
         retries.append(DemandLine("retry", r, 0.0,
                                   per_hour * cost.requests_per_collection - first,
                                   f"{100 * (1 - cost.success_share.value):.1f} % fail"))
+    lines += reason_demand(inputs, pol)
     lines += [d for d in retries if d.requests_per_hour > 0]
     lines.append(DemandLine("recent", "all", 0.0, 0.0, "not refreshed: only active soldiers"))
     if inputs.interactive_per_hour.value > 0:
         lines.append(DemandLine("interactive", "all", 0.0, inputs.interactive_per_hour.value,
                                 inputs.interactive_per_hour.source))
     return tuple(lines)
+
+
+def reason_demand(inputs: Inputs, pol: Policy) -> list[DemandLine]:
+    """The session reasons. final_refresh, in the active class: per ended session (taken as
+    one a day per soldier seen within 24 h, an assumption until sessions are measured), at
+    most one per soldier per final_refresh_min_age_seconds; what it adds is what exceeds the
+    resource's freshness refresh, which the session's end takes the place of (a stale resource
+    of a soldier on a server waits for it). scheduled_profile: every known soldier's profile
+    once per interval (in the soldiers' own classes: counted here as bootstrap)."""
+    pop = inputs.population
+    sessions = pop.seen_within(DAY) / 24
+    lines = []
+    for r in pol.final_refresh_resources:
+        if r.value not in inputs.costs:
+            continue
+        age = pol.final_refresh_min_age_seconds
+        rate = sessions if age <= 0 else min(
+            sessions, refresh_per_hour(age, pop, pol.active_window_seconds))
+        extra = max(0.0, rate - refresh_per_hour(pol.freshness(r), pop,
+                                                 pol.active_window_seconds))
+        lines.append(DemandLine(
+            "active", r.value, extra,
+            extra * inputs.costs[r.value].requests_per_attempt.value,
+            f"final_refresh: sessions (one a day per soldier seen in 24 h) at most every "
+            f"{_span(age)}, beyond the freshness refresh" if age > 0 else
+            "final_refresh: every session (one a day per soldier seen in 24 h)",
+            "final_refresh"))
+    if pol.scheduled_profile_seconds > 0 and "profile" in inputs.costs:
+        per_hour = pop.total.value * HOUR / pol.scheduled_profile_seconds
+        lines.append(DemandLine(
+            "bootstrap", "profile", per_hour,
+            per_hour * inputs.costs["profile"].requests_per_attempt.value,
+            f"scheduled_profile: every soldier every {_span(pol.scheduled_profile_seconds)}",
+            "scheduled_profile"))
+    return lines
 
 
 def capacity(inputs: Inputs) -> Capacity:

@@ -27,7 +27,8 @@ def as_json(fc: Forecast) -> dict[str, Any]:
                      for k, v in asdict(cap).items()},
         "demand": [{"class": d.klass, "resource": d.resource,
                     "collections_per_hour": round(d.collections_per_hour, 2),
-                    "requests_per_hour": round(d.requests_per_hour, 2), "note": d.note}
+                    "requests_per_hour": round(d.requests_per_hour, 2), "note": d.note,
+                    "reason": d.reason or None}
                    for d in fc.demand],
         "bootstrap": [{"resource": c.resource, "remaining": c.remaining,
                        "collections_per_hour": round(c.collections_per_hour, 2),

@@ -16,6 +16,7 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import execute
 from bf4ps.domain import Platform
 from bf4ps.interactive.inputs import InputError
+from bf4ps.views import last_session as last_session_view
 from bf4ps.views import request_status as requests_view
 from bf4ps.views import search as search_view
 from bf4ps.views import soldier as soldier_view
@@ -149,6 +150,16 @@ async def soldier_history(
     async with db(request) as conn:
         s = await _soldier(conn, platform, persona_id)
         return await soldier_page.history(conn, s, limit)
+
+
+@router.get("/api/soldiers/{platform}/{persona_id}/last-session", responses=errors(404, 422))
+async def soldier_last_session(request: Request, platform: PlatformPath,
+                               persona_id: PersonaPath) -> last_session_view.LastSession:
+    """The soldier's last play session (server, when, how long) and what it gained between
+    the detailed snapshots that bracket it; `closing` says whether the one after is in."""
+    async with db(request) as conn:
+        s = await _soldier(conn, platform, persona_id)
+        return await last_session_view.last_session(conn, s)
 
 
 class Health(BaseModel):

@@ -13,6 +13,7 @@ from bf4ps import policy as policy_mod
 from bf4ps.domain import JobKind, Platform
 from bf4ps.interactive.inputs import InputError
 from bf4ps.stats import discovery
+from bf4ps.views import last_session as last_session_view
 from bf4ps.views import search as search_view
 from bf4ps.views import soldier as soldier_view
 from bf4ps.views import soldier_page as page_view
@@ -130,8 +131,9 @@ async def soldier_page(request: Request) -> Response:
             raise WebError(404, "this soldier is not known here yet: search for its name (or "
                                 "paste its Battlelog URL) to have it collected")
         data = await page_view.page(conn, found)
+        last = await last_session_view.last_session(conn, found)
     return render(request, "soldier.html", {
-        "s": data, "platforms": PLATFORMS, **_charts(data),
+        "s": data, "platforms": PLATFORMS, **_charts(data), "last_session": last.session,
         "weapons_html": tables.weapon_rows(data.weapons),
         "vehicles_html": tables.vehicle_rows(data.vehicles),
         "weapon_categories": sorted({w.category for w in data.weapons}),

@@ -53,3 +53,15 @@ FROM bf4_player_aliases a
 JOIN unnest(%(platforms)s::text[], %(persona_ids)s::bigint[]) AS k(platform, persona_id)
   ON a.platform = k.platform AND a.persona_id = k.persona_id
 ORDER BY a.id
+
+-- name: bf4sw_servers_present
+-- BF4SW's optional table of the server each persona was last seen on (one row per persona:
+-- platform, persona_id, server_guid, server_name, seen_at). Without it sessions have no server.
+SELECT to_regclass('bf4_server_players') IS NOT NULL AS present
+
+-- name: bf4sw_servers_of
+-- The last server of the given (platform, persona_id) identities (primary-key probes).
+SELECT sp.platform, sp.persona_id, sp.server_guid, sp.server_name, sp.seen_at
+FROM bf4_server_players sp
+JOIN unnest(%(platforms)s::text[], %(persona_ids)s::bigint[]) AS k(platform, persona_id)
+  ON sp.platform = k.platform AND sp.persona_id = k.persona_id

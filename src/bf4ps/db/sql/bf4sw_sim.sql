@@ -16,9 +16,18 @@ CREATE TABLE IF NOT EXISTS bf4_player_aliases (
     CONSTRAINT bf4_player_aliases_seen_order CHECK (first_seen <= last_seen)
 );
 CREATE INDEX IF NOT EXISTS ix_bf4_player_aliases_last_seen ON bf4_player_aliases (last_seen);
+-- the server each persona was last seen on (the intake reads it when present: sessions)
+CREATE TABLE IF NOT EXISTS bf4_server_players (
+    platform text NOT NULL,
+    persona_id bigint NOT NULL,
+    server_guid text NOT NULL,
+    server_name text NOT NULL,
+    seen_at timestamptz NOT NULL,
+    PRIMARY KEY (platform, persona_id)
+);
 
 -- name: sim_bf4sw_truncate
-TRUNCATE bf4_player_aliases RESTART IDENTITY
+TRUNCATE bf4_player_aliases, bf4_server_players RESTART IDENTITY
 
 -- name: sim_bf4sw_count
 SELECT count(*) AS n FROM bf4_player_aliases
@@ -59,6 +68,7 @@ WITH picked AS (
         SELECT platform, persona_id FROM bf4_player_aliases
         WHERE last_seen > clock_timestamp() - make_interval(secs => %(max_age)s)
           AND last_seen <= clock_timestamp() - make_interval(secs => %(min_age)s)
+          AND NOT (persona_id = ANY(%(players)s::bigint[]))  -- they play by their schedule
         ORDER BY random()
         LIMIT %(n)s
     ) AS sample
@@ -86,3 +96,27 @@ FROM unnest(%(platforms)s::text[], %(persona_ids)s::bigint[], %(names)s::text[])
 CROSS JOIN (SELECT clock_timestamp() AS ts) AS t
 ON CONFLICT (platform, persona_id, player_name) DO UPDATE SET last_seen = excluded.last_seen
 RETURNING id
+
+-- name: sim_bf4sw_personas
+SELECT DISTINCT platform, persona_id FROM bf4_player_aliases
+
+-- name: sim_bf4sw_play
+-- Players in a session now (sim/play.py) are seen on their server: the current alias's
+-- last_seen moves to now and bf4_server_players says where.
+WITH on_server AS (
+    SELECT * FROM unnest(%(platforms)s::text[], %(persona_ids)s::bigint[], %(guids)s::text[],
+                         %(names)s::text[]) AS o(platform, persona_id, guid, name)
+), current AS (
+    SELECT DISTINCT ON (a.platform, a.persona_id) a.id
+    FROM bf4_player_aliases a JOIN on_server o USING (platform, persona_id)
+    ORDER BY a.platform, a.persona_id, a.last_seen DESC, a.id DESC
+), seen AS (
+    UPDATE bf4_player_aliases a SET last_seen = clock_timestamp()
+    FROM current WHERE a.id = current.id
+    RETURNING a.id
+)
+INSERT INTO bf4_server_players AS sp (platform, persona_id, server_guid, server_name, seen_at)
+SELECT platform, persona_id, guid, name, clock_timestamp() FROM on_server
+ON CONFLICT (platform, persona_id) DO UPDATE
+SET server_guid = excluded.server_guid, server_name = excluded.server_name,
+    seen_at = excluded.seen_at

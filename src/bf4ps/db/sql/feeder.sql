@@ -10,26 +10,52 @@ SELECT pg_try_advisory_xact_lock(4849502020) AS locked
 SELECT count(*) AS n FROM collection_jobs
 WHERE lane = %(lane)s AND (status <> 'pending' OR eligible_at <= clock_timestamp())
 
+-- name: queued_by_resource
+-- A class's background jobs per resource (the live queue is bounded: the working set).
+SELECT resource, count(*) AS n FROM collection_jobs
+WHERE lane = 'background' AND priority_class = %(priority_class)s
+GROUP BY resource
+
 -- name: feed_class
 -- Materialize up to n jobs of one activity class and resource, FIFO by eligible_since, skipping
--- pairs that already have a job; created events in the same statement. The rank is the time
--- the job enters the queue plus its class's aging offset (plus its position, keeping FIFO), so
--- a queued bootstrap job waits at most its offset behind later higher-class work.
-WITH picked AS (
-    SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status,
-           row_number() OVER (ORDER BY cs.eligible_since, cs.soldier_id) AS pos
-    FROM collection_state cs
-    WHERE cs.activity_class = %(activity_class)s AND cs.resource = %(resource)s
-      AND cs.status IN ('never_attempted', 'due')
-      AND NOT EXISTS (SELECT 1 FROM collection_jobs j
-                      WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
-    ORDER BY cs.eligible_since, cs.soldier_id
+-- pairs that already have a job; created events in the same statement. Final refreshes come
+-- first within their class (ix_state_final_refresh): their snapshot closes a session only if
+-- it is taken before the soldier plays again, which holds for no other work; class shares
+-- (fairness between classes) are untouched. The rank is the feeding pass's time (now(): its
+-- transaction's start, one for every resource of the pass) plus its class's aging offset plus
+-- its position, keeping FIFO: so a queued bootstrap job waits at most its offset behind later
+-- higher-class work, and the resources of one pass interleave (the k-th job of each resource
+-- ranks together). A due resource's job carries why it is due (collection_state.due_reason).
+WITH candidates AS (
+    (SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status, cs.due_reason, 0 AS tier
+     FROM collection_state cs
+     WHERE cs.activity_class = %(activity_class)s AND cs.resource = %(resource)s
+       AND cs.status = 'due' AND cs.due_reason = 'final_refresh'
+       AND NOT EXISTS (SELECT 1 FROM collection_jobs j
+                       WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
+     ORDER BY cs.eligible_since, cs.soldier_id
+     LIMIT %(n)s)
+    UNION ALL
+    (SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status, cs.due_reason, 1
+     FROM collection_state cs
+     WHERE cs.activity_class = %(activity_class)s AND cs.resource = %(resource)s
+       AND cs.status IN ('never_attempted', 'due')
+       AND cs.due_reason IS DISTINCT FROM 'final_refresh'
+       AND NOT EXISTS (SELECT 1 FROM collection_jobs j
+                       WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
+     ORDER BY cs.eligible_since, cs.soldier_id
+     LIMIT %(n)s)
+), picked AS (
+    SELECT c.*, row_number() OVER (ORDER BY c.tier, c.eligible_since, c.soldier_id) AS pos
+    FROM candidates c
+    ORDER BY c.tier, c.eligible_since, c.soldier_id
     LIMIT %(n)s
 ), made AS (
     INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason)
     SELECT soldier_id, resource, 'background', %(priority_class)s,
-           clock_timestamp() + make_interval(secs => %(aging_seconds)s + pos * 1e-6),
-           CASE WHEN status = 'due' THEN 'active_refresh' ELSE 'bootstrap' END
+           now() + make_interval(secs => %(aging_seconds)s + pos * 1e-6),
+           CASE WHEN status = 'due' THEN coalesce(due_reason, 'active_refresh')
+                ELSE 'bootstrap' END
     FROM picked
     ORDER BY soldier_id
     ON CONFLICT DO NOTHING
@@ -99,10 +125,14 @@ WHERE (activity_class = 'active'
        AND activity_at < clock_timestamp() - make_interval(secs => %(recent_seconds)s))
 
 -- name: due_sweep
--- Active soldiers whose collected resources went stale become due (eligible again).
-UPDATE collection_state
-SET status = 'due', eligible_since = next_due_at, updated_at = clock_timestamp()
+-- Active soldiers whose collected resources went stale become due (eligible again), once they
+-- are off the server: a soldier in an open play session is collected after it.
+UPDATE collection_state cs
+SET status = 'due', due_reason = NULL, eligible_since = next_due_at,
+    updated_at = clock_timestamp()
 WHERE status = 'current' AND activity_class = 'active' AND next_due_at <= clock_timestamp()
+  AND NOT EXISTS (SELECT 1 FROM play_sessions p
+                  WHERE p.soldier_id = cs.soldier_id AND p.ended_at IS NULL)
 
 -- name: collectors_mark_silent
 -- The scheduler's heartbeat detector: healthy collectors silent too long become lost, once,

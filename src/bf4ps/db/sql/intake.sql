@@ -114,12 +114,15 @@ ORDER BY cs.soldier_id
 
 -- name: intake_mark_due
 -- Active soldiers: resources collected successfully but older than their freshness become due
--- (the feeder materializes them); fresh ones stay current.
+-- (the feeder materializes them); fresh ones stay current. A soldier in an open play session
+-- waits for its end (its final refresh, or the due sweep after it).
 UPDATE collection_state cs
-SET status = 'due', eligible_since = %(now)s, updated_at = %(now)s
+SET status = 'due', due_reason = NULL, eligible_since = %(now)s, updated_at = %(now)s
 FROM unnest(%(soldier_ids)s::bigint[]) AS w(soldier_id)
 CROSS JOIN unnest(%(resources)s::text[], %(freshness_seconds)s::float8[]) AS f(resource, seconds)
 WHERE cs.soldier_id = w.soldier_id AND cs.resource = f.resource
   AND cs.status = 'current'
   AND cs.last_success_at < %(now)s - make_interval(secs => f.seconds)
+  AND NOT EXISTS (SELECT 1 FROM play_sessions p  -- on a server: collected after the session
+                  WHERE p.soldier_id = cs.soldier_id AND p.ended_at IS NULL)
 RETURNING cs.soldier_id, cs.resource

@@ -39,6 +39,8 @@ _FLOATS = frozenset(
         "fleet_window",
         "timeout_hold",
         "active_fraction",
+        "session_players",
+        "play_anchor",
         *FAULT_KNOBS,
     }
 )
@@ -81,6 +83,11 @@ class SimConfig:
     unknown_error_message: str = "ERR_SERVICE_ANSWER_CHANGED"
     timeout_hold: float = 120.0  # a timeout fault holds the request this long / speed
     active_fraction: float = 0.3  # personas whose counters grow with (simulated) time
+    # personas that play sessions (sim/play.py, the same schedule the BF4SW simulator sights):
+    # their counters grow only while they play, by the seconds played; `active_fraction` does
+    # not apply to them. The schedule runs at `speed` from `play_anchor` (unix seconds).
+    session_players: float = 0.0
+    play_anchor: float = 1_767_225_600.0
     # search's post-check-sum (first 10 characters of a session cookie the start page set):
     # ignored (older Battlelog: query= alone works) | required (else an error envelope)
     search_check_sum: str = "ignored"
@@ -114,7 +121,7 @@ class SimConfig:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ConfigError(f"{name} must be >= 1 or null")
-        for name in (*FAULT_KNOBS, "active_fraction"):
+        for name in (*FAULT_KNOBS, "active_fraction", "session_players"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"{name} must be within [0, 1]")
         self._validate_choices()

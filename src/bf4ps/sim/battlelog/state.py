@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
+import time
 from dataclasses import dataclass, field
 
 from bf4ps.battlelog.endpoints import CHECK_SUM_LENGTH
@@ -16,6 +17,7 @@ from bf4ps.sim.battlelog.limiter import RateLimiter
 from bf4ps.sim.battlelog.lookup import Registry
 from bf4ps.sim.battlelog.snapshot import Snapshot, take
 from bf4ps.sim.battlelog.stats import SimStats
+from bf4ps.sim.play import Schedule
 
 PLATFORM_NUMBERS = frozenset(PLATFORM_INTS.values())
 _PREFIX = re.compile(r"/bf4(?:/[a-z]{2}(?:[-_][a-z]{2})?)?(?=/|$)", re.IGNORECASE)
@@ -110,10 +112,18 @@ class SimState:
         return (self.config.search_check_sum == "required"
                 and call.check_sum not in self.check_sums)
 
-    def snapshot(self, persona_id: int) -> Snapshot:
+    def schedule(self) -> Schedule:
+        c = self.config
+        return Schedule(speed=c.speed, anchor=c.play_anchor, players=c.session_players)
+
+    def snapshot(self, persona_id: int, at: float | None = None) -> Snapshot:
+        schedule = self.schedule()
+        career = career_for(persona_id)
+        if schedule.plays(persona_id):
+            played = schedule.played(persona_id, time.time() if at is None else at)
+            return take(persona_id, 1.0 + played / career.time_played)
         active = is_active(persona_id, self.config.active_fraction)
-        growth = career_for(persona_id).growth(self.clock.elapsed(), active)
-        return take(persona_id, growth)
+        return take(persona_id, career.growth(self.clock.elapsed(), active))
 
 
 __all__ = ["PERSONA_RESOURCES", "Call", "SimState", "parse_call"]

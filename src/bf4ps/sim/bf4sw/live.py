@@ -7,6 +7,10 @@ recently active like reality: half of them re-sight someone already seen today, 
 back soldiers last seen 1-7 days (35 %), 7-30 days (12 %) or longer (3 %) ago; ~45,000 sightings
 a day give ~25,000 distinct. Everything scales with soldiers / 190,000 and with `rate` (a demo
 at rate 60 lives an hour a minute).
+
+Session players (a `schedule.players` share of the personas, sim/play.py) are never sighted at
+random: every tick, those whose schedule has a session on are seen on its server (their alias's
+last_seen and bf4_server_players), at the same `rate` as everything else.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from bf4ps.domain import bf4sw_platform
 from bf4ps.sim.bf4sw.names import NameBook
 from bf4ps.sim.bf4sw.shape import DAY, HISTORY, PLATFORM_SHARES, raw_string
 from bf4ps.sim.personas import persona_id_for
+from bf4ps.sim.play import Schedule
 from bf4ps.waiting import sleep_unless_stopped
 
 FULL_SCALE = 190_000
@@ -38,6 +43,10 @@ class LiveRates:
     new_per_day: float = 2_400.0
     renames_per_day: float = 60.0
 
+    def scaled(self, factor: float) -> LiveRates:
+        return LiveRates(self.sightings_per_day * factor, self.new_per_day * factor,
+                         self.renames_per_day * factor)
+
 
 @dataclass(slots=True)
 class LiveCounts:
@@ -45,6 +54,7 @@ class LiveCounts:
     sightings: int = 0
     new_soldiers: int = 0
     renames: int = 0
+    play_sightings: int = 0
     carry: dict[str, float] = field(default_factory=dict)
 
     def due(self, what: str, expected: float) -> int:
@@ -57,15 +67,41 @@ class LiveCounts:
 
 class Live:
     def __init__(self, conn: Conn, book: NameBook, rng: random.Random, soldiers: int,
-                 rate: float, rates: LiveRates | None = None) -> None:
+                 rate: float, rates: LiveRates | None = None,
+                 schedule: Schedule | None = None) -> None:
         self.conn, self.book, self.rng = conn, book, rng
         self.scale = max(soldiers, 1) / FULL_SCALE * rate
         self.rates = rates or LiveRates()
         self.counts = LiveCounts()
+        self.schedule = schedule or Schedule(speed=rate)
+        self.players: list[tuple[str, int]] = []  # (BF4SW platform string, persona id)
+
+    async def load_players(self) -> None:
+        """The personas of the table that play sessions (none when the share is 0)."""
+        if self.schedule.players <= 0:
+            return
+        cur = await self.conn.execute(q("sim_bf4sw_personas"))
+        self.players = [(str(r["platform"]), cast(int, r["persona_id"]))
+                        for r in await cur.fetchall()
+                        if self.schedule.plays(cast(int, r["persona_id"]))]
+
+    async def play(self) -> int:
+        """Sight the players whose session is on now, on its server."""
+        now = time.time()
+        on = [(raw, pid, s) for raw, pid in self.players
+              if (s := self.schedule.at(pid, now)) is not None]
+        if not on:
+            return 0
+        await self.conn.execute(q("sim_bf4sw_play"), {
+            "platforms": [raw for raw, _, _ in on], "persona_ids": [pid for _, pid, _ in on],
+            "guids": [s.server_guid for _, _, s in on],
+            "names": [s.server_name for _, _, s in on]})
+        return len(on)
 
     async def tick(self, seconds: float) -> None:
         share = self.scale * seconds / DAY
         c = self.counts
+        c.play_sightings += await self.play()
         for i, (lo, hi, tier_share) in enumerate(SIGHTING_TIERS):
             n = c.due(f"sight{i}", self.rates.sightings_per_day * share * tier_share)
             if n:
@@ -79,8 +115,9 @@ class Live:
         c.ticks += 1
 
     async def _sight(self, min_age: float, max_age: float, n: int) -> int:
-        cur = await self.conn.execute(q("sim_bf4sw_sight"),
-                                      {"min_age": min_age, "max_age": max_age, "n": n})
+        cur = await self.conn.execute(q("sim_bf4sw_sight"), {
+            "min_age": min_age, "max_age": max_age, "n": n,
+            "players": [pid for _, pid in self.players]})
         return len(await cur.fetchall())
 
     async def _new_soldiers(self, n: int) -> int:
@@ -121,10 +158,13 @@ async def name_book(conn: Conn, rng: random.Random) -> NameBook:
 
 async def run(conn: Conn, *, soldiers: int, rate: float, tick: float, seed: int,
               stop: asyncio.Event, report: Callable[[LiveCounts], None],
-              report_every: float = 10.0) -> LiveCounts:
+              report_every: float = 10.0, schedule: Schedule | None = None,
+              rates: LiveRates | None = None) -> LiveCounts:
     """Tick until `stop` is set; `report` gets the running totals every `report_every` s."""
     rng = random.Random(seed ^ 0x5EED)
-    live = Live(conn, await name_book(conn, random.Random(seed + 2)), rng, soldiers, rate)
+    live = Live(conn, await name_book(conn, random.Random(seed + 2)), rng, soldiers, rate,
+                rates, schedule)
+    await live.load_players()
     last_report = time.monotonic()
     while not stop.is_set():
         started = time.monotonic()

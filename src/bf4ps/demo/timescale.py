@@ -1,0 +1,58 @@
+"""The demo's one time factor, `--speed` S: S simulated seconds pass per real second.
+
+It compresses the simulated world and BF4PS's refresh policy alike:
+* BF4SW's activity (`simulate bf4sw --live --rate S`) and its players' sessions (sim/play.py:
+  a 15-60 minute session in a 2-hour cycle takes 15-60 s in a 2-minute cycle at S = 60);
+* the Battlelog simulator's clock (`speed`: counters grow with simulated play; latencies ÷ S);
+* the policy's time windows and refresh intervals (POLICY_SCALED below), divided by S, so a
+  soldier is refreshed as often per simulated day as the shipped policy refreshes him per day.
+Not scaled: the collectors' pacing (real seconds against the simulator's real rate limits: a
+capacity, not a time), retry backoffs, circuits, retention. The intake looks at BF4SW every
+SYNC_SECONDS (reconciliation: 5 x), well inside the scaled session gap.
+"""
+
+from __future__ import annotations
+
+import json
+
+from bf4ps import policy as policy_mod
+from bf4ps.db.connect import Conn
+from bf4ps.domain import Resource
+
+DEFAULT_SPEED = 60.0  # an hour a minute
+PACE_SECONDS = 1.0  # each demo egress: one request a second (plus its margin)
+SYNC_SECONDS = 2.0  # BF4PS_BF4SW_SYNC_SECONDS: reconciliation every 10 s
+SESSION_PLAYERS = 0.01  # share of the BF4SW population playing sessions by the schedule
+# random sightings, new soldiers and renames at a fifth of the census's volume: at the demo's
+# capacity (four egresses at a request a second) the players' sessions stay visible
+ACTIVITY = 0.2
+POLICY_SCALED = (
+    "freshness_detailed_seconds", "freshness_profile_seconds", "freshness_weapons_seconds",
+    "freshness_vehicles_seconds", "interactive_min_age_seconds", "active_window_seconds",
+    "recent_window_seconds", "session_gap_seconds", "session_refresh_seconds",
+    "scheduled_profile_seconds")
+# the demo brackets every session (the fleet default: at most weekly, which the documented
+# budget affords); weapons and vehicles are collected once per newly active soldier
+FINAL_REFRESH = (Resource.DETAILED,)
+
+
+# a soldier's four resources fed together (no watermarks, equal weights): every soldier the
+# home page links has weapons and vehicles, not only the detailed stats bootstrap starts with
+MIX = {"watermark_profile": 0.0, "watermark_weapons": 0.0, "watermark_vehicles": 0.0,
+       "weight_detailed": 1.0, "weight_profile": 1.0, "weight_weapons": 1.0,
+       "weight_vehicles": 1.0}
+
+
+def policy_overrides(speed: float) -> dict[str, object]:
+    shipped = policy_mod.Policy()
+    out: dict[str, object] = {k: float(getattr(shipped, k)) / speed for k in POLICY_SCALED}
+    out["final_refresh_resources"] = [r.value for r in FINAL_REFRESH]
+    out["final_refresh_min_age_seconds"] = 0
+    out.update(MIX)
+    return out
+
+
+async def apply(conn: Conn, speed: float) -> None:
+    """Store the scaled policy (as `bf4ps config set` would)."""
+    for key, value in policy_overrides(speed).items():
+        await policy_mod.set_value(conn, key, json.dumps(value), by="demo")

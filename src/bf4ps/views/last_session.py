@@ -1,0 +1,121 @@
+"""A soldier's last play session (scheduler/sessions.py) and what it brought: where, when, how
+long, and the detailed snapshots that bracket it, the one before its start and the one after
+its last sighting, with the kills, deaths, score and time gained between them.
+
+* `closing` says where the closing snapshot stands: "collected", "pending" (the session ended,
+  its final refresh is not collected yet) or "playing" (the session is still on).
+* `before_in_session`: the soldier had no snapshot before the session (first seen playing): the
+  first one taken during it opens the bracket, so the gains miss what came before it.
+* `earlier_sessions`: sessions played between the snapshot before and this one's start (the
+  policy's final_refresh_min_age_seconds did not close them): the gains include them too.
+* `clean` is False when the closing snapshot was taken after the next session had begun (the
+  gains include some of that one) or when earlier sessions are included.
+* A snapshot-to-snapshot difference that went down (a Battlelog stats reset) is no gain: the
+  gains are then None and `reset` is True.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import one
+from bf4ps.views.soldier import Model, Soldier, ratio
+
+Closing = Literal["collected", "pending", "playing"]
+
+
+class SessionSnapshot(Model):
+    collected_at: datetime
+    kills: int | None
+    deaths: int | None
+    score: int | None
+    time_seconds: int | None
+
+
+class SessionGains(Model):
+    kills: int | None
+    deaths: int | None
+    score: int | None
+    time_seconds: int | None
+    kd: float | None  # over the session
+    score_per_minute: float | None
+
+
+class PlaySession(Model):
+    server_name: str | None  # None: BF4SW did not say where
+    server_guid: str | None
+    started_at: datetime  # first sighting
+    last_seen_at: datetime  # last sighting: the end once closed
+    duration_seconds: int
+    sightings: int
+    closing: Closing
+    before: SessionSnapshot | None
+    before_in_session: bool
+    after: SessionSnapshot | None
+    gains: SessionGains | None
+    reset: bool
+    earlier_sessions: int
+    clean: bool
+
+
+class LastSession(Model):
+    soldier: Soldier
+    session: PlaySession | None  # None: never seen playing since BF4PS keeps sessions
+
+
+def _snap(row: dict[str, Any], side: str) -> SessionSnapshot | None:
+    at = row[f"{side}_at"]
+    if at is None:
+        return None
+    return SessionSnapshot(collected_at=at, kills=row[f"{side}_kills"],
+                           deaths=row[f"{side}_deaths"], score=row[f"{side}_score"],
+                           time_seconds=row[f"{side}_time"])
+
+
+def _diff(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else b - a
+
+
+def gains(before: SessionSnapshot, after: SessionSnapshot) -> SessionGains | None:
+    """after - before; None when a counter went down (a reset: no gain to show)."""
+    d = {k: _diff(getattr(before, k), getattr(after, k))
+         for k in ("kills", "deaths", "score", "time_seconds")}
+    if any(v is not None and v < 0 for v in d.values()):
+        return None
+    minutes = (d["time_seconds"] or 0) / 60
+    return SessionGains(**d, kd=ratio(d["kills"], d["deaths"]),
+                        score_per_minute=round(d["score"] / minutes, 1)
+                        if d["score"] is not None and minutes else None)
+
+
+def session_from(row: dict[str, Any]) -> PlaySession:
+    before, after = _snap(row, "before"), _snap(row, "after")
+    ended = row["ended_at"] is not None
+    if not ended:
+        closing: Closing = "playing"
+    elif after is not None or row["collected_after_at"] is not None:
+        closing = "collected"
+    else:
+        closing = "pending"
+    if closing == "collected" and after is None and before is not None:
+        after = before.model_copy(update={"collected_at": row["collected_after_at"]})
+    gained = gains(before, after) if before is not None and after is not None else None
+    nxt = row["next_started_at"]
+    earlier = int(row["sessions_before"] or 0) if before is not None else 0
+    return PlaySession(
+        server_name=row["server_name"], server_guid=row["server_guid"],
+        started_at=row["started_at"], last_seen_at=row["last_seen_at"],
+        duration_seconds=round((row["last_seen_at"] - row["started_at"]).total_seconds()),
+        sightings=row["sightings"], closing=closing, before=before,
+        before_in_session=before is not None and before.collected_at > row["started_at"],
+        after=after, gains=gained,
+        reset=before is not None and after is not None and gained is None,
+        earlier_sessions=earlier,
+        clean=earlier == 0 and (after is None or nxt is None or after.collected_at <= nxt))
+
+
+async def last_session(conn: Conn, s: Soldier) -> LastSession:
+    row = await one(conn, "last_session_of", {"soldier_id": s.soldier_id})
+    return LastSession(soldier=s, session=session_from(row) if row else None)
