@@ -40,15 +40,6 @@ class GateChange:
     end_cooldown: bool = False  # end a cool-down and reset the throttle streak
 
 
-def gate_view(row: dict[str, Any]) -> dict[str, Any]:
-    """A gate's settings (what a change changes), JSON-ready."""
-    cool = row["cooldown_until"]
-    return {"min_interval_seconds": row["min_interval_seconds"],
-            "window_requests": row["window_requests"], "window_seconds": row["window_seconds"],
-            "cooldown_until": cool.isoformat() if cool is not None else None,
-            "throttle_streak": row["throttle_streak"]}
-
-
 def budget_view(row: dict[str, Any]) -> dict[str, Any]:
     return {"requests": row["requests"], "window_seconds": row["window_seconds"]}
 

@@ -827,10 +827,10 @@ BEGIN
         subj := COALESCE(NEW.key, OLD.key);
         kind := CASE WHEN subj LIKE 'budget\_%' THEN 'shares' ELSE 'policy' END;
         IF TG_OP <> 'INSERT' THEN
-            before := OLD.value;
+            before := jsonb_build_object(subj, OLD.value);
         END IF;
         IF TG_OP <> 'DELETE' THEN
-            after := NEW.value;
+            after := jsonb_build_object(subj, NEW.value);
         END IF;
     END IF;
     IF before IS NOT DISTINCT FROM after THEN
