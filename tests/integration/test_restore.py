@@ -12,6 +12,7 @@ import asyncio
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,6 @@ from bf4ps.collector.supervise import EXIT_FAILED
 from bf4ps.db.connect import Conn, connection, with_dbname
 from tests.fleet import Fleet, sim_stats, simulator
 from tests.helpers import count, seed_work, wait_for
-
-pytestmark = pytest.mark.slow
 
 FAST = {"BF4PS_HEARTBEAT_SECONDS": "1", "BF4PS_IDLE_POLL_SECONDS": "0.3",
         "BF4PS_CLAIM_HORIZON_SECONDS": "0.5", "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "1.0",
@@ -98,6 +97,7 @@ def restore(server_url: str, db_url: str, dump: Path) -> None:
             sql.Identifier(scratch), sql.Identifier(name)))
 
 
+@pytest.mark.slow
 async def test_a_restored_dump_does_not_let_the_fleet_resend_a_budget(
         db_url: str, pg_server_url: str, tmp_path: Path) -> None:
     async with connection(db_url) as conn:
@@ -137,6 +137,7 @@ async def test_a_restored_dump_does_not_let_the_fleet_resend_a_budget(
 IN_PLACE = FAST | {"BF4PS_FLEET_BUDGET_WINDOW_SECONDS": "30"}
 
 
+@pytest.mark.slow
 async def test_a_dump_restored_in_place_holds_the_fleet_without_any_local_state(
         db_url: str, tmp_path: Path) -> None:
     """An in-place `pg_restore --clean` keeps the cluster, its timeline and the database's oid:
@@ -180,3 +181,38 @@ async def test_a_dump_restored_in_place_holds_the_fleet_without_any_local_state(
     assert any("the database was restored" in t for t in logs.values())
     assert stats["requests_total"] > before  # the fleet did resume
     assert_no_violations(stats)
+
+
+def cli(db_url: str, data_dir: Path, base_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    from tests.procs import bf4ps_env
+
+    env = bf4ps_env(BF4PS_DATABASE_URL=db_url, BF4PS_DATA_DIR=str(data_dir),
+                    BF4PS_BATTLELOG_BASE_URL=base_url)
+    return subprocess.run([sys.executable, "-m", "bf4ps.cli.main", *args], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+async def test_fetch_and_recon_send_nothing_while_the_fleet_is_held(
+        db_url: str, tmp_path: Path) -> None:
+    """`bf4ps battlelog fetch` and `bf4ps recon` obey the restore guard's hold as collectors
+    do: nothing reaches Battlelog, and each says why and until when."""
+    async with connection(db_url) as conn:
+        await seed_work(conn, 2)
+        await conn.execute("INSERT INTO egress_gates (egress_key, min_interval_seconds) "
+                           "VALUES ('eg-held', 1)")
+        await conn.execute("SELECT * FROM bf4ps_restore_check()")  # the guard knows the db
+        await conn.execute("UPDATE restore_guard SET hold_until = now() + interval '1 hour', "
+                           "detected_at = now(), reason = 'a test hold'")
+    with simulator(speed=40, min_interval=1.0) as sim:
+        fetched = cli(db_url, tmp_path, sim.base_url, "battlelog", "fetch", "--resource",
+                      "detailed", "--persona", "1001", "--base-url", sim.base_url,
+                      "--local-address", "127.0.0.40", "--egress", "eg-held")
+        recon = cli(db_url, tmp_path, sim.base_url, "recon", "--egress", "eg-held",
+                    "--source-address", "127.0.0.41", "--sample", "1")
+        stats = sim_stats(sim)
+    assert fetched.returncode == 1 and "sends are held until" in fetched.stderr \
+        and "(a test hold)" in fetched.stderr, fetched.stderr
+    assert recon.returncode == 1 and "sends are held until" in recon.stderr, recon.stderr
+    assert stats["requests_total"] == 0
+    async with connection(db_url) as conn:
+        assert await count(conn, "SELECT count(*) FROM request_ledger") == 0
