@@ -20,6 +20,8 @@ from bf4ps.db import embedded, migrate
 from bf4ps.db.connect import Conn, connection, with_dbname
 
 REPO = Path(__file__).resolve().parent.parent
+# the `logins` fixture: a login role per least-privilege role (tests/roles.py)
+pytest_plugins = ("tests.roles",)
 
 
 @pytest.fixture(scope="session")
@@ -74,6 +76,8 @@ def db_url(pg_server_url: str, template_db: str) -> Iterator[str]:
     """A fresh, migrated database for one test."""
     name = f"bf4ps_t_{uuid.uuid4().hex[:12]}"
     url = create_database(pg_server_url, name, template=template_db)
+    with psycopg.connect(url, autocommit=True) as admin:  # what `bf4ps db upgrade` does on it
+        admin.execute("SELECT bf4ps_no_temporary()")
     yield url
     from tests.fleet import stop_every_fleet
 

@@ -86,18 +86,23 @@ def test_gate_and_budget_commands_change_the_fleet_and_record_who_and_what(
                                        "ORDER BY change_id")
             events = await count(conn, "SELECT count(*) FROM collection_events WHERE "
                                        "event_type = 'fleet_settings_changed'")
+            me = (await rows(conn, "SELECT session_user::text AS u"))[0]["u"]
+        # one row per change of a gate, the budget, a policy key (a share): the audit trigger's
         assert [(c["setting"], c["subject"]) for c in changes] == [
-            ("gate", "eg-a")] * 4 + [("budget", "fleet")] * 2 + [("shares", "fleet"),
-                                                                  ("budget", "fleet")]
+            ("gate", "eg-a")] * 4 + [("budget", "fleet")] * 2 + [
+            ("shares", "budget_cap_active"), ("shares", "budget_floor_bootstrap"),
+            ("budget", "fleet")]
         assert changes[0]["old_value"] is None and changes[0]["new_value"][
             "min_interval_seconds"] == 2.0
         second = changes[1]
         assert (second["old_value"]["min_interval_seconds"],
                 second["new_value"]["min_interval_seconds"]) == (2.0, 3.0)
-        assert second["reason"] == "slower after 403s" and "@" in second["changed_by"]
+        # who: the database role (session_user), not the OS user the command ran as
+        assert second["reason"] == "slower after 403s" and second["changed_by"] == me
+        assert {c["changed_by"] for c in changes} == {me}
         assert changes[4]["new_value"] == {"requests": None, "window_seconds": 1800.0}
-        assert changes[6]["old_value"]["active"] == 0.75
-        assert changes[6]["new_value"]["active"] == 0.7
+        assert changes[6]["old_value"] is None  # the default, never stored
+        assert changes[6]["new_value"] == {"budget_cap_active": 0.7}
         assert changes[-1]["new_value"] == {"requests": None, "window_seconds": 3600.0}
         assert events == len(changes)
 
@@ -134,16 +139,16 @@ async def test_a_collector_with_other_settings_changes_nothing_and_says_so_once(
             mismatches = await rows(conn, "SELECT collector_name, details FROM "
                                           "collection_events WHERE event_type = "
                                           "'settings_mismatch' ORDER BY collector_name DESC")
-            seeds = await rows(conn, "SELECT subject, changed_by FROM fleet_settings_changes "
-                                     "WHERE changed_by LIKE 'collector %' ORDER BY change_id")
+            seeds = await rows(conn, "SELECT subject, reason FROM fleet_settings_changes "
+                                     "WHERE reason LIKE 'collector %' ORDER BY change_id")
         codes = fleet.stop_all()
     assert set(codes.values()) == {0}, {n: fleet.log(n)[-1500:] for n in codes}
     assert budget == {"requests": 100, "window_seconds": 600.0}  # the environment's 5/60 not
     assert gates["eg-old"]["min_interval_seconds"] == 2.0  # its 0.5 not
     # a new egress is seeded from the environment of its first collector
     assert gates["eg-new"]["min_interval_seconds"] == 0.5
-    assert seeds == [{"subject": "eg-new",
-                      "changed_by": "collector new-egress (seeded from its settings)"}]
+    assert seeds == [{"subject": "eg-new", "reason": "collector new-egress (seeded from its "
+                                                     "settings): first collector on this egress"}]
     # each collector says so once: its differences, as the fleet has them
     assert [m["collector_name"] for m in mismatches] == ["old-env", "new-egress"]
     assert mismatches[0]["details"]["differences"] == {
@@ -170,7 +175,7 @@ async def test_a_removed_budget_is_not_restored_by_a_collector_environment(
         await seed(conn, env, me)  # never configured: seeded
         assert (await rows(conn, "SELECT requests FROM fleet_budget"))[0]["requests"] == 50
         await fleetconf.set_budget(conn, requests=None, window_seconds=None, shares={},
-                                   by="test", remove=True)
+                                   remove=True)
         diffs = await seed(conn, env, me)
         assert (await rows(conn, "SELECT requests FROM fleet_budget"))[0]["requests"] is None
         assert diffs["BF4PS_FLEET_BUDGET_REQUESTS"] == {"local": 50, "fleet": None}

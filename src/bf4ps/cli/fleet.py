@@ -3,8 +3,6 @@ kept in the database (the one source of truth; collectors' environments only see
 
 from __future__ import annotations
 
-import getpass
-import socket
 from typing import Any
 
 import click
@@ -13,15 +11,6 @@ from bf4ps.cli.common import echo_json, run_async, settings_of
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.gates import fleetconf
 from bf4ps.gates.fleetconf import FleetConfError, GateChange
-
-
-def operator() -> str:
-    """Who made a change: the operator's user on this host."""
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):
-        user = "unknown"
-    return f"{user}@{socket.gethostname()}"
 
 
 @click.group(name="gate")
@@ -98,7 +87,7 @@ async def gate_set(ctx: click.Context, egress: str, interval: float | None,
                                "--no-window, --cooldown or --end-cooldown")
     async with connection(await resolve_url(settings_of(ctx))) as conn:
         try:
-            await fleetconf.set_gate(conn, egress, change, by=operator(), reason=reason,
+            await fleetconf.set_gate(conn, egress, change, reason=reason,
                                      create=create)
         except FleetConfError as exc:
             raise click.ClickException(str(exc)) from None
@@ -159,7 +148,7 @@ async def _show(ctx: click.Context, as_json: bool, **change: Any) -> None:
     async with connection(await resolve_url(settings_of(ctx))) as conn:
         try:
             if change:
-                b = await fleetconf.set_budget(conn, by=operator(), **change)
+                b = await fleetconf.set_budget(conn, **change)
             else:
                 b = await fleetconf.show_budget(conn)
         except FleetConfError as exc:

@@ -22,6 +22,7 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one, q
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Slot, Wait
+from bf4ps.gates.restore import current_hold
 from bf4ps.settings import GateSettings, Settings
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,13 @@ class Metered:
     async def _slot(self, kind: str, deadline: datetime) -> Slot:
         cfg = GateSettings.from_settings(self.settings)
         while True:
+            held = await current_hold(self.conn)
+            if held is not None:
+                if held.until > deadline:
+                    raise Refused(f"sends are held until {held.until:%Y-%m-%d %H:%M:%S} UTC after "
+                                  f"a restore ({held.reason}); nothing was sent")
+                await self.clock.sleep_until(held.until)
+                continue
             policy = await policy_mod.load(self.conn)
             got = await admission.operator_slot(self.conn, self.egress, cfg, policy, kind)
             if not isinstance(got, Wait):

@@ -58,7 +58,7 @@ class Collector:
         self.pause = PausePoints.of(settings)
         self.clock = DbClock()
         self.guard: ClockGuard | None = None
-        self.restore = RestoreGuard.load(settings.data_dir, want.name)
+        self.restore = RestoreGuard()
         self.policy = policy_mod.Policy()  # the last one loaded (a chained claim's budget)
 
     def request_stop(self) -> None:
@@ -95,7 +95,6 @@ class Collector:
                 me = await register(conn, self.settings.data_dir, self.want,
                                     replace=self.replace)
                 await seed(conn, self.settings, me)
-                await self.restore.attach(conn)
                 abandoned = await qclaim.expire_abandoned(conn, me)
                 self.guard = ClockGuard(self.clock, me, self.settings.clock_skew_limit_seconds,
                                         self.settings.clock_check_seconds)
@@ -221,8 +220,6 @@ class Collector:
             else:
                 got = await admission.admit(conn, ctx.me, ctx.gate, policy,
                                             soldier_id=chain, pause=self.pause)
-            if not isinstance(got, Wait):
-                self.restore.sent(got.slot)
             if isinstance(got, Wait):
                 if chain is not None and got.idle:
                     return None  # the chained soldier is done: back to the queue

@@ -75,7 +75,8 @@ async def give_up(conn: Conn, p: Pacing, slot: Slot, why: str) -> None:
     """Nothing was sent in this slot: its ledger row stops counting."""
     log.info("job %s: %s; slot given up", p.job.job_id, why)
     await conn.execute(q("ledger_unsent"), {"request_id": slot.request_id,
-                                            "collector_uuid": p.me.collector_uuid})
+                                            "collector_uuid": p.me.collector_uuid,
+                                            "lease_token": p.job.lease.lease_token})
 
 
 async def on_time(conn: Conn, p: Pacing, slot: Slot) -> Slot | None:

@@ -17,7 +17,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one, q
+from bf4ps.db.queries import all_rows, one, one_row, q
 
 MIGRATION_LOCK = 0x4246_3450_5344_4231  # "BF4PSDB1"
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
@@ -66,8 +66,14 @@ def available() -> list[Migration]:
     return found
 
 
-async def _applied(conn: Conn) -> dict[int, dict[str, object]]:
-    await conn.execute(q("create_migrations_table"))
+async def _applied(conn: Conn, *, read_only: bool = False) -> dict[int, dict[str, object]]:
+    """The applied migrations; the table is made first unless `read_only` (`bf4ps db status`
+    runs as the operator role, which may create nothing: a database never migrated has none)."""
+    if read_only:
+        if (await one_row(conn, "migrations_table_exists"))["present"] is False:
+            return {}
+    else:
+        await conn.execute(q("create_migrations_table"))
     return {cast(int, row["version"]): row for row in await all_rows(conn, "list_migrations")}
 
 
@@ -108,6 +114,7 @@ async def upgrade(url: str) -> list[Migration]:
                 done.append(mig)
             await _record_compat(conn, known)
             await conn.execute(q("ensure_event_partitions"), {"months": 3})
+            await conn.execute(q("no_temporary"))
         finally:
             await conn.execute(q("migration_unlock"), {"lock": MIGRATION_LOCK})
     return done
@@ -125,7 +132,7 @@ async def status(url: str) -> Status:
     known = available()
     async with await psycopg.AsyncConnection.connect(url, row_factory=dict_row,
                                                      autocommit=True) as conn:
-        applied = await _applied(conn)
+        applied = await _applied(conn, read_only=True)
         _check_checksums(applied, known, newer_ok=True)
         row = await one(conn, "server_version")
     rows = [(v, cast(str, r["name"]), cast(datetime, r["applied_at"]))

@@ -1,8 +1,10 @@
 """Fleet settings have one source of truth, the database: egress pacing (egress_gates), the
 fleet budget (fleet_budget) and its class shares (the budget_* keys of the policy table). They
-are changed here, by operator commands (`bf4ps gate set`, `bf4ps budget set|remove`), each
-change in one transaction with its audit row (fleet_settings_changes: who, old → new, why;
-never pruned) and a fleet_settings_changed event. A collector's environment only seeds what
+are changed here, by operator commands (`bf4ps gate set`, `bf4ps budget set|remove`) through
+the audited functions of migration 0018 (bf4ps_gate_set, bf4ps_budget_set): the database's
+audit trigger writes each change's row (fleet_settings_changes: the database role that made it
+as session_user, old -> new, why; never pruned) and its fleet_settings_changed event, in the
+change's transaction, whoever changed it and how. A collector's environment only seeds what
 was never configured (seed.py)."""
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ from psycopg.types.json import Jsonb
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one, one_row, q
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
 from bf4ps.settings import setting_default
 
 # `--share CLASS=F`: the active class has a cap, the others a floor (admission_slot(),
@@ -40,15 +40,6 @@ class GateChange:
     end_cooldown: bool = False  # end a cool-down and reset the throttle streak
 
 
-def gate_view(row: dict[str, Any]) -> dict[str, Any]:
-    """A gate's settings (what a change changes), JSON-ready."""
-    cool = row["cooldown_until"]
-    return {"min_interval_seconds": row["min_interval_seconds"],
-            "window_requests": row["window_requests"], "window_seconds": row["window_seconds"],
-            "cooldown_until": cool.isoformat() if cool is not None else None,
-            "throttle_streak": row["throttle_streak"]}
-
-
 def budget_view(row: dict[str, Any]) -> dict[str, Any]:
     return {"requests": row["requests"], "window_seconds": row["window_seconds"]}
 
@@ -57,16 +48,9 @@ def shares_of(pol: policy_mod.Policy) -> dict[str, float]:
     return {cls: float(getattr(pol, key)) for cls, key in SHARES.items()}
 
 
-async def record_change(conn: Conn, setting: str, subject: str, old: Any, new: Any, by: str,
-                        reason: str | None, **fields: Any) -> int:
-    """The audit row and its event (inside the caller's transaction)."""
-    row = await one_row(conn, "settings_change_insert", {
-        "setting": setting, "subject": subject, "old": Jsonb(old) if old is not None else None,
-        "new": Jsonb(new) if new is not None else None, "by": by, "reason": reason})
-    await events.record(conn, EventType.FLEET_SETTINGS_CHANGED, result=setting, details={
-        "change_id": row["change_id"], "setting": setting, "subject": subject, "old": old,
-        "new": new, "by": by, "reason": reason}, **fields)
-    return int(row["change_id"])
+async def give_reason(conn: Conn, reason: str | None) -> None:
+    """The reason the audit trigger records for the transaction's changes of policy keys."""
+    await conn.execute(q("settings_reason"), {"reason": reason or ""})
 
 
 def _window(change: GateChange, old: dict[str, Any] | None) -> tuple[int | None, float | None]:
@@ -85,8 +69,8 @@ def _window(change: GateChange, old: dict[str, Any] | None) -> tuple[int | None,
     return requests, seconds
 
 
-async def set_gate(conn: Conn, egress: str, change: GateChange, *, by: str,
-                   reason: str | None = None, create: bool = False) -> dict[str, Any]:
+async def set_gate(conn: Conn, egress: str, change: GateChange, *, reason: str | None = None,
+                   create: bool = False) -> dict[str, Any]:
     """Change (or with `create`, make) an egress's gate; the gate row after the change."""
     async with conn.transaction():
         old = await one(conn, "gate_get_locked", {"egress_key": egress})
@@ -99,17 +83,11 @@ async def set_gate(conn: Conn, egress: str, change: GateChange, *, by: str,
         if interval is None:
             raise FleetConfError(f"a new egress gate needs --interval: {egress!r}")
         params = {"egress_key": egress, "min_interval": interval, "window_requests": requests,
-                  "window_seconds": seconds, "by": by}
+                  "window_seconds": seconds, "reason": reason}
         if old is None:
-            row = await one_row(conn, "gate_create", params)
-        else:
-            row = await one_row(conn, "gate_update", params | {
-                "cooldown_seconds": change.cooldown_seconds, "end_cooldown": change.end_cooldown})
-        before = gate_view(old) if old is not None else None
-        if before != gate_view(row):
-            await record_change(conn, "gate", egress, before, gate_view(row), by, reason,
-                                egress_key=egress)
-        return row
+            return await one_row(conn, "gate_create", params)
+        return await one_row(conn, "gate_update", params | {
+            "cooldown_seconds": change.cooldown_seconds, "end_cooldown": change.end_cooldown})
 
 
 async def gates(conn: Conn) -> list[dict[str, Any]]:
@@ -135,7 +113,7 @@ def _shares(current: policy_mod.Policy, given: dict[str, float]) -> policy_mod.P
 
 
 async def set_budget(conn: Conn, *, requests: int | None, window_seconds: float | None,
-                     shares: dict[str, float], by: str, reason: str | None = None,
+                     shares: dict[str, float], reason: str | None = None,
                      remove: bool = False) -> dict[str, Any]:
     """Set the fleet budget (N requests per rolling window) and/or its class shares, or with
     `remove` end it (no budget; no collector's environment brings it back)."""
@@ -145,28 +123,21 @@ async def set_budget(conn: Conn, *, requests: int | None, window_seconds: float 
                                             else old["requests"])
         window = window_seconds if window_seconds is not None else old["window_seconds"]
         if requests is not None or window_seconds is not None or remove:
-            row = await one_row(conn, "budget_store", {
-                "requests": new_requests, "window_seconds": window, "by": by,
+            await one_row(conn, "budget_store", {
+                "requests": new_requests, "window_seconds": window, "reason": reason,
                 "configured": remove or new_requests is not None})
-            if budget_view(old) != budget_view(row):
-                await record_change(conn, "budget", "fleet", budget_view(old), budget_view(row),
-                                    by, reason)
         if shares:
-            await _store_shares(conn, shares, by, reason)
+            await _store_shares(conn, shares, reason)
     return await show_budget(conn)
 
 
-async def _store_shares(conn: Conn, shares: dict[str, float], by: str,
-                        reason: str | None) -> None:
-    current = await policy_mod.load(conn)
-    pol = _shares(current, shares)
-    before, after = shares_of(current), shares_of(pol)
+async def _store_shares(conn: Conn, shares: dict[str, float], reason: str | None) -> None:
+    pol = _shares(await policy_mod.load(conn), shares)
     stored = pol.model_dump(mode="json")
+    await give_reason(conn, reason)
     for cls in shares:
-        await conn.execute(q("policy_set"), {"key": SHARES[cls], "by": by,
+        await conn.execute(q("policy_set"), {"key": SHARES[cls], "by": None,
                                              "value": Jsonb(stored[SHARES[cls]])})
-    if before != after:
-        await record_change(conn, "shares", "fleet", before, after, by, reason)
 
 
 async def show_budget(conn: Conn, history: int = 5) -> dict[str, Any]:

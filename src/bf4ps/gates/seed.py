@@ -10,7 +10,6 @@ from typing import Any
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one
-from bf4ps.gates.fleetconf import budget_view, gate_view, record_change
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import CollectorRef
@@ -56,19 +55,14 @@ async def seed(conn: Conn, settings: Settings, me: CollectorRef) -> dict[str, di
         gate = await one(conn, "gate_seed", {
             "egress_key": me.egress_key, "min_interval": mine.interval,
             "window_requests": mine.window_requests, "window_seconds": mine.window_seconds,
-            "by": by})
-        if gate is not None:
-            await record_change(conn, "gate", me.egress_key, None, gate_view(gate), by,
-                                "first collector on this egress", **me.event_fields())
-        else:
+            "reason": f"{by}: first collector on this egress"})
+        if gate is None:
             gate = await one(conn, "gate_get", {"egress_key": me.egress_key})
         if settings.fleet_budget_requests is not None:
-            seeded = await one(conn, "budget_seed", {
+            await one(conn, "budget_seed", {
                 "requests": settings.fleet_budget_requests,
-                "window_seconds": settings.fleet_budget_window_seconds, "by": by})
-            if seeded is not None:
-                await record_change(conn, "budget", "fleet", None, budget_view(seeded), by,
-                                    "no fleet budget was ever configured", **me.event_fields())
+                "window_seconds": settings.fleet_budget_window_seconds,
+                "reason": f"{by}: no fleet budget was ever configured"})
         budget = await one(conn, "budget_get")
         assert gate is not None and budget is not None
         diffs = differences(settings, gate, budget)

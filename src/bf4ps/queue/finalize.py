@@ -54,9 +54,12 @@ async def _lock(conn: Conn, job: ClaimedJob, statuses: list[str]) -> dict[str, A
 
 
 async def _reject(conn: Conn, me: CollectorRef, job: ClaimedJob, what: str) -> Outcome:
-    now_row = await one(conn, "job_snapshot", {"job_id": job.job_id})
+    # who holds the job now, never their lease token (the fence of their lease)
+    now_row = await one(conn, "job_snapshot", {"job_id": job.job_id,
+                                               "lease_token": job.lease.lease_token})
+    holder = now_row["collector_uuid"] if now_row else None
     details = {"attempted": what,
-               "current_token": str(now_row["lease_token"]) if now_row else None,
+               "current_holder": str(holder) if holder is not None else None,
                "current_status": now_row["status"] if now_row else "gone"}
     async with conn.transaction():
         await events.record(conn, EventType.STALE_FINALIZE_REJECTED, details=details,

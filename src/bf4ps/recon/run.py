@@ -43,6 +43,7 @@ from bf4ps.db.queries import one, one_row, q
 from bf4ps.domain import JobKind, Lane, Platform, PriorityClass, Resource
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Slot
+from bf4ps.gates.restore import current_hold
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Lease
@@ -89,6 +90,12 @@ class Recon:
         return self._seq - 1
 
     async def _slot(self, resource: Resource, persona: Persona) -> tuple[Pacing, Slot]:
+        """The next admitted slot (counted before it is sent); none while the restore guard
+        holds the fleet."""
+        held = await current_hold(self.conn)
+        if held is not None:
+            raise ReconError(f"sends are held until {held.until:%Y-%m-%d %H:%M:%S} UTC after a "
+                             f"restore ({held.reason}); nothing was sent")
         policy = await policy_mod.load(self.conn)
         pacing = Pacing(self.me, self.gate, policy, _recon_job(resource, persona))
         slot = await slots.next_slot(self.conn, pacing, tries=100)

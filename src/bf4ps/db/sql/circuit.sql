@@ -45,22 +45,10 @@ RETURNING opened_at, next_probe_at
 
 -- name: circuit_hold_pending
 -- Holds back every pending job of the lane/resource (they wait for the probe's verdict).
-WITH held AS (
-    UPDATE collection_jobs
-    SET eligible_at = GREATEST(eligible_at,
-                               clock_timestamp() + make_interval(secs => %(hold_seconds)s)),
-        updated_at = clock_timestamp()
-    WHERE lane = %(lane)s AND resource = %(resource)s AND status = 'pending'
-    RETURNING job_id
-)
-INSERT INTO circuit_holds (job_id, lane, resource)
-SELECT job_id, %(lane)s, %(resource)s FROM held
-ON CONFLICT (job_id) DO NOTHING
+SELECT bf4ps_circuit_hold_pending(%(lane)s, %(resource)s, %(hold_seconds)s)
 
 -- name: circuit_hold_job
-INSERT INTO circuit_holds (job_id, lane, resource)
-VALUES (%(job_id)s, %(lane)s, %(resource)s)
-ON CONFLICT (job_id) DO NOTHING
+SELECT bf4ps_circuit_hold_job(%(job_id)s, %(lane)s, %(resource)s)
 
 -- name: circuit_probes_due
 -- Open circuits whose probe is due, moved to their next probe time (each due once).
@@ -72,18 +60,7 @@ RETURNING lane, resource
 
 -- name: circuit_release_one
 -- The probe: the held job first in claim order becomes eligible now.
-UPDATE collection_jobs j
-SET eligible_at = clock_timestamp(), updated_at = clock_timestamp()
-FROM (
-    SELECT c.job_id FROM circuit_holds h
-    JOIN collection_jobs c ON c.job_id = h.job_id AND c.status = 'pending'
-    WHERE h.lane = %(lane)s AND h.resource = %(resource)s
-    ORDER BY c.rank, c.job_id
-    LIMIT 1
-    FOR UPDATE OF c SKIP LOCKED
-) AS pick
-WHERE j.job_id = pick.job_id
-RETURNING j.job_id
+SELECT * FROM bf4ps_circuit_release_one(%(lane)s, %(resource)s)
 
 -- name: circuit_open_list
 SELECT lane, resource FROM circuit_breakers WHERE state = 'open'
@@ -103,16 +80,7 @@ RETURNING opened_at, closed_at, probe_successes, signature
 
 -- name: circuit_release_all
 -- Closing: every job the circuit held becomes eligible now, and the holds are forgotten.
-WITH gone AS (
-    DELETE FROM circuit_holds WHERE lane = %(lane)s AND resource = %(resource)s
-    RETURNING job_id
-), released AS (
-    UPDATE collection_jobs j
-    SET eligible_at = clock_timestamp(), updated_at = clock_timestamp()
-    FROM gone WHERE j.job_id = gone.job_id AND j.status = 'pending'
-    RETURNING j.job_id
-)
-SELECT count(*) AS n FROM released
+SELECT * FROM bf4ps_circuit_release_all(%(lane)s, %(resource)s)
 
 -- name: circuit_list
 SELECT lane, resource, state, signature, opened_at, closed_at, next_probe_at, probe_seconds,

@@ -12,62 +12,29 @@ SELECT pg_advisory_xact_lock(hashtextextended('bf4ps.collector:' || lower(%(name
 SELECT * FROM collectors WHERE lower(collector_name) = lower(%(name)s) AND retired_at IS NULL
 
 -- name: collector_insert
-INSERT INTO collectors (collector_uuid, collector_name, hostname, lane, egress_key,
-                        source_address, software_version)
-VALUES (%(collector_uuid)s, %(name)s, %(hostname)s, %(lane)s, %(egress_key)s,
-        %(source_address)s, %(version)s)
-RETURNING *
+SELECT * FROM bf4ps_collector_insert(%(collector_uuid)s, %(name)s, %(hostname)s, %(lane)s,
+                                     %(egress_key)s, %(source_address)s, %(version)s)
 
 -- name: collector_started
-UPDATE collectors
-SET started_at = now(), stopped_at = NULL, software_version = %(version)s, pid = %(pid)s,
-    source_address = %(source_address)s, last_heartbeat_at = now(),
-    health = 'healthy', heartbeat_lost_at = NULL, updated_at = now()
-WHERE collector_uuid = %(collector_uuid)s
-RETURNING *, (SELECT health FROM collectors WHERE collector_uuid = %(collector_uuid)s) AS previous_health
+SELECT (s.c).*, s.previous_health
+FROM bf4ps_collector_started(%(collector_uuid)s, %(version)s, %(pid)s, %(source_address)s) s
 
 -- name: collector_retire
-UPDATE collectors
-SET retired_at = now(), enabled = false, replaced_by = %(replaced_by)s,
-    health = CASE WHEN health = 'lost' THEN 'stopped' ELSE health END, heartbeat_lost_at = NULL,
-    updated_at = now()
-WHERE collector_uuid = %(collector_uuid)s AND retired_at IS NULL
-RETURNING collector_uuid
+SELECT * FROM bf4ps_collector_retire(%(collector_uuid)s, %(replaced_by)s)
 
 -- name: collector_set_flags
-UPDATE collectors
-SET enabled = COALESCE(%(enabled)s, enabled),
-    drained = COALESCE(%(drained)s, drained),
-    drained_at = CASE WHEN %(drained)s IS NULL THEN drained_at
-                      WHEN %(drained)s THEN COALESCE(drained_at, now()) END,
-    drain_reason = CASE WHEN %(drained)s IS NULL THEN drain_reason
-                        WHEN %(drained)s THEN %(reason)s END,
-    updated_at = now()
-WHERE lower(collector_name) = lower(%(name)s) AND retired_at IS NULL
-RETURNING *
+SELECT * FROM bf4ps_collector_set_flags(%(name)s, %(enabled)s, %(drained)s, %(reason)s)
 
 -- name: collector_heartbeat
 -- A routine heartbeat: no event unless the collector was marked lost (then it is restored).
-UPDATE collectors c
-SET last_heartbeat_at = now(), health = 'healthy', heartbeat_lost_at = NULL, updated_at = now()
-FROM (SELECT collector_uuid, health AS previous_health, heartbeat_lost_at AS lost_since
-      FROM collectors WHERE collector_uuid = %(collector_uuid)s FOR UPDATE) AS prev
-WHERE c.collector_uuid = prev.collector_uuid
-RETURNING c.enabled, c.drained, c.retired_at, prev.previous_health, prev.lost_since
+SELECT * FROM bf4ps_collector_heartbeat(%(collector_uuid)s)
 
 -- name: collector_mark_lost
 -- Healthy → lost, once: only the first detector (scheduler or the collector itself) wins.
-UPDATE collectors
-SET health = 'lost', heartbeat_lost_at = now(), updated_at = now()
-WHERE collector_uuid = %(collector_uuid)s AND health IN ('healthy', 'unknown')
-  AND retired_at IS NULL
-RETURNING collector_uuid, collector_name, hostname, egress_key, lane, last_heartbeat_at
+SELECT * FROM bf4ps_collector_mark_lost(%(collector_uuid)s)
 
 -- name: collector_stopped
-UPDATE collectors
-SET health = 'stopped', stopped_at = now(), heartbeat_lost_at = NULL, pid = NULL, updated_at = now()
-WHERE collector_uuid = %(collector_uuid)s
-RETURNING collector_uuid
+SELECT * FROM bf4ps_collector_stopped(%(collector_uuid)s)
 
 -- name: collectors_list
 -- The current job is the live job the collector holds a lease on (the latest claimed).
@@ -88,4 +55,4 @@ WHERE c.retired_at IS NULL OR %(include_retired)s
 ORDER BY c.retired_at NULLS FIRST, lower(c.collector_name)
 
 -- name: collector_replaced_by
-UPDATE collectors SET replaced_by = %(replaced_by)s WHERE collector_uuid = %(collector_uuid)s
+SELECT bf4ps_collector_replaced_by(%(collector_uuid)s, %(replaced_by)s)

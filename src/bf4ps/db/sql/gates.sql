@@ -11,25 +11,14 @@ FROM admission_slot(%(egress_key)s, %(collector_uuid)s, %(job_id)s::bigint,
 
 -- name: ledger_unsent
 -- Its collector gave the slot up before writing a byte (late at its checks): it stops counting.
-UPDATE request_ledger SET unsent_at = clock_timestamp()
-WHERE request_id = %(request_id)s AND collector_uuid = %(collector_uuid)s AND unsent_at IS NULL
+-- (bf4ps_ledger_unsent, migration 0018: its own row of a job it holds, within 10 s of the slot)
+SELECT * FROM bf4ps_ledger_unsent(%(request_id)s, %(collector_uuid)s, %(lease_token)s)
 
 -- name: gate_throttled
-UPDATE egress_gates
-SET throttle_streak = throttle_streak + 1, last_throttle_at = clock_timestamp(),
-    cooldown_until = GREATEST(COALESCE(cooldown_until, '-infinity'), clock_timestamp()
-        + make_interval(secs => LEAST(%(max_seconds)s,
-                                      %(base_seconds)s * power(2, throttle_streak)))),
-    updated_at = now()
-WHERE egress_key = %(egress_key)s
-RETURNING throttle_streak, cooldown_until
+SELECT * FROM bf4ps_gate_throttled(%(egress_key)s, %(base_seconds)s, %(max_seconds)s)
 
 -- name: gate_recovered
-UPDATE egress_gates
-SET throttle_streak = throttle_streak - 1, updated_at = now()
-WHERE egress_key = %(egress_key)s AND throttle_streak > 0
-  AND (cooldown_until IS NULL OR cooldown_until <= clock_timestamp())
-RETURNING throttle_streak
+SELECT * FROM bf4ps_gate_recovered(%(egress_key)s)
 
 -- name: gates_overview
 SELECT g.egress_key, g.min_interval_seconds, g.window_requests, g.window_seconds,
@@ -47,13 +36,4 @@ FROM fleet_budget b WHERE b.budget_id = 1
 
 -- name: restore_check
 -- The restore guard (migration 0013): when sends are held after a restore, and why.
-SELECT hold_until, reason, now() AS now FROM bf4ps_restore_check(%(missing)s)
-
--- name: restore_instance
--- The database's own id (migration 0013): a collector's mark counts only in the database it
--- was made in.
-SELECT instance_id FROM restore_guard
-
--- name: ledger_has_request
-SELECT EXISTS (SELECT 1 FROM request_ledger
-               WHERE request_id = %(request_id)s AND slot_at = %(slot_at)s) AS present
+SELECT hold_until, reason, now() AS now FROM bf4ps_restore_check()

@@ -6,6 +6,9 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
     applied_at timestamptz NOT NULL DEFAULT now()
 )
 
+-- name: migrations_table_exists
+SELECT to_regclass('schema_migrations') IS NOT NULL AS present
+
 -- name: migration_session
 -- A migration waits for the locks it needs and may run long: the session bounds that every
 -- other session has (lock and statement timeouts) are lifted for this one.
@@ -19,6 +22,11 @@ INSERT INTO schema_migrations (version, name, checksum) VALUES (%(version)s, %(n
 
 -- name: ensure_event_partitions
 SELECT bf4ps_ensure_event_partitions((now() - interval '1 month')::date, %(months)s + 1) AS created
+
+-- name: no_temporary
+-- No runtime role may create temporary objects (migration 0018): re-applied on every upgrade,
+-- since a database's own rights are not copied with it.
+SELECT bf4ps_no_temporary()
 
 -- name: grant_role
 -- `bf4ps db grant`: a migration-defined function checks the names and grants (migration 0013).

@@ -2,30 +2,20 @@
 -- job_id + collector_uuid + lease_token and an unexpired lease.
 
 -- name: enqueue_insert
-INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason,
-                             eligible_at, request_id, lookup_name, lookup_platform)
-VALUES (%(soldier_id)s, %(resource)s, %(lane)s, %(priority_class)s, %(rank)s, %(reason)s,
-        %(eligible_at)s, %(request_id)s, %(lookup_name)s, %(lookup_platform)s)
-ON CONFLICT DO NOTHING
-RETURNING job_id, lane, priority_class, status, attempt_count
+-- (bf4ps_enqueue_insert, migration 0018: interactive jobs only, but for the scheduler)
+SELECT * FROM bf4ps_enqueue_insert(%(soldier_id)s, %(resource)s, %(lane)s, %(priority_class)s,
+                                   %(rank)s, %(reason)s, %(eligible_at)s, %(request_id)s,
+                                   %(lookup_name)s, %(lookup_platform)s)
 
 -- name: enqueue_lock_existing
-SELECT job_id, lane, priority_class, status, rank, request_id, attempt_count
-FROM collection_jobs
-WHERE soldier_id = %(soldier_id)s AND resource = %(resource)s
-FOR UPDATE
+SELECT * FROM bf4ps_enqueue_lock_existing(%(soldier_id)s, %(resource)s)
 
 -- name: enqueue_promote
-UPDATE collection_jobs
-SET lane = %(lane)s, priority_class = %(priority_class)s, rank = LEAST(rank, %(rank)s),
-    reason = %(reason)s, request_id = COALESCE(%(request_id)s, request_id),
-    eligible_at = LEAST(eligible_at, %(eligible_at)s), updated_at = now()
-WHERE job_id = %(job_id)s AND status = 'pending'
-RETURNING job_id, lane, priority_class, status, attempt_count
+SELECT * FROM bf4ps_enqueue_promote(%(job_id)s, %(lane)s, %(priority_class)s, %(rank)s,
+                                    %(reason)s, %(request_id)s, %(eligible_at)s)
 
 -- name: attach_request
-UPDATE collection_jobs SET request_id = %(request_id)s, updated_at = now()
-WHERE job_id = %(job_id)s AND request_id IS NULL
+SELECT bf4ps_job_attach_request(%(job_id)s, %(request_id)s)
 
 -- name: claim_job
 -- One call (queue_claim, migration 0014): the lane's first expired lease by rank if any
@@ -39,121 +29,54 @@ SELECT * FROM queue_claim(%(collector_uuid)s, %(lane)s, %(lease_seconds)s, %(sol
 -- claimed → running at the slot, a heap-only update (no index names status or the times):
 -- written alone because the slot is later than the claim. No event: the start's instant and
 -- the claim→start wait travel on the row that ends the lease.
-UPDATE collection_jobs
-SET status = 'running', started_at = GREATEST(%(started_at)s, claimed_at),
-    lease_expires_at = GREATEST(%(started_at)s, clock_timestamp())
-                       + make_interval(secs => %(lease_seconds)s),
-    updated_at = clock_timestamp()
-WHERE job_id = %(job_id)s AND collector_uuid = %(collector_uuid)s
-  AND lease_token = %(lease_token)s AND status = 'claimed'
-  AND lease_expires_at > clock_timestamp()
-RETURNING started_at, claimed_at, lease_expires_at
+SELECT * FROM bf4ps_job_start(%(job_id)s, %(collector_uuid)s, %(lease_token)s,
+                              %(started_at)s, %(lease_seconds)s)
 
 -- name: reslot_job
 -- The request went out in a later slot than the one its start recorded (that slot was given
 -- up as late): the running job's start moves to the slot it was sent in (fenced by the lease),
 -- and so do the claimed/started instants its final event carries.
-UPDATE collection_jobs
-SET started_at = %(sent_at)s,
-    lease_expires_at = GREATEST(lease_expires_at,
-                                %(sent_at)s + make_interval(secs => %(lease_seconds)s)),
-    updated_at = clock_timestamp()
-WHERE job_id = %(job_id)s AND collector_uuid = %(collector_uuid)s
-  AND lease_token = %(lease_token)s AND status = 'running'
-  AND lease_expires_at > clock_timestamp()
+SELECT bf4ps_job_reslot(%(job_id)s, %(collector_uuid)s, %(lease_token)s, %(sent_at)s,
+                        %(lease_seconds)s)
 
 -- name: renew_lease
-UPDATE collection_jobs
-SET lease_expires_at = GREATEST(lease_expires_at,
-                                clock_timestamp() + make_interval(secs => %(lease_seconds)s))
-WHERE job_id = %(job_id)s AND collector_uuid = %(collector_uuid)s
-  AND lease_token = %(lease_token)s AND status IN ('claimed', 'running')
-  AND lease_expires_at > clock_timestamp()
-RETURNING lease_expires_at
+SELECT * FROM bf4ps_job_renew(%(job_id)s, %(collector_uuid)s, %(lease_token)s,
+                              %(lease_seconds)s)
 
 -- name: expire_abandoned
 -- A restarted collector's jobs from its previous process (dead: registration refuses to start
 -- beside a live one): their leases end now, so the next claim reclaims them at once (with
 -- lease_expired + reclaimed) instead of after the whole lease. Should the old process still
 -- live somewhere, the new lease token fences it out.
-UPDATE collection_jobs
-SET lease_expires_at = clock_timestamp(), updated_at = clock_timestamp()
-WHERE collector_uuid = %(collector_uuid)s AND lease_token IS NOT NULL
-  AND lease_expires_at > clock_timestamp()
-RETURNING job_id
+SELECT * FROM bf4ps_jobs_expire_abandoned(%(collector_uuid)s)
 
 -- name: lock_owned_job
 -- The fence of finalize and fail: the caller must still own an unexpired lease. The row lock
 -- keeps any reclaim out until this transaction ends.
-SELECT j.job_id, j.soldier_id, j.resource, j.lane, j.priority_class, j.status, j.attempt_count,
-       j.lease_token, j.claimed_at, j.started_at, j.request_id, j.lookup_name, j.lookup_platform,
-       s.persona_id, s.platform,
-       c.collector_name, c.hostname, c.egress_key
-FROM collection_jobs j
-LEFT JOIN soldiers s ON s.soldier_id = j.soldier_id
-JOIN collectors c ON c.collector_uuid = j.collector_uuid
-WHERE j.job_id = %(job_id)s AND j.collector_uuid = %(collector_uuid)s
-  AND j.lease_token = %(lease_token)s AND j.status = ANY(%(statuses)s)
-  AND j.lease_expires_at > clock_timestamp()
-FOR UPDATE OF j
+SELECT * FROM bf4ps_job_lock_owned(%(job_id)s, %(collector_uuid)s, %(lease_token)s,
+                                   %(statuses)s)
 
 -- name: job_snapshot
-SELECT j.job_id, j.soldier_id, j.resource, j.lane, j.priority_class, j.status, j.attempt_count,
-       j.collector_uuid, j.lease_token, j.lease_expires_at, s.persona_id, s.platform
-FROM collection_jobs j LEFT JOIN soldiers s ON s.soldier_id = j.soldier_id
-WHERE j.job_id = %(job_id)s
+SELECT * FROM bf4ps_job_snapshot(%(job_id)s, %(lease_token)s)
 
 -- name: job_note_error
 -- A job about to be parked keeps its last error on the row its removal leaves behind (the
 -- triggers of interactive requests read it: a look-up that found no soldier).
-UPDATE collection_jobs
-SET last_error_class = %(error_class)s, last_error_message = %(error_message)s,
-    last_error_at = clock_timestamp()
-WHERE job_id = %(job_id)s AND lease_token = %(lease_token)s
+SELECT bf4ps_job_note_error(%(job_id)s, %(lease_token)s, %(error_class)s,
+                            %(error_message)s)
 
 -- name: delete_job
-DELETE FROM collection_jobs
-WHERE job_id = %(job_id)s AND lease_token = %(lease_token)s
-RETURNING job_id
+SELECT * FROM bf4ps_job_delete(%(job_id)s, %(lease_token)s)
 
 -- name: job_retry
-UPDATE collection_jobs
-SET status = 'pending', collector_uuid = NULL, lease_token = NULL, claimed_at = NULL,
-    started_at = NULL, lease_expires_at = NULL, eligible_at = %(eligible_at)s,
-    last_error_class = %(error_class)s, last_error_message = %(error_message)s,
-    last_error_at = clock_timestamp(), updated_at = clock_timestamp()
-WHERE job_id = %(job_id)s AND lease_token = %(lease_token)s
-RETURNING job_id
+SELECT * FROM bf4ps_job_retry(%(job_id)s, %(lease_token)s, %(eligible_at)s,
+                              %(error_class)s, %(error_message)s)
 
 -- name: release_job
 -- A claimed (never sent) job back to pending with its released event (carrying the claim's
 -- instant), in one statement; fenced by the token (a release needs no unexpired lease).
-WITH held AS (
-    SELECT j.* FROM collection_jobs j
-    WHERE j.job_id = %(job_id)s AND j.collector_uuid = %(collector_uuid)s
-      AND j.lease_token = %(lease_token)s AND j.status = 'claimed'
-    FOR UPDATE
-), back AS (
-    UPDATE collection_jobs j
-    SET status = 'pending', collector_uuid = NULL, lease_token = NULL, claimed_at = NULL,
-        started_at = NULL, lease_expires_at = NULL, updated_at = clock_timestamp()
-    FROM held WHERE j.job_id = held.job_id
-    RETURNING j.job_id
-), ev AS (
-    INSERT INTO collection_events (
-        event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id,
-        lease_token, soldier_id, persona_id, platform, resource, priority_class,
-        attempt_number, result, claimed_at)
-    SELECT 'released', h.collector_uuid, c.collector_name, c.hostname, c.egress_key, h.lane,
-           h.job_id, h.lease_token, h.soldier_id, s.persona_id,
-           COALESCE(s.platform, h.lookup_platform), h.resource, h.priority_class,
-           h.attempt_count, %(why)s, h.claimed_at
-    FROM held h
-    JOIN back b ON b.job_id = h.job_id
-    LEFT JOIN collectors c ON c.collector_uuid = h.collector_uuid
-    LEFT JOIN soldiers s ON s.soldier_id = h.soldier_id
-)
-SELECT job_id FROM back
+SELECT * FROM bf4ps_job_release(%(job_id)s, %(collector_uuid)s, %(lease_token)s,
+                                %(why)s)
 
 -- name: reap_expired
 -- The scheduler's reaper: expired leases go back to pending, with lease_expired (carrying the
@@ -204,11 +127,7 @@ SELECT * FROM queue_succeed(%(job_id)s, %(collector_uuid)s, %(lease_token)s,
 -- Before a success's statistics: the lease is still ours (else nothing is written), and the
 -- database's time. No row lock: queue_succeed's fenced DELETE is the fence that counts (a
 -- lease lost meanwhile deletes nothing and the statistics roll back with it).
-SELECT j.job_id, clock_timestamp() AS now
-FROM collection_jobs j
-WHERE j.job_id = %(job_id)s AND j.collector_uuid = %(collector_uuid)s
-  AND j.lease_token = %(lease_token)s AND j.status = 'running'
-  AND j.lease_expires_at > clock_timestamp()
+SELECT * FROM bf4ps_job_owned_now(%(job_id)s, %(collector_uuid)s, %(lease_token)s)
 
 -- name: coverage_fold
 -- The scheduler, every tick: the coverage deltas the state triggers appended move into the

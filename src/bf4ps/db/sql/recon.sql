@@ -30,7 +30,4 @@ WHERE run_id = %(run_id)s
 
 -- name: recon_gate_interval
 -- The gate's pacing for one ladder stage (the window rule is left as configured).
-UPDATE egress_gates SET min_interval_seconds = %(min_interval)s, updated_at = now()
-WHERE egress_key = %(egress_key)s
-RETURNING min_interval_seconds
-
+SELECT * FROM bf4ps_recon_gate_interval(%(egress_key)s, %(min_interval)s)
