@@ -176,8 +176,8 @@ async def test_metrics_export_what_the_settings_alerts_watch(
         assert "bf4ps_fleet_settings_changed_timestamp_seconds{" not in fresh
         before = time.time()
         await set_gate(conn, "eg-watch", GateChange(interval=6.5, window_requests=9,
-                                                    window_seconds=60), by="test", create=True)
-        await set_budget(conn, requests=1000, window_seconds=1800, shares={}, by="test")
+                                                    window_seconds=60), create=True)
+        await set_budget(conn, requests=1000, window_seconds=1800, shares={})
         text = (await local.get("/metrics")).text
     assert 'bf4ps_egress_min_interval_seconds{egress="eg-watch"} 6.5' in text
     assert 'bf4ps_egress_window_limit_requests{egress="eg-watch"} 9.0' in text

@@ -113,3 +113,15 @@ CREATE INDEX ix_state_profile_age ON collection_state (last_success_at)
 -- the feeder's final refreshes, first within their class (db/sql/feeder.sql feed_class)
 CREATE INDEX ix_state_final_refresh ON collection_state (activity_class, resource, eligible_since)
     WHERE status = 'due' AND due_reason = 'final_refresh';
+
+-- Who may do what with sessions: every role reads them (the website's last-session report);
+-- only the scheduler (and an operator) observes and closes them, through the two functions.
+GRANT SELECT ON play_sessions TO bf4ps_collector, bf4ps_scheduler, bf4ps_web, bf4ps_operator;
+ALTER FUNCTION bf4ps_observe_sessions(bigint[], timestamptz[], text[], text[], float8)
+    SECURITY DEFINER SET search_path FROM CURRENT;
+ALTER FUNCTION bf4ps_close_sessions(timestamptz, float8, text[], float8)
+    SECURITY DEFINER SET search_path FROM CURRENT;
+REVOKE EXECUTE ON FUNCTION bf4ps_observe_sessions(bigint[], timestamptz[], text[], text[], float8),
+    bf4ps_close_sessions(timestamptz, float8, text[], float8) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_observe_sessions(bigint[], timestamptz[], text[], text[], float8),
+    bf4ps_close_sessions(timestamptz, float8, text[], float8) TO bf4ps_scheduler, bf4ps_operator;
