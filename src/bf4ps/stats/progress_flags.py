@@ -5,6 +5,7 @@ gains boards are rebuilt at once, so a soldier with no open flag left is back on
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one, one_row
@@ -27,9 +28,12 @@ class Cleared:
 
 
 async def clear(conn: Conn, policy: Policy, flag_id: int, *, by: str,
-                note: str | None = None) -> Cleared:
+                note: str | None = None, now: datetime | None = None) -> Cleared:
+    """Clear an open flag (FlagNotOpen when there is none); `now`: the database clock unless
+    given (the boards' window ends there)."""
     async with conn.transaction():
-        now = (await one_row(conn, "progress_now"))["now"]
+        if now is None:
+            now = (await one_row(conn, "progress_now"))["now"]
         row = await one(conn, "progress_flag_clear",
                         {"flag_id": flag_id, "now": now, "by": by[:200],
                          "note": note[:500] if note else None})
