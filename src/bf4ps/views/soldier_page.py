@@ -117,6 +117,14 @@ class SoldierPage(Overview):
     progress: progress_view.Progress
 
 
+class SoldierProgress(Model):
+    """The progress part of the page (API)."""
+
+    soldier: Soldier
+    career: career_view.Career
+    progress: progress_view.Progress
+
+
 def weapon_row(w: StoredWeapon) -> Weapon:
     i = w.item
     minutes = (i.time_equipped_seconds or 0) / 60
@@ -241,3 +249,16 @@ async def page(conn: Conn, s: Soldier, now: datetime | None = None) -> SoldierPa
         career=career_view.career(s, stored),
         progress=progress_view.progress_from(intervals, item_intervals, flags, now,
                                              ov.detailed_fetched_at))
+
+
+async def progress(conn: Conn, s: Soldier, now: datetime | None = None) -> SoldierProgress:
+    """The soldier's progress and career, in one pipeline."""
+    now = now or datetime.now(UTC)
+    detailed, profile, states, intervals, items, flags = await batch(
+        conn, *read.overview_reads(s.soldier_id), *progress_view.reads(s.soldier_id, now))
+    stored = read.overview_from(s.soldier_id, detailed, profile, states)
+    return SoldierProgress(
+        soldier=s, career=career_view.career(s, stored),
+        progress=progress_view.progress_from(
+            intervals, items, flags, now,
+            stored.detailed.fetched_at if stored.detailed else None))
