@@ -21,9 +21,11 @@ async def refresh(conn: Conn, policy: Policy, now: datetime) -> int:
     since = now - timedelta(seconds=policy.gains_window_seconds)
     common = {"since": since, "now": now, "prior_minutes": policy.gains_prior_minutes}
     async with conn.transaction():
+        await execute(conn, "gains_board_items_clear")
         await execute(conn, "gains_boards_clear")
         rows = await execute(conn, "gains_boards_fill_soldiers",
                              {**common, "min_seconds": policy.gains_board_min_seconds})
         rows += await execute(conn, "gains_boards_fill_items",
                               {**common, "min_seconds": policy.gains_board_item_min_seconds})
+        await execute(conn, "gains_board_items_fill")
     return rows

@@ -95,6 +95,18 @@ CREATE INDEX ix_gains_boards_rank ON gains_boards
     (board, platform, item_id, value DESC, soldier_id);
 CREATE INDEX ix_gains_boards_soldier ON gains_boards (soldier_id);
 
+-- The weapons and vehicles that have a board, per platform, with their number of soldiers
+-- (the board picker; rebuilt with the boards, so no request aggregates gains_boards).
+CREATE TABLE gains_board_items (
+    board text NOT NULL CHECK (board IN ('weapon_kpm', 'vehicle_kpm')),
+    platform text NOT NULL CHECK (platform IN ('pc', 'xbox360', 'ps3', 'ps4', 'xboxone')),
+    item_id integer NOT NULL,
+    soldiers integer NOT NULL,
+    PRIMARY KEY (board, platform, item_id)
+);
+
+GRANT SELECT ON gains_board_items TO bf4ps_collector, bf4ps_scheduler, bf4ps_web, bf4ps_operator;
+GRANT INSERT, DELETE ON gains_board_items TO bf4ps_scheduler, bf4ps_operator, bf4ps_web;
 GRANT SELECT ON soldier_intervals, item_intervals, progress_flags, gains_boards
     TO bf4ps_collector, bf4ps_scheduler, bf4ps_web, bf4ps_operator;
 GRANT INSERT ON soldier_intervals, item_intervals TO bf4ps_collector;

@@ -173,19 +173,26 @@ ORDER BY g.value DESC, g.soldier_id
 LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: gains_board_items
--- The weapons (or vehicles) that have a board on the platform, by name, for the board picker.
-SELECT c.item_id, c.name, c.slug, c.rows
-FROM (SELECT g.item_id, w.name, w.slug, count(*) AS rows
-      FROM gains_boards g JOIN weapon_catalog w ON w.weapon_id = g.item_id
-      WHERE g.board = 'weapon_kpm' AND g.platform = %(platform)s AND %(kind)s = 'weapon'
-      GROUP BY g.item_id, w.name, w.slug
-      UNION ALL
-      SELECT g.item_id, v.name, v.slug, count(*)
-      FROM gains_boards g JOIN vehicle_catalog v ON v.vehicle_id = g.item_id
-      WHERE g.board = 'vehicle_kpm' AND g.platform = %(platform)s AND %(kind)s = 'vehicle'
-      GROUP BY g.item_id, v.name, v.slug) AS c
-ORDER BY c.rows DESC, c.item_id
+-- The weapons (or vehicles) that have a board on the platform, most soldiers first, for the
+-- board picker (gains_board_items is rebuilt with the boards: a few hundred rows).
+SELECT g.item_id, COALESCE(w.name, v.name) AS name, COALESCE(w.slug, v.slug) AS slug,
+       g.soldiers AS rows
+FROM gains_board_items g
+LEFT JOIN weapon_catalog w ON g.board = 'weapon_kpm' AND w.weapon_id = g.item_id
+LEFT JOIN vehicle_catalog v ON g.board = 'vehicle_kpm' AND v.vehicle_id = g.item_id
+WHERE g.board = %(kind)s || '_kpm' AND g.platform = %(platform)s
+ORDER BY g.soldiers DESC, g.item_id
 LIMIT 200
+
+-- name: gains_board_items_clear
+DELETE FROM gains_board_items
+
+-- name: gains_board_items_fill
+INSERT INTO gains_board_items (board, platform, item_id, soldiers)
+SELECT board, platform, item_id, count(*)
+FROM gains_boards
+WHERE board IN ('weapon_kpm', 'vehicle_kpm')
+GROUP BY board, platform, item_id
 
 -- name: soldier_intervals_of
 -- The soldier's intervals ended since %(since)s, newest first, with the open flag of each.
