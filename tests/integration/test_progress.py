@@ -7,18 +7,21 @@ progress."""
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from bf4ps.battlelog.models import DetailedStats, WeaponItem
-from bf4ps.db.connect import Conn
+from bf4ps.db.connect import Conn, open_pool
 from bf4ps.db.queries import all_rows
 from bf4ps.domain import Platform
+from bf4ps.interactive.submit import Limits
 from bf4ps.policy import Policy
 from bf4ps.stats import discovery, gains_boards, progress_check, progress_flags
 from bf4ps.stats.store import write_detailed, write_weapons
 from bf4ps.views import soldier as soldier_view
 from bf4ps.views import soldier_page
+from bf4ps.web.app import create_app
 from tests.helpers import T0, count, make_soldier
+from tests.integration.test_web_api import OPS, SETTINGS, client_for
 
 HOUR = timedelta(hours=1)
 BASE = DetailedStats(rank=40, kills=5000, deaths=4000, score=2_000_000,
@@ -169,3 +172,46 @@ async def test_the_soldier_page_shows_gains_and_rates_per_collection(conn: Conn)
     assert p.weapons[famas.weapon_id].kills == 100
     assert [h.interval_kpm for h in page.history] == [None, 1.0, 2.0, 1.0]
     assert page.weapon_history[0].interval_kills[1:] == [25, 50, 25]
+
+
+async def test_the_progress_api_and_the_flags_api(conn: Conn, db_url: str) -> None:
+    now = datetime.now(UTC)
+    sid = await make_soldier(conn, 5001)
+    cheat = await make_soldier(conn, 5002)
+    await play(conn, sid, [(1.0, 400)] * 3, start=now - 4 * HOUR)
+    await play(conn, cheat, [(1.0, 400), (20.0, 400), (1.0, 400)], start=now - 4 * HOUR)
+    await progress_check.check_pending(conn, Policy(), now)
+    await gains_boards.refresh(conn, Policy(), now)
+    pool = await open_pool(db_url, max_size=2)
+    try:
+        async with client_for(create_app(SETTINGS, pool=pool, limits=Limits(1000, 60))) as c:
+            r = await c.get("/api/soldiers/pc/5001/progress")
+            assert r.status_code == 200, r.text
+            body = r.json()
+            assert body["progress"]["since_last"]["kills"] == 50
+            assert [w["label"] for w in body["progress"]["windows"]] == ["24 h", "7 d", "30 d"]
+            assert (await c.get("/api/soldiers/pc/9/progress")).status_code == 404
+            week = (await c.get("/api/leaderboards/week?by=kpm")).json()
+            assert [e["persona_id"] for e in week["entries"]] == [5001]
+            weapon = (await c.get("/api/leaderboards/week?by=weapon")).json()
+            assert weapon["item_name"] == "FAMAS" and len(weapon["entries"]) == 1
+            bad = await c.get("/api/leaderboards/week?by=famas")
+            assert bad.status_code == 422
+            assert (await c.get("/leaderboards/week?by=famas")).status_code == 422
+            assert (await c.get("/leaderboards/week?item=x")).status_code == 422
+            assert (await c.get("/api/ops/flags")).status_code == 401
+            flags = (await c.get("/api/ops/flags", auth=OPS)).json()
+            assert flags["open"] == 2 and {f["persona_id"] for f in flags["flags"]} == {5002}
+            for f in flags["flags"]:
+                done = await c.post(f"/api/ops/flags/{f['flag_id']}/clear", auth=OPS,
+                                    json={"note": "reviewed"})
+                assert done.status_code == 200, done.text
+            again = await c.post(f"/api/ops/flags/{f['flag_id']}/clear", auth=OPS, json={})
+            assert again.status_code == 404
+            week = (await c.get("/api/leaderboards/week?by=kpm")).json()
+            assert {e["persona_id"] for e in week["entries"]} == {5001, 5002}
+            spec = (await c.get("/openapi.json")).json()
+            assert {"/api/soldiers/{platform}/{persona_id}/progress", "/api/leaderboards/week",
+                    "/api/ops/flags", "/api/ops/flags/{flag_id}/clear"} <= set(spec["paths"])
+    finally:
+        await pool.close()
