@@ -45,12 +45,13 @@ HERO, CHEAT, OTHER = 1_600_000_001, 1_600_000_002, 1_600_000_003
 OVERFLOW = """() => {
   const doc = document.documentElement;
   const out = [];
-  if (doc.scrollWidth > doc.clientWidth) out.push('document ' + doc.scrollWidth + ' > ' + doc.clientWidth);
+  if (doc.scrollWidth > doc.clientWidth)
+    out.push('document ' + doc.scrollWidth + ' > ' + doc.clientWidth);
   document.querySelectorAll('table').forEach((t) => {
     const box = t.parentElement;
     if (box.offsetParent === null) return;  // not shown
     if (box.scrollWidth > box.clientWidth + 1)
-      out.push((t.id || t.className || 'table') + ' ' + box.scrollWidth + ' > ' + box.clientWidth);
+      out.push((t.id || t.className) + ' ' + box.scrollWidth + ' > ' + box.clientWidth);
   });
   return out;
 }"""
@@ -170,6 +171,12 @@ async def test_progress_pages_at_desktop_and_phone(db_url: str, web: str,
             assert first == "FAMAS"  # the chart opens on the top weapon
             await page.wait_for_selector("#weapon-history-chart canvas")
             await page.screenshot(path=str(shots / "progress-soldier.png"), full_page=True)
+            await page.locator("#progress").screenshot(path=str(shots / "soldier-progress.png"))
+            top, bottom = await page.evaluate(
+                "() => [document.getElementById('rank').getBoundingClientRect().top + scrollY,"
+                " document.getElementById('linked').getBoundingClientRect().bottom + scrollY]")
+            await page.screenshot(path=str(shots / "soldier-career.png"), full_page=True, clip={
+                "x": 0, "y": top - 8, "width": DESKTOP["width"], "height": bottom - top + 16})
 
             await page.goto(web + f"/soldiers/pc/{CHEAT}")
             await expect(page.locator("#flagged")).to_contain_text("kills per minute")
@@ -179,6 +186,8 @@ async def test_progress_pages_at_desktop_and_phone(db_url: str, web: str,
                 table = page.locator("#gains-board-table")
                 await expect(table).to_contain_text("GainsHero")
                 await expect(table).not_to_contain_text("WallhackWill")
+            await expect(page.locator("h1")).to_contain_text("FAMAS")
+            await page.locator("#gains-board").screenshot(path=str(shots / "gains-board.png"))
             await page.goto(web + "/leaderboards")
             await expect(page.locator("#leaderboard-table")).to_contain_text("GainsHero")
             await expect(page.locator("#leaderboard-table")).not_to_contain_text("WallhackWill")
@@ -200,6 +209,7 @@ async def test_progress_pages_at_desktop_and_phone(db_url: str, web: str,
             await page.set_viewport_size(DESKTOP)
             await page.goto(web + "/ops")
             await expect(page.locator("#flags-table")).to_contain_text("WallhackWill")
+            await page.locator("#flags").screenshot(path=str(shots / "ops-flags.png"))
             while await page.locator("form.clear-flag").count():
                 form = page.locator("form.clear-flag").first
                 await form.locator("input[name=note]").fill("reviewed: a lucky server")
