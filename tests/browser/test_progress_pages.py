@@ -35,7 +35,7 @@ from bf4ps.web.app import create_app
 from bf4ps.web.serve import serve_in_thread
 from tests.browser.test_browser import CHROME_ARGS, CHROMIUM
 from tests.browser.test_browser import pytestmark as browser_marks
-from tests.helpers import make_soldier
+from tests.helpers import make_collector, make_soldier
 
 pytestmark = browser_marks
 OPS = ("operator", "progress-pass")
@@ -101,8 +101,12 @@ async def collect(conn: Conn, sid: int, start: datetime, rates: list[float],
         at += timedelta(hours=3)
 
 
-async def seed(db_url: str) -> None:
+async def seed(db_url: str, data_dir: Path) -> None:
     async with connection(db_url) as conn:
+        for i in range(3):  # the console's fleet table with rows, long names among them
+            await make_collector(conn, data_dir / f"c{i}",
+                                 f"collector-with-a-long-name-{i:02d}",
+                                 egress=f"egress-key-of-a-vpn-exit-{i:02d}.example.net")
         now = datetime.now(UTC)
         hero = await make_soldier(conn, HERO, name="GainsHero")
         cheat = await make_soldier(conn, CHEAT, name="WallhackWill")
@@ -138,7 +142,7 @@ async def test_progress_pages_at_desktop_and_phone(db_url: str, web: str,
                                                    tmp_path: Path) -> None:
     from playwright.async_api import async_playwright, expect
 
-    await seed(db_url)
+    await seed(db_url, tmp_path)
     shots = Path(os.environ.get("BF4PS_SCREENSHOT_DIR", tmp_path))
     shots.mkdir(parents=True, exist_ok=True)
     async with async_playwright() as pw:

@@ -15,6 +15,7 @@ from bf4ps.db.queries import all_rows
 from bf4ps.domain import Platform
 from bf4ps.interactive.submit import Limits
 from bf4ps.policy import Policy
+from bf4ps.scheduler.progress import ProgressStep
 from bf4ps.stats import discovery, gains_boards, progress_check, progress_flags
 from bf4ps.stats.store import write_detailed, write_weapons
 from bf4ps.views import soldier as soldier_view
@@ -171,6 +172,7 @@ async def test_the_soldier_page_shows_gains_and_rates_per_collection(conn: Conn)
     famas = page.weapons[0]
     assert p.weapons[famas.weapon_id].kills == 100
     assert [h.interval_kpm for h in page.history] == [None, 1.0, 2.0, 1.0]
+    assert p.stars == 1  # FAMAS: 400 + 100 kills crossed a hundred
     assert page.weapon_history[0].interval_kills[1:] == [25, 50, 25]
 
 
@@ -215,3 +217,15 @@ async def test_the_progress_api_and_the_flags_api(conn: Conn, db_url: str) -> No
                     "/api/ops/flags", "/api/ops/flags/{flag_id}/clear"} <= set(spec["paths"])
     finally:
         await pool.close()
+
+
+async def test_the_schedulers_progress_step_checks_and_rebuilds(conn: Conn) -> None:
+    now = datetime.now(UTC)
+    sid = await make_soldier(conn, 6001)
+    await play(conn, sid, [(1.0, 400)] * 3, start=now - 4 * HOUR)
+    step = ProgressStep()
+    await step.run(conn)
+    assert await count(conn, "SELECT count(*) FROM soldier_intervals "
+                             "WHERE checked_at IS NULL") == 0
+    assert await count(conn, "SELECT count(*) FROM gains_boards WHERE soldier_id = %(s)s",
+                       {"s": sid}) == 3  # kpm, spm and the FAMAS board

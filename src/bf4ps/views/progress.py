@@ -91,6 +91,7 @@ class Progress(Model):
     flags: list[Flag]
     weapons: dict[int, ItemProgress]
     vehicles: dict[int, ItemProgress]
+    stars: int  # service stars earned with weapons and vehicles over ITEM_WINDOW
 
 
 def interval(row: dict[str, Any]) -> Interval:
@@ -146,4 +147,6 @@ def progress_from(intervals: list[dict[str, Any]], items: list[dict[str, Any]],
                  for label, span in WINDOWS],
         intervals=[interval(r) for r in intervals[:RECENT_INTERVALS]],
         flags=[Flag(**r) for r in flags],
-        weapons=item_progress(items, "weapon"), vehicles=item_progress(items, "vehicle"))
+        weapons=(weapons := item_progress(items, "weapon")),
+        vehicles=(vehicles := item_progress(items, "vehicle")),
+        stars=sum(i.stars for i in (*weapons.values(), *vehicles.values())))
