@@ -153,6 +153,7 @@ async def test_progress_pages_at_desktop_and_phone(db_url: str, web: str,
             page = await ctx.new_page()
             errors: list[str] = []
             page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             await page.goto(web + f"/soldiers/pc/{HERO}")
             await expect(page.locator("#rank-name")).to_have_text("Rank 12")
             await expect(page.locator("#since-last")).to_contain_text("+58")  # 45 min at 1.3
@@ -224,6 +225,7 @@ async def test_progress_pages_at_desktop_and_phone(db_url: str, web: str,
             await expect(page.locator("#gains-board-table")).to_contain_text("WallhackWill")
             await page.goto(web + f"/soldiers/pc/{CHEAT}")
             assert not await page.locator("#flagged").count()
-            assert errors == [], errors
+            # the one 404 is /no-such-page's own answer (its layout is measured too)
+            assert [e for e in errors if "status of 404" not in e] == [], errors
         finally:
             await browser.close()

@@ -78,7 +78,9 @@ async def board(conn: Conn, policy: Policy, kind: GainsBoardKind, platform: Plat
                 item_id: int | None = None, page: int = 1, per_page: int = 25) -> GainsBoard:
     """One page; for an item board without `item_id`, the item with the most soldiers."""
     items: list[BoardItem] = []
-    if kind.per_item:
+    if not kind.per_item:
+        item_id = None  # the soldier boards have no item
+    else:
         rows = await all_rows(conn, "gains_board_items",
                               {"platform": platform.value, "kind": kind.value})
         items = [BoardItem(item_id=r["item_id"], name=item_name(r["name"], r["slug"]),
