@@ -1,6 +1,8 @@
 """Website latency at scale: 1,000,000 soldiers with detailed stats (history for a tenth, weapons
-and vehicles for a sample) seeded with generate_series, the app served by uvicorn in a
-subprocess, and concurrent clients on soldier pages, the soldier API, the home page (recently
+and vehicles for a sample; ten collections of history, their intervals and this week's gains
+boards for the 100,000 most active) seeded with generate_series, the app served by uvicorn in a
+subprocess, and concurrent clients on soldier pages (with their progress), the soldier and
+progress API, this week's gains boards (page and API), the home page (recently
 collected, playing now, four leaderboards), the leaderboards' pages, paged name search, the
 operator console and the operator status API. Prints p50/p95/p99 per endpoint (targets: public
 pages p99 <= 50 ms, status/ops <= 200 ms). Prints figures, asserts nothing.
@@ -39,7 +41,9 @@ from bf4ps.battlelog.parse_vehicles import parse_vehicles
 from bf4ps.battlelog.parse_weapons import parse_weapons
 from bf4ps.db import migrate
 from bf4ps.db.connect import connection, with_dbname
+from bf4ps.policy import Policy
 from bf4ps.settings import child_env
+from bf4ps.stats import gains_boards
 from bf4ps.stats.store import write_vehicles, write_weapons
 from bf4ps.web.serve import free_port
 
@@ -87,17 +91,62 @@ SEED_SQL = [
               soldier_id %% 10000, soldier_id %% 400000, soldier_id %% 300000,
               soldier_id %% 200000, soldier_id %% 100000, soldier_id %% 1000
        FROM soldiers""",
-    # five older snapshots for every tenth soldier
+    # five older snapshots for every tenth soldier (older and lower than the active soldiers'
+    # ten recent collections below, so that every soldier's history only grows)
     """INSERT INTO detailed_stats_history (soldier_id, fetched_at, rank, skill, score, kills,
                                            deaths, time_played_seconds, wins, losses,
                                            shots_fired, shots_hit, headshots,
                                            score_per_minute, kills_per_minute)
-       SELECT d.soldier_id, d.fetched_at - k * interval '9 days', d.rank, d.skill - k,
-              d.score - k * 1000, d.kills - k * 50, d.deaths - k * 40,
-              d.time_played_seconds - k * 3000, d.wins - k, d.losses - k, d.shots_fired,
-              d.shots_hit, d.headshots, d.score_per_minute, d.kills_per_minute
+       SELECT d.soldier_id, d.fetched_at - interval '8 days' - k * interval '9 days', d.rank,
+              d.skill - k, d.score - k * 1000 - 2000, d.kills - k * 50 - 100,
+              d.deaths - k * 40 - 100, d.time_played_seconds - k * 3000 - 6000, d.wins - k,
+              d.losses - k, d.shots_fired, d.shots_hit, d.headshots, d.score_per_minute,
+              d.kills_per_minute
        FROM detailed_stats_current d, generate_series(1, 5) k
        WHERE d.soldier_id %% 10 = 0""",
+]
+# The most active tenth (the soldiers seen in the last 50 of the seed's 500 days: persona
+# offset mod 500 < 50): ten detailed collections 16 hours apart over the last week, the nine
+# intervals between them (checked), and their weapons' intervals where they have weapons. The
+# gains boards are then built as the scheduler does (stats/gains_boards.py).
+ACTIVE_DAYS = 50
+ACTIVE_SQL = [
+    """INSERT INTO detailed_stats_history (soldier_id, fetched_at, rank, skill, score, kills,
+                                           deaths, time_played_seconds, wins, losses,
+                                           shots_fired, shots_hit, headshots,
+                                           score_per_minute, kills_per_minute)
+       SELECT d.soldier_id, d.fetched_at - k * interval '16 hours', d.rank, d.skill,
+              d.score - k * 9000, d.kills - k * 20, d.deaths - k * 16,
+              d.time_played_seconds - k * 1200, d.wins, d.losses, d.shots_fired - k * 300,
+              d.shots_hit - k * 45, d.headshots - k * 4, d.score_per_minute, d.kills_per_minute
+       FROM detailed_stats_current d
+       JOIN soldiers s ON s.soldier_id = d.soldier_id
+       CROSS JOIN generate_series(1, 9) k
+       WHERE (s.persona_id - %(base)s) %% 500 < %(active_days)s
+       ON CONFLICT DO NOTHING""",
+    """INSERT INTO soldier_intervals (soldier_id, platform, started_at, ended_at, kills, deaths,
+                                      score, seconds, headshots, shots_fired, shots_hit,
+                                      rank_from, rank_to, checked_at)
+       SELECT d.soldier_id, s.platform, d.fetched_at - (k + 1) * interval '16 hours',
+              d.fetched_at - k * interval '16 hours', 20 + (d.soldier_id * k) %% 11, 16,
+              9000 + (d.soldier_id * k) %% 3000, 1200, 4, 300, 45, d.rank, d.rank, now()
+       FROM detailed_stats_current d
+       JOIN soldiers s ON s.soldier_id = d.soldier_id
+       CROSS JOIN generate_series(0, 8) k
+       WHERE (s.persona_id - %(base)s) %% 500 < %(active_days)s""",
+    """INSERT INTO item_intervals (soldier_id, kind, item_id, platform, started_at, ended_at,
+                                   kills, seconds, headshots, shots_fired, shots_hit,
+                                   stars_from, stars_to, checked_at)
+       SELECT w.soldier_id, 'weapon', w.weapon_id, s.platform,
+              w.fetched_at - (k + 1) * interval '16 hours', w.fetched_at - k * interval '16 hours',
+              5 + (w.soldier_id + k) %% 7, 300, 1, 60, 9, w.service_stars, w.service_stars,
+              now()
+       FROM (SELECT soldier_id, weapon_id, fetched_at, service_stars,
+                    row_number() OVER (PARTITION BY soldier_id ORDER BY kills DESC) AS n
+             FROM soldier_weapon_stats) w
+       JOIN soldiers s ON s.soldier_id = w.soldier_id
+       CROSS JOIN generate_series(0, 8) k
+       WHERE w.n <= 5 AND (s.persona_id - %(base)s) %% 500 < %(active_days)s""",
 ]
 SAMPLE_SQL = [
     """INSERT INTO soldier_weapon_stats (soldier_id, weapon_id, fetched_at, kills, headshots,
@@ -139,9 +188,16 @@ async def seed(url: str, n: int, sample: int) -> None:
         every = max(1, n // sample)
         for sql in SAMPLE_SQL:
             await conn.execute(sql, {"every": every})  # type: ignore[arg-type]
-        await conn.execute("VACUUM ANALYZE")
         print(f"weapons and vehicles for every {every}th soldier in "
               f"{time.perf_counter() - t0:.0f} s", flush=True)
+        t0 = time.perf_counter()
+        for sql in ACTIVE_SQL:
+            await conn.execute(sql, {"base": BASE_PERSONA,  # type: ignore[arg-type]
+                                     "active_days": ACTIVE_DAYS})
+        rows = await gains_boards.refresh(conn, Policy(), datetime.now(UTC))
+        await conn.execute("VACUUM ANALYZE")
+        print(f"ten collections of history and their intervals for the most active tenth, "
+              f"{rows:,} gains-board rows, in {time.perf_counter() - t0:.0f} s", flush=True)
 
 
 def fold_coverage(url: str) -> None:
@@ -286,6 +342,27 @@ def board_paths(count: int) -> list[str]:
             for _ in range(count)]
 
 
+def week_paths(count: int, prefix: str = "") -> list[str]:
+    """This week's gains boards: soldiers' kill and score rates, and the weapon boards (the
+    default item: the weapon with most soldiers)."""
+    rng = random.Random(count + len(prefix))
+    return [f"{prefix}/leaderboards/week?platform={rng.choice(['pc', 'ps4', 'xboxone'])}"
+            f"&by={rng.choice(['kpm', 'spm', 'weapon'])}&page={rng.randint(1, 40)}"
+            for _ in range(count)]
+
+
+def active_paths(n: int, count: int, prefix: str = "", suffix: str = "") -> list[str]:
+    """Soldiers of the most active tenth (ten collections and nine intervals each)."""
+    rng = random.Random(count + 3 + len(suffix))
+    out = []
+    for _ in range(count):
+        g = min(n, rng.randrange(max(1, n // 500)) * 500 + rng.randrange(ACTIVE_DAYS))
+        g = max(1, g)
+        plat = "pc" if g % 100 < 65 else ("ps4" if g % 100 < 82 else "xboxone")
+        out.append(f"{prefix}/soldiers/{plat}/{BASE_PERSONA + g}{suffix}")
+    return out
+
+
 def search_paths(n: int, count: int) -> list[str]:
     """Name prefixes from very common ("bench1": 111,111 matches at 1M) to single soldiers,
     a random page of each."""
@@ -315,7 +392,14 @@ async def run_load(base: str, n: int, every: int, requests: int, concurrency: in
     plans = [
         ("soldier page (with weapons)", soldier_paths(n, every, requests, True), None, 50.0),
         ("soldier page (any soldier)", soldier_paths(n, every, requests, False), None, 50.0),
+        ("soldier page (active: 10 collections)", active_paths(n, requests), None, 50.0),
         ("GET /api/soldiers/{p}/{id}", soldier_paths(n, every, requests, False, "/api"),
+         None, 50.0),
+        ("GET /api/soldiers/.../progress", active_paths(n, requests // 2, "/api",
+                                                        "/progress"), None, 50.0),
+        ("this week's gains boards (page)", week_paths(max(200, requests // 3)), None, 50.0),
+        ("GET /api/leaderboards/week", [p.replace("/leaderboards", "/api/leaderboards")
+                                        for p in week_paths(max(200, requests // 6))],
          None, 50.0),
         ("GET /api/soldiers/.../weapons", soldier_paths(n, every, requests // 2, True, "/api",
                                                         "/weapons"), None, 50.0),

@@ -99,6 +99,25 @@ POLICY_HELP = {
     "ledger_retention_days": ("Request-ledger rows (one per physical Battlelog request) older "
                               "than this are removed; never those inside twice the fleet "
                               "budget window."),
+    "progress_ceiling_kpm": "An interval between two collections with more kills per minute "
+                            "is flagged (checks after storage).",
+    "progress_ceiling_spm": "An interval with a higher score per minute is flagged.",
+    "progress_ceiling_accuracy_percent": "An interval with a higher accuracy (at volume) is "
+                                         "flagged.",
+    "progress_accuracy_min_shots": "Shots an interval needs before its accuracy is judged.",
+    "progress_ceiling_headshots_per_kill": "An interval with more headshots per kill (over "
+                                           "enough kills) is flagged.",
+    "progress_headshots_min_kills": "Kills an interval needs before its headshots are judged.",
+    "progress_check_min_seconds": "Play an interval needs before its kill and score rates are "
+                                  "judged.",
+    "gains_window_seconds": "The gains leaderboards' window (\"this week\").",
+    "gains_board_min_seconds": "Play a soldier needs in the window to be on a gains board.",
+    "gains_board_item_min_seconds": "Time with a weapon or vehicle in the window to be on its "
+                                    "gains board.",
+    "gains_prior_minutes": "Minutes at the population's average rate added to every sample "
+                           "(smoothing: a short sample cannot top a board).",
+    "gains_board_refresh_seconds": "The scheduler rebuilds the gains boards this often (and "
+                                   "at once when a flag is cleared).",
 }
 
 

@@ -101,6 +101,26 @@ class Policy(BaseModel):
     circuit_probe_seconds: float = Field(60, gt=0)
     circuit_close_successes: int = Field(2, ge=1)
     circuit_hold_seconds: float = Field(3600, gt=0)
+    # progress (bf4ps/gains.py): checks after storage flag an interval whose rates exceed these
+    # ceilings (rates over at least progress_check_min_seconds of play; accuracy at volume;
+    # headshots per kill over enough kills); a flagged soldier is on no leaderboard until
+    # an operator clears the flag (`bf4ps flags clear`).
+    progress_ceiling_kpm: float = Field(5.0, gt=0)
+    progress_ceiling_spm: float = Field(2500, gt=0)
+    progress_ceiling_accuracy_percent: float = Field(60, gt=0, le=100)
+    progress_accuracy_min_shots: int = Field(500, ge=1)
+    progress_ceiling_headshots_per_kill: float = Field(0.9, gt=0, le=1)
+    progress_headshots_min_kills: int = Field(30, ge=1)
+    progress_check_min_seconds: float = Field(120, ge=0)
+    # gains leaderboards ("this week"): rebuilt by the scheduler every refresh period from the
+    # checked, unflagged intervals of the window; a soldier needs the minimum time in it
+    # (weapons and vehicles: their own minimum), and rates are smoothed toward the platform's
+    # average as if the prior minutes had been played at it.
+    gains_window_seconds: float = Field(WEEK, gt=0)
+    gains_board_min_seconds: float = Field(3600, gt=0)
+    gains_board_item_min_seconds: float = Field(1800, gt=0)
+    gains_prior_minutes: float = Field(60, ge=0)
+    gains_board_refresh_seconds: float = Field(300, gt=0)
     # retention
     event_retention_days: float = Field(180, ge=1)
     ledger_retention_days: float = Field(180, ge=1)

@@ -192,7 +192,7 @@ async def _journey(browser, web: str, shots: Path) -> None:  # type: ignore[no-u
     assert ticks == 2
     # per-weapon history: the most-used weapon's kills, then its accuracy
     await expect(page.locator("#weapon-history-chart .uplot")).to_be_visible()
-    await page.locator("#weapon-history-metrics button", has_text="Accuracy").click()
+    await page.locator("#weapon-history-metrics button[data-metric=accuracy]").click()
     await expect(page.locator("#weapon-history-chart .u-legend")).to_contain_text("Accuracy")
     await expect(page.locator("#vehicle-history-chart .uplot")).to_be_visible()
     await page.locator("#weapons-table th", has_text="Kills").click()  # sortable

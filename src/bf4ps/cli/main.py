@@ -18,6 +18,7 @@ from bf4ps.cli import (
     collector,
     db,
     demo,
+    flags,
     fleet,
     forecast,
     recon,
@@ -42,7 +43,7 @@ def cli() -> None:
 
 
 for _module in (demo, db, collector, scheduler, web, request, bf4sw, battlelog, simulate,
-                recon, fleet, forecast):
+                recon, fleet, forecast, flags):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 for _command in bf4sw.SIMULATE_COMMANDS:

@@ -52,6 +52,10 @@ class EventType(StrEnum):
     # configured; a collector whose environment says otherwise (its values are not used)
     FLEET_SETTINGS_CHANGED = "fleet_settings_changed"
     SETTINGS_MISMATCH = "settings_mismatch"
+    # progress (stats/progress_check.py): an interval over the policy ceilings, checked after
+    # storage; an operator's clear (`bf4ps flags clear`, the console) puts its soldier back
+    PROGRESS_FLAGGED = "progress_flagged"
+    PROGRESS_FLAG_CLEARED = "progress_flag_cleared"
     # scheduler
     RECHECK_SCHEDULED = "recheck_scheduled"
     SCHEDULER_STARTED = "scheduler_started"

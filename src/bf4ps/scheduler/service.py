@@ -25,7 +25,7 @@ from bf4ps.db.queries import all_rows, one, q
 from bf4ps.queue import events, figures
 from bf4ps.queue.events import EventType
 from bf4ps.queue.reaper import reap_expired
-from bf4ps.scheduler import activity, feeder, history, retention, sessions
+from bf4ps.scheduler import activity, feeder, history, progress, retention, sessions
 from bf4ps.settings import Settings
 from bf4ps.waiting import sleep_unless_stopped
 
@@ -87,6 +87,7 @@ class Scheduler:
         self.intake = intake
         self.identity = f"{socket.gethostname()}:{os.getpid()}"
         self.fed = FeedTally()
+        self.progress = progress.ProgressStep()
 
     async def run(self) -> None:
         url = await resolve_url(self.settings)
@@ -142,6 +143,7 @@ class Scheduler:
                 Every(s.sweep_seconds, lambda: self.sweeps(conn)),
                 Every(s.history_record_seconds,
                       lambda: history.record(conn, s.history_record_seconds)),
+                Every(progress.CHECK_SECONDS, lambda: self.progress.run(conn)),
                 Every(3600, lambda: self.upkeep(conn))]
 
     async def tick(self, conn: Conn) -> None:

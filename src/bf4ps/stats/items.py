@@ -34,7 +34,8 @@ from typing import Any
 
 from bf4ps.battlelog.models import VehicleItem, WeaponItem
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one_row
+from bf4ps.db.queries import batch, one_row
+from bf4ps.stats.progress_store import record_items
 from bf4ps.stats.written import Written
 
 CATALOG_FIELDS = ("guid", "name", "slug", "category", "code")
@@ -59,10 +60,14 @@ class ItemKind:
     catalog_query: str
     stats_query: str
     stat_fields: tuple[str, ...]
+    name: str  # item_intervals.kind
+    before_query: str  # the stored items, where each one's next interval starts
 
 
-WEAPONS = ItemKind("weapon_catalog_sync", "weapon_stats_write", WEAPON_STAT_FIELDS)
-VEHICLES = ItemKind("vehicle_catalog_sync", "vehicle_stats_write", VEHICLE_STAT_FIELDS)
+WEAPONS = ItemKind("weapon_catalog_sync", "weapon_stats_write", WEAPON_STAT_FIELDS, "weapon",
+                   "weapons_before_write")
+VEHICLES = ItemKind("vehicle_catalog_sync", "vehicle_stats_write", VEHICLE_STAT_FIELDS,
+                    "vehicle", "vehicles_before_write")
 
 
 def unique_by_guid(items: Sequence[WeaponItem | VehicleItem]) -> list[WeaponItem | VehicleItem]:
@@ -98,8 +103,10 @@ async def write_items(conn: Conn, kind: ItemKind, soldier_id: int,
     unique = unique_by_guid(items)
     if not unique:
         return Written()  # an empty list keeps everything stored (last-known-good)
-    catalog = await one_row(conn, kind.catalog_query,
-                            {**columns(unique, CATALOG_FIELDS), "seen_at": fetched_at})
+    before, synced = await batch(  # the stored items (where intervals start) and the sync
+        conn, (kind.before_query, {"soldier_id": soldier_id}),
+        (kind.catalog_query, {**columns(unique, CATALOG_FIELDS), "seen_at": fetched_at}))
+    catalog = synced[0]
     params = {**columns(unique, kind.stat_fields), "soldier_id": soldier_id,
               "fetched_at": fetched_at}
     row = await one_row(conn, kind.stats_query, params)
@@ -108,6 +115,7 @@ async def write_items(conn: Conn, kind: ItemKind, soldier_id: int,
                        catalog_refreshed=int(catalog["catalog_refreshed"]), outdated=True)
     if int(row["matched"]) != len(unique):
         raise CatalogMismatch(f"{len(unique) - int(row['matched'])} item(s) not in the catalog")
+    await record_items(conn, kind.name, soldier_id, before, unique, fetched_at)
     return Written(current_rows=int(row["current_written"]),
                    history_rows=int(row["history_written"]),
                    catalog_inserted=int(catalog["catalog_inserted"]),

@@ -18,7 +18,8 @@ from psycopg.types.json import Jsonb
 
 from bf4ps.battlelog.models import DetailedStats, ProfileStats
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one_row
+from bf4ps.db.queries import batch, one_row
+from bf4ps.stats.progress_store import record_detailed
 from bf4ps.stats.written import Written
 
 PROFILE_LISTS = ("top_weapons", "top_vehicles", "progress", "linked_soldiers")
@@ -27,13 +28,19 @@ CLAN_TAG_MAX_LENGTH = 16  # profile_current's CHECK
 
 async def write_detailed(conn: Conn, soldier_id: int, stats: DetailedStats,
                          fetched_at: datetime) -> Written:
-    """Upsert detailed_stats_current; add a history row only when some value changed."""
+    """Upsert detailed_stats_current; add a history row only when some value changed, and then
+    the interval from the previous good snapshot (progress_store.py). The read of that snapshot
+    goes in the write's pipeline: no extra round trip."""
     params = asdict(stats)
     params.update(soldier_id=soldier_id, fetched_at=fetched_at)
-    row = await one_row(conn, "detailed_write", params)
-    current = int(row["current_written"])
-    return Written(current_rows=current, history_rows=int(row["history_written"]),
-                   outdated=current == 0)
+    previous, rows = await batch(
+        conn, ("progress_last_good_detailed", {"soldier_id": soldier_id, "fetched_at": fetched_at}),
+        ("detailed_write", params))
+    row = rows[0]
+    current, history = int(row["current_written"]), int(row["history_written"])
+    if history:
+        await record_detailed(conn, soldier_id, previous, stats, fetched_at)
+    return Written(current_rows=current, history_rows=history, outdated=current == 0)
 
 
 def profile_params(soldier_id: int, profile: ProfileStats,

@@ -5,14 +5,18 @@ and the whole page with the collection under way."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
+from bf4ps import gains
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import batch
 from bf4ps.stats import history as history_series
 from bf4ps.stats import read
-from bf4ps.stats.history import ItemSeries, WeaponPoint
+from bf4ps.stats.history import ItemSeries, VehiclePoint, WeaponPoint
+from bf4ps.stats.progress_store import history_snapshot
 from bf4ps.stats.read import HistoryPoint, StoredVehicle, StoredWeapon
+from bf4ps.views import career as career_view
+from bf4ps.views import progress as progress_view
 from bf4ps.views.soldier import (
     Model,
     Overview,
@@ -65,6 +69,12 @@ class HistoryRow(HistoryPoint):
     kd: float | None = None
     accuracy_percent: float | None = None
     wl: float | None = None
+    # over the interval ending at this point (None at the first point and after a reset)
+    interval_kills: int | None = None
+    interval_kd: float | None = None
+    interval_kpm: float | None = None
+    interval_spm: float | None = None
+    reset: bool = False  # a counter went down here: Battlelog reset the stats
 
 
 class ItemChart(Model):
@@ -75,6 +85,8 @@ class ItemChart(Model):
     kills: list[int | None]
     time_min: list[float | None]
     accuracy: list[float | None]
+    interval_kills: list[int | None]  # gained since the previous point
+    interval_accuracy: list[float | None]  # accuracy over the interval
 
 
 class Weapons(Model):
@@ -101,6 +113,16 @@ class SoldierPage(Overview):
     weapon_history: list[ItemChart]
     vehicle_history: list[ItemChart]
     open_request: str | None  # the status page of a collection under way
+    career: career_view.Career
+    progress: progress_view.Progress
+
+
+class SoldierProgress(Model):
+    """The progress part of the page (API)."""
+
+    soldier: Soldier
+    career: career_view.Career
+    progress: progress_view.Progress
 
 
 def weapon_row(w: StoredWeapon) -> Weapon:
@@ -129,11 +151,34 @@ def vehicle_row(v: StoredVehicle) -> Vehicle:
         service_stars=i.service_stars, fetched_at=v.fetched_at)
 
 
+def _point_gain(a: HistoryPoint | None, b: HistoryPoint) -> gains.SoldierGain | None:
+    if a is None or not b.changed:
+        return None
+    return gains.soldier_gain(history_snapshot(asdict(a)), history_snapshot(asdict(b)))
+
+
 def history_rows(points: list[HistoryPoint]) -> list[HistoryRow]:
-    """Oldest first (as given)."""
-    return [HistoryRow(**asdict(p), kd=ratio(p.kills, p.deaths),
-                       accuracy_percent=percent(p.shots_hit, p.shots_fired),
-                       wl=ratio(p.wins, p.losses)) for p in points]
+    """Oldest first (as given), each with the rates over the interval that ends at it."""
+    rows = []
+    previous: HistoryPoint | None = None
+    for p in points:
+        g = _point_gain(previous, p)
+        if p.changed:
+            previous = p
+        rate = g if g is not None and not g.reset else None
+        rows.append(HistoryRow(
+            **asdict(p), kd=ratio(p.kills, p.deaths),
+            accuracy_percent=percent(p.shots_hit, p.shots_fired), wl=ratio(p.wins, p.losses),
+            interval_kills=rate.kills if rate else (0 if not p.changed else None),
+            interval_kd=_round(rate.kd, 2) if rate else None,
+            interval_kpm=_round(rate.kpm, 2) if rate else None,
+            interval_spm=_round(rate.spm, 0) if rate else None,
+            reset=bool(g and g.reset)))
+    return rows
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
 
 
 async def weapons(conn: Conn, s: Soldier) -> Weapons:
@@ -151,29 +196,48 @@ async def history(conn: Conn, s: Soldier, limit: int = 100) -> History:
     return History(soldier=s, history=history_rows(points))
 
 
+def _item_gain(a: WeaponPoint | VehiclePoint | None,
+               b: WeaponPoint | VehiclePoint) -> gains.ItemGain | None:
+    if a is None:
+        return None
+    return gains.item_gain(*(gains.ItemSnapshot(
+        at=p.fetched_at, kills=p.kills, seconds=p.time_seconds,
+        shots_fired=getattr(p, "shots_fired", None), shots_hit=getattr(p, "shots_hit", None))
+        for p in (a, b)))
+
+
 def item_chart(series: list[ItemSeries]) -> list[ItemChart]:
+    """The charted items, the soldier's top item (most kills now) first: the chart opens on
+    it."""
     out = []
-    for item in series:
+    for item in sorted(series, key=lambda i: -(i.points[-1].kills or 0) if i.points else 0):
         pts = item.points
+        interval = [_item_gain(a, b) for a, b in zip((None, *pts[:-1]), pts, strict=True)]
         out.append(ItemChart(
             name=item.name, t=[int(p.fetched_at.timestamp()) for p in pts],
             kills=[p.kills for p in pts],
             time_min=[round(p.time_seconds / 60, 1) if p.time_seconds is not None else None
                       for p in pts],
             accuracy=[p.accuracy_percent if isinstance(p, WeaponPoint) else None
-                      for p in pts]))
+                      for p in pts],
+            interval_kills=[None if g is None or g.reset else g.kills for g in interval],
+            interval_accuracy=[None if g is None or g.reset else _round(g.accuracy_percent, 1)
+                               for g in interval]))
     return out
 
 
-async def page(conn: Conn, s: Soldier) -> SoldierPage:
-    """All of the page's reads go in one pipeline: one wait for the ten of them."""
+async def page(conn: Conn, s: Soldier, now: datetime | None = None) -> SoldierPage:
+    """All of the page's reads go in one pipeline: one wait for the thirteen of them."""
     sid = {"soldier_id": s.soldier_id}
+    now = now or datetime.now(UTC)
     (detailed, profile, states, changes, weapon_changes, vehicle_changes, collections,
-     open_requests, weapon_rows, vehicle_rows) = await batch(
+     open_requests, weapon_rows, vehicle_rows, intervals, item_intervals, flags) = await batch(
         conn, *read.overview_reads(s.soldier_id),
         *history_series.page_series_reads(s.soldier_id),
-        ("interactive_open_for_soldier", sid), ("weapons_of", sid), ("vehicles_of", sid))
-    ov = overview_of(s, read.overview_from(s.soldier_id, detailed, profile, states))
+        ("interactive_open_for_soldier", sid), ("weapons_of", sid), ("vehicles_of", sid),
+        *progress_view.reads(s.soldier_id, now))
+    stored = read.overview_from(s.soldier_id, detailed, profile, states)
+    ov = overview_of(s, stored)
     series = history_series.page_series_from(changes, weapon_changes, vehicle_changes,
                                              collections)
     return SoldierPage(
@@ -181,4 +245,20 @@ async def page(conn: Conn, s: Soldier) -> SoldierPage:
         vehicles=[vehicle_row(v) for v in read.vehicles_from(vehicle_rows)],
         history=history_rows(series.detailed),
         weapon_history=item_chart(series.weapons), vehicle_history=item_chart(series.vehicles),
-        open_request=f"/requests/{open_requests[0]['request_id']}" if open_requests else None)
+        open_request=f"/requests/{open_requests[0]['request_id']}" if open_requests else None,
+        career=career_view.career(s, stored),
+        progress=progress_view.progress_from(intervals, item_intervals, flags, now,
+                                             ov.detailed_fetched_at))
+
+
+async def progress(conn: Conn, s: Soldier, now: datetime | None = None) -> SoldierProgress:
+    """The soldier's progress and career, in one pipeline."""
+    now = now or datetime.now(UTC)
+    detailed, profile, states, intervals, items, flags = await batch(
+        conn, *read.overview_reads(s.soldier_id), *progress_view.reads(s.soldier_id, now))
+    stored = read.overview_from(s.soldier_id, detailed, profile, states)
+    return SoldierProgress(
+        soldier=s, career=career_view.career(s, stored),
+        progress=progress_view.progress_from(
+            intervals, items, flags, now,
+            stored.detailed.fetched_at if stored.detailed else None))

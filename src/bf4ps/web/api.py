@@ -16,12 +16,14 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import execute
 from bf4ps.domain import Platform
 from bf4ps.interactive.inputs import InputError
+from bf4ps.views import gains_board as gains_board_view
 from bf4ps.views import last_session as last_session_view
 from bf4ps.views import request_status as requests_view
 from bf4ps.views import search as search_view
 from bf4ps.views import soldier as soldier_view
 from bf4ps.views import soldier_page
 from bf4ps.views.fields import PersonaParam, PlatformName
+from bf4ps.views.gains_board import GainsBoard, GainsBoardKind
 from bf4ps.views.request_status import RequestStatus, SubmissionView, SubmitRequest
 from bf4ps.views.search import SearchResult
 from bf4ps.web import actions
@@ -160,6 +162,34 @@ async def soldier_last_session(request: Request, platform: PlatformPath,
     async with db(request) as conn:
         s = await _soldier(conn, platform, persona_id)
         return await last_session_view.last_session(conn, s)
+
+
+@router.get("/api/soldiers/{platform}/{persona_id}/progress", responses=errors(404, 422))
+async def soldier_progress(request: Request, platform: PlatformPath,
+                           persona_id: PersonaPath) -> soldier_page.SoldierProgress:
+    """A soldier's gains: since the last collection, over 24 h / 7 d / 30 d, between recent
+    collections (flagged and reset intervals marked), per weapon and vehicle over 7 days; and
+    his rank, game modes, completion bars and linked soldiers."""
+    async with db(request) as conn:
+        return await soldier_page.progress(conn, await _soldier(conn, platform, persona_id))
+
+
+@router.get("/api/leaderboards/week", responses=errors(404, 422))
+async def gains_board(
+        request: Request,
+        platform: Annotated[PlatformName, Query()] = Platform.PC,
+        by: Annotated[GainsBoardKind, Query(description="What the board ranks")] =
+        GainsBoardKind.KPM,
+        item: Annotated[int | None, Query(ge=1, le=2**31 - 1, description=(
+            "A weapon or vehicle id (by=weapon|vehicle; default: the one with most "
+            "soldiers)"))] = None,
+        page: Annotated[int, Query(ge=1, le=400)] = 1,
+) -> GainsBoard:
+    """This week's gains leaderboard: flagged soldiers left out, a minimum time in the week,
+    rates smoothed toward the population average."""
+    async with db(request) as conn:
+        policy = await policy_mod.load(conn)
+        return await gains_board_view.board(conn, policy, by, platform, item, page)
 
 
 class Health(BaseModel):

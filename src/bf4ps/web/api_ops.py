@@ -11,10 +11,13 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.security import HTTPBasic, HTTPBasicCredentials
 from pydantic import BaseModel, ConfigDict
 
+from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
 from bf4ps.registry.actions import ControlError, act
+from bf4ps.stats import progress_flags
 from bf4ps.views import console, fleet_history
 from bf4ps.views import events as events_view
+from bf4ps.views import flags as flags_view
 from bf4ps.views.events import EventQuery, Events
 from bf4ps.views.fields import COLLECTOR_PATTERN, Reason
 from bf4ps.web.api import errors, json_body, single_values
@@ -99,3 +102,47 @@ async def control_api(
         body: ControlBody | None = None) -> Controlled:
     """Drain or resume a collector."""
     return await control(request, name, action, body.reason if body else None, who)
+
+
+@router.get("/flags", responses=errors(400, 422))
+async def flags(request: Request, _: Operator,
+                all: Annotated[bool, Query(description="Cleared flags too")] = False,
+                ) -> flags_view.Flags:
+    """Progress flags: intervals over the policy ceilings, their soldiers off every board."""
+    async with db(request) as conn:
+        return await flags_view.flags(conn, include_cleared=all)
+
+
+class ClearBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    note: Reason | None = None
+
+
+class FlagCleared(BaseModel):
+    flag_id: int
+    soldier_id: int
+    cleared_by: str
+
+
+async def clear_flag(request: Request, flag_id: int, note: str | None,
+                     who: str) -> FlagCleared:
+    """Clear an open flag (404 when there is none), as the console's form does."""
+    try:
+        async with db(request) as conn:
+            policy = await policy_mod.load(conn)
+            done = await progress_flags.clear(conn, policy, flag_id, by=f"ops:{who}",
+                                              note=note)
+    except progress_flags.FlagNotOpen as exc:
+        raise WebError(404, str(exc)) from None
+    return FlagCleared(flag_id=done.flag_id, soldier_id=done.soldier_id,
+                       cleared_by=f"ops:{who}")
+
+
+@router.post("/flags/{flag_id}/clear", dependencies=[Depends(json_body)],
+             responses=errors(400, 404, 413, 415, 422))
+async def clear_flag_api(request: Request, who: Operator,
+                         flag_id: Annotated[int, Path(ge=1, le=2**62)],
+                         body: ClearBody | None = None) -> FlagCleared:
+    """Clear a progress flag: its soldier is back on the boards once none is left open."""
+    return await clear_flag(request, flag_id, body.note if body else None, who)

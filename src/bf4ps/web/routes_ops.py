@@ -13,9 +13,10 @@ from starlette.routing import Route
 from bf4ps.domain import JobKind
 from bf4ps.queue.events import EVENT_TYPE_NAMES
 from bf4ps.views import console, events, fleet_history
+from bf4ps.views import flags as flags_view
 from bf4ps.views.events import WINDOWS, Event, EventQuery
 from bf4ps.views.fields import COLLECTOR_PATTERN
-from bf4ps.web.api_ops import control
+from bf4ps.web.api_ops import clear_flag, control
 from bf4ps.web.errors import WebError, from_validation
 from bf4ps.web.params import form, form_text
 from bf4ps.web.security import CSRF_FIELD
@@ -43,7 +44,9 @@ async def console_page(request: Request) -> Response:
     async with db(request) as conn:
         data = await console.status(conn)
         charts = await fleet_history.read(conn)
-    return render(request, "ops.html", {"ops": data, "history": charts.as_json()})
+        flagged = await flags_view.flags(conn, limit=50)
+    return render(request, "ops.html", {"ops": data, "history": charts.as_json(),
+                                        "flags": flagged})
 
 
 async def events_page(request: Request) -> Response:
@@ -80,8 +83,20 @@ async def control_form(request: Request) -> Response:
     return RedirectResponse("/ops", 303)
 
 
+async def clear_flag_form(request: Request) -> Response:
+    who = operator(request)
+    data = await form(request)
+    state_of(request).csrf.check(request, data.get(CSRF_FIELD))
+    raw = str(request.path_params["flag_id"])
+    if not raw.isdigit() or not 0 < int(raw) < 2**62:
+        raise WebError(404, "no such flag")
+    await clear_flag(request, int(raw), form_text(data, "note", 500), who)
+    return RedirectResponse("/ops#flags", 303)
+
+
 ROUTES = [
     Route("/ops", console_page, methods=["GET"]),
     Route("/ops/events", events_page, methods=["GET"]),
     Route("/ops/collectors/{name}/{action}", control_form, methods=["POST"]),
+    Route("/ops/flags/{flag_id}/clear", clear_flag_form, methods=["POST"]),
 ]

@@ -13,6 +13,7 @@ from bf4ps import policy as policy_mod
 from bf4ps.domain import JobKind, Platform
 from bf4ps.interactive.inputs import InputError
 from bf4ps.stats import discovery
+from bf4ps.views import gains_board as gains_view
 from bf4ps.views import last_session as last_session_view
 from bf4ps.views import search as search_view
 from bf4ps.views import soldier as soldier_view
@@ -134,8 +135,8 @@ async def soldier_page(request: Request) -> Response:
         last = await last_session_view.last_session(conn, found)
     return render(request, "soldier.html", {
         "s": data, "platforms": PLATFORMS, **_charts(data), "last_session": last.session,
-        "weapons_html": tables.weapon_rows(data.weapons),
-        "vehicles_html": tables.vehicle_rows(data.vehicles),
+        "weapons_html": tables.weapon_rows(data.weapons, data.progress.weapons),
+        "vehicles_html": tables.vehicle_rows(data.vehicles, data.progress.vehicles),
         "weapon_categories": sorted({w.category for w in data.weapons}),
         "vehicle_categories": sorted({v.category for v in data.vehicles})})
 
@@ -166,6 +167,24 @@ async def leaderboards(request: Request) -> Response:
         "min_hours": discovery.BOARD_MIN_SECONDS // 3600})
 
 
+async def leaderboards_week(request: Request) -> Response:
+    """/leaderboards/week?platform=pc&by=weapon&item=12: a gains board of the week."""
+    platform = platform_query(request) or Platform.PC
+    raw = query(request, "by", max_len=10) or gains_view.GainsBoardKind.KPM.value
+    try:
+        kind = gains_view.GainsBoardKind(raw)
+    except ValueError:
+        raise WebError(422, "parameter 'by' must be one of: "
+                       + ", ".join(gains_view.GainsBoardKind), field="by") from None
+    item = int_query(request, "item", default=0, lo=0, hi=2**31 - 1) or None
+    page = int_query(request, "page", default=1, lo=1, hi=400)
+    async with db(request) as conn:
+        policy = await policy_mod.load(conn)
+        found = await gains_view.board(conn, policy, kind, platform, item, page)
+    return render(request, "leaderboards_week.html", {
+        "platforms": PLATFORMS, "found": found, "kinds": list(gains_view.GainsBoardKind)})
+
+
 async def search_alias(request: Request) -> Response:
     """/search?q=…, the address people guess: the search lives at /?q=…."""
     qs = request.url.query
@@ -176,6 +195,7 @@ ROUTES = [
     Route("/", index, methods=["GET"]),
     Route("/search", search_alias, methods=["GET"]),
     Route("/leaderboards", leaderboards, methods=["GET"]),
+    Route("/leaderboards/week", leaderboards_week, methods=["GET"]),
     Route("/requests", submit_form, methods=["POST"]),
     Route("/requests/{request_id}", request_page, methods=["GET"]),
     Route("/soldiers/{platform}/{persona_id}", soldier_page, methods=["GET"]),

@@ -37,6 +37,24 @@
     });
   }
 
+  // Tables that stack on a phone (style.css: the console's, and table.stack): each cell is
+  // labelled with its column's heading, shown before the value when the rows stack.
+  function labelCells() {
+    document.querySelectorAll("body.ops table:not(.u-legend), table.stack").forEach(function (table) {
+      if (!table.tHead || !table.tHead.rows.length) return;
+      var heads = Array.prototype.map.call(table.tHead.rows[0].cells, function (th) {
+        return th.textContent.trim();
+      });
+      Array.prototype.forEach.call(table.tBodies, function (body) {
+        Array.prototype.forEach.call(body.rows, function (row) {
+          Array.prototype.forEach.call(row.cells, function (td, i) {
+            if (heads[i] && td.colSpan === 1) td.setAttribute("data-label", heads[i]);
+          });
+        });
+      });
+    });
+  }
+
   function initFilters() {
     document.querySelectorAll("select[data-filter-table]").forEach(function (select) {
       var table = document.getElementById(select.getAttribute("data-filter-table"));
@@ -150,6 +168,7 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     initSorting();
+    labelCells();
     initFilters();
     initRequest();
     initAutoRefresh();

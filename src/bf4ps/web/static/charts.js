@@ -15,6 +15,16 @@
     return String(Math.round(v * 100) / 100);
   }
 
+  /* y ticks: compact, with as many decimals as the tick step needs (0.005 apart: 1.205,
+     1.210, never "1.21, 1.21") */
+  function ticks(u, splits) {
+    var step = splits.length > 1 ? Math.abs(splits[1] - splits[0]) : 1;
+    var digits = step >= 1 || step === 0 ? 0 : Math.min(4, Math.ceil(-Math.log10(step) - 1e-9));
+    return splits.map(function (v) {
+      return Math.abs(v) >= 1e4 || digits === 0 ? compact(v) : v.toFixed(digits);
+    });
+  }
+
   function stamp(t) {
     var d = new Date(t * 1000);
     return d.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric",
@@ -67,9 +77,9 @@
       cursor: { points: { size: 9 } },
       scales: { x: { time: true, range: function () { return [lo, hi]; } } },
       axes: [
-        { stroke: MUTED, grid: { stroke: GRID, width: 1 }, ticks: { stroke: GRID } },
+        { stroke: MUTED, grid: { stroke: GRID, width: 1 }, ticks: { stroke: GRID }, space: 70 },
         { stroke: MUTED, grid: { stroke: GRID, width: 1 }, ticks: { stroke: GRID }, size: 60,
-          values: function (u, splits) { return splits.map(compact); } }
+          values: ticks }
       ],
       series: [
         { value: function (u, v) { return v === null ? "–" : stamp(v); } },

@@ -68,10 +68,35 @@
     return out;
   }
 
+  function pad(n) { return (n < 10 ? "0" : "") + n; }
+
+  /* x ticks as HH:MM (the date under the first tick and on a new day), at least 80 px apart,
+     so that they never overlap at any width; y ticks compact (12 k, 1.5 M) */
+  function timeTicks(u, splits) {
+    var day = null;
+    return splits.map(function (t) {
+      var d = new Date(t * 1000), label = pad(d.getHours()) + ":" + pad(d.getMinutes());
+      var today = d.toDateString();
+      if (today !== day) { label += "\n" + (d.getMonth() + 1) + "/" + d.getDate(); day = today; }
+      return label;
+    });
+  }
+
+  function compactTicks(u, splits) {
+    return splits.map(function (v) {
+      var a = Math.abs(v);
+      if (a >= 1e6) return (v / 1e6).toFixed(1).replace(/\.0$/, "") + " M";
+      if (a >= 1e4) return (v / 1e3).toFixed(0) + " k";
+      return String(Math.round(v * 100) / 100);
+    });
+  }
+
   function draw(node, spec) {
     var width = Math.max(200, node.clientWidth);
     var opts = {width: width, height: 220, series: spec.series,
-                axes: [axis({}), axis({label: spec.y, size: 80})], legend: {live: false},
+                axes: [axis({space: 80, values: timeTicks}),
+                       axis({label: spec.y, size: 70, space: 36, values: compactTicks})],
+                legend: {live: false},
                 scales: {x: {time: true}}};
     node.textContent = "";
     var plot = new window.uPlot(opts, spec.data, node);
