@@ -146,7 +146,20 @@ def bootstrap_rate(first: dict[str, Any], coverage: dict[str, dict[str, int]],
     return out
 
 
-async def load(conn: Conn, window_seconds: float = DAY) -> Inputs:
+def waiting(coverage: dict[str, dict[str, int]]) -> int:
+    return sum(int(c.get("never_attempted", 0)) + int(c.get("due", 0))
+               for c in coverage.values())
+
+
+def backlog(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for r in rows:
+        out.setdefault(str(r["activity_class"]), {})[str(r["resource"])] = int(r["n"])
+    return out
+
+
+async def load(conn: Conn, window_seconds: float = DAY, *, sweep_seconds: float = 60.0,
+               tick_seconds: float = 2.0) -> Inputs:
     pol = await policy_mod.load(conn)
     now = datetime.now(UTC)
     w = {"window_seconds": window_seconds}
@@ -170,8 +183,15 @@ async def load(conn: Conn, window_seconds: float = DAY) -> Inputs:
         fleet_rate = Figure(int(sent["background"]) * HOUR / measured_for, where)
         interactive = Figure(int(sent["interactive"]) * HOUR / measured_for, where)
     first = await _one(conn, "history_first_since", w)
+    # work waiting at both ends of the window beyond what the working set holds: the fleet
+    # sent what it could, so its measured rate is its capacity
+    deep = pol.working_set_background
+    saturated = bool(first) and waiting(first["coverage"]) > deep and waiting(coverage) > deep
+    split = backlog(await _rows(conn, "forecast_backlog")) if total else {}
     return Inputs(now=now, window_seconds=window_seconds, policy=pol, costs=cost,
                   egresses=eg, egress_source=eg_source, budget_per_hour=bud, population=pop,
                   coverage=coverage, bootstrap_rate=bootstrap_rate(first, coverage, now),
                   fleet_rate=fleet_rate, interactive_per_hour=interactive,
-                  missing=tuple(missing + pop_missing + eg_missing + bud_missing))
+                  missing=tuple(missing + pop_missing + eg_missing + bud_missing),
+                  backlog=split, saturated=saturated and fleet_rate is not None,
+                  sweep_seconds=sweep_seconds, tick_seconds=tick_seconds)

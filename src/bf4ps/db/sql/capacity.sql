@@ -155,3 +155,9 @@ FROM egress_gates g
 LEFT JOIN collectors c ON c.egress_key = g.egress_key
 GROUP BY g.egress_key, g.min_interval_seconds
 ORDER BY g.egress_key
+
+-- name: forecast_backlog
+-- Never-attempted work per activity class and resource (ix_state_feed: an index-only count).
+SELECT activity_class, resource, count(*) AS n FROM collection_state
+WHERE status = 'never_attempted'
+GROUP BY activity_class, resource
