@@ -1,5 +1,6 @@
-"""The forecast's arithmetic: demand under the refresh model, the verdict against the budget,
-egresses needed, the policy change that fits, and bootstrap completion through the mix."""
+"""The capacity model: demand under the refresh model and per reason, what binds, the
+allocation by the feeder's shares, bootstrap marks, backlog age, the verdict and the
+suggestions solved from the model."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from bf4ps.views.forecast import (
     refresh_per_hour,
 )
 from bf4ps.views.forecast_inputs import bootstrap_rate, costs
+from bf4ps.views.forecast_report import render
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 M = "measured: test"
@@ -47,60 +49,103 @@ def documented(**changes: object) -> Inputs:
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
+def small(n: int = 1000, interval: float = 1.0, freshness: float = 2000.0,
+          **changes: object) -> Inputs:
+    """n active soldiers, detailed only, never attempted; one egress at `interval`, no
+    budget: the bench's shape."""
+    pop = Population(Figure(n, M), Figure(n, M), {DAY: Figure(n, M)}, Figure(0, M))
+    pol = Policy(freshness_detailed_seconds=freshness, freshness_profile_seconds=10 * 365 * DAY,
+                 freshness_weapons_seconds=10 * 365 * DAY,
+                 freshness_vehicles_seconds=10 * 365 * DAY)
+    base = Inputs(
+        now=NOW, window_seconds=HOUR, policy=pol,
+        costs={r: cost(dur=0.1) for r in RESOURCES},
+        egresses=(Egress("e", interval, 1),), egress_source=M, budget_per_hour=None,
+        population=pop, coverage={"detailed": {"never_attempted": n}},
+        bootstrap_rate={}, fleet_rate=None, interactive_per_hour=Figure(0, M),
+        backlog={"active": {"detailed": n}}, sweep_seconds=2.0, tick_seconds=0.5)
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def after(at: datetime | None) -> float:
+    assert at is not None
+    return (at - NOW).total_seconds()
+
+
 def test_the_refresh_model_is_continuous_at_the_active_window() -> None:
     pop = documented().population
     at_window = refresh_per_hour(DAY, pop, DAY)
     assert at_window == pytest.approx(25_000 / 24)
     assert refresh_per_hour(DAY - 1, pop, DAY) == pytest.approx(at_window, rel=1e-4)
     assert refresh_per_hour(7 * DAY, pop, DAY) == pytest.approx(73_000 / 168)
-    # shorter than the window: every active soldier every F
     assert refresh_per_hour(HOUR, pop, DAY) == pytest.approx(25_000)
-    # in between, seen(F) interpolates in log time: 36 h sees more than a day, less than a week
     assert 25_000 / 36 < refresh_per_hour(36 * HOUR, pop, DAY) < 73_000 / 36
-    # very long intervals: never fewer than the new soldiers' first collections
     assert refresh_per_hour(365 * DAY, pop, DAY) == pytest.approx(100)
 
 
-def test_the_shipped_sums_of_the_old_policy_do_not_fit_and_a_change_is_named() -> None:
+def test_the_old_policy_does_not_fit_and_what_would_is_solved_from_the_model() -> None:
     old = Policy(freshness_detailed_seconds=DAY, freshness_profile_seconds=7 * DAY,
                  freshness_weapons_seconds=7 * DAY, freshness_vehicles_seconds=7 * DAY)
     fc = forecast(documented(policy=old))
-    # detailed daily ~1,042/h, three weekly ~434/h each (profile's two requests): ~2,780/h
     assert fc.demand_per_hour == pytest.approx(25_000 / 24 + 73_000 / 168 * 4, rel=1e-6)
     assert not fc.fits and fc.shortfall_per_hour > 1_000
-    assert fc.capacity.per_hour == 1296  # 8 egresses pace 5,760/h: the budget binds
-    assert fc.egresses_needed == 4  # 2,780/h at 720/h an egress
+    assert fc.capacity.per_hour == 1296 and fc.capacity.binding == "budget"
+    assert fc.egresses_needed is None  # the budget binds: egresses would not help
     assert fc.budget_needed_per_hour == pytest.approx(fc.active_per_hour / 0.75)
-    assert fc.suggestion and "every" in fc.suggestion
-    fixed = forecast(documented(policy=old.model_copy(update=fc.suggested)))
-    assert fixed.fits
+    assert fc.suggested and fc.suggestion
+    assert forecast(documented(policy=old.model_copy(update=fc.suggested))).fits
+    text = render(fc)
+    assert "x the 1,296/h the budget allows" in text and "egresses at today's rate" not in text
+    assert "or a budget of 3,706/h (the budget binds; the 8 serving egresses" in text
 
 
 def test_the_shipped_defaults_fit_the_documented_budget() -> None:
     fc = forecast(documented())
     assert fc.fits, (fc.demand_per_hour, fc.capacity)
-    assert fc.active_per_hour < 0.9 * fc.capacity.active_cap_per_hour  # with a margin
-    assert fc.suggestion is None
+    assert fc.active_per_hour < 0.9 * fc.capacity.active_cap_per_hour
+    assert fc.suggestion is None and fc.suggested == {}
 
 
-def test_bootstrap_at_the_measured_rate_is_remaining_over_rate() -> None:
-    inputs = documented(coverage={"detailed": {"never_attempted": 900, "current": 100},
-                                  **{r: {"never_attempted": 0} for r in RESOURCES[1:]}},
-                        bootstrap_rate={"detailed": Figure(300.0, M)})
-    fc = forecast(inputs)
-    done = {c.resource: c for c in fc.bootstrap}
-    assert done["detailed"].at == NOW + timedelta(hours=3)
-    assert done["weapons"].at == NOW  # nothing left
+def test_a_short_interval_is_solved_at_its_own_scale() -> None:
+    """At 120 s, 1,000 active soldiers ask 30,000/h of one 1 s egress (3,600/h): the model
+    solves the interval that fits (1,000 s, rounded up to 20 min), not a day."""
+    fc = forecast(small(freshness=120.0, backlog={}, coverage={"detailed": {"current": 1000}}))
+    assert not fc.fits and fc.capacity.binding == "pacing"
+    assert fc.suggested == {"freshness_detailed_seconds": 1200.0}
+    assert fc.egresses_needed == 9  # 30,000/h at 3,600/h an egress
+    assert fc.budget_needed_per_hour is None  # pacing binds: a budget cannot help
+
+
+def test_bootstrap_takes_what_capacity_leaves_never_more() -> None:
+    """1,000 never attempted at one request a second: 10 % after 100 s, done after 1,000 s;
+    the refresh of the soldiers collected meanwhile never adds to the capacity."""
+    fc = forecast(small())
+    marks = fc.bootstrap[0].marks
+    assert after(marks[0.10]) == pytest.approx(100, rel=1e-4)
+    assert after(marks[0.50]) == pytest.approx(500, rel=1e-4)
+    assert after(fc.bootstrap[0].at) == pytest.approx(1000, rel=1e-4)
+    assert fc.throughput_per_hour == pytest.approx(3600)
+    assert fc.steady_throughput_per_hour == pytest.approx(1000 * 3600 / 2000, rel=1e-4)
+    assert fc.fits and fc.capacity.binding == "pacing"
+
+
+def test_a_measured_send_rate_below_the_pacing_binds_when_work_waited() -> None:
+    slow = small(fleet_rate=Figure(1800.0, M), saturated=True)
+    fc = forecast(slow)
+    assert fc.capacity.binding == "measured send rate" and fc.capacity.per_hour == 1800
+    assert after(fc.bootstrap[0].at) == pytest.approx(2000, rel=1e-4)
+    idle = forecast(small(fleet_rate=Figure(1800.0, M), saturated=False))
+    assert idle.capacity.binding == "pacing"  # not saturated: the rate was the demand
 
 
 def test_resources_join_at_their_watermark_and_share_by_weight() -> None:
     pol = Policy(watermark_weapons=0.5, watermark_vehicles=0.5, watermark_profile=0.5)
-    inputs = documented(policy=pol, coverage={r: {"never_attempted": 1000} for r in RESOURCES},
-                        bootstrap_rate={"detailed": Figure(100.0, M)})
-    done = {c.resource: c.at for c in forecast(inputs).bootstrap}
-    assert done["detailed"] is not None and done["weapons"] is not None
-    assert done["detailed"] > NOW + timedelta(hours=5)  # slows once the others join at 50 %
-    assert done["weapons"] > NOW + timedelta(hours=5)  # did not start before the watermark
+    fc = forecast(documented(policy=pol))
+    by = {c.resource: c for c in fc.bootstrap}
+    det50 = by["detailed"].marks[0.5]
+    assert det50 is not None and by["weapons"].marks[0.1] is not None
+    assert by["weapons"].marks[0.1] > det50  # nothing before the watermark
+    assert by["weapons"].collections_per_hour == 0
 
 
 def test_no_capacity_left_means_no_date() -> None:
@@ -109,13 +154,37 @@ def test_no_capacity_left_means_no_date() -> None:
     assert all(c.at is None for c in forecast(inputs).bootstrap)
 
 
+def test_backlog_age_met_demand_waits_for_the_sweep_unmet_demand_grows() -> None:
+    fc = forecast(small(backlog={}, coverage={"detailed": {"current": 1000}}))
+    rho = (1000 * 3600 / 2000) / 3600
+    assert fc.backlog_age["active"].seconds == pytest.approx(
+        2.0 * rho * (1 + rho) / 2 + rho * (0.25 + 0.1), rel=1e-4)
+    over = forecast(small(freshness=120.0, backlog={}, coverage={"detailed": {"current": 1000}}))
+    age = over.backlog_age["active"]
+    assert age.seconds is None and age.growth_per_hour == pytest.approx(3600 * (1 - 3600 / 30000))
+
+
+def test_session_reasons_slot_in_when_the_policy_has_their_keys() -> None:
+    class WithSessions(Policy):
+        final_refresh_resources: tuple[str, ...] = ("detailed", "weapons")
+        scheduled_profile_seconds: float = 30 * DAY
+
+    pop = replace(documented().population, sessions_per_hour=Figure(500, M))
+    fc = forecast(documented(policy=WithSessions(), population=pop))
+    lines = {(d.reason, d.resource): d for d in fc.demand}
+    assert lines[("final_refresh", "detailed")].requests_per_hour == 500
+    assert lines[("final_refresh", "weapons")].klass == "active"
+    assert lines[("scheduled_profile", "profile")].requests_per_hour == pytest.approx(
+        190_000 / 720 * 2)
+    assert not any(d.reason == "final_refresh" for d in forecast(documented()).demand)
+
+
 def test_costs_fall_back_to_defaults_below_the_minimum_and_say_so() -> None:
     measured, missing = costs([{"resource": "profile", "requests": 200, "succeeded": 90,
                                 "failed": 10, "duration_ms": 500.0}], DAY)
     assert measured["profile"].requests_per_attempt.value == 2.0
     assert measured["profile"].success_share.value == 0.9
     assert measured["profile"].requests_per_collection == pytest.approx(200 / 90)
-    assert measured["profile"].requests_per_attempt.measured
     assert not measured["weapons"].requests_per_attempt.measured
     assert any(m.startswith("weapons") for m in missing)
 
@@ -125,16 +194,14 @@ def test_bootstrap_rate_from_the_history_record() -> None:
              "coverage": {"detailed": {"never_attempted": 1000}}}
     rate = bootstrap_rate(first, {"detailed": {"never_attempted": 700, "current": 300}}, NOW)
     assert rate["detailed"].value == pytest.approx(600.0)
-    assert rate["detailed"].measured and rate["weapons"].value == 0
     assert bootstrap_rate({}, {}, NOW) == {}
 
 
 def test_failures_cost_retries_outside_the_active_cap() -> None:
     half = documented(costs={"detailed": cost(ok=0.5), "profile": cost(2.0), "weapons": cost(),
                              "vehicles": cost()})
-    lines = {(d.klass, d.resource): d.requests_per_hour for d in forecast(half).demand}
-    assert lines[("retry", "detailed")] == pytest.approx(lines[("active", "detailed")])
-    assert ("retry", "weapons") not in lines  # nothing fails: no retry line
-    assert lines[("recent", "all")] == 0  # the policy refreshes only active soldiers
     fc = forecast(half)
+    lines = {(d.klass, d.resource): d.requests_per_hour for d in fc.demand}
+    assert lines[("retry", "detailed")] == pytest.approx(lines[("active", "detailed")])
+    assert ("retry", "weapons") not in lines
     assert fc.active_per_hour == pytest.approx(fc.demand_per_hour - lines[("retry", "detailed")])

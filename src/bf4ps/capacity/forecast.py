@@ -12,7 +12,7 @@ from bf4ps.capacity.demand import DemandLine, demand, span
 from bf4ps.capacity.fill import Key, Want
 from bf4ps.capacity.gates import Capacity, capacity, mean_duration
 from bf4ps.capacity.inputs import HOUR, RESOURCES, Inputs
-from bf4ps.capacity.model import MARKS, Steady, run, steady_state
+from bf4ps.capacity.model import HORIZON_HOURS, MARKS, Steady, run, steady_state
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,8 @@ def forecast(inputs: Inputs) -> Forecast:
     left = inputs.never_attempted()
     boot = []
     for r in RESOURCES:
-        marks = {m: (None if h is None else inputs.now + timedelta(hours=h))
+        marks = {m: (None if h is None or h > HORIZON_HOURS
+                     else inputs.now + timedelta(hours=h))
                  for m, h in ((m, stepped.marks[r].get(m)) for m in MARKS)}
         first = sum(n for (c, res), n in stepped.first.items()
                     if res == r and left.get(c, {}).get(r, 0) > 0)

@@ -164,7 +164,7 @@ def render(fc: Forecast) -> str:
                f"{fc.steady_throughput_per_hour:,.0f}/h in steady state")
     out.append("steady-state backlog age: " + ", ".join(
         f"{k} {_age(a)}" for k, a in fc.backlog_age.items()))
-    out.append("bootstrap (attempted share reaches 10 / 25 / 50 / 90 % / done):")
+    out.append("bootstrap completion (attempted share reaches 10 / 25 / 50 / 90 % / done):")
     for b in fc.bootstrap:
         marks = " / ".join(_short(at, i.now) for at in b.marks.values())
         out.append(f"  {b.resource:9} {b.remaining:>9,} left, {b.collections_per_hour:,.1f}/h "
