@@ -49,11 +49,14 @@ def steady_wants(inputs: Inputs, pol: Policy, lines: tuple[DemandLine, ...]
     return out
 
 
+def shares(pol: Policy) -> dict[str, float]:
+    return {"active": pol.share_active, "recent": pol.share_recent,
+            "bootstrap": pol.share_bootstrap, "retry": pol.share_retry}
+
+
 def _wants(inputs: Inputs, pol: Policy, steady: dict[Key, float],
            left: dict[str, dict[str, float]], attempted: float) -> dict[Key, Want]:
     mix = joined_weights(pol, attempted)
-    shares = {"active": pol.share_active, "recent": pol.share_recent,
-              "bootstrap": pol.share_bootstrap, "retry": pol.share_retry}
     active_total = max(inputs.population.active.value, 1.0)
     wants: dict[Key, Want] = {}
     for c in ("active", "recent", "bootstrap", "retry"):
@@ -74,7 +77,7 @@ def _wants(inputs: Inputs, pol: Policy, steady: dict[Key, float],
         total = sum(mw.values())
         for r in RESOURCES:
             if raw[r] > 0:
-                w = shares[c] * mw.get(r, 0.0) / total if total > 0 else 0.0
+                w = mw.get(r, 0.0) / total if total > 0 else 0.0
                 wants[(c, r)] = Want(raw[r], w, inputs.costs[r].requests_per_attempt.value)
     return wants
 
@@ -104,7 +107,7 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
                 if m not in marks[r] and att[r] >= m - 1e-9:
                     marks[r][m] = hours
         wants = _wants(inputs, pol, steady, left, att["detailed"])
-        alloc = fill_capped(bg, active_cap, wants)
+        alloc = fill_capped(bg, active_cap, wants, shares(pol))
         if not first:
             first, wants0 = alloc, wants
         # inside a class the backlog is the oldest work: it is served first
@@ -164,7 +167,7 @@ def steady_state(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
     none_left = {c: dict.fromkeys(RESOURCES, 0.0) for c in ("active", "recent", "bootstrap")}
     wants = _wants(inputs, pol, steady, none_left, 1.0)
     bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
-    alloc = fill_capped(bg, max(0.0, cap.active_cap_per_hour), wants)
+    alloc = fill_capped(bg, max(0.0, cap.active_cap_per_hour), wants, shares(pol))
     return Steady({k: w.demand for k, w in wants.items()}, alloc)
 
 
