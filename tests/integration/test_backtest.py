@@ -39,8 +39,8 @@ async def seed(conn: Conn, now: datetime) -> None:
              "marks": {"detailed": {"0.1": (t0 + timedelta(minutes=30)).isoformat(),
                                     "0.25": (t0 + timedelta(minutes=60)).isoformat(),
                                     "0.5": None}},
-             "attempted": {"detailed": 0.0}, "steady": False, "backlog_age": {}}
-    second = {"throughput": {}, "marks": {}, "attempted": {"detailed": 0.1}, "steady": True,
+             "left": {"detailed": 1000}, "steady": False, "backlog_age": {}}
+    second = {"throughput": {}, "marks": {}, "left": {"detailed": 0}, "steady": True,
               "backlog_age": {"active": 10.0, "retry": None}}
     for at, fig in ((t0, first), (t0 + timedelta(minutes=30), second)):
         await conn.execute("INSERT INTO forecast_records (recorded_at, figures) VALUES (%s, %s)",

@@ -3,9 +3,9 @@
 Per record made at t0 and a horizon H:
 - throughput (total and per resource): predicted requests per hour against the ledger's count
   in (t0, t0 + H], per hour; error = (predicted - actual) / actual.
-- bootstrap_10/25/50/90: for a mark not yet passed at t0, the predicted time against the time
-  the fleet history first shows the attempted share at the mark (between two records: linear),
-  relative to the time it took from t0; a mark not reached yet is not compared.
+- bootstrap_10/25/50/90: the share of the never-attempted work at t0 that is done: the
+  predicted time against the time the fleet history first shows it (between two records:
+  linear), relative to the time it took from t0; a mark not reached yet is not compared.
 - backlog_age_<class>: for a record made in steady state (nothing left to bootstrap), the
   predicted age against the mean of the fleet history's ages (oldest over resources) in
   (t0, t0 + H].
@@ -25,13 +25,8 @@ MARK_NAMES = {0.10: "bootstrap_10", 0.25: "bootstrap_25", 0.50: "bootstrap_50",
               0.90: "bootstrap_90"}
 
 
-def attempted(coverage: dict[str, dict[str, int]]) -> dict[str, float]:
-    out = {}
-    for r in RESOURCES:
-        counts = coverage.get(r, {})
-        total = sum(int(v) for v in counts.values())
-        out[r] = 1.0 if total == 0 else 1 - int(counts.get("never_attempted", 0)) / total
-    return out
+def never(coverage: dict[str, dict[str, int]]) -> dict[str, int]:
+    return {r: int(coverage.get(r, {}).get("never_attempted", 0)) for r in RESOURCES}
 
 
 def figures(fc: Forecast) -> dict[str, Any]:
@@ -43,7 +38,7 @@ def figures(fc: Forecast) -> dict[str, Any]:
         "marks": {b.resource: {f"{m:g}": (None if at is None else at.isoformat())
                                for m, at in b.marks.items() if m in MARK_NAMES}
                   for b in fc.bootstrap},
-        "attempted": attempted(fc.inputs.coverage),
+        "left": {b.resource: b.remaining for b in fc.bootstrap},
         "steady": steady,
         "backlog_age": {k: a.seconds for k, a in fc.backlog_age.items()},
         "fits": fc.fits, "binding": fc.capacity.binding,
@@ -54,16 +49,17 @@ def figures(fc: Forecast) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Point:
-    """One fleet-history record: when, attempted share per resource, oldest age per class."""
+    """One fleet-history record: when, never-attempted work per resource, oldest age per
+    class."""
 
     at: datetime
-    attempted: dict[str, float]
+    never: dict[str, int]
     age: dict[str, float]
 
 
 def point(at: datetime, coverage: dict[str, dict[str, int]],
           backlog_age: dict[str, dict[str, float]]) -> Point:
-    return Point(at, attempted(coverage),
+    return Point(at, never(coverage),
                  {k: max(by.values(), default=0.0) for k, by in backlog_age.items()})
 
 
@@ -78,17 +74,19 @@ def _rel(predicted: float, actual: float) -> float | None:
     return None if actual <= 0 else (predicted - actual) / actual
 
 
-def _reached(history: tuple[Point, ...], resource: str, mark: float) -> datetime | None:
-    prev: Point | None = None
+def _reached(history: tuple[Point, ...], resource: str, left: int, mark: float
+             ) -> datetime | None:
+    """When the record's never-attempted work was `mark` done (between records: linear)."""
+    prev: tuple[datetime, float] | None = None
     for p in history:
-        share = p.attempted.get(resource, 0.0)
+        share = 1 - p.never.get(resource, 0) / left
         if share >= mark:
             if prev is None:
                 return p.at
-            before = prev.attempted.get(resource, 0.0)
+            before = prev[1]
             frac = (mark - before) / (share - before) if share > before else 1.0
-            return prev.at + (p.at - prev.at) * frac
-        prev = p
+            return prev[0] + (p.at - prev[0]) * frac
+        prev = (p.at, share)
     return None
 
 
@@ -106,9 +104,10 @@ def compare(t0: datetime, fig: dict[str, Any], obs: Observed) -> list[tuple[str,
     for r, marks in fig["marks"].items():
         for m_txt, at_txt in marks.items():
             m = float(m_txt)
-            if at_txt is None or fig["attempted"].get(r, 1.0) >= m:
+            left = int(fig["left"].get(r, 0))
+            if at_txt is None or left <= 0:
                 continue
-            real = _reached(obs.history, r, m)
+            real = _reached(obs.history, r, left, m)
             if real is None or real <= t0:
                 continue
             took = (real - t0).total_seconds()

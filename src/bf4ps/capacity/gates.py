@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bf4ps.capacity.demand import demand
 from bf4ps.capacity.inputs import HOUR, Inputs
 
 SLOWED = 0.9  # measured below this share of the nominal bound: the collectors are slower
@@ -30,8 +31,16 @@ class Capacity:
 
 
 def mean_duration(inputs: Inputs) -> float:
-    costs = list(inputs.costs.values())
-    return sum(c.duration_seconds.value for c in costs) / max(1, len(costs))
+    """A request's mean duration over the steady demand's mix of resources (equal weights
+    when there is none)."""
+    weights = dict.fromkeys(inputs.costs, 0.0)
+    for d in demand(inputs):
+        if d.resource in weights:
+            weights[d.resource] += d.requests_per_hour
+    if sum(weights.values()) <= 0:
+        weights = dict.fromkeys(inputs.costs, 1.0)
+    total = sum(weights.values()) or 1.0
+    return sum(inputs.costs[r].duration_seconds.value * w for r, w in weights.items()) / total
 
 
 def pacing(inputs: Inputs, egresses: int | None = None) -> float:

@@ -96,17 +96,19 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
     left = inputs.never_attempted()
     bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
     active_cap = max(0.0, cap.active_cap_per_hour)
+    start = {r: sum(left[c][r] for c in left) for r in RESOURCES}
     marks: dict[str, dict[float, float | None]] = {r: {} for r in RESOURCES}
     hours = 0.0
     first: dict[Key, float] = {}
     wants0: dict[Key, Want] = {}
     for _ in range(MAX_STEPS):
-        att = {r: _attempted(inputs, left, r) for r in RESOURCES}
+        done = {r: _done(start[r], left, r) for r in RESOURCES}
         for r in RESOURCES:
             for m in MARKS:
-                if m not in marks[r] and att[r] >= m - 1e-9:
+                if m not in marks[r] and done[r] >= m - 1e-9:
                     marks[r][m] = hours
-        wants = _wants(inputs, pol, steady, left, att["detailed"])
+        attempted = _attempted(inputs, left, "detailed")
+        wants = _wants(inputs, pol, steady, left, attempted)
         alloc = fill_capped(bg, active_cap, wants, shares(pol))
         if not first:
             first, wants0 = alloc, wants
@@ -115,10 +117,10 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
                    for c in left for r in RESOURCES if left[c][r] > 0}
         if not backlog or hours >= HORIZON_HOURS:
             break
-        dt = _step(inputs, pol, left, backlog, att["detailed"])
+        dt = _step(inputs, pol, left, backlog, attempted, start, done)
         if dt is None:
             break
-        _cross(inputs, marks, att, backlog, hours, dt)
+        _cross(start, marks, done, backlog, hours, dt)
         for (c, r), rate in backlog.items():
             left[c][r] = max(0.0, left[c][r] - rate * dt)
             if left[c][r] < 1e-6:
@@ -127,13 +129,19 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
     return Run(marks, first, wants0)
 
 
-def _cross(inputs: Inputs, marks: dict[str, dict[float, float | None]],
+def _done(start: float, left: dict[str, dict[str, float]], r: str) -> float:
+    """The share of the forecast's never-attempted work of a resource done (1: none was
+    left)."""
+    return 1.0 if start <= 0 else max(0.0, 1 - sum(left[c][r] for c in left) / start)
+
+
+def _cross(start: dict[str, float], marks: dict[str, dict[float, float | None]],
            att: dict[str, float], backlog: dict[Key, float], hours: float, dt: float) -> None:
     """Marks passed inside this step, at the moment each is passed (the rates are constant
     within a step)."""
     for r in RESOURCES:
         rate = sum(v for (c, res), v in backlog.items() if res == r)
-        total = inputs.total(r)
+        total = start[r]
         if rate <= 0 or total <= 0:
             continue
         for m in MARKS:
@@ -142,8 +150,10 @@ def _cross(inputs: Inputs, marks: dict[str, dict[float, float | None]],
 
 
 def _step(inputs: Inputs, pol: Policy, left: dict[str, dict[str, float]],
-          backlog: dict[Key, float], attempted: float) -> float | None:
-    """Hours to the next event: a backlog empties, a watermark or a mark is crossed."""
+          backlog: dict[Key, float], attempted: float, start: dict[str, float],
+          done: dict[str, float]) -> float | None:
+    """Hours to the next event: a backlog empties, a watermark is crossed (the mix
+    changes), or detailed passes a mark."""
     ends = [left[c][r] / rate for (c, r), rate in backlog.items() if rate > 0]
     if not ends:
         return None
@@ -151,10 +161,12 @@ def _step(inputs: Inputs, pol: Policy, left: dict[str, dict[str, float]],
     total = inputs.total("detailed")
     rate = sum(v for (c, r), v in backlog.items() if r == "detailed")
     if total > 0 and rate > 0:
-        nexts = [float(getattr(pol, f"watermark_{r}")) for r in RESOURCES[1:]] + list(MARKS)
-        for m in nexts:
+        for m in (float(getattr(pol, f"watermark_{r}")) for r in RESOURCES[1:]):
             if m > attempted + 1e-9:
                 dt = min(dt, (m - attempted) * total / rate + 1e-9)
+        for m in MARKS:
+            if m > done["detailed"] + 1e-9:
+                dt = min(dt, (m - done["detailed"]) * start["detailed"] / rate + 1e-9)
     return max(dt, 1e-9)
 
 
