@@ -53,11 +53,11 @@ class Scenario:
 
 
 SCENARIOS = {s.name: s for s in (
-    Scenario("feasible", collected=600, new_active=600, old=0, freshness=150, interval=0.25),
-    Scenario("infeasible", collected=600, new_active=300, old=0, freshness=40, interval=0.25),
-    Scenario("bootstrap-heavy", collected=200, new_active=200, old=2400, freshness=300,
+    Scenario("feasible", collected=200, new_active=0, old=300, freshness=240, interval=0.25),
+    Scenario("infeasible", collected=300, new_active=0, old=60, freshness=60, interval=0.25),
+    Scenario("bootstrap-heavy", collected=100, new_active=0, old=600, freshness=300,
              interval=0.25),
-    Scenario("slowed", collected=300, new_active=1500, old=0, freshness=600, interval=0.02),
+    Scenario("slowed", collected=200, new_active=0, old=400, freshness=600, interval=0.02),
 )}
 
 
@@ -240,6 +240,12 @@ def run(s: Scenario, args: argparse.Namespace) -> Outcome:
             fleet.start(f"fc-{i}", f"fc-egress-{i}", f"127.0.0.{30 + i}")
         asyncio.run(warm_up(url, start, args.warmup))
         fc = asyncio.run(take(url, time.monotonic() - start))
+        cap = fc.capacity
+        print(f"{s.name}: forecast taken {time.monotonic() - start:.0f} s in: the "
+              f"{cap.binding} binds at {cap.per_hour:,.0f}/h (pacing {cap.pacing_per_hour:,.0f}"
+              f"/h, measured {cap.measured_per_hour or 0:,.0f}/h, saturated "
+              f"{fc.inputs.saturated}); demand {fc.demand_per_hour:,.0f}/h; fits {fc.fits}",
+              flush=True)
         return asyncio.run(measure(url, s, fc, backlog0, args.steady, args.timeout))
     finally:
         fleet.stop()
