@@ -10,11 +10,13 @@ fleet's own coverage and backlog probes:
 - steady-state backlog age of the active class (time-averaged oldest due work), or for an
   infeasible policy the rate it grows at: bar +-25 %
 
-Scenarios: feasible (refresh well within pacing), infeasible (refresh beyond it), a
-bootstrap-heavy first week (thousands of old soldiers never collected beside a few active
-ones), and a fleet slowed below its nominal pacing (gates far faster than the collectors can
-send on this host: the measured send rate binds). Steady-state soldiers are seeded collected
-with due times spread over one refresh period. Prints one line per figure; asserts nothing.
+Scenarios: feasible (refresh asks 40 % of what the fleet sends), infeasible (150 %), a
+bootstrap-heavy first week (old soldiers never collected beside a few active ones), and a
+fleet slowed below its nominal pacing (gates far faster than the collectors can send on this
+host: the measured send rate binds). The refresh interval is set after the warm-up from the
+send rate measured in it (so a loaded host still gets the scenario it asks for), and the
+collected soldiers' due times are spread over one interval. Prints one line per figure;
+asserts nothing.
 
 Run: ``python -m bench.forecast_accuracy [--scenario NAME ...] [--scale 1.0] [--steady 60]``
 """
@@ -47,17 +49,17 @@ class Scenario:
     collected: int  # active soldiers already collected, due spread over one period
     new_active: int  # active soldiers never collected
     old: int  # soldiers last seen long ago, never collected (the bootstrap class)
-    freshness: float  # detailed refresh interval, seconds
+    load: float  # steady refresh demand over the send rate measured in the warm-up
     interval: float  # gate interval per egress, seconds
     collectors: int = 3
 
 
 SCENARIOS = {s.name: s for s in (
-    Scenario("feasible", collected=200, new_active=0, old=300, freshness=240, interval=0.25),
-    Scenario("infeasible", collected=300, new_active=0, old=60, freshness=60, interval=0.25),
-    Scenario("bootstrap-heavy", collected=100, new_active=0, old=600, freshness=300,
+    Scenario("feasible", collected=150, new_active=0, old=180, load=0.4, interval=0.25),
+    Scenario("infeasible", collected=150, new_active=0, old=70, load=1.5, interval=0.25),
+    Scenario("bootstrap-heavy", collected=50, new_active=0, old=260, load=0.15,
              interval=0.25),
-    Scenario("slowed", collected=200, new_active=0, old=400, freshness=600, interval=0.02),
+    Scenario("slowed", collected=150, new_active=0, old=200, load=0.3, interval=0.02),
 )}
 
 
@@ -96,13 +98,13 @@ async def seed(url: str, s: Scenario, scale: float) -> int:
             "CASE WHEN g <= %(a)s THEN now() ELSE now() - interval '30 days' END "
             "FROM generate_series(1, %(n)s) g",
             {"a": collected + new, "n": collected + new + old})
-        await conn.execute(  # collected: current, due spread uniformly over one period
+        await conn.execute(  # collected: current, due once the warm-up has measured the fleet
             "INSERT INTO collection_state (soldier_id, resource, status, activity_class, "
             "activity_at, eligible_since, next_due_at, last_success_at, last_attempt_at, "
             "attempts_total) SELECT soldier_id, 'detailed', 'current', 'active', last_seen_at, "
-            "now() - interval '1 day', now() + random() * make_interval(secs => %(f)s), "
+            "now() - interval '1 day', now() + interval '10 days', "
             "now() - interval '1 day', now() - interval '1 day', 1 FROM soldiers "
-            "WHERE persona_id <= 1700000000 + %(c)s", {"c": collected, "f": s.freshness})
+            "WHERE persona_id <= 1700000000 + %(c)s", {"c": collected})
         await conn.execute(  # never collected: the oldest work of its class
             "INSERT INTO collection_state (soldier_id, resource, activity_class, activity_at, "
             "eligible_since) SELECT soldier_id, 'detailed', CASE WHEN persona_id <= "
@@ -110,14 +112,40 @@ async def seed(url: str, s: Scenario, scale: float) -> int:
             "now() - interval '2 days' + soldier_id * interval '1 ms' FROM soldiers "
             "WHERE persona_id > 1700000000 + %(c)s",
             {"a": collected + new, "c": collected})
-        for key, value in (("freshness_detailed_seconds", str(s.freshness)),
-                           *((f"freshness_{r}_seconds", str(3650 * 86400))
+        for key, value in (*((f"freshness_{r}_seconds", str(3650 * 86400))
                              for r in ("profile", "weapons", "vehicles")),
                            ("backoff_seconds", "[5, 10, 20, 40]"),
                            ("working_set_background", "40")):
             await conn.execute("INSERT INTO scheduler_policy (key, value) VALUES (%s, %s)",
                                [key, value])
     return new + old
+
+
+async def set_refresh(url: str, s: Scenario, scale: float, rate_per_hour: float) -> float:
+    """The refresh interval that asks `s.load` of the measured rate; the collected soldiers'
+    due times spread uniformly over one such interval from now."""
+    collected = round(s.collected * scale)
+    freshness = max(10.0, collected * 3600 / (s.load * rate_per_hour))
+    async with connection(url) as conn:
+        await conn.execute(
+            "UPDATE collection_state SET next_due_at = now() + random() * make_interval(secs "
+            "=> %s) WHERE status = 'current'", [freshness])
+        await conn.execute(
+            "INSERT INTO scheduler_policy (key, value) VALUES ('freshness_detailed_seconds', "
+            "%s) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [str(freshness)])
+    return freshness
+
+
+async def rate(url: str, seconds: float) -> float:
+    """Requests per hour over the last `seconds` (or since the first request, if later)."""
+    async with connection(url) as conn:
+        cur = await conn.execute(
+            "SELECT count(*) AS n, extract(epoch FROM clock_timestamp() - min(slot_at))::float8 "
+            "AS span FROM counted_requests WHERE slot_at > clock_timestamp() - "
+            "make_interval(secs => %s) AND slot_at <= clock_timestamp()", [seconds])
+        row = await cur.fetchone()
+        assert row is not None and row["span"]
+        return int(row["n"]) * 3600 / min(seconds, float(row["span"]))
 
 
 async def left(url: str) -> int:
@@ -138,7 +166,7 @@ async def sent(url: str, since: datetime) -> int:
 
 async def active_age(url: str) -> float:
     async with connection(url) as conn:
-        return max((await backlog.ages(conn))["active"].values())
+        return float(max((await backlog.ages(conn))["active"].values()))
 
 
 async def take(url: str, window: float) -> Forecast:
@@ -148,10 +176,14 @@ async def take(url: str, window: float) -> Forecast:
 
 
 async def warm_up(url: str, start: float, seconds: float) -> None:
+    """Until the fleet has sent for `seconds` (and at least 40 requests)."""
     t0 = datetime.now(UTC)
-    while time.monotonic() - start < seconds or await sent(url, t0) < 40:
+    first: float | None = None
+    while first is None or time.monotonic() - first < seconds or await sent(url, t0) < 40:
         await asyncio.sleep(0.5)
-        if time.monotonic() - start > 10 * seconds:
+        if first is None and await sent(url, t0) > 0:
+            first = time.monotonic()
+        if time.monotonic() - start > 20 * seconds:
             raise RuntimeError("the fleet sent nothing in the warm-up")
 
 
@@ -239,9 +271,13 @@ def run(s: Scenario, args: argparse.Namespace) -> Outcome:
         for i in range(s.collectors):
             fleet.start(f"fc-{i}", f"fc-egress-{i}", f"127.0.0.{30 + i}")
         asyncio.run(warm_up(url, start, args.warmup))
+        window = time.monotonic() - start
+        freshness = asyncio.run(set_refresh(url, s, args.scale, asyncio.run(rate(url, window))))
+        time.sleep(2 * SWEEP)  # the scheduler has read the policy: due times are spread
         fc = asyncio.run(take(url, time.monotonic() - start))
         cap = fc.capacity
-        print(f"{s.name}: forecast taken {time.monotonic() - start:.0f} s in: the "
+        print(f"{s.name}: detailed every {freshness:.0f} s; forecast taken "
+              f"{time.monotonic() - start:.0f} s in: the "
               f"{cap.binding} binds at {cap.per_hour:,.0f}/h (pacing {cap.pacing_per_hour:,.0f}"
               f"/h, measured {cap.measured_per_hour or 0:,.0f}/h, saturated "
               f"{fc.inputs.saturated}); demand {fc.demand_per_hour:,.0f}/h; fits {fc.fits}",

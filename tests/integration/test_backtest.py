@@ -111,6 +111,8 @@ async def _shown(db_url: str) -> None:
 
 async def test_the_scheduler_records_the_models_figures_and_backtests(conn: Conn) -> None:
     fc = forecast(await forecast_inputs.load(conn, 3600))
+    # no background collector has served: the capacity check waits (defaults are not a fleet)
+    assert not forecasting.served_a_window(fc)
     await forecasting.record_and_backtest(conn, fc, 3600)
     cur = await conn.execute("SELECT figures FROM forecast_records")
     rows = await cur.fetchall()
