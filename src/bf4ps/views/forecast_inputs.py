@@ -146,9 +146,8 @@ def bootstrap_rate(first: dict[str, Any], coverage: dict[str, dict[str, int]],
     return out
 
 
-def waiting(coverage: dict[str, dict[str, int]]) -> int:
-    return sum(int(c.get("never_attempted", 0)) + int(c.get("due", 0))
-               for c in coverage.values())
+def never(coverage: dict[str, dict[str, int]]) -> int:
+    return sum(int(c.get("never_attempted", 0)) for c in coverage.values())
 
 
 def backlog(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
@@ -183,10 +182,10 @@ async def load(conn: Conn, window_seconds: float = DAY, *, sweep_seconds: float 
         fleet_rate = Figure(int(sent["background"]) * HOUR / measured_for, where)
         interactive = Figure(int(sent["interactive"]) * HOUR / measured_for, where)
     first = await _one(conn, "history_first_since", w)
-    # work waiting at both ends of the window beyond what the working set holds: the fleet
-    # sent what it could, so its measured rate is its capacity
-    deep = pol.working_set_background
-    saturated = bool(first) and waiting(first["coverage"]) > deep and waiting(coverage) > deep
+    # never-attempted work at both ends of the window: the feeder always had work to give
+    # (a backlog takes every share the others leave), so the fleet sent what it could and its
+    # measured rate is its capacity
+    saturated = bool(first) and never(first["coverage"]) > 0 and never(coverage) > 0
     split = backlog(await _rows(conn, "forecast_backlog")) if total else {}
     return Inputs(now=now, window_seconds=window_seconds, policy=pol, costs=cost,
                   egresses=eg, egress_source=eg_source, budget_per_hour=bud, population=pop,
