@@ -115,6 +115,7 @@ async def seed(url: str, s: Scenario, scale: float) -> int:
         for key, value in (*((f"freshness_{r}_seconds", str(3650 * 86400))
                              for r in ("profile", "weapons", "vehicles")),
                            ("backoff_seconds", "[5, 10, 20, 40]"),
+                           ("aging_bootstrap_seconds", "30"), ("aging_recent_seconds", "10"),
                            ("working_set_background", "40")):
             await conn.execute("INSERT INTO scheduler_policy (key, value) VALUES (%s, %s)",
                                [key, value])
@@ -172,7 +173,7 @@ async def active_age(url: str) -> float:
 async def take(url: str, window: float) -> Forecast:
     async with connection(url) as conn:
         return forecast(await forecast_inputs.load(conn, window, sweep_seconds=SWEEP,
-                                                   tick_seconds=TICK))
+                                                   tick_seconds=TICK, idle_poll_seconds=0.3))
 
 
 async def warm_up(url: str, start: float, seconds: float) -> None:

@@ -27,6 +27,7 @@ from bf4ps.views.forecast_report import render
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 M = "measured: test"
+DELAY = 0.5 + 0.3 / 2 + 0.1  # feed, an idle collector's poll, one request
 
 
 def cost(rpa: float = 1.0, ok: float = 1.0, dur: float = 1.0) -> ResourceCost:
@@ -63,7 +64,8 @@ def small(n: int = 1000, interval: float = 1.0, freshness: float = 2000.0,
         egresses=(Egress("e", interval, 1),), egress_source=M, budget_per_hour=None,
         population=pop, coverage={"detailed": {"never_attempted": n}},
         bootstrap_rate={}, fleet_rate=None, interactive_per_hour=Figure(0, M),
-        backlog={"active": {"detailed": n}}, sweep_seconds=2.0, tick_seconds=0.5)
+        backlog={"active": {"detailed": n}}, sweep_seconds=2.0, tick_seconds=0.5,
+        idle_poll_seconds=0.3)
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
@@ -158,7 +160,7 @@ def test_backlog_age_met_demand_waits_for_the_sweep_unmet_demand_grows() -> None
     fc = forecast(small(backlog={}, coverage={"detailed": {"current": 1000}}))
     rho = (1000 * 3600 / 2000) / 3600
     assert fc.backlog_age["active"].seconds == pytest.approx(
-        2.0 * rho * (1 + rho) / 2 + rho * (0.25 + 0.1), rel=1e-4)
+        2.0 * rho * (1 + rho) / 2 + DELAY * (1 + rho) + DELAY ** 2 / 4, rel=1e-4)
     over = forecast(small(freshness=120.0, backlog={}, coverage={"detailed": {"current": 1000}}))
     age = over.backlog_age["active"]
     assert age.seconds is None and age.growth_per_hour == pytest.approx(3600 * (1 - 3600 / 30000))
@@ -205,3 +207,16 @@ def test_failures_cost_retries_outside_the_active_cap() -> None:
     assert lines[("retry", "detailed")] == pytest.approx(lines[("active", "detailed")])
     assert ("retry", "weapons") not in lines
     assert fc.active_per_hour == pytest.approx(fc.demand_per_hour - lines[("retry", "detailed")])
+
+
+def test_a_lower_class_waits_out_its_aging_while_a_higher_class_is_unmet() -> None:
+    """Refresh asks more than the fleet sends: the bootstrap class's first jobs are claimed
+    only once their aging offset (rank = fed + 1,800 s) has passed, then at its share."""
+    over = small(freshness=120.0, backlog={"bootstrap": {"detailed": 100}},
+                 coverage={"detailed": {"current": 1000, "never_attempted": 100}})
+    fc = forecast(over)
+    aging = over.policy.aging_bootstrap_seconds
+    assert after(fc.bootstrap[0].marks[0.10]) > aging
+    share = over.policy.share_bootstrap  # active borrows recent's and retry's unused shares
+    assert after(fc.bootstrap[0].at) == pytest.approx(aging + 100 / (share * 3600) * 3600,
+                                                      rel=1e-3)

@@ -45,7 +45,7 @@ def _split(total: float, demands: dict[str, float], weights: dict[str, float]
 
 
 def _at(x: float, wants: dict[Key, Want], shares: dict[str, float]) -> dict[Key, float]:
-    classes = [c for c in CLASSES if any(k[0] == c for k in wants)]
+    classes = list(CLASSES)  # every class takes its share of a pass, work or not
     by_class = {c: {k[1]: w for k, w in wants.items() if k[0] == c} for c in classes}
     demand = {c: sum(w.demand for w in by_class[c].values()) for c in classes}
     fed = _split(x, demand, {c: shares.get(c, 0.0) for c in classes})

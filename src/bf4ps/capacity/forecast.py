@@ -105,12 +105,14 @@ def _requests(alloc: dict[Key, float], wants: dict[Key, Want]) -> dict[Key, floa
 
 
 def ages(inputs: Inputs, cap: Capacity, st: Steady) -> dict[str, Age]:
-    """Per class: met demand waits for the due sweep and the queue — of a sweep's batch, the
-    oldest waits S*rho*(1+rho)/2 on average over a sweep period S at load rho (the class's
-    jobs over what the whole background capacity serves), plus the feed and one request's
-    duration; retries become due continuously (no sweep). Unmet demand's age grows."""
+    """Per class: met demand waits for the due sweep and then the queue. A sweep every S marks
+    a batch due (its ages spread over S); its oldest waits a delay d (the next feed, an idle
+    collector's poll, one request) and the batch is then served at the whole background
+    capacity, at load rho (the class's requests over it): averaged over a sweep period the
+    oldest waiting work is rho*S*(1+rho)/2 + d*(1+rho) + d^2/(2S) old. Retries become due
+    continuously (no sweep): d. Unmet demand's age grows."""
     bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
-    wait = inputs.tick_seconds / 2 + mean_duration(inputs)
+    delay = inputs.tick_seconds + inputs.idle_poll_seconds / 2 + mean_duration(inputs)
     out = {}
     for c in ("active", "recent", "bootstrap", "retry"):
         keys = [k for k in st.demand if k[0] == c and st.demand[k] > 0]
@@ -125,8 +127,11 @@ def ages(inputs: Inputs, cap: Capacity, st: Steady) -> dict[str, Age]:
         cost = sum(inputs.costs[k[1]].requests_per_attempt.value * st.demand[k]
                    for k in keys) / lam
         rho = min(1.0, lam * cost / bg) if bg > 0 else 1.0
-        sweep = 0.0 if c == "retry" else inputs.sweep_seconds
-        out[c] = Age(sweep * rho * (1 + rho) / 2 + rho * wait)
+        sweep = inputs.sweep_seconds
+        if c == "retry" or sweep <= 0:
+            out[c] = Age(delay)
+            continue
+        out[c] = Age(rho * sweep * (1 + rho) / 2 + delay * (1 + rho) + delay ** 2 / (2 * sweep))
     return out
 
 

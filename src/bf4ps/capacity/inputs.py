@@ -100,6 +100,7 @@ class Inputs:
     saturated: bool = False
     sweep_seconds: float = 60.0  # the scheduler's due sweep (refresh work waits up to this)
     tick_seconds: float = 2.0  # the feeder's period
+    idle_poll_seconds: float = 2.0  # an idle collector looks for work this often
 
     def never_attempted(self) -> dict[str, dict[str, float]]:
         """Never-attempted work per feeder class and resource."""

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from bf4ps.capacity.demand import DemandLine
 from bf4ps.capacity.fill import Key, Want, fill_capped
 from bf4ps.capacity.gates import Capacity
-from bf4ps.capacity.inputs import HOUR, RESOURCES, Inputs
+from bf4ps.capacity.inputs import CLASSES, HOUR, RESOURCES, Inputs
 from bf4ps.capacity.rules import joined_weights
+from bf4ps.domain import PriorityClass
 from bf4ps.policy import Policy
 
 MARKS = (0.10, 0.25, 0.50, 0.90, 1.0)
@@ -112,12 +113,17 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
         alloc = fill_capped(bg, active_cap, wants, shares(pol))
         if not first:
             first, wants0 = alloc, wants
-        # inside a class the backlog is the oldest work: it is served first
-        backlog = {(c, r): alloc.get((c, r), 0.0)
+        # inside a class the backlog is the oldest work: it is served first; a lower class's
+        # jobs wait out their aging offset while a higher class has more work than it gets
+        held = _held(pol, alloc, wants, hours)
+        backlog = {(c, r): 0.0 if c in held else alloc.get((c, r), 0.0)
                    for c in left for r in RESOURCES if left[c][r] > 0}
         if not backlog or hours >= HORIZON_HOURS:
             break
         dt = _step(inputs, pol, left, backlog, attempted, start, done)
+        if held:  # the step ends where the first held class's offset is over
+            ends = min(held.values()) - hours
+            dt = ends if dt is None else min(dt, ends)
         if dt is None:
             break
         _cross(start, marks, done, backlog, hours, dt)
@@ -127,6 +133,23 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
                 left[c][r] = 0.0
         hours += dt
     return Run(marks, first, wants0)
+
+
+def _held(pol: Policy, alloc: dict[Key, float], wants: dict[Key, Want], hours: float
+          ) -> dict[str, float]:
+    """Classes whose jobs cannot be claimed yet (class -> hour they can): the claim takes the
+    lowest rank, and a job's rank is its feed time plus its class's aging offset
+    (queue/ranking.py), so while a higher class has unmet work a lower class's first jobs
+    are sent only once their offset has passed."""
+    out: dict[str, float] = {}
+    for c in ("recent", "bootstrap"):
+        offset = pol.aging(PriorityClass(c)) / HOUR
+        higher = CLASSES[:CLASSES.index(c)]
+        starved = any(k[0] in higher and alloc.get(k, 0.0) < w.demand * (1 - 1e-9)
+                      for k, w in wants.items())
+        if starved and hours < offset:
+            out[c] = offset
+    return out
 
 
 def _done(start: float, left: dict[str, dict[str, float]], r: str) -> float:

@@ -22,10 +22,11 @@ BACKTEST_DAYS = 7.0
 
 
 async def take(conn: Conn, window_seconds: float, *, sweep_seconds: float,
-               tick_seconds: float) -> Forecast | None:
+               tick_seconds: float, idle_poll_seconds: float) -> Forecast | None:
     try:
         return forecast(await forecast_inputs.load(
-            conn, window_seconds, sweep_seconds=sweep_seconds, tick_seconds=tick_seconds))
+            conn, window_seconds, sweep_seconds=sweep_seconds, tick_seconds=tick_seconds,
+            idle_poll_seconds=idle_poll_seconds))
     except (ArithmeticError, ValueError) as exc:
         log.warning("forecast: none made: %s", exc)
         return None

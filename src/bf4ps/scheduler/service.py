@@ -153,7 +153,8 @@ class Scheduler:
     async def _forecast(self, conn: Conn, window: float) -> Forecast | None:
         s = self.settings
         return await forecasting.take(conn, window, sweep_seconds=s.sweep_seconds,
-                                      tick_seconds=s.scheduler_tick_seconds)
+                                      tick_seconds=s.scheduler_tick_seconds,
+                                      idle_poll_seconds=s.idle_poll_seconds)
 
     async def first_check(self, conn: Conn) -> None:
         """The capacity check, once, when the collectors have served a window since this

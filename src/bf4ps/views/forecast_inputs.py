@@ -158,7 +158,7 @@ def backlog(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
 
 
 async def load(conn: Conn, window_seconds: float = DAY, *, sweep_seconds: float = 60.0,
-               tick_seconds: float = 2.0) -> Inputs:
+               tick_seconds: float = 2.0, idle_poll_seconds: float = 2.0) -> Inputs:
     pol = await policy_mod.load(conn)
     now = datetime.now(UTC)
     w = {"window_seconds": window_seconds}
@@ -193,4 +193,5 @@ async def load(conn: Conn, window_seconds: float = DAY, *, sweep_seconds: float 
                   fleet_rate=fleet_rate, interactive_per_hour=interactive,
                   missing=tuple(missing + pop_missing + eg_missing + bud_missing),
                   backlog=split, saturated=saturated and fleet_rate is not None,
-                  sweep_seconds=sweep_seconds, tick_seconds=tick_seconds)
+                  sweep_seconds=sweep_seconds, tick_seconds=tick_seconds,
+                  idle_poll_seconds=idle_poll_seconds)
