@@ -116,6 +116,10 @@ def test_a_short_interval_is_solved_at_its_own_scale() -> None:
     assert fc.suggested == {"freshness_detailed_seconds": 1200.0}
     assert fc.egresses_needed == 9  # 30,000/h at 3,600/h an egress
     assert fc.budget_needed_per_hour is None  # pacing binds: a budget cannot help
+    text = render(fc)
+    assert "8.33x the 3,600/h the pacing allows (26,400/h short)" in text, text
+    assert "or 9 serving egresses at today's rate each (1 serve now; the pacing binds)" in text
+    assert "budget of" not in text
 
 
 def test_bootstrap_takes_what_capacity_leaves_never_more() -> None:

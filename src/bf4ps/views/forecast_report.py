@@ -100,7 +100,9 @@ def remedies(fc: Forecast) -> list[str]:
     if fc.suggestion:
         out.append(f"to fit, refresh {fc.suggestion}:")
         out += [f"  bf4ps config set {k} {v:.0f}" for k, v in fc.suggested.items()]
-    if cap.binding == "budget" or fc.active_per_hour > cap.active_cap_per_hour:
+    over_cap = (cap.budget_per_hour is not None
+                and fc.active_per_hour > cap.active_cap_per_hour * (1 + 1e-9))
+    if cap.binding == "budget" or over_cap:
         if fc.budget_needed_per_hour is not None:
             out.append(f"or a budget of {fc.budget_needed_per_hour:,.0f}/h (the budget binds; "
                        f"the {cap.serving} serving egresses pace {cap.pacing_per_hour:,.0f}/h)")
@@ -164,7 +166,8 @@ def render(fc: Forecast) -> str:
                f"{fc.steady_throughput_per_hour:,.0f}/h in steady state")
     out.append("steady-state backlog age: " + ", ".join(
         f"{k} {_age(a)}" for k, a in fc.backlog_age.items()))
-    out.append("bootstrap completion (attempted share reaches 10 / 25 / 50 / 90 % / done):")
+    out.append("bootstrap completion (10 / 25 / 50 / 90 % / all of the work never "
+               "attempted now done):")
     for b in fc.bootstrap:
         marks = " / ".join(_short(at, i.now) for at in b.marks.values())
         out.append(f"  {b.resource:9} {b.remaining:>9,} left, {b.collections_per_hour:,.1f}/h "
