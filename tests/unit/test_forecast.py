@@ -224,3 +224,5 @@ def test_a_lower_class_waits_out_its_aging_while_a_higher_class_is_unmet() -> No
     share = over.policy.share_bootstrap  # active borrows recent's and retry's unused shares
     assert after(fc.bootstrap[0].at) == pytest.approx(aging + 100 / (share * 3600) * 3600,
                                                       rel=1e-3)
+    queued = forecast(replace(over, queued_age={"bootstrap": aging - 100}))  # fed 1,700 s ago
+    assert after(queued.bootstrap[0].at) == pytest.approx(100 + 100 / share, rel=1e-3)

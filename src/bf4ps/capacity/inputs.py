@@ -101,6 +101,7 @@ class Inputs:
     sweep_seconds: float = 60.0  # the scheduler's due sweep (refresh work waits up to this)
     tick_seconds: float = 2.0  # the feeder's period
     idle_poll_seconds: float = 2.0  # an idle collector looks for work this often
+    queued_age: dict[str, float] = field(default_factory=dict)  # oldest queued job per class
 
     def never_attempted(self) -> dict[str, dict[str, float]]:
         """Never-attempted work per feeder class and resource."""

@@ -115,7 +115,7 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
             first, wants0 = alloc, wants
         # inside a class the backlog is the oldest work: it is served first; a lower class's
         # jobs wait out their aging offset while a higher class has more work than it gets
-        held = _held(pol, alloc, wants, hours)
+        held = _held(pol, alloc, wants, hours, inputs.queued_age)
         backlog = {(c, r): 0.0 if c in held else alloc.get((c, r), 0.0)
                    for c in left for r in RESOURCES if left[c][r] > 0}
         if not backlog or hours >= HORIZON_HOURS:
@@ -135,15 +135,16 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
     return Run(marks, first, wants0)
 
 
-def _held(pol: Policy, alloc: dict[Key, float], wants: dict[Key, Want], hours: float
-          ) -> dict[str, float]:
+def _held(pol: Policy, alloc: dict[Key, float], wants: dict[Key, Want], hours: float,
+          queued_age: dict[str, float]) -> dict[str, float]:
     """Classes whose jobs cannot be claimed yet (class -> hour they can): the claim takes the
     lowest rank, and a job's rank is its feed time plus its class's aging offset
     (queue/ranking.py), so while a higher class has unmet work a lower class's first jobs
-    are sent only once their offset has passed."""
+    are sent only once their offset has passed (counted from the oldest job of the class
+    already queued)."""
     out: dict[str, float] = {}
     for c in ("recent", "bootstrap"):
-        offset = pol.aging(PriorityClass(c)) / HOUR
+        offset = max(0.0, pol.aging(PriorityClass(c)) - queued_age.get(c, 0.0)) / HOUR
         higher = CLASSES[:CLASSES.index(c)]
         starved = any(k[0] in higher and alloc.get(k, 0.0) < w.demand * (1 - 1e-9)
                       for k, w in wants.items())

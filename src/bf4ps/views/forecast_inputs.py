@@ -187,6 +187,8 @@ async def load(conn: Conn, window_seconds: float = DAY, *, sweep_seconds: float 
     # measured rate is its capacity
     saturated = bool(first) and never(first["coverage"]) > 0 and never(coverage) > 0
     split = backlog(await _rows(conn, "forecast_backlog")) if total else {}
+    queued = {str(r["priority_class"]): float(r["age"] or 0.0)
+              for r in await _rows(conn, "forecast_queued_age")}
     return Inputs(now=now, window_seconds=window_seconds, policy=pol, costs=cost,
                   egresses=eg, egress_source=eg_source, budget_per_hour=bud, population=pop,
                   coverage=coverage, bootstrap_rate=bootstrap_rate(first, coverage, now),
@@ -194,4 +196,4 @@ async def load(conn: Conn, window_seconds: float = DAY, *, sweep_seconds: float 
                   missing=tuple(missing + pop_missing + eg_missing + bud_missing),
                   backlog=split, saturated=saturated and fleet_rate is not None,
                   sweep_seconds=sweep_seconds, tick_seconds=tick_seconds,
-                  idle_poll_seconds=idle_poll_seconds)
+                  idle_poll_seconds=idle_poll_seconds, queued_age=queued)

@@ -161,3 +161,10 @@ ORDER BY g.egress_key
 SELECT activity_class, resource, count(*) AS n FROM collection_state
 WHERE status = 'never_attempted'
 GROUP BY activity_class, resource
+
+-- name: forecast_queued_age
+-- How long the oldest queued background job of each class has waited (the claim's aging
+-- offset counts from its feed).
+SELECT priority_class, extract(epoch FROM clock_timestamp() - min(created_at))::float8 AS age
+FROM collection_jobs WHERE lane = 'background' AND status = 'pending'
+GROUP BY priority_class
