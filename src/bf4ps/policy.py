@@ -57,9 +57,11 @@ class Policy(BaseModel):
     # fairness: rank offsets (aging) and feeder shares per class
     aging_recent_seconds: float = Field(600, ge=0)
     aging_bootstrap_seconds: float = Field(1800, ge=0)
-    share_active: float = Field(0.75, ge=0, le=1)
-    share_recent: float = Field(0.0, ge=0, le=1)
-    share_bootstrap: float = Field(0.20, ge=0, le=1)
+    # (active > recent > bootstrap, the seed's class order: under sustained active demand each
+    # class is fed in these proportions, so recent work is never fed behind bootstrap work)
+    share_active: float = Field(0.60, ge=0, le=1)
+    share_recent: float = Field(0.20, ge=0, le=1)
+    share_bootstrap: float = Field(0.15, ge=0, le=1)
     share_retry: float = Field(0.05, ge=0, le=1)
     # fleet budget class shares (physical requests per rolling window): caps and floors;
     # a floor is reserved only while that class has runnable work (unused shares are borrowed).

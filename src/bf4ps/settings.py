@@ -170,6 +170,12 @@ class Settings(BaseSettings):
         60.0, gt=0, description="Activity decay and due-marking period.")
     history_record_seconds: float = Field(
         60.0, gt=0, description="Fleet-history record period (the console's charts).")
+    forecast_record_seconds: float = Field(
+        3600.0, gt=0, description="Forecast record period: the scheduler records the model's "
+        "forecast this often and backtests the records whose horizon (this period) passed.")
+    capacity_check_after_seconds: float = Field(
+        600.0, gt=0, description="The scheduler's capacity check waits until background "
+        "collectors have served this long (the forecast's measurement window).")
 
     # --- website ---
     web_host: str = Field("127.0.0.1", description="Website bind address.")

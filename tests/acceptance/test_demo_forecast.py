@@ -69,6 +69,6 @@ def test_forecast_on_the_demos_database_is_from_measured_figures(tmp_path: Path)
     detailed = next(b for b in data["bootstrap"] if b["resource"] == "detailed")
     assert detailed["completes_at"] and detailed["collections_per_hour"] > 0
     assert "measured: ledger and event log, last 10 min" in text
-    assert "measured: coverage progress over the last" in text
+    assert "binds:" in text and "bootstrap completion" in text
     assert "steady-state demand (requests/h):" in text and (": fits" in text
                                                              or "does NOT fit" in text)

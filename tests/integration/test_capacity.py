@@ -18,7 +18,9 @@ from bf4ps.cli.main import cli
 from bf4ps.db.connect import Conn, open_pool
 from bf4ps.scheduler import history
 from bf4ps.settings import Settings
+from bf4ps.views import forecast_inputs
 from bf4ps.views.fleet_status import render_status, status_report
+from bf4ps.views.forecast import forecast
 from bf4ps.web.app import create_app
 from bf4ps.web.metrics import Metrics
 from tests.helpers import make_soldier
@@ -107,17 +109,18 @@ async def test_the_start_up_check_is_a_log_line_and_a_metric(
     await conn.execute("INSERT INTO scheduler_policy (key, value) VALUES "
                        "('freshness_detailed_seconds', '3600')")
     with caplog.at_level(logging.INFO, logger="bf4ps.scheduler.history"):
-        fc = await history.check_capacity(conn)
-    assert fc is not None and not fc.fits
+        fc = await history.check_capacity(conn, forecast(await forecast_inputs.load(conn)))
+    assert not fc.fits
     said = [r for r in caplog.records if r.name == "bf4ps.scheduler.history"]
     assert len(said) == 1 and said[0].levelno == logging.WARNING
-    assert "does NOT fit the live budget" in said[0].getMessage()
+    text = said[0].getMessage()
+    assert "does NOT fit" in text and "x the 1,296/h the budget allows" in text, text
     scraped = (await Metrics().render(conn)).decode()
     assert gauge(scraped, "bf4ps_policy_feasible") == 0.0
     assert (gauge(scraped, "bf4ps_forecast_demand_requests_per_hour") or 0) > 1296
     await conn.execute("DELETE FROM scheduler_policy")
-    again = await history.check_capacity(conn)
-    assert again is not None and again.fits
+    again = await history.check_capacity(conn, forecast(await forecast_inputs.load(conn)))
+    assert again.fits
     scraped = (await Metrics().render(conn)).decode()
     assert gauge(scraped, "bf4ps_policy_feasible") == 1.0
 

@@ -71,8 +71,28 @@ async def test_class_shares_and_borrowing(conn: Conn) -> None:
     pol = Policy(working_set_background=100)
     await feeder.replenish(conn, pol)
     by_class = await jobs_by(conn, "priority_class")
-    assert by_class == {"active": 75 + 5, "bootstrap": 20}  # retry's unused 5 % borrowed
-    assert (await jobs_by(conn, "resource"))["detailed"] >= 20  # bootstrap starts detailed-first
+    # recent's unused 20 % and retry's 5 % borrowed, in class order: active first
+    assert by_class == {"active": 60 + 20 + 5, "bootstrap": 15}
+    assert (await jobs_by(conn, "resource"))["detailed"] >= 15  # bootstrap starts detailed-first
+
+
+async def test_the_class_order_holds_under_sustained_active_demand(conn: Conn) -> None:
+    """Every class has more work than the working set, round after round (the fleet serves
+    the lowest rank first, as its claim does): the default shares feed active ahead of recent
+    and recent ahead of bootstrap, and never leave recent work unfed."""
+    await population(conn, 2_000, active=500, recent=500)
+    pol = Policy(working_set_background=100)
+    created: dict[str, int] = {}
+    for _ in range(8):
+        report = await feeder.replenish(conn, pol)
+        for klass, n in report.created.items():
+            created[klass] = created.get(klass, 0) + n
+        await conn.execute("DELETE FROM collection_jobs WHERE job_id IN (SELECT job_id FROM "
+                           "collection_jobs ORDER BY rank LIMIT 60)")
+    assert created["active"] > created["recent"] > created["bootstrap"] > 0, created
+    fed = await count(conn, "SELECT count(*) FROM collection_events WHERE event_type = "
+                            "'created' AND priority_class = 'recent'")
+    assert fed == created["recent"]
 
 
 async def test_active_soldiers_get_every_resource_bootstrap_only_detailed_at_first(

@@ -153,7 +153,7 @@ async def test_bootstrap_keeps_its_share_and_a_bounded_wait_under_active_demand(
     await population(conn, 2_500, active=1_500)
     aging = 1.5
     pol = Policy(working_set_background=20, aging_bootstrap_seconds=aging, share_active=0.75,
-                 share_bootstrap=0.20, share_retry=0.05)
+                 share_recent=0.0, share_bootstrap=0.20, share_retry=0.05)
     me = await make_collector(conn, tmp_path, "fair-01")
     served: list[tuple[str, float]] = []
     t_end = time.monotonic() + 15

@@ -52,7 +52,7 @@ def test_backoff_is_capped_exponential_with_jitter() -> None:
 
 
 def test_class_quota_splits_by_largest_remainder() -> None:
-    assert class_quota(100, Policy()) == {"active": 75, "recent": 0, "bootstrap": 20, "retry": 5}
+    assert class_quota(100, Policy()) == {"active": 60, "recent": 20, "bootstrap": 15, "retry": 5}
     assert sum(class_quota(7, Policy()).values()) == 7
 
 

@@ -1,7 +1,7 @@
 """The fleet's history: one compact record per interval (coverage, what finished, requests
 per egress against its pacing limit, backlog age, refresh lag), written by the active
 scheduler, pruned past the policy's horizon like the event log; and the start-up capacity
-check (does the live policy fit the live budget?)."""
+check (does the live policy fit the live fleet?)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, q
 from bf4ps.queue import figures
 from bf4ps.scheduler import retention
-from bf4ps.views import backlog, forecast_inputs
-from bf4ps.views.forecast import Forecast, forecast
+from bf4ps.views import backlog
+from bf4ps.views import forecast_report as report
+from bf4ps.views.forecast import Forecast
 
 log = logging.getLogger(__name__)
 
@@ -47,26 +48,13 @@ async def prune(conn: Conn, retention_days: float, *, batch: int = 5000,
 
 
 def verdict(fc: Forecast) -> str:
-    cap = fc.capacity
-    if fc.fits:
-        return (f"the live policy fits the live budget: {fc.demand_per_hour:,.0f} requests/h "
-                f"steady-state demand against {cap.per_hour:,.0f}/h")
-    words = f"; to fit: {fc.suggestion}" if fc.suggestion else ""
-    return (f"the live policy does NOT fit the live budget: {fc.demand_per_hour:,.0f} "
-            f"requests/h steady-state demand (active {fc.active_per_hour:,.0f}/h) "
-            f"against {cap.per_hour:,.0f}/h (active cap {cap.active_cap_per_hour:,.0f}/h), "
-            f"{fc.shortfall_per_hour:,.0f}/h over{words} (see `bf4ps forecast`)")[:500]
+    words = (f"; to fit, refresh {fc.suggestion}" if fc.suggestion and fc.suggested else "")
+    return (f"the live policy {report.verdict(fc)}{words} (see `bf4ps forecast`)")[:500]
 
 
-async def check_capacity(conn: Conn) -> Forecast | None:
-    """Once at the scheduler's start: one log line (a warning when infeasible) and the
-    capacity_check row that /metrics exposes as bf4ps_policy_feasible. Arithmetic on
-    unusable figures is logged, never a reason for the scheduler to stop."""
-    try:
-        fc = forecast(await forecast_inputs.load(conn))
-    except (ArithmeticError, ValueError) as exc:
-        log.warning("capacity: no check made: %s", exc)
-        return None
+async def check_capacity(conn: Conn, fc: Forecast) -> Forecast:
+    """Once the collectors have served a window: one log line (a warning when infeasible) and
+    the capacity_check row that /metrics exposes as bf4ps_policy_feasible."""
     summary = verdict(fc)
     await conn.execute(q("capacity_check_set"), {
         "feasible": fc.fits, "demand_per_hour": fc.demand_per_hour,

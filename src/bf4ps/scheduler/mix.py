@@ -4,6 +4,7 @@ watermark; joined resources share by weight; phase advance never needs 100 % suc
 
 from __future__ import annotations
 
+from bf4ps.capacity.rules import joined_weights
 from bf4ps.domain import Resource
 from bf4ps.policy import Policy
 
@@ -44,12 +45,7 @@ def attempted_share(coverage: dict[str, dict[str, int]], resource: str = "detail
 
 def joined(policy: Policy, coverage: dict[str, dict[str, int]]) -> dict[str, float]:
     """Resource weights of the bootstrap mix, for the resources that have joined."""
-    done = attempted_share(coverage)
-    weights = {"detailed": policy.weight_detailed}
-    for resource in ("profile", "weapons", "vehicles"):
-        if done >= float(getattr(policy, f"watermark_{resource}")):
-            weights[resource] = float(getattr(policy, f"weight_{resource}"))
-    return weights
+    return joined_weights(policy, attempted_share(coverage))
 
 
 def resource_quota(activity: str, n: int, policy: Policy,

@@ -25,8 +25,9 @@ from bf4ps.db.queries import all_rows, one, q
 from bf4ps.queue import events, figures
 from bf4ps.queue.events import EventType
 from bf4ps.queue.reaper import reap_expired
-from bf4ps.scheduler import activity, feeder, history, progress, retention, sessions
+from bf4ps.scheduler import activity, feeder, forecasting, history, progress, retention, sessions
 from bf4ps.settings import Settings
+from bf4ps.views.forecast import Forecast
 from bf4ps.waiting import sleep_unless_stopped
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,8 @@ class Scheduler:
         self.identity = f"{socket.gethostname()}:{os.getpid()}"
         self.fed = FeedTally()
         self.progress = progress.ProgressStep()
+        self.leading_since = time.monotonic()
+        self.checked = False
 
     async def run(self) -> None:
         url = await resolve_url(self.settings)
@@ -115,6 +118,7 @@ class Scheduler:
 
     async def _lead(self, url: str, lock_conn: Conn) -> None:
         log.info("scheduler %s is active", self.identity)
+        self.leading_since, self.checked = time.monotonic(), False
         intake_stop = asyncio.Event()
         intake: asyncio.Task[None] | None = None
         if self.intake is not None:
@@ -123,7 +127,6 @@ class Scheduler:
             async with connection(url) as conn:
                 await events.record(conn, EventType.SCHEDULER_STARTED,
                                     details={"scheduler": self.identity})
-                await history.check_capacity(conn)
                 jobs = self._periodic(conn)
                 while not self.stop.is_set():
                     await lock_conn.execute(q("scheduler_lock_alive"))  # lost? stop leading
@@ -144,7 +147,36 @@ class Scheduler:
                 Every(s.history_record_seconds,
                       lambda: history.record(conn, s.history_record_seconds)),
                 Every(progress.CHECK_SECONDS, lambda: self.progress.run(conn)),
+                Every(s.forecast_record_seconds, lambda: self.forecasts(conn)),
+                Every(min(s.history_record_seconds, s.capacity_check_after_seconds),
+                      lambda: self.first_check(conn)),
                 Every(3600, lambda: self.upkeep(conn))]
+
+    async def _forecast(self, conn: Conn, window: float) -> Forecast | None:
+        s = self.settings
+        return await forecasting.take(conn, window, sweep_seconds=s.sweep_seconds,
+                                      tick_seconds=s.scheduler_tick_seconds,
+                                      idle_poll_seconds=s.idle_poll_seconds)
+
+    async def first_check(self, conn: Conn) -> None:
+        """The capacity check, once, when the collectors have served a window since this
+        scheduler began to lead (before that the forecast could only assume defaults)."""
+        after = self.settings.capacity_check_after_seconds
+        if self.checked or time.monotonic() - self.leading_since < after:
+            return
+        fc = await self._forecast(conn, after)
+        if fc is not None and forecasting.served_a_window(fc):
+            await history.check_capacity(conn, fc)
+            self.checked = True
+
+    async def forecasts(self, conn: Conn) -> None:
+        """One forecast record (over the record period) and a backtest of the past ones."""
+        period = self.settings.forecast_record_seconds
+        if time.monotonic() - self.leading_since < min(period, 60.0):
+            return  # the first record once something was measured
+        fc = await self._forecast(conn, max(period, 60.0))
+        if fc is not None:
+            await forecasting.record_and_backtest(conn, fc, period)
 
     async def tick(self, conn: Conn) -> None:
         policy = await policy_mod.load(conn)
@@ -179,6 +211,7 @@ class Scheduler:
         ledger = await retention.prune_ledger(conn, policy.ledger_retention_days)
         created = await retention.ensure_partitions(conn)
         records = await history.prune(conn, policy.history_retention_days)
+        records += await forecasting.prune(conn, policy.history_retention_days)
         log.info("upkeep: dropped %s, deleted %d events, %d ledger rows and %d history "
                  "records, %d partitions created", report.dropped_partitions or "-",
                  report.deleted_rows, ledger, records, created)

@@ -97,10 +97,14 @@ def population(row: dict[str, Any], total: int, policy: policy_mod.Policy
             7 * DAY: Figure(float(row["d7"]), where + ", 7 d"),
             30 * DAY: Figure(float(row["d30"]), where + ", 30 d")}
     new = Figure(float(row["new7"]) / 7, "measured: soldiers first seen by BF4SW, last 7 d")
+    ended = float(row.get("sessions_d1") or 0)
+    sessions = (Figure(ended / 24, "measured: play sessions ended within 24 h") if ended else
+                Figure(float(row["d1"]) / 24,
+                       "default: one session a day per soldier seen within 24 h"))
     return (Population(Figure(float(total), "measured: coverage counters"),
                        Figure(float(row["active"]), where
                               + f", active window {span(policy.active_window_seconds)}"),
-                       seen, new), [])
+                       seen, new, sessions), [])
 
 
 def egresses(rows: list[dict[str, Any]]) -> tuple[tuple[Egress, ...], str, list[str]]:
@@ -146,7 +150,19 @@ def bootstrap_rate(first: dict[str, Any], coverage: dict[str, dict[str, int]],
     return out
 
 
-async def load(conn: Conn, window_seconds: float = DAY) -> Inputs:
+def never(coverage: dict[str, dict[str, int]]) -> int:
+    return sum(int(c.get("never_attempted", 0)) for c in coverage.values())
+
+
+def backlog(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for r in rows:
+        out.setdefault(str(r["activity_class"]), {})[str(r["resource"])] = int(r["n"])
+    return out
+
+
+async def load(conn: Conn, window_seconds: float = DAY, *, sweep_seconds: float = 60.0,
+               tick_seconds: float = 2.0, idle_poll_seconds: float = 2.0) -> Inputs:
     pol = await policy_mod.load(conn)
     now = datetime.now(UTC)
     w = {"window_seconds": window_seconds}
@@ -170,8 +186,18 @@ async def load(conn: Conn, window_seconds: float = DAY) -> Inputs:
         fleet_rate = Figure(int(sent["background"]) * HOUR / measured_for, where)
         interactive = Figure(int(sent["interactive"]) * HOUR / measured_for, where)
     first = await _one(conn, "history_first_since", w)
+    # never-attempted work at both ends of the window: the feeder always had work to give
+    # (a backlog takes every share the others leave), so the fleet sent what it could and its
+    # measured rate is its capacity
+    saturated = bool(first) and never(first["coverage"]) > 0 and never(coverage) > 0
+    split = backlog(await _rows(conn, "forecast_backlog")) if total else {}
+    queued = {str(r["priority_class"]): float(r["age"] or 0.0)
+              for r in await _rows(conn, "forecast_queued_age")}
     return Inputs(now=now, window_seconds=window_seconds, policy=pol, costs=cost,
                   egresses=eg, egress_source=eg_source, budget_per_hour=bud, population=pop,
                   coverage=coverage, bootstrap_rate=bootstrap_rate(first, coverage, now),
                   fleet_rate=fleet_rate, interactive_per_hour=interactive,
-                  missing=tuple(missing + pop_missing + eg_missing + bud_missing))
+                  missing=tuple(missing + pop_missing + eg_missing + bud_missing),
+                  backlog=split, saturated=saturated and fleet_rate is not None,
+                  sweep_seconds=sweep_seconds, tick_seconds=tick_seconds,
+                  idle_poll_seconds=idle_poll_seconds, queued_age=queued)

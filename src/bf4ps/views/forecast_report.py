@@ -6,7 +6,7 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from bf4ps.views.forecast import Figure, Forecast
+from bf4ps.views.forecast import Age, Figure, Forecast
 from bf4ps.views.forecast_inputs import span
 
 
@@ -20,21 +20,32 @@ def as_json(fc: Forecast) -> dict[str, Any]:
     cap = fc.capacity
     return {
         "at": i.now, "window_seconds": i.window_seconds,
-        "fits": fc.fits, "demand_per_hour": round(fc.demand_per_hour, 1),
+        "fits": fc.fits, "binding": cap.binding,
+        "demand_per_hour": round(fc.demand_per_hour, 1),
         "active_per_hour": round(fc.active_per_hour, 1),
         "shortfall_per_hour": round(fc.shortfall_per_hour, 1),
+        "throughput_per_hour": round(fc.throughput_per_hour, 1),
+        "steady_throughput_per_hour": round(fc.steady_throughput_per_hour, 1),
         "capacity": {k: (round(v, 1) if isinstance(v, float) else v)
                      for k, v in asdict(cap).items()},
-        "demand": [{"class": d.klass, "resource": d.resource,
+        "demand": [{"class": d.klass, "resource": d.resource, "reason": d.reason,
                     "collections_per_hour": round(d.collections_per_hour, 2),
-                    "requests_per_hour": round(d.requests_per_hour, 2), "note": d.note,
-                    "reason": d.reason or None}
+                    "requests_per_hour": round(d.requests_per_hour, 2), "note": d.note}
                    for d in fc.demand],
+        "served": [{"class": s.klass, "resource": s.resource,
+                    "now_per_hour": round(s.now_per_hour, 2),
+                    "steady_per_hour": round(s.steady_per_hour, 2)} for s in fc.served],
         "bootstrap": [{"resource": c.resource, "remaining": c.remaining,
                        "collections_per_hour": round(c.collections_per_hour, 2),
-                       "completes_at": c.at, "source": c.source} for c in fc.bootstrap],
+                       "completes_at": c.at, "source": c.source,
+                       "marks": {f"{m:g}": at for m, at in c.marks.items()}}
+                      for c in fc.bootstrap],
+        "backlog_age": {k: {"seconds": None if a.seconds is None else round(a.seconds, 1),
+                            "growth_per_hour": round(a.growth_per_hour, 1)}
+                        for k, a in fc.backlog_age.items()},
         "egresses_needed": fc.egresses_needed,
-        "budget_needed_per_hour": round(fc.budget_needed_per_hour, 1),
+        "budget_needed_per_hour": (None if fc.budget_needed_per_hour is None
+                                   else round(fc.budget_needed_per_hour, 1)),
         "suggestion": fc.suggestion, "suggested_policy": fc.suggested,
         "missing": list(i.missing),
         "inputs": {
@@ -67,6 +78,46 @@ def _when(at: datetime | None, now: datetime) -> str:
     return f"{at:%Y-%m-%d %H:%M} UTC (in {span})"
 
 
+def verdict(fc: Forecast) -> str:
+    """One sentence: fits, or by how much it does not (one ratio, one difference)."""
+    cap = fc.capacity
+    if fc.fits:
+        return (f"fits: {fc.demand_per_hour:,.0f}/h steady demand is "
+                f"{100 * fc.demand_per_hour / max(cap.per_hour, 1e-9):.0f} % of the "
+                f"{cap.per_hour:,.0f}/h the {cap.binding} allows")
+    if fc.demand_per_hour > cap.per_hour:
+        return (f"does NOT fit: {fc.demand_per_hour:,.0f}/h steady demand is "
+                f"{fc.demand_per_hour / max(cap.per_hour, 1e-9):.2f}x the {cap.per_hour:,.0f}/h"
+                f" the {cap.binding} allows ({fc.shortfall_per_hour:,.0f}/h short)")
+    return (f"does NOT fit: the active class asks {fc.active_per_hour:,.0f}/h, "
+            f"{fc.active_per_hour / max(cap.active_cap_per_hour, 1e-9):.2f}x its cap of "
+            f"{cap.active_cap_per_hour:,.0f}/h ({fc.shortfall_per_hour:,.0f}/h short)")
+
+
+def remedies(fc: Forecast) -> list[str]:
+    """What would fit, each only where it is what binds."""
+    cap, out = fc.capacity, []
+    if fc.suggestion:
+        out.append(f"to fit, refresh {fc.suggestion}:")
+        out += [f"  bf4ps config set {k} {v:.0f}" for k, v in fc.suggested.items()]
+    over_cap = (cap.budget_per_hour is not None
+                and fc.active_per_hour > cap.active_cap_per_hour * (1 + 1e-9))
+    if cap.binding == "budget" or over_cap:
+        if fc.budget_needed_per_hour is not None:
+            out.append(f"or a budget of {fc.budget_needed_per_hour:,.0f}/h (the budget binds; "
+                       f"the {cap.serving} serving egresses pace {cap.pacing_per_hour:,.0f}/h)")
+    elif fc.egresses_needed is not None:
+        out.append(f"or {fc.egresses_needed} serving egresses at today's rate each "
+                   f"({cap.serving} serve now; the {cap.binding} binds)")
+    return out
+
+
+def _age(a: Age) -> str:
+    if a.seconds is None:
+        return f"grows {a.growth_per_hour:,.0f} s every hour (demand not met)"
+    return f"{span(a.seconds) if a.seconds >= 120 else f'{a.seconds:.1f} s'}"
+
+
 def render(fc: Forecast) -> str:
     i, cap = fc.inputs, fc.capacity
     out = [f"forecast at {i.now:%Y-%m-%d %H:%M} UTC, measured over the last "
@@ -84,38 +135,51 @@ def render(fc: Forecast) -> str:
     out.append(f"  population {p.total.value:,.0f}; active {p.active.value:,.0f}; seen {seen}; "
                f"{p.new_per_day.value:,.0f} new/day  [{p.total.source}; "
                f"{p.new_per_day.source}]")
-    serving = sum(1 for e in i.egresses if e.serving)
-    out.append(f"  egresses {len(i.egresses)} ({serving} serving)  [{i.egress_source}]")
+    out.append(f"  egresses {len(i.egresses)} ({cap.serving} serving)  [{i.egress_source}]")
     if i.fleet_rate:
-        out.append(f"  background requests sent: {i.fleet_rate.value:,.0f}/h  "
+        state = "work waiting all window" if i.saturated else "not saturated"
+        out.append(f"  background requests sent: {i.fleet_rate.value:,.0f}/h ({state})  "
                    f"[{i.fleet_rate.source}]")
     budget = (f"{cap.budget_per_hour:,.0f}/h [{i.budget_per_hour.source}]"
               if cap.budget_per_hour is not None and i.budget_per_hour else "none (pacing only)")
     pol = i.policy
-    out.append(f"  class shares of the budget: active at most {100 * pol.budget_cap_active:.0f} %, "
-               f"bootstrap at least {100 * pol.budget_floor_bootstrap:.0f} %, retry at least "
-               f"{100 * pol.budget_floor_retry:.0f} %, interactive at least "
-               f"{100 * pol.budget_floor_interactive:.0f} % while a request waits  [policy]")
-    out.append(f"capacity: pacing {cap.pacing_per_hour:,.0f}/h, budget {budget}; "
-               f"binding {cap.per_hour:,.0f}/h, active cap {cap.active_cap_per_hour:,.0f}/h")
+    out.append(f"  feeder shares: active {pol.share_active:g}, recent {pol.share_recent:g}, "
+               f"bootstrap {pol.share_bootstrap:g}, retry {pol.share_retry:g}; budget: active "
+               f"at most {100 * pol.budget_cap_active:.0f} %  [policy]")
+    measured = ("" if cap.measured_per_hour is None
+                else f", measured send rate {cap.measured_per_hour:,.0f}/h")
+    out.append(f"capacity: pacing {cap.pacing_per_hour:,.0f}/h, budget {budget}{measured}; "
+               f"the {cap.binding} binds: {cap.per_hour:,.0f}/h, active cap "
+               f"{cap.active_cap_per_hour:,.0f}/h")
     out.append("steady-state demand (requests/h):")
     for d in fc.demand:
         out.append(f"  {d.klass:11} {d.resource:9} {d.requests_per_hour:>9,.1f}  {d.note}")
-    verdict = ("fits" if fc.fits else
-               f"does NOT fit: {fc.shortfall_per_hour:,.0f}/h over "
-               f"({fc.demand_per_hour / max(cap.per_hour, 1e-9):.2f}x the capacity)")
-    out.append(f"  total {fc.demand_per_hour:,.0f}/h (active {fc.active_per_hour:,.0f}/h)"
-               f" against {cap.per_hour:,.0f}/h: {verdict}")
-    out.append(f"the policy needs {fc.egresses_needed} egresses at today's pace, or a budget of "
-               f"{fc.budget_needed_per_hour:,.0f}/h")
-    if fc.suggestion:
-        out.append(f"to fit today's budget: {fc.suggestion}")
-        for k, v in fc.suggested.items():
-            out.append(f"  bf4ps config set {k} {v:.0f}")
-    out.append("bootstrap completion at today's mix and shares:")
+    out.append(f"  total {fc.demand_per_hour:,.0f}/h (active {fc.active_per_hour:,.0f}/h): "
+               f"{verdict(fc)}")
+    out += remedies(fc)
+    out.append("requests/h sent, now (with the bootstrap) and in steady state:")
+    for s in fc.served:
+        if s.now_per_hour or s.steady_per_hour:
+            out.append(f"  {s.klass:11} {s.resource:9} {s.now_per_hour:>9,.1f} "
+                       f"{s.steady_per_hour:>9,.1f}")
+    out.append(f"  total {fc.throughput_per_hour:,.0f}/h now, "
+               f"{fc.steady_throughput_per_hour:,.0f}/h in steady state")
+    out.append("steady-state backlog age: " + ", ".join(
+        f"{k} {_age(a)}" for k, a in fc.backlog_age.items()))
+    out.append("bootstrap completion (10 / 25 / 50 / 90 % / all of the work never "
+               "attempted now done):")
     for b in fc.bootstrap:
-        out.append(f"  {b.resource:9} {b.remaining:>9,} left, "
-                   f"{b.collections_per_hour:,.1f}/h now: {_when(b.at, i.now)}")
+        marks = " / ".join(_short(at, i.now) for at in b.marks.values())
+        out.append(f"  {b.resource:9} {b.remaining:>9,} left, {b.collections_per_hour:,.1f}/h "
+                   f"now: {marks}")
     if fc.bootstrap:
-        out.append(f"  [{fc.bootstrap[0].source}]")
+        out.append(f"  done: {_when(fc.bootstrap[0].at, i.now)} (detailed)  "
+                   f"[{fc.bootstrap[0].source}]")
     return "\n".join(out)
+
+
+def _short(at: datetime | None, now: datetime) -> str:
+    if at is None:
+        return "never"
+    s = (at - now).total_seconds()
+    return "now" if s <= 0 else f"+{span(s)}"

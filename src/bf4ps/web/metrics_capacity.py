@@ -7,7 +7,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one
-from bf4ps.views import backlog
+from bf4ps.views import backlog, backtest
 
 
 async def capacity_gauges(conn: Conn) -> list[Metric]:
@@ -32,10 +32,21 @@ async def capacity_gauges(conn: Conn) -> list[Metric]:
     if row is not None:
         feasible = GaugeMetricFamily(
             "bf4ps_policy_feasible",
-            "1 when the live policy fits the live budget (scheduler's check at its start)")
+            "1 when the live policy fits the live fleet (scheduler's check once collectors served)")
         feasible.add_metric([], 1.0 if row["feasible"] else 0.0)
         demand = GaugeMetricFamily("bf4ps_forecast_demand_requests_per_hour",
                                    "Steady-state demand the policy asks for")
         demand.add_metric([], float(row["demand_per_hour"]))
         out += [feasible, demand]
+    tested = await backtest.last(conn)
+    if tested is not None:
+        err = GaugeMetricFamily(
+            "bf4ps_forecast_backtest_error_ratio",
+            "Last backtest of the recorded forecasts: mean relative error per figure "
+            "(signed: + the forecast was high; stat=abs: mean absolute)",
+            labels=["figure", "stat"])
+        for name, e in tested.errors.items():
+            err.add_metric([name, "mean"], float(e["error"]))
+            err.add_metric([name, "abs"], float(e["abs"]))
+        out.append(err)
     return out

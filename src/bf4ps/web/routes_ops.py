@@ -12,7 +12,7 @@ from starlette.routing import Route
 
 from bf4ps.domain import JobKind
 from bf4ps.queue.events import EVENT_TYPE_NAMES
-from bf4ps.views import console, events, fleet_history
+from bf4ps.views import backtest, console, events, fleet_history
 from bf4ps.views import flags as flags_view
 from bf4ps.views.events import WINDOWS, Event, EventQuery
 from bf4ps.views.fields import COLLECTOR_PATTERN
@@ -45,8 +45,9 @@ async def console_page(request: Request) -> Response:
         data = await console.status(conn)
         charts = await fleet_history.read(conn)
         flagged = await flags_view.flags(conn, limit=50)
+        tested = await backtest.last(conn)
     return render(request, "ops.html", {"ops": data, "history": charts.as_json(),
-                                        "flags": flagged})
+                                        "flags": flagged, "backtest": tested})
 
 
 async def events_page(request: Request) -> Response:

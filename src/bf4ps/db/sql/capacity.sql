@@ -131,7 +131,8 @@ WHERE slot_at > clock_timestamp() - make_interval(secs => %(window_seconds)s)
 
 -- name: forecast_population
 -- Soldiers seen within the active window, 24 h, 7 d and 30 d (ix_soldiers_last_seen), and
--- first seen within the last 7 days (BF4SW's first sighting: new soldiers).
+-- first seen within the last 7 days (BF4SW's first sighting: new soldiers), and play sessions
+-- ended within 24 h (the final refreshes' demand).
 SELECT count(*) FILTER (WHERE last_seen_at >= clock_timestamp()
                                              - make_interval(secs => %(active_seconds)s))
            AS active,
@@ -141,7 +142,9 @@ SELECT count(*) FILTER (WHERE last_seen_at >= clock_timestamp()
        (SELECT count(*) FROM soldiers WHERE first_seen_at >= clock_timestamp()
                                                             - interval '7 days') AS new7,
        (SELECT extract(epoch FROM clock_timestamp() - min(created_at))::float8 FROM soldiers)
-           AS known_seconds
+           AS known_seconds,
+       (SELECT count(*) FROM play_sessions WHERE ended_at >= clock_timestamp()
+                                                            - interval '1 day') AS sessions_d1
 FROM soldiers
 WHERE last_seen_at >= clock_timestamp() - interval '30 days'
 
@@ -155,3 +158,16 @@ FROM egress_gates g
 LEFT JOIN collectors c ON c.egress_key = g.egress_key
 GROUP BY g.egress_key, g.min_interval_seconds
 ORDER BY g.egress_key
+
+-- name: forecast_backlog
+-- Never-attempted work per activity class and resource (ix_state_feed: an index-only count).
+SELECT activity_class, resource, count(*) AS n FROM collection_state
+WHERE status = 'never_attempted'
+GROUP BY activity_class, resource
+
+-- name: forecast_queued_age
+-- How long the oldest queued background job of each class has waited (the claim's aging
+-- offset counts from its feed).
+SELECT priority_class, extract(epoch FROM clock_timestamp() - min(created_at))::float8 AS age
+FROM collection_jobs WHERE lane = 'background' AND status = 'pending'
+GROUP BY priority_class

@@ -1,0 +1,128 @@
+"""Steady-state demand per reason, class and resource, from the policy.
+
+Refresh model (the scheduler refreshes only active soldiers, those seen within the active
+window W): with freshness F <= W an active soldier is collected every F while active, so the
+rate is A / F (A: soldiers active now); with F > W a soldier is collected at most once per F,
+so the rate is seen(F) / F, the soldiers seen in a period F (interpolated between the measured
+seen counts, linear in log time), and never fewer than the new soldiers' first collections
+(new per day / 24). Each collection is one attempt at the measured requests per attempt; its
+failures come back as the retry class's attempts (1 / success share - 1 per collection).
+
+Reasons beyond the active refresh slot in through `REASONS`: each names its feeder class and
+reads its policy keys (a reason whose keys turn it off asks nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bf4ps.capacity.inputs import HOUR, RESOURCES, Inputs, Population
+from bf4ps.policy import Policy
+
+
+@dataclass(frozen=True)
+class DemandLine:
+    klass: str
+    resource: str
+    collections_per_hour: float  # attempts (jobs) per hour
+    requests_per_hour: float
+    note: str = ""
+    reason: str = ""
+
+
+def refresh_per_hour(freshness: float, pop: Population, active_window: float) -> float:
+    """Collections per hour of one resource under the refresh model (module docstring)."""
+    if freshness <= active_window:
+        return pop.active.value * HOUR / freshness
+    return max(pop.seen_within(freshness) * HOUR / freshness, pop.new_per_day.value / 24)
+
+
+def freshness(pol: Policy, resource: str) -> float:
+    return float(getattr(pol, f"freshness_{resource}_seconds"))
+
+
+def _active_refresh(inputs: Inputs, pol: Policy) -> dict[str, float]:
+    return {r: refresh_per_hour(freshness(pol, r), inputs.population, pol.active_window_seconds)
+            for r in RESOURCES}
+
+
+def _final_refresh(inputs: Inputs, pol: Policy) -> dict[str, float]:
+    """Due once when a play session ends (`final_refresh_resources`), at most once per
+    `final_refresh_min_age_seconds` a soldier (0: every session). What it adds is what exceeds
+    the resource's freshness refresh, whose place it takes: a stale resource of a soldier on a
+    server waits for his session's end."""
+    pop = inputs.population
+    sessions = pop.sessions_per_hour.value
+    age = pol.final_refresh_min_age_seconds
+    out: dict[str, float] = {}
+    for r in pol.final_refresh_resources:
+        rate = sessions if age <= 0 else min(
+            sessions, refresh_per_hour(age, pop, pol.active_window_seconds))
+        out[r.value] = max(0.0, rate - refresh_per_hour(freshness(pol, r.value), pop,
+                                                        pol.active_window_seconds))
+    return out
+
+
+def _scheduled_profile(inputs: Inputs, pol: Policy) -> dict[str, float]:
+    """The profile of every known soldier every `scheduled_profile_seconds` (0: never)."""
+    every = pol.scheduled_profile_seconds
+    if every <= 0:
+        return {}
+    return {"profile": inputs.population.total.value * HOUR / every}
+
+
+@dataclass(frozen=True)
+class Reason:
+    klass: str  # the feeder class its jobs are fed in
+    per_hour: Callable[[Inputs, Policy], dict[str, float]]  # resource -> collections/h
+    note: str
+
+
+REASONS: dict[str, Reason] = {
+    "active_refresh": Reason("active", _active_refresh, "refresh of active soldiers"),
+    "final_refresh": Reason("active", _final_refresh, "once when a play session ends"),
+    "scheduled_profile": Reason("recent", _scheduled_profile, "profile of known soldiers"),
+}
+
+
+def demand(inputs: Inputs, policy: Policy | None = None) -> tuple[DemandLine, ...]:
+    """Every reason's collections per class and resource at their requests per attempt, the
+    retries their failures cost (the retry class) and the interactive lane's measured rate.
+    The bootstrap backlog is not steady state: the model steps it (capacity/model.py)."""
+    pol = policy or inputs.policy
+    lines: list[DemandLine] = []
+    failed: dict[str, float] = dict.fromkeys(RESOURCES, 0.0)
+    for name, reason in REASONS.items():
+        for r, per_hour in reason.per_hour(inputs, pol).items():
+            if per_hour <= 0 and name != "active_refresh":
+                continue
+            cost = inputs.costs[r]
+            note = (f"every {span(freshness(pol, r))}" if name == "active_refresh"
+                    else reason.note)
+            lines.append(DemandLine(reason.klass, r, per_hour,
+                                    per_hour * cost.requests_per_attempt.value, note, name))
+            failed[r] += per_hour * (1 / cost.ok - 1)
+    for r, attempts in failed.items():
+        if attempts > 0:
+            share = 100 * (1 - inputs.costs[r].ok)
+            lines.append(DemandLine("retry", r, attempts,
+                                    attempts * inputs.costs[r].requests_per_attempt.value,
+                                    f"{share:.1f} % fail", "retry"))
+    if inputs.interactive_per_hour.value > 0:
+        lines.append(DemandLine("interactive", "all", 0.0, inputs.interactive_per_hour.value,
+                                inputs.interactive_per_hour.source, "interactive"))
+    return tuple(lines)
+
+
+def span(seconds: float) -> str:
+    """An interval in words, at any scale (seconds to days)."""
+    if seconds >= 2 * 86_400 and seconds % 86_400 == 0:
+        return f"{seconds / 86_400:.0f} d"
+    if seconds >= HOUR and seconds % HOUR == 0:
+        return f"{seconds / HOUR:.0f} h"
+    if seconds >= HOUR:
+        return f"{seconds / HOUR:.1f} h"
+    if seconds >= 120:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds:.0f} s"

@@ -1,0 +1,162 @@
+"""The forecast: the model's answers in one object — capacity and what binds, requests per
+hour per class and resource now and in steady state, bootstrap marks (10/25/50/90 % and
+done) per resource, steady-state backlog age per class, the verdict and the suggestions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from bf4ps.capacity import solve
+from bf4ps.capacity.demand import DemandLine, demand, span
+from bf4ps.capacity.fill import Key, Want
+from bf4ps.capacity.gates import Capacity, capacity, mean_duration
+from bf4ps.capacity.inputs import HOUR, RESOURCES, Inputs
+from bf4ps.capacity.model import HORIZON_HOURS, MARKS, Steady, run, steady_state
+
+
+@dataclass(frozen=True)
+class Completion:
+    resource: str
+    remaining: int
+    collections_per_hour: float  # first collections per hour now
+    at: datetime | None  # done; None: not within the horizon at today's rates
+    source: str
+    marks: dict[float, datetime | None] = field(default_factory=dict)  # attempted share -> when
+
+
+@dataclass(frozen=True)
+class Served:
+    klass: str
+    resource: str
+    now_per_hour: float  # requests per hour at the forecast's start (bootstrap included)
+    steady_per_hour: float  # once the backlogs are done
+
+
+@dataclass(frozen=True)
+class Age:
+    """Steady-state backlog age of one class: seconds (time-averaged oldest waiting work), or
+    None when its demand is not met and the age grows by `growth_per_hour` seconds an hour."""
+
+    seconds: float | None
+    growth_per_hour: float = 0.0
+
+
+@dataclass(frozen=True)
+class Forecast:
+    inputs: Inputs
+    demand: tuple[DemandLine, ...]
+    capacity: Capacity
+    bootstrap: tuple[Completion, ...]
+    served: tuple[Served, ...]
+    backlog_age: dict[str, Age]
+    egresses_needed: int | None
+    budget_needed_per_hour: float | None
+    suggested: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def demand_per_hour(self) -> float:
+        return sum(d.requests_per_hour for d in self.demand)
+
+    @property
+    def active_per_hour(self) -> float:
+        return sum(d.requests_per_hour for d in self.demand if d.klass == "active")
+
+    @property
+    def fits(self) -> bool:
+        return (self.demand_per_hour <= self.capacity.per_hour * (1 + 1e-9)
+                and self.active_per_hour <= self.capacity.active_cap_per_hour * (1 + 1e-9))
+
+    @property
+    def shortfall_per_hour(self) -> float:
+        """Requests per hour over what the fleet (or the active cap) allows; 0 when it fits."""
+        return max(0.0, self.demand_per_hour - self.capacity.per_hour,
+                   self.active_per_hour - self.capacity.active_cap_per_hour)
+
+    @property
+    def throughput_per_hour(self) -> float:
+        """Requests per hour the fleet sends now (background and interactive)."""
+        return sum(s.now_per_hour for s in self.served) + self.inputs.interactive_per_hour.value
+
+    @property
+    def steady_throughput_per_hour(self) -> float:
+        return (sum(s.steady_per_hour for s in self.served)
+                + self.inputs.interactive_per_hour.value)
+
+    def per_resource(self, steady: bool = False) -> dict[str, float]:
+        out = dict.fromkeys(RESOURCES, 0.0)
+        for s in self.served:
+            out[s.resource] += s.steady_per_hour if steady else s.now_per_hour
+        return out
+
+    @property
+    def suggestion(self) -> str | None:
+        if self.fits:
+            return None
+        if not self.suggested:
+            return ("no refresh interval up to ten years fits: the new soldiers' first "
+                    "collections alone nearly fill the capacity")
+        return "; ".join(f"{k.removeprefix('freshness_').removesuffix('_seconds')} every "
+                         f"{span(v)}" for k, v in self.suggested.items())
+
+
+def _requests(alloc: dict[Key, float], wants: dict[Key, Want]) -> dict[Key, float]:
+    return {k: n * wants[k].cost for k, n in alloc.items() if k in wants}
+
+
+def ages(inputs: Inputs, cap: Capacity, st: Steady) -> dict[str, Age]:
+    """Per class: met demand waits for the due sweep and then the queue. A sweep every S marks
+    a batch due (its ages spread over S); its oldest waits a delay d (the next feed, an idle
+    collector's poll, one request) and the batch is then served at the whole background
+    capacity, at load rho (the class's requests over it): averaged over a sweep period the
+    oldest waiting work is rho*S*(1+rho)/2 + d*(1+rho) + d^2/(2S) old. Retries become due
+    continuously (no sweep): d. Unmet demand's age grows."""
+    bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
+    delay = inputs.tick_seconds + inputs.idle_poll_seconds / 2 + mean_duration(inputs)
+    out = {}
+    for c in ("active", "recent", "bootstrap", "retry"):
+        keys = [k for k in st.demand if k[0] == c and st.demand[k] > 0]
+        lam = sum(st.demand[k] for k in keys)
+        got = sum(st.served.get(k, 0.0) for k in keys)
+        if lam <= 0:
+            out[c] = Age(0.0)
+            continue
+        if got < lam * (1 - 1e-6):
+            out[c] = Age(None, HOUR * (1 - got / lam))
+            continue
+        cost = sum(inputs.costs[k[1]].requests_per_attempt.value * st.demand[k]
+                   for k in keys) / lam
+        rho = min(1.0, lam * cost / bg) if bg > 0 else 1.0
+        sweep = inputs.sweep_seconds
+        if c == "retry" or sweep <= 0:
+            out[c] = Age(delay)
+            continue
+        out[c] = Age(rho * sweep * (1 + rho) / 2 + delay * (1 + rho) + delay ** 2 / (2 * sweep))
+    return out
+
+
+def forecast(inputs: Inputs) -> Forecast:
+    lines = demand(inputs)
+    cap = capacity(inputs)
+    stepped = run(inputs, cap, lines)
+    st = steady_state(inputs, cap, lines)
+    now = _requests(stepped.first, stepped.wants0)
+    steady_req = {k: n * inputs.costs[k[1]].requests_per_attempt.value
+                  for k, n in st.served.items()}
+    keys = sorted(set(now) | set(steady_req))
+    served = tuple(Served(c, r, now.get((c, r), 0.0), steady_req.get((c, r), 0.0))
+                   for c, r in keys)
+    left = inputs.never_attempted()
+    boot = []
+    for r in RESOURCES:
+        marks = {m: (None if h is None or h > HORIZON_HOURS
+                     else inputs.now + timedelta(hours=h))
+                 for m, h in ((m, stepped.marks[r].get(m)) for m in MARKS)}
+        first = sum(n for (c, res), n in stepped.first.items()
+                    if res == r and left.get(c, {}).get(r, 0) > 0)
+        boot.append(Completion(r, int(sum(left[c][r] for c in left)), first, marks[1.0],
+                               "modelled: what the capacity leaves after steady demand, by "
+                               "the feeder's shares and mix", marks))
+    return Forecast(inputs, lines, cap, tuple(boot), served, ages(inputs, cap, st),
+                    solve.egresses_needed(inputs), solve.budget_needed(inputs),
+                    solve.interval(inputs))

@@ -1,0 +1,211 @@
+"""The model stepped through time: each step the capacity (gates.py) is split by the feeder's
+rules (fill.py) among the steady demand (demand.py) and the never-attempted backlog of each
+class; inside the active class the backlog is served first (its work is the oldest, the
+feeder is FIFO), refresh demand grows with the soldiers already collected, and resources join
+the bootstrap mix at their watermarks (scheduler/mix.py). Steps end where a backlog empties
+or a watermark is crossed, so the answer does not depend on a step size: it holds at
+intervals of seconds as well as of weeks."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from bf4ps.capacity.demand import DemandLine
+from bf4ps.capacity.fill import Key, Want, fill_capped
+from bf4ps.capacity.gates import Capacity
+from bf4ps.capacity.inputs import CLASSES, HOUR, RESOURCES, Inputs
+from bf4ps.capacity.rules import joined_weights
+from bf4ps.domain import PriorityClass
+from bf4ps.policy import Policy
+
+MARKS = (0.10, 0.25, 0.50, 0.90, 1.0)
+HORIZON_HOURS = 3650.0 * 24  # past this, a bootstrap "never" completes at today's rates
+MAX_STEPS = 20_000
+
+
+@dataclass(frozen=True)
+class Steady:
+    demand: dict[Key, float]  # jobs per hour asked (steady reasons)
+    served: dict[Key, float]  # jobs per hour given
+
+
+@dataclass
+class Run:
+    """The stepped bootstrap: when each resource's attempted share passed each mark (hours
+    from now; None: not within the horizon) and the first step's allocation."""
+
+    marks: dict[str, dict[float, float | None]]
+    first: dict[Key, float]
+    wants0: dict[Key, Want]
+
+
+def steady_wants(inputs: Inputs, pol: Policy, lines: tuple[DemandLine, ...]
+                 ) -> dict[Key, float]:
+    out: dict[Key, float] = {}
+    for d in lines:
+        if d.resource in RESOURCES and d.klass != "interactive":
+            out[(d.klass, d.resource)] = out.get((d.klass, d.resource), 0.0) \
+                + d.collections_per_hour
+    return out
+
+
+def shares(pol: Policy) -> dict[str, float]:
+    return {"active": pol.share_active, "recent": pol.share_recent,
+            "bootstrap": pol.share_bootstrap, "retry": pol.share_retry}
+
+
+def _wants(inputs: Inputs, pol: Policy, steady: dict[Key, float],
+           left: dict[str, dict[str, float]], attempted: float) -> dict[Key, Want]:
+    mix = joined_weights(pol, attempted)
+    active_total = max(inputs.population.active.value, 1.0)
+    wants: dict[Key, Want] = {}
+    for c in ("active", "recent", "bootstrap", "retry"):
+        raw: dict[str, float] = {}
+        for r in RESOURCES:
+            d = steady.get((c, r), 0.0)
+            if c == "active":  # refreshes only of the soldiers already collected
+                d *= max(0.0, 1 - left["active"][r] / max(active_total, left["active"][r]))
+            if c != "retry" and left[c][r] > 0:
+                d = math.inf
+            raw[r] = d
+        if c == "active":
+            mw = {r: 1.0 for r in RESOURCES if raw[r] > 0}
+        elif c == "retry":
+            mw = {r: raw[r] for r in RESOURCES if raw[r] > 0}
+        else:
+            mw = {r: mix.get(r, 0.0) for r in RESOURCES if raw[r] > 0}
+        total = sum(mw.values())
+        for r in RESOURCES:
+            if raw[r] > 0:
+                w = mw.get(r, 0.0) / total if total > 0 else 0.0
+                wants[(c, r)] = Want(raw[r], w, inputs.costs[r].requests_per_attempt.value)
+    return wants
+
+
+def _attempted(inputs: Inputs, left: dict[str, dict[str, float]], r: str) -> float:
+    total = inputs.total(r)
+    if total <= 0:
+        return 1.0
+    return max(0.0, 1 - sum(left[c][r] for c in left) / total)
+
+
+def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
+        pol: Policy | None = None) -> Run:
+    pol = pol or inputs.policy
+    steady = steady_wants(inputs, pol, lines)
+    left = inputs.never_attempted()
+    bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
+    active_cap = max(0.0, cap.active_cap_per_hour)
+    start = {r: sum(left[c][r] for c in left) for r in RESOURCES}
+    marks: dict[str, dict[float, float | None]] = {r: {} for r in RESOURCES}
+    hours = 0.0
+    first: dict[Key, float] = {}
+    wants0: dict[Key, Want] = {}
+    for _ in range(MAX_STEPS):
+        done = {r: _done(start[r], left, r) for r in RESOURCES}
+        for r in RESOURCES:
+            for m in MARKS:
+                if m not in marks[r] and done[r] >= m - 1e-9:
+                    marks[r][m] = hours
+        attempted = _attempted(inputs, left, "detailed")
+        wants = _wants(inputs, pol, steady, left, attempted)
+        alloc = fill_capped(bg, active_cap, wants, shares(pol))
+        if not first:
+            first, wants0 = alloc, wants
+        # inside a class the backlog is the oldest work: it is served first; a lower class's
+        # jobs wait out their aging offset while a higher class has more work than it gets
+        held = _held(pol, alloc, wants, hours, inputs.queued_age)
+        backlog = {(c, r): 0.0 if c in held else alloc.get((c, r), 0.0)
+                   for c in left for r in RESOURCES if left[c][r] > 0}
+        if not backlog or hours >= HORIZON_HOURS:
+            break
+        dt = _step(inputs, pol, left, backlog, attempted, start, done)
+        if held:  # the step ends where the first held class's offset is over
+            ends = min(held.values()) - hours
+            dt = ends if dt is None else min(dt, ends)
+        if dt is None:
+            break
+        _cross(start, marks, done, backlog, hours, dt)
+        for (c, r), rate in backlog.items():
+            left[c][r] = max(0.0, left[c][r] - rate * dt)
+            if left[c][r] < 1e-6:
+                left[c][r] = 0.0
+        hours += dt
+    return Run(marks, first, wants0)
+
+
+def _held(pol: Policy, alloc: dict[Key, float], wants: dict[Key, Want], hours: float,
+          queued_age: dict[str, float]) -> dict[str, float]:
+    """Classes whose jobs cannot be claimed yet (class -> hour they can): the claim takes the
+    lowest rank, and a job's rank is its feed time plus its class's aging offset
+    (queue/ranking.py), so while a higher class has unmet work a lower class's first jobs
+    are sent only once their offset has passed (counted from the oldest job of the class
+    already queued)."""
+    out: dict[str, float] = {}
+    for c in ("recent", "bootstrap"):
+        offset = max(0.0, pol.aging(PriorityClass(c)) - queued_age.get(c, 0.0)) / HOUR
+        higher = CLASSES[:CLASSES.index(c)]
+        starved = any(k[0] in higher and alloc.get(k, 0.0) < w.demand * (1 - 1e-9)
+                      for k, w in wants.items())
+        if starved and hours < offset:
+            out[c] = offset
+    return out
+
+
+def _done(start: float, left: dict[str, dict[str, float]], r: str) -> float:
+    """The share of the forecast's never-attempted work of a resource done (1: none was
+    left)."""
+    return 1.0 if start <= 0 else max(0.0, 1 - sum(left[c][r] for c in left) / start)
+
+
+def _cross(start: dict[str, float], marks: dict[str, dict[float, float | None]],
+           att: dict[str, float], backlog: dict[Key, float], hours: float, dt: float) -> None:
+    """Marks passed inside this step, at the moment each is passed (the rates are constant
+    within a step)."""
+    for r in RESOURCES:
+        rate = sum(v for (c, res), v in backlog.items() if res == r)
+        total = start[r]
+        if rate <= 0 or total <= 0:
+            continue
+        for m in MARKS:
+            if m not in marks[r] and att[r] + rate * dt / total >= m - 1e-9:
+                marks[r][m] = hours + max(0.0, (m - att[r]) * total / rate)
+
+
+def _step(inputs: Inputs, pol: Policy, left: dict[str, dict[str, float]],
+          backlog: dict[Key, float], attempted: float, start: dict[str, float],
+          done: dict[str, float]) -> float | None:
+    """Hours to the next event: a backlog empties, a watermark is crossed (the mix
+    changes), or detailed passes a mark."""
+    ends = [left[c][r] / rate for (c, r), rate in backlog.items() if rate > 0]
+    if not ends:
+        return None
+    dt = min(ends)
+    total = inputs.total("detailed")
+    rate = sum(v for (c, r), v in backlog.items() if r == "detailed")
+    if total > 0 and rate > 0:
+        for m in (float(getattr(pol, f"watermark_{r}")) for r in RESOURCES[1:]):
+            if m > attempted + 1e-9:
+                dt = min(dt, (m - attempted) * total / rate + 1e-9)
+        for m in MARKS:
+            if m > done["detailed"] + 1e-9:
+                dt = min(dt, (m - done["detailed"]) * start["detailed"] / rate + 1e-9)
+    return max(dt, 1e-9)
+
+
+def steady_state(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
+                 pol: Policy | None = None) -> Steady:
+    """The allocation once every backlog is done: each steady reason's demand and what the
+    feeder's rules give it."""
+    pol = pol or inputs.policy
+    steady = steady_wants(inputs, pol, lines)
+    none_left = {c: dict.fromkeys(RESOURCES, 0.0) for c in ("active", "recent", "bootstrap")}
+    wants = _wants(inputs, pol, steady, none_left, 1.0)
+    bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
+    alloc = fill_capped(bg, max(0.0, cap.active_cap_per_hour), wants, shares(pol))
+    return Steady({k: w.demand for k, w in wants.items()}, alloc)
+
+
+def hours_to(hours: float | None) -> float:
+    return math.inf if hours is None else hours * HOUR
