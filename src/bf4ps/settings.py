@@ -177,6 +177,10 @@ class Settings(BaseSettings):
     secret_key: SecretStr | None = Field(None, description="CSRF signing key (random if unset).")
     metrics_token: SecretStr | None = Field(
         None, description="When set, /metrics requires `Authorization: Bearer` with it.")
+    metrics_settle_seconds: float = Field(
+        10.0, ge=0, le=300,
+        description="/metrics counts an event once it is this old: a transaction still open "
+                    "may commit a lower event id meanwhile, which a scrape must not skip.")
     submit_limit_requests: int = Field(
         10, ge=1, description="New lookup requests one client may submit per limit window.")
     submit_limit_window_seconds: float = Field(

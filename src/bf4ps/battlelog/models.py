@@ -205,6 +205,7 @@ class FetchResult:
     error_class: ErrorClass | None = None
     message: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    body: bytes | None = field(default=None, repr=False)  # a stats resource's raw body
 
     @property
     def ok(self) -> bool:

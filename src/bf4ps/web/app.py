@@ -111,7 +111,7 @@ def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None
               else secrets.token_bytes(32))
     web = WebState(settings=settings, templates=_templates(), csrf=Csrf(secret),
                    ops=OpsAuth(settings), metrics_auth=MetricsAuth(settings),
-                   metrics=Metrics(),
+                   metrics=Metrics(settings.metrics_settle_seconds),
                    limits=limits or Limits(settings.submit_limit_requests,
                                            settings.submit_limit_window_seconds),
                    gate=GateDefaults.from_settings(settings), pool=pool,

@@ -57,3 +57,13 @@ SELECT instance_id FROM restore_guard
 -- name: ledger_has_request
 SELECT EXISTS (SELECT 1 FROM request_ledger
                WHERE request_id = %(request_id)s AND slot_at = %(slot_at)s) AS present
+
+-- name: gate_cool
+-- An outage answer cools the egress for %(seconds)s (its Retry-After, or the outage
+-- cool-down); the throttle streak is not touched (an outage is not our rate's fault).
+UPDATE egress_gates
+SET cooldown_until = GREATEST(COALESCE(cooldown_until, '-infinity'),
+                              clock_timestamp() + make_interval(secs => %(seconds)s)),
+    updated_at = now()
+WHERE egress_key = %(egress_key)s
+RETURNING cooldown_until

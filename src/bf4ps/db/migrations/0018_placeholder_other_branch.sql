@@ -1,0 +1,2 @@
+-- 0018: a placeholder for another branch's migration (the lead renumbers at merge); nothing.
+SELECT 1;
