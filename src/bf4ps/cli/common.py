@@ -8,7 +8,7 @@ import json
 import socket
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import wraps
 from ipaddress import IPv4Address, IPv4Interface, IPv6Address, IPv6Interface
@@ -57,6 +57,21 @@ def to_json(data: Any) -> str:
 
 def echo_json(data: Any) -> None:
     click.echo(to_json(data))
+
+
+def since_time(value: str | None) -> datetime | None:
+    """An ISO time (UTC unless it says otherwise) or an age (15m, 6h, 7d) before now."""
+    if value is None:
+        return None
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    if value[-1:] in units and value[:-1].isdigit():
+        return datetime.now(UTC) - timedelta(seconds=int(value[:-1]) * units[value[-1]])
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(
+            "use an ISO time (2026-11-30T12:00) or an age (15m, 6h, 7d)") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def fail(message: str, code: int = 1) -> NoReturn:

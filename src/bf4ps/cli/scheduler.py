@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from datetime import UTC, datetime, timedelta
 
 import click
 
 from bf4ps import policy as policy_mod
-from bf4ps.cli.common import echo_json, run_async, settings_of
+from bf4ps.cli.common import echo_json, run_async, settings_of, since_time
 from bf4ps.db import compat
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.domain import JobKind, Platform
@@ -121,20 +120,6 @@ async def config_unset(ctx: click.Context, key: str) -> None:
     click.echo(f"{key} back to its default")
 
 
-def _since(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    if value[-1:] in units and value[:-1].isdigit():
-        return datetime.now(UTC) - timedelta(seconds=int(value[:-1]) * units[value[-1]])
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(
-            "use an ISO time (2026-11-30T12:00) or an age (15m, 6h, 7d)") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 @click.command(name="events")
 @click.option("--persona", type=int, default=None)
 @click.option("--name", default=None, help="The soldier's name (current or former).")
@@ -158,7 +143,7 @@ async def events_cmd(ctx: click.Context, persona: int | None, name: str | None,
         name = parse_name(name, "--name") if name is not None else None
     except InputError as exc:
         raise click.BadParameter(exc.message, param_hint="--name") from None
-    flt = EventFilter(persona, platform, collector, resource, event_type, _since(since),
+    flt = EventFilter(persona, platform, collector, resource, event_type, since_time(since),
                       None, limit, name=name)
     async with connection(await resolve_url(settings_of(ctx))) as conn:
         rows = await search(conn, flt)

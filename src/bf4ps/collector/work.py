@@ -15,7 +15,7 @@ from bf4ps.battlelog.classify import slows_egress
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
 from bf4ps.battlelog.window import SendWindow
-from bf4ps.collector import outage
+from bf4ps.collector import judged, outage
 from bf4ps.collector.clock import DbClock
 from bf4ps.collector.heartbeat import Heartbeat, LeaseLost
 from bf4ps.collector.slots import Pacing, further_request, give_up, send_in_slot
@@ -220,19 +220,21 @@ async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: Fetc
                 then=ctx.chain())
             ctx.held = outcome.next_job
         except plausible.Implausible as exc:  # nothing of it was stored
-            return await _implausible(conn, ctx, job, exc.verdict, attempt, policy, raw)
+            return await judged.implausible(conn, ctx.me, ctx.heartbeat, job, exc.verdict,
+                                            attempt, policy, raw)
         except (ValueError, TypeError, psycopg.DataError, psycopg.IntegrityError) as exc:
             # our storage refused the data: a classified internal failure, not an outage
             return await finalize.fail(conn, ctx.me, job, ErrorClass.INTERNAL,
                                        f"storing failed: {exc}", attempt, policy)
         if outcome.committed:
             await throttle.succeeded(conn, ctx.me)
-            await _circuit_success(conn, ctx, job)
+            await judged.circuit_success(conn, ctx.me, ctx.heartbeat, job)
         return outcome
     error = result.error_class or ErrorClass.INTERNAL
     # an outage cools the egress (its Retry-After) before anything else is sent from it
     await outage.cool(conn, ctx.me, result, policy, circuit.signature(error, result))
-    outcome = await _fail(conn, ctx, job, error, result.message, attempt, policy, result)
+    outcome = await judged.fail(conn, ctx.me, ctx.heartbeat, job, error, result.message,
+                                attempt, policy, result)
     if raw is not None and outcome.committed and job.soldier_id is not None:
         await archive.keep(conn, job.soldier_id, raw, str(attempt.details.get("signature")
                            if attempt.details else error.value), policy.archive_answers_kept)
@@ -240,46 +242,6 @@ async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: Fetc
         await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
                                  result.http_status)
     return outcome
-
-
-async def _implausible(conn: Conn, ctx: Context, job: ClaimedJob, verdict: plausible.Verdict,
-                       attempt: Attempt, policy: Policy, raw: archive.RawAnswer | None
-                       ) -> Outcome:
-    """An answer lower than what is stored: failed (retried, never parked, counted by the
-    circuit), the run of suspect answers extended, the body archived."""
-    assert job.soldier_id is not None
-    details = attempt.details if attempt.details is not None else {}
-    details.update(verdict.details())
-    attempt = Attempt(attempt.http_status, attempt.duration_ms, details)
-    outcome = await _fail(conn, ctx, job, ErrorClass.IMPLAUSIBLE, verdict.message, attempt,
-                          policy, None)
-    if outcome.committed:
-        await plausible.record_suspect(conn, job.soldier_id, Resource(job.resource), verdict)
-        if raw is not None:
-            await archive.keep(conn, job.soldier_id, raw, ErrorClass.IMPLAUSIBLE.value,
-                               policy.archive_answers_kept)
-    return outcome
-
-
-async def _fail(conn: Conn, ctx: Context, job: ClaimedJob, error: ErrorClass, message: str,
-                attempt: Attempt, policy: Policy, result: FetchResult | None) -> Outcome:
-    """A classified failure, judged by the fleet circuit first: while the lane/resource's
-    circuit is open (or this failure opens it) the job is held, never parked."""
-    sig = circuit.signature(error, result)
-    if attempt.details is not None:
-        attempt.details["signature"] = sig
-    verdict = await circuit.judge(conn, ctx.me, job, error, sig, policy)
-    if verdict.hold:
-        ctx.heartbeat.open_circuits.add((job.lane.value, job.resource))
-    return await finalize.fail(conn, ctx.me, job, error, message, attempt, policy,
-                               hold_seconds=policy.circuit_hold_seconds if verdict.hold
-                               else None)
-
-
-async def _circuit_success(conn: Conn, ctx: Context, job: ClaimedJob) -> None:
-    key = (job.lane.value, job.resource)
-    if key in ctx.heartbeat.open_circuits and await circuit.succeeded(conn, ctx.me, job):
-        ctx.heartbeat.open_circuits.discard(key)
 
 
 class _NoSuchSoldier(Exception):
@@ -304,10 +266,10 @@ async def _finalize_lookup(conn: Conn, ctx: Context, job: ClaimedJob, result: Fe
         outcome = await finalize.succeed(conn, ctx.me, job, attempt, policy, resolve)
     except _NoSuchSoldier:
         platform = job.lookup_platform.value if job.lookup_platform else "?"
-        return await _fail(conn, ctx, job, ErrorClass.NOT_FOUND,
-                           f"no BF4 soldier named {job.lookup_name!r} on {platform}",
-                           attempt, policy, None)
+        return await judged.fail(conn, ctx.me, ctx.heartbeat, job, ErrorClass.NOT_FOUND,
+                                 f"no BF4 soldier named {job.lookup_name!r} on {platform}",
+                                 attempt, policy, None)
     ctx.resolved_soldier = found[0] if found and outcome.committed else None
     if outcome.committed:
-        await _circuit_success(conn, ctx, job)
+        await judged.circuit_success(conn, ctx.me, ctx.heartbeat, job)
     return outcome

@@ -90,3 +90,23 @@ SELECT count(*) AS answers, COALESCE(sum(octet_length(body)), 0) AS stored_bytes
        COALESCE((SELECT max(n) FROM (SELECT count(*) AS n FROM raw_answers
                                      GROUP BY soldier_id, resource) g), 0) AS most_per_resource
 FROM raw_answers
+
+-- name: replay_detailed_stored
+SELECT * FROM detailed_stats_current WHERE soldier_id = %(soldier_id)s
+
+-- name: replay_profile_stored
+SELECT * FROM profile_current WHERE soldier_id = %(soldier_id)s
+
+-- name: replay_weapons_stored
+SELECT c.guid, s.* FROM soldier_weapon_stats s JOIN weapon_catalog c ON c.weapon_id = s.weapon_id
+WHERE s.soldier_id = %(soldier_id)s
+
+-- name: replay_vehicles_stored
+SELECT c.guid, s.* FROM soldier_vehicle_stats s
+JOIN vehicle_catalog c ON c.vehicle_id = s.vehicle_id
+WHERE s.soldier_id = %(soldier_id)s
+
+-- name: answers_soldier
+SELECT soldier_id FROM soldiers
+WHERE persona_id = %(persona_id)s AND (%(platform)s::text IS NULL OR platform = %(platform)s)
+ORDER BY soldier_id LIMIT 1
