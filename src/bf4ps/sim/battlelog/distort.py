@@ -30,6 +30,8 @@ def _walk(value: Any, change: Any) -> Any:
         return {k: (v if _kept(k) else _walk(v, change)) for k, v in value.items()}
     if isinstance(value, list):
         return [_walk(v, change) for v in value]
+    if isinstance(value, str) and value.isdigit():  # Battlelog sends many counters as strings
+        return str(change(int(value)))
     if isinstance(value, bool) or not isinstance(value, int | float):
         return value
     return change(value)
