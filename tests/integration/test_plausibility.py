@@ -23,7 +23,7 @@ from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
 from bf4ps.queue.finalize import Attempt
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
-from bf4ps.stats import plausible
+from bf4ps.stats import archive, plausible
 from bf4ps.stats.checked import checked_writer
 from tests.helpers import add_job, count, make_collector, make_soldier
 
@@ -61,7 +61,8 @@ def perturbed(resource: Resource, parsed: Parsed, changes: dict[str, int | None]
 
 
 async def collect(conn: Conn, me: CollectorRef, soldier_id: int, resource: Resource,
-                  parsed: Parsed, policy: Policy = POLICY) -> Outcome:
+                  parsed: Parsed, policy: Policy = POLICY,
+                  raw: archive.RawAnswer | None = None) -> Outcome:
     """One collection of `parsed` through the fenced finalize path, as a collector does it
     (collector/judged.py for a refused answer)."""
     await add_job(conn, soldier_id, resource.value)
@@ -73,7 +74,7 @@ async def collect(conn: Conn, me: CollectorRef, soldier_id: int, resource: Resou
         assert await qclaim.start(conn, job, 60, job.claimed_at) is not None
     try:
         return await finalize.succeed(conn, me, job, Attempt(200, 5), policy,
-                                      checked_writer(me, resource, parsed, policy, None))
+                                      checked_writer(me, resource, parsed, policy, raw))
     except plausible.Implausible as exc:
         return await _refused(conn, me, job, exc.verdict, policy)
 
