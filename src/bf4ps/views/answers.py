@@ -36,7 +36,10 @@ from bf4ps.stats.archive import unpack
 from bf4ps.stats.items import VEHICLE_STAT_FIELDS, WEAPON_STAT_FIELDS
 
 ParserFor = Callable[[Resource, int, int], Parser]
-_STORED = {r: f"replay_{r.value}_stored" for r in Resource}
+_STORED = {Resource.DETAILED: "replay_detailed_stored",
+           Resource.PROFILE: "replay_profile_stored",
+           Resource.WEAPONS: "replay_weapons_stored",
+           Resource.VEHICLES: "replay_vehicles_stored"}
 _ITEM_FIELDS = {Resource.WEAPONS: WEAPON_STAT_FIELDS[1:],
                 Resource.VEHICLES: VEHICLE_STAT_FIELDS[1:]}
 
