@@ -96,6 +96,8 @@ async def test_zeros_and_lower_counters_never_make_a_current_row_worse(
             await wait_for(conn, "SELECT count(*) >= %(n)s FROM collection_events WHERE "
                                  "event_type = 'succeeded'", {"n": soldiers + 20}, timeout=120)
             before = await current(conn)
+            honest = await count(conn, "SELECT count(*) FROM collection_events WHERE "
+                                       "error_class = 'implausible'")
             configure(sim, {mode: 1.0})  # Battlelog answers well-formed lies from now on
             await wait_for(conn, "SELECT count(*) >= 12 FROM collection_events WHERE "
                                  "event_type = 'failed' AND error_class = 'implausible'",
@@ -130,6 +132,7 @@ async def test_zeros_and_lower_counters_never_make_a_current_row_worse(
                                       for b, n in zip(before[sid], now, strict=True))]
     print(f"{mode}: {refused} refused, {len(before)} rows checked twice, archive {archive}")
     assert worse == [], worse[:5]  # 0 current rows made worse
+    assert honest == 0  # no honest answer was taken for a lie
     assert refused >= 12 and opened["result"] == "implausible" and parked == 0 and resets == 0
     # the archive's bound holds: 2 answers per soldier and resource (4 resources) at most
     assert archive["most"] == 2 and archive["n"] <= 2 * 4 * soldiers
