@@ -1,8 +1,10 @@
 """An answer that says Battlelog is not itself (classify.is_outage: 5xx, a redirect to a login
 or maintenance page, an error page, a timeout, a login wall) cools this collector's egress: for
 the answer's Retry-After when it gave one (at most ``retry_after_max_seconds``), else for
-``outage_cooldown_seconds``. The admission never opens a slot of a cooling egress, so nothing is
-sent from it meanwhile. The throttle streak is not touched: an outage is not our rate's fault.
+``outage_cooldown_seconds``. A throttle's Retry-After (a 429 saying how long) is honoured the
+same way, beside the throttle's exponential cool-down (gates/throttle.py). The admission never
+opens a slot of a cooling egress, so nothing is sent from it meanwhile. The throttle streak is
+not touched here: an outage is not our rate's fault.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ def cool_seconds(result: FetchResult, policy: Policy) -> float:
 
 async def cool(conn: Conn, me: CollectorRef, result: FetchResult, policy: Policy,
                signature: str) -> float | None:
-    """Cool the egress after an outage answer; the seconds, None when it was not one."""
-    if not is_outage(result):
+    """Cool the egress after an outage answer, or after any answer with a Retry-After (a 429
+    saying how long: honoured beside the throttle's own cool-down); the seconds, None when it
+    was neither."""
+    if not is_outage(result) and "retry_after_seconds" not in result.details:
         return None
     seconds = cool_seconds(result, policy)
     if seconds <= 0:
