@@ -110,8 +110,8 @@ class Settings(BaseSettings):
     battlelog_session_file: Path | None = Field(
         None, repr=False, description="A file holding a (logged-in) Battlelog session id "
         "(the `beaker.session.id` cookie) for name searches; read by collectors at start, "
-        "never logged. Unset: searches open anonymous sessions, and an empty answer is "
-        "believed only once that session has found personas.")
+        "never logged. Unset: searches open anonymous sessions. Either way an empty answer is "
+        "believed only when a check search for a stored soldier finds it.")
 
     # --- collectors and leases ---
     lease_seconds: float = Field(120.0, gt=0, description="Job lease length.")

@@ -46,6 +46,7 @@ BASELINE: dict[str, Any] = {
     "login_wall": "none",
     "session_redirects": 0,
     "search_cap": None,
+    "empty_search_after": None,
 }
 DETAILED = "/bf4/warsawdetailedstatspopulate/{}/1/"
 PROFILE = "/bf4/warsawoverviewpopulate/{}/1/"
@@ -503,12 +504,16 @@ async def test_a_search_login_wall_is_unavailable_not_empty_and_a_login_passes_i
         logged_in.use_session(session)
         served = await logged_in.search("Someone-Real")
         nobody = await logged_in.search(nobody_name)  # Battlelog has nobody of that name
+        unchecked = nobody.error_class
+        believed = await logged_in.confirm_empty(nobody, "Someone-Real")
     assert walled.error_class is ErrorClass.UNRECOGNIZED and walled.parsed is None
     assert walled.details["signal"] == "unverified_empty"
     assert "search unavailable" in walled.message
     assert served.ok and served.parsed
-    # the operator's session is known to be good: its empty answers are believed
-    assert nobody.ok and nobody.parsed == ()
+    # an empty answer is believed only once the canary search found its soldier
+    assert unchecked is ErrorClass.UNRECOGNIZED
+    assert believed is nobody and believed.ok and believed.parsed == ()
+    assert believed.details["canary"] == "passed" and "signal" not in believed.details
     assert stats(sim)["by_outcome"]["login_wall"] == 1
 
 
@@ -533,19 +538,35 @@ async def test_stats_login_wall_unknown_wording_and_soft_throttles_are_classifie
     assert all(slows_egress(s) for s in soft)
 
 
-async def test_an_anonymous_sessions_trust_expires(sim: RunningSimulator,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """A session that found personas is believed for a while only: a login wall that starts
-    later makes its empty answers "search unavailable" again once the trust ran out."""
-    from bf4ps.battlelog import client as client_mod
-
+async def test_search_trust_is_per_answer_an_empty_answer_after_a_good_one(
+        sim: RunningSimulator) -> None:
+    """The simulator's empty_search_after knob, switched at run time over its config endpoint:
+    after one search answered personas, every search answers an empty list. A session that
+    just found personas is no reason to believe the next empty answer: it stays "search
+    unavailable" until a check search for a soldier known to exist finds that soldier, and
+    here the check comes back empty too. Switched off, the same check believes a real empty
+    answer."""
+    other = next(n for n in (f"Real{i}" for i in range(1000)) if name_platforms(n))
+    nobody_name = next(n for n in (f"Nobody{i}" for i in range(5000))
+                       if search_body(n).endswith(b'"data":[]}'))
+    configure(sim, empty_search_after=1)
     async with BattlelogClient(sim.base_url, "bf4ps-test") as battlelog:
         await battlelog.open_session()
-        assert (await battlelog.search("Someone-Real")).ok and battlelog.session_good
-        configure(sim, login_wall="search")
-        believed = await battlelog.search("Someone-Real")  # within the trust: believed
-        real = time.monotonic
-        monkeypatch.setattr(client_mod.time, "monotonic", lambda: real() + 601)
-        doubted = await battlelog.search("Someone-Real")
-    assert believed.ok and believed.parsed == ()
-    assert doubted.error_class is ErrorClass.UNRECOGNIZED
+        good = await battlelog.search("Someone-Real")
+        lied = await battlelog.search(other)  # exists, answered empty
+        check_sum = battlelog.check_sum  # kept for the check search
+        doubted = await battlelog.confirm_empty(lied, "Someone-Real")
+        dropped = battlelog.check_sum
+        configure(sim, empty_search_after=None)
+        await battlelog.open_session()
+        nobody = await battlelog.confirm_empty(await battlelog.search(nobody_name),
+                                               "Someone-Real")
+    assert good.ok and good.parsed
+    assert lied.error_class is ErrorClass.UNRECOGNIZED and check_sum is not None
+    assert doubted.error_class is ErrorClass.UNRECOGNIZED and doubted.parsed is None
+    assert "search unavailable" in doubted.message and "Someone-Real" in doubted.message
+    assert doubted.details["canary"] == "failed" and dropped is None
+    assert nobody.ok and nobody.parsed == () and nobody.details["canary"] == "passed"
+    assert stats(sim)["by_outcome"]["empty_search"] == 2  # the lie and its check
+    bad = httpx.post(sim.url("/__sim/config"), json={"empty_search_after": -1})
+    assert bad.status_code == 400 and "empty_search_after" in bad.text

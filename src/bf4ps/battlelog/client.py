@@ -20,11 +20,13 @@
   the client an anonymous session cookie, or ``use_session`` an operator's logged-in one; a
   search that fails other than by throttle or timeout drops the session cookie (only that
   cookie: the others, Akamai's say, stay), so the next lookup opens a fresh one.
-* Search never lies: an answer with no BF4 persona at all is believed ("no such soldier") only
-  when the session is known to be good (an operator's session, or an anonymous one whose
-  searches found personas within the last ``ANONYMOUS_TRUST_SECONDS``: a login wall that
-  begins later must not be believed for long); otherwise it is UNRECOGNIZED, "search
-  unavailable", and retried.
+* Search never lies, and its trust is per answer, not per time: an answer with no BF4 persona
+  at all is UNRECOGNIZED ("search unavailable", signal ``unverified_empty``, retried) until
+  ``confirm_empty`` has checked it in the same session, with a search for a soldier known to
+  exist that must find that soldier (the canary; a request of its own, which a collector sends
+  in a counted slot). Only then is it believed ("no such soldier"). A session that found
+  personas a minute ago proves nothing about this answer: a login wall or a failing index can
+  begin at any moment, for anonymous and logged-in sessions alike.
 * ``window`` (a SendWindow, see window.py) is enforced at the socket: when the request headers
   are about to be written, after connecting and everything else, they wait for ``window.at``;
   past ``window.by`` the request is abandoned with SendTooLate and no byte of it is sent (the
@@ -68,7 +70,6 @@ from bf4ps.domain import ErrorClass, Platform, Resource
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 SESSION_REDIRECTS = 3
-ANONYMOUS_TRUST_SECONDS = 600.0
 SEARCH_UNAVAILABLE = "search unavailable (retried later)"
 UNVERIFIED_EMPTY = "unverified_empty"
 REUSE_WITHIN_SECONDS = 4.0  # a second inside Apache httpd's default 5 s keep-alive timeout
@@ -76,6 +77,17 @@ _SESSION_KEPT_ON = frozenset({ErrorClass.THROTTLE, ErrorClass.TIMEOUT})  # not t
 # sends one further request in a slot of its own; None: no slot could be had (nothing sent)
 Send = Callable[[SendWindow | None], Awaitable[FetchResult]]
 Further = Callable[[Send], Awaitable[FetchResult | None]]
+
+
+def _hits(result: FetchResult) -> tuple[SearchHit, ...]:
+    parsed = result.parsed if isinstance(result.parsed, tuple) else ()
+    return tuple(h for h in parsed if isinstance(h, SearchHit))
+
+
+def _unverified(result: FetchResult, why: str) -> None:
+    result.parsed, result.error_class = None, ErrorClass.UNRECOGNIZED
+    result.message = f"{SEARCH_UNAVAILABLE}: {why}"
+    result.details["signal"] = UNVERIFIED_EMPTY
 
 
 def _start_page(body: bytes) -> None:
@@ -121,7 +133,6 @@ class BattlelogClient:
             max_redirects=SESSION_REDIRECTS,
             trust_env=False,
         )
-        self._good_until = 0.0  # monotonic: the open session's searches are known to work
         self._operator_session: str | None = None
 
     async def __aenter__(self) -> BattlelogClient:
@@ -157,44 +168,55 @@ class BattlelogClient:
     async def search(self, name: str, *, window: SendWindow | None = None) -> FetchResult:
         """POST a name search; parsed is tuple[SearchHit, ...] of exact-name BF4 personas. The
         form carries the session's check-sum when a session is open. An answer without any
-        BF4 persona from a session not known to be good is UNRECOGNIZED (see above)."""
-        form = search_form(name, self.check_sum)
-        result = await self._request("POST", SEARCH_PATH, parse_search, None, "search", form,
-                                     window=window)
-        result.details["check_sum"] = int("post-check-sum" in form)
+        BF4 persona is UNRECOGNIZED until `confirm_empty` believes it (see above)."""
+        result = await self._search(name, window)
         if result.ok and isinstance(result.parsed, tuple):
-            self._believe(result, name)
+            hits = _hits(result)
+            if not hits:  # the session is kept for the check search
+                _unverified(result, "an empty answer, not yet checked")
+                return result
+            wanted = name.strip().casefold()
+            result.parsed = tuple(h for h in hits if h.name.casefold() == wanted)
         if result.error_class is not None and result.error_class not in _SESSION_KEPT_ON:
             self.forget_session()
         return result
 
-    def _believe(self, result: FetchResult, name: str) -> None:
-        parsed = result.parsed if isinstance(result.parsed, tuple) else ()
-        hits = tuple(h for h in parsed if isinstance(h, SearchHit))
-        if hits:
-            self._trust(ANONYMOUS_TRUST_SECONDS)  # this session's searches work
-        elif not self.session_good:
-            result.parsed = None
-            result.error_class = ErrorClass.UNRECOGNIZED
-            result.message = (f"{SEARCH_UNAVAILABLE}: an empty answer from a session not "
-                              "known to be good")
-            result.details["signal"] = UNVERIFIED_EMPTY
-            return
-        wanted = name.strip().casefold()
-        result.parsed = tuple(h for h in hits if h.name.casefold() == wanted)
+    async def confirm_empty(self, empty: FetchResult, canary: str, *,
+                            window: SendWindow | None = None) -> FetchResult:
+        """Check an empty answer (`empty`, from `search`) in the same session: a search for
+        `canary`, a soldier known to exist, must find a BF4 persona of that name. Then `empty`
+        is believed (ok, parsed ``()``); otherwise it stays "search unavailable" and the
+        session is dropped. Returns `empty`."""
+        check = await self._search(canary, window)
+        wanted = canary.strip().casefold()
+        if check.ok and any(h.name.casefold() == wanted for h in _hits(check)):
+            empty.parsed, empty.error_class, empty.message = (), None, ""
+            empty.details.pop("signal", None)
+            empty.details["canary"] = "passed"
+            return empty
+        why = (f"answered {check.error_class.value}" if check.error_class is not None
+               else "came back empty")
+        return self.unconfirmed(empty, f"the check search for {canary!r}, a soldier known to "
+                                       f"exist, {why}")
 
-    @property
-    def session_good(self) -> bool:
-        """Are the open session's searches known to work (empty answers believed)?"""
-        return time.monotonic() < self._good_until and self.check_sum is not None
+    def unconfirmed(self, empty: FetchResult, why: str) -> FetchResult:
+        """An empty answer that could not be believed: "search unavailable", with `why`."""
+        _unverified(empty, f"an empty answer; {why}")
+        empty.details["canary"] = "failed"
+        self.forget_session()
+        return empty
 
-    def _trust(self, seconds: float) -> None:
-        """Believe this session's empty answers for `seconds` more (an operator's: always)."""
-        self._good_until = max(self._good_until, time.monotonic() + seconds)
+    async def _search(self, name: str, window: SendWindow | None) -> FetchResult:
+        form = search_form(name, self.check_sum)
+        result = await self._request("POST", SEARCH_PATH, parse_search, None, "search", form,
+                                     window=window)
+        result.details["check_sum"] = int("post-check-sum" in form)
+        return result
 
     def use_session(self, session_id: str) -> None:
         """Search with an operator's (logged-in) Battlelog session instead of an anonymous one;
-        it is believed at once and restored whenever a failed search drops it."""
+        it is restored whenever a failed search drops it (its empty answers are checked like
+        any session's)."""
         if check_sum_of(session_id) is None:
             raise ValueError("the Battlelog session id is too short")
         self._operator_session = session_id.strip()
@@ -203,7 +225,6 @@ class BattlelogClient:
     def _set_session(self, session_id: str) -> None:
         host = httpx.URL(self.base_url).host
         self._http.cookies.set(SESSION_COOKIE, session_id, domain=host)
-        self._good_until = float("inf")  # an operator's (logged-in) session
 
     @property
     def check_sum(self) -> str | None:
@@ -219,7 +240,6 @@ class BattlelogClient:
             if cookie.name == SESSION_COOKIE:
                 self._http.cookies.delete(SESSION_COOKIE, domain=cookie.domain,
                                           path=cookie.path)
-        self._good_until = 0.0
         if self._operator_session is not None:
             self._set_session(self._operator_session)
 
@@ -304,6 +324,8 @@ class BattlelogClient:
             )
             result.details["wire_bytes"] = wire_bytes
         result.details["kind"] = kind
+        if trace is not None and trace.released_at is not None:
+            result.sent_at = trace.released_at
         return result
 
     async def _send(

@@ -205,6 +205,7 @@ class FetchResult:
     error_class: ErrorClass | None = None
     message: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    sent_at: float | None = None  # when its headers left (epoch seconds; with a send window)
     body: bytes | None = field(default=None, repr=False)  # a stats resource's raw body
 
     @property

@@ -32,13 +32,16 @@ class SendWindow:
 
 class WindowTrace:
     """An httpcore trace hook enforcing a SendWindow; `released` is when the headers were let
-    go (perf_counter), so the request's duration leaves the hold out."""
+    go (perf_counter), so the request's duration leaves the hold out; `released_at` the same
+    instant on the wall clock (epoch seconds: when the request really left, which recon
+    measures its spacing by)."""
 
-    __slots__ = ("released", "window")
+    __slots__ = ("released", "released_at", "window")
 
     def __init__(self, window: SendWindow) -> None:
         self.window = window
         self.released: float | None = None
+        self.released_at: float | None = None
 
     async def __call__(self, event: str, info: dict[str, Any]) -> None:
         if not event.endswith("send_request_headers.started") or self.released is not None:
@@ -51,3 +54,4 @@ class WindowTrace:
         if late > 0:
             raise SendTooLate(f"request not sent: {late:.3f} s past its send deadline")
         self.released = time.perf_counter()
+        self.released_at = time.time()

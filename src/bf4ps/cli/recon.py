@@ -18,8 +18,8 @@ from bf4ps.db.queries import all_rows, one_row
 from bf4ps.domain import Platform
 from bf4ps.gates.seed import seed
 from bf4ps.recon.ladder import Plan, PlanError
-from bf4ps.recon.run import Recon, ReconError, begin, finish
-from bf4ps.recon.steps import Persona, reconnoitre
+from bf4ps.recon.run import Persona, Recon, ReconError, begin, finish
+from bf4ps.recon.steps import reconnoitre
 from bf4ps.settings import GateSettings, Settings
 
 
@@ -47,24 +47,28 @@ def _persona(value: str) -> Persona:
               help="Each stage's interval is the previous one times this.")
 @click.option("--stage-requests", default=6, show_default=True, type=int)
 @click.option("--safety", default=1.1, show_default=True, type=float,
-              help="The recommendation is the last clean interval times this.")
+              help="The recommendation is the fastest clean spacing measured times this.")
 @click.option("--latency-jump", default=3.0, show_default=True, type=float,
               help="A stage whose median latency exceeds the survey's by this factor stops.")
 @click.option("--backoff-pause", default=120.0, show_default=True, type=float,
-              help="Seconds to wait after a throttle sign before verifying (a penalty ends).")
+              help="Seconds to wait after a throttle sign before verifying (a penalty ends, "
+              "a rolling window empties).")
+@click.option("--verify-requests", default=12, show_default=True, type=int,
+              help="Requests of a back-off stage verifying the recommendation (more than a "
+              "rolling window's N catches that window).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 @run_async
 async def recon(ctx: click.Context, egress: str, source_address: str | None,
                 personas: tuple[str, ...], sample: int, start_interval: float, floor: float,
                 step: float, stage_requests: int, safety: float, latency_jump: float,
-                backoff_pause: float, as_json: bool) -> None:
+                backoff_pause: float, verify_requests: int, as_json: bool) -> None:
     """Measure every resource's sizes, latency and parse result for sample personas, then find
     the egress's safe pacing with a rate ladder; stored, printed as a table (or --json)."""
     settings = settings_of(ctx)
     try:
         plan = Plan(start_interval, floor, step, stage_requests, safety, latency_jump,
-                    backoff_pause)
+                    backoff_pause, verify_requests=verify_requests)
     except PlanError as exc:
         fail(str(exc), 2)
     wanted = [_persona(p) for p in personas]
@@ -117,14 +121,18 @@ def render(report: dict[str, Any]) -> str:
                      f"{_num(f['decoded_bytes_p50'], '{:.0f}'):>12} "
                      f"{_num(f['latency_p50']):>8} {_num(f['latency_p95']):>8}  "
                      f"{f['failures'] or ''}")
-    lines += ["", f"{'stage':>5} {'interval':>9} {'spacing':>8} {'ok':>5} {'lat p50':>8}  sign"]
-    for row in [*report["ladder"], *({**r, "stage": f"b{r['stage']}"}
-                                     for r in report["backoff"])]:
+    lines += ["", f"{'stage':>5} {'interval':>9} {'target':>7} {'spacing':>8} {'ok':>5} "
+                  f"{'lat p50':>8}  sign"]
+    rows = [*report["ladder"], *({**r, "stage": f"b{r['stage']}"} for r in report["backoff"])]
+    for row in rows:
         lines.append(f"{row['stage']!s:>5} {row['interval_seconds']:>9.3f} "
-                     f"{_num(row['spacing_p50']):>8} {row['ok']:>2}/{row['requests']:<2} "
+                     f"{row['target_spacing']:>7.3f} {_num(row['spacing_p50']):>8} "
+                     f"{row['ok']:>2}/{row['requests']:<2} "
                      f"{_num(row['latency_p50']):>8}  {row['sign'] or 'clean'}")
-    lines += ["", f"stopped by: {report['stopped_by']}",
-              f"threshold (last clean interval): {_num(report['threshold_interval_seconds'])} s",
+    short = [f"stage {row['stage']} {row['pace_note']}" for row in rows if row["pace_note"]]
+    lines += ["", f"stopped by: {report['stopped_by']}", *short,
+              "threshold (fastest clean spacing measured on the wire): "
+              f"{_num(report['threshold_interval_seconds'])} s",
               f"recommended pacing: BF4PS_EGRESS_MIN_INTERVAL_SECONDS="
               f"{report['recommended_interval_seconds']} (safety factor "
               f"{report['safety_factor']}, {'verified' if report['verified'] else 'NOT verified'}"

@@ -18,6 +18,7 @@ from bf4ps.battlelog.window import SendWindow
 from bf4ps.collector import judged, outage
 from bf4ps.collector.clock import DbClock
 from bf4ps.collector.heartbeat import Heartbeat, LeaseLost
+from bf4ps.collector.search import search
 from bf4ps.collector.slots import Pacing, further_request, give_up, send_in_slot
 from bf4ps.db.connect import Conn
 from bf4ps.db.errors import OUTAGE_ERRORS
@@ -126,7 +127,7 @@ async def fetch(conn: Conn, ctx: Context, pacing: Pacing, window: SendWindow
     job = pacing.job
     if job.is_lookup:
         assert job.lookup_name is not None
-        return await _search(conn, ctx, pacing, job.lookup_name, window)
+        return await search(conn, ctx.client, pacing, job.lookup_name, window)
     assert job.persona_id is not None and job.platform is not None
     result = await ctx.client.fetch(job.stats_resource, job.persona_id, job.platform,
                                     window=window)
@@ -135,26 +136,6 @@ async def fetch(conn: Conn, ctx: Context, pacing: Pacing, window: SendWindow
         linked = await _account_soldiers(conn, ctx, pacing, parsed.battlelog_user_id)
         if linked is not None:
             result.parsed = replace(parsed, linked_soldiers=linked)
-    return result
-
-
-async def _search(conn: Conn, ctx: Context, pacing: Pacing, name: str,
-                  window: SendWindow) -> FetchResult | None:
-    """A name search. Without a session, the admitted slot opens one (GET of the start page:
-    the search's check-sum) and the search takes the next slot: both are physical requests,
-    so both go through the gates. The session serves this collector's later searches."""
-    client = ctx.client
-    if client.check_sum is not None:
-        return await client.search(name, window=window)
-    # a redirect of the start page is a request of its own: each hop takes a counted slot
-    session = await client.open_session(
-        window=window, further=lambda send: further_request(conn, pacing, send))
-    if session is None or not session.ok:
-        return session  # the lookup's attempt failed at its first request: classified as such
-    result = await further_request(conn, pacing,
-                                   lambda later: client.search(name, window=later))
-    if result is not None:
-        result.details["session_opened"] = 1
     return result
 
 

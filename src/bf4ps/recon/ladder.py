@@ -5,10 +5,21 @@ The ladder starts at a conservative interval and multiplies it by ``step`` (< 1)
 stage, never below the hard ``floor`` (the fastest BF4PS will ever try: the ceiling of the
 request rate). It stops at the first throttle sign (a 403/429 or a throttle message, a soft
 throttle, or a latency jump: a stage's median latency above ``latency_jump`` times the
-survey's) or after the floor's stage. The threshold is the last clean stage's interval; the
-recommendation is that times ``safety`` (≥ 1), verified by a back-off stage at that interval
-after a pause (the throttle's penalty must be over); a back-off stage that is not clean moves
-the recommendation one step slower, a bounded number of times.
+survey's) or after the floor's stage.
+
+A stage's rate is what it measured, not what it asked for: the median spacing of its requests'
+send instants (when their headers left, at the client's socket). The gate paces a stage at its
+interval plus the egress margin; a stage whose measured spacing stays more than
+``PACE_TOLERANCE`` above that did not reach its target pace, and the report says so. The
+threshold is the fastest spacing a clean stage measured; the recommendation is that times
+``safety`` (>= 1), so never below a spacing that was really sent without a throttle sign.
+After a sign it is verified by a back-off stage of ``verify_requests`` requests sent at that
+spacing on the wire (the gate paced at it minus the margin, which stays a margin on top) after
+a pause (the throttle's penalty, and a rolling window's memory, must be over); a back-off stage
+that is not clean moves the recommendation one step slower, a bounded number of times. A
+rolling-window limit (N per W seconds) shows in a stage only once the window is full of that
+stage's spacing, so a ladder stage may look clean at a pace the window refuses;
+``verify_requests`` above N is what catches it.
 """
 
 from __future__ import annotations
@@ -16,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from bf4ps.domain import ErrorClass
@@ -35,14 +47,15 @@ class Plan:
     latency_jump: float = 3.0
     backoff_pause: float = 120.0
     backoff_tries: int = 3
+    verify_requests: int = 12
 
     def __post_init__(self) -> None:
         if not 0 < self.floor <= self.start_interval:
             raise PlanError("need 0 < floor <= start interval")
         if not 0 < self.step < 1:
             raise PlanError("step must be within (0, 1)")
-        if self.stage_requests < 2:
-            raise PlanError("a stage needs at least 2 requests")
+        if self.stage_requests < 2 or self.verify_requests < 2:
+            raise PlanError("a stage (and a back-off stage) needs at least 2 requests")
         if self.safety < 1:
             raise PlanError("the safety factor must be >= 1")
         if self.latency_jump <= 1 or self.backoff_pause < 0 or self.backoff_tries < 1:
@@ -138,8 +151,52 @@ def throttle_sign(stage: Sequence[Sample], baseline_p50: float | None, plan: Pla
     return None
 
 
-def recommend(threshold: float, plan: Plan) -> float:
-    return round(threshold * plan.safety, 4)
+PACE_TOLERANCE = 0.1  # a stage's measured spacing this far above its target missed its pace
+
+
+@dataclass(frozen=True, slots=True)
+class Pace:
+    """What a stage asked for and what it sent: its target spacing (the gate's interval plus
+    the egress margin) and the measured spacing of its send instants."""
+
+    target: float
+    p50: float | None
+    fastest: float | None
+    mean: float | None  # the stage's span over its gaps: what a rolling window judges
+
+    @property
+    def reached(self) -> bool:
+        return self.p50 is not None and self.p50 <= self.target * (1 + PACE_TOLERANCE)
+
+    def note(self) -> str | None:
+        """Why the stage did not reach its target pace, or None when it did."""
+        if self.reached:
+            return None
+        sent = "no two requests" if self.p50 is None else f"{self.p50:.3f} s"
+        return f"could not reach its target pace: sent {sent} apart, wanted {self.target:.3f} s"
+
+
+def pace(samples: Sequence[Sample], interval: float, margin: float) -> Pace:
+    """The measured spacing of a stage (its samples in the order they were sent)."""
+    gaps = [b.sent_at - a.sent_at for a, b in pairwise(samples)]
+    mean = sum(gaps) / len(gaps) if gaps else None
+    return Pace(round(interval + margin, 4), percentile(gaps, 0.5), min(gaps, default=None),
+                mean)
+
+
+def recommend(spacing: float, plan: Plan) -> float:
+    """The recommended pacing for the fastest clean spacing measured: never below it."""
+    return round_up(spacing * plan.safety)
+
+
+def verified(recommended: float, check: Pace) -> float:
+    """The recommendation a clean back-off stage proved: never faster than that stage really
+    sent (a stage slowed by late sends proved only its own, slower, spacing)."""
+    return max(recommended, round_up(check.mean)) if check.mean is not None else recommended
+
+
+def round_up(seconds: float) -> float:
+    return math.ceil(round(seconds * 10_000, 6)) / 10_000
 
 
 def slower(interval: float, plan: Plan) -> float:

@@ -5,6 +5,14 @@ sent, a missed slot is given up as unsent), stored in recon_samples.
 Recon registers a collector of its own (``recon-<egress>``, lane background) so that its
 ledger rows and its events name who sent them; it sets the egress gate's pacing to each
 stage's interval and puts the gate's previous pacing back at the end.
+
+A burst of requests is pipelined: the next slot is taken as soon as the previous request is
+begun (its connect lead before its slot), not after its answer. Taken after the answer, a slot
+is at least the connect lead (1 s by default) plus the latency after the previous one, so no
+stage could go faster than that whatever its interval; taken ahead, the slots are the gate's
+pacing apart and the answers overlap, as a collector's do. Each sample's ``sent_at`` is when
+its headers really left (the client's send instant at the socket), which the ladder measures
+its spacing by.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ import asyncio
 import re
 import socket
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,12 +42,14 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one, one_row, q
 from bf4ps.domain import JobKind, Lane, Platform, PriorityClass, Resource
 from bf4ps.gates import admission
+from bf4ps.gates.admission import Slot
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Lease
 from bf4ps.recon.ladder import Plan, Sample
 from bf4ps.settings import GateSettings
 
+Persona = tuple[int, Platform]
 RECON_JOB_ID = admission.UNATTACHED_JOB_ID  # recon requests are of no queue job
 
 
@@ -55,22 +66,45 @@ class Recon:
     plan: Plan
     run_id: int
     samples: list[Sample] = field(default_factory=list)
+    _seq: int = 0
 
-    async def send(self, resource: Resource, persona: tuple[int, Platform], phase: str,
-                   stage: int | None, interval: float | None) -> Sample:
-        """One request in its own admitted slot (counted before it is sent)."""
+    async def burst(self, wanted: Sequence[tuple[Resource, Persona]], phase: str,
+                    stage: int | None, interval: float | None) -> list[Sample]:
+        """`wanted` requests at the gate's pacing, each in its own admitted slot (counted
+        before it is sent); the samples in the order they were sent."""
+        tasks = []
+        try:
+            async with asyncio.TaskGroup() as group:
+                for resource, persona in wanted:
+                    pacing, slot = await self._slot(resource, persona)  # its lead ahead
+                    tasks.append(group.create_task(self._send(
+                        pacing, slot, resource, persona, (phase, stage, interval),
+                        self._next())))
+        except* ReconError as failed:
+            raise failed.exceptions[0] from None
+        return sorted((t.result() for t in tasks), key=lambda s: s.sent_at)
+
+    def _next(self) -> int:
+        self._seq += 1
+        return self._seq - 1
+
+    async def _slot(self, resource: Resource, persona: Persona) -> tuple[Pacing, Slot]:
         policy = await policy_mod.load(self.conn)
         pacing = Pacing(self.me, self.gate, policy, _recon_job(resource, persona))
         slot = await slots.next_slot(self.conn, pacing, tries=100)
         if slot is None:
             raise ReconError("the egress gate gave no send slot")
+        return pacing, slot
+
+    async def _send(self, pacing: Pacing, slot: Slot, resource: Resource, persona: Persona,
+                    where: tuple[str, int | None, float | None], seq: int) -> Sample:
         sent = await slots.send_in_slot(self.conn, pacing, slot, lambda window: self.client.fetch(
             resource, persona[0], persona[1], window=window), tries=5)
         if sent is None:
             raise ReconError("no request could be sent in its slot")
         result, used = sent
-        sample = _sample(result, resource, persona, phase, stage, interval, used.at)
-        await self._store(sample, used.request_id)
+        sample = _sample(result, resource, persona, where, used.at)
+        await self._store(sample, seq, used.request_id)
         return sample
 
     async def pace(self, interval: float) -> None:
@@ -78,9 +112,9 @@ class Recon:
             "egress_key": self.me.egress_key, "min_interval": interval}) is None:
             raise ReconError(f"no rate gate for egress {self.me.egress_key}")
 
-    async def _store(self, s: Sample, ledger_request_id: int) -> None:
+    async def _store(self, s: Sample, seq: int, ledger_request_id: int) -> None:
         await self.conn.execute(q("recon_sample_insert"), {
-            "run_id": self.run_id, "seq": len(self.samples), "phase": s.phase, "stage": s.stage,
+            "run_id": self.run_id, "seq": seq, "phase": s.phase, "stage": s.stage,
             "interval_seconds": s.interval, "ledger_request_id": ledger_request_id,
             "resource": s.resource, "persona_id": s.persona_id, "platform": s.platform,
             "sent_at": datetime.fromtimestamp(s.sent_at, UTC), "http_status": s.http_status,
@@ -90,7 +124,7 @@ class Recon:
         self.samples.append(s)
 
 
-def _recon_job(resource: Resource, persona: tuple[int, Platform]) -> ClaimedJob:
+def _recon_job(resource: Resource, persona: Persona) -> ClaimedJob:
     """What the gates need to count a recon request: its resource and budget class."""
     now = datetime.now(UTC)
     return ClaimedJob(
@@ -101,12 +135,14 @@ def _recon_job(resource: Resource, persona: tuple[int, Platform]) -> ClaimedJob:
         request_id=None, lookup_name=None, lookup_platform=None)
 
 
-def _sample(result: FetchResult, resource: Resource, persona: tuple[int, Platform],
-            phase: str, stage: int | None, interval: float | None, at: datetime) -> Sample:
+def _sample(result: FetchResult, resource: Resource, persona: Persona,
+            where: tuple[str, int | None, float | None], slot_at: datetime) -> Sample:
     wire = result.details.get("wire_bytes")
+    phase, stage, interval = where
     return Sample(
         phase=phase, stage=stage, interval=interval, resource=resource.value,
-        persona_id=persona[0], platform=persona[1].value, sent_at=at.timestamp(),
+        persona_id=persona[0], platform=persona[1].value,
+        sent_at=result.sent_at if result.sent_at is not None else slot_at.timestamp(),
         http_status=result.http_status,
         error_class=result.error_class.value if result.error_class else None,
         message=result.message, wire_bytes=int(wire) if isinstance(wire, int) else 0,
@@ -120,7 +156,7 @@ def collector_name(egress_key: str) -> str:
 
 
 async def begin(conn: Conn, data_dir: Path, egress_key: str, source_address: str | None,
-                plan: Plan, personas: list[tuple[int, Platform]]) -> tuple[CollectorRef, int]:
+                plan: Plan, personas: list[Persona]) -> tuple[CollectorRef, int]:
     """Register recon's collector and open the run's row."""
     want = Wanted(collector_name(egress_key), socket.gethostname()[:255] or "recon",
                   Lane.BACKGROUND, egress_key, source_address, __version__)

@@ -175,3 +175,21 @@ WHERE request_id = %(request_id)s AND resource = 'lookup'
 
 -- name: interactive_now
 SELECT clock_timestamp() AS now
+
+-- name: search_canary
+-- A soldier known to exist for checking an empty search answer (collector/search.py): the one
+-- Battlelog's search found most recently, else the one BF4SW saw playing most recently; never
+-- the name being looked up. Both are index scans (ix_soldier_sources_battlelog, migration
+-- 0016; ix_soldiers_last_seen).
+SELECT name FROM (
+    (SELECT s.current_name AS name, 1 AS preference
+     FROM soldier_sources ss JOIN soldiers s USING (soldier_id)
+     WHERE ss.source_type = 'battlelog' AND lower(s.current_name) <> lower(%(name)s)
+     ORDER BY ss.last_seen_at DESC LIMIT 1)
+    UNION ALL
+    (SELECT current_name, 2 FROM soldiers
+     WHERE last_seen_at IS NOT NULL AND lower(current_name) <> lower(%(name)s)
+     ORDER BY last_seen_at DESC LIMIT 1)
+) known
+ORDER BY preference
+LIMIT 1

@@ -63,8 +63,8 @@ def _judge(sim: SimState, call: Call, verdict: Verdict) -> tuple[str, Answer | N
         return ("throttled" if verdict.violation else "penalty"), THROTTLE[mode]
     if sim.walled(call, call.session_id):
         return "login_wall", EMPTY_SEARCH if call.resource == "search" else LOGIN_WALL
-    if call.resource == "search" and sim.refuses_search(call):
-        return "bad_check_sum", BAD_CHECK_SUM
+    if call.resource == "search" and (refused := _refused_search(sim, call)) is not None:
+        return refused
     if call.resource in PERSONA_RESOURCES:
         persona_id, platform_int = call.ids
         if platform_int not in PLATFORM_NUMBERS:
@@ -89,6 +89,15 @@ def _fault_answer(sim: SimState, fault: str | None) -> Answer | None:
         return unknown_error(sim.config.unknown_error_message)
     if fault == "soft_throttle":
         return SOFT_NULL if sim.faults.coin(0.5) else STATS_MISSING
+    return None
+
+
+def _refused_search(sim: SimState, call: Call) -> tuple[str, Answer] | None:
+    """A search not answered as asked: a stale check-sum, or an empty list that lies."""
+    if sim.refuses_search(call):
+        return "bad_check_sum", BAD_CHECK_SUM
+    if sim.search_lies():
+        return "empty_search", EMPTY_SEARCH
     return None
 
 
@@ -147,6 +156,8 @@ async def battlelog(request: Request) -> Response:
         answer = ok_body(sim, call, missing_general=outcome == "missing_general")
         if outcome in ("zeros", "decrease"):
             answer = replace(answer, body=distorted(answer.body, outcome))
+        if call.resource == "search":
+            sim.answered_search(answer.body)
     await asyncio.sleep(sim.faults.latency(call.resource))
     if call.resource == "index":
         return _start_page(sim, request, answer)
@@ -200,6 +211,9 @@ async def sim_config(request: Request) -> Response:
     sim.clock.set_speed(sim.config.speed)
     if "seed" in changed:
         sim.faults.reseed(sim.config.seed)
+    if "empty_search_after" in changed:
+        sim.good_searches = 0  # counted from now
+
     return _json({"changed": changed, "config": sim.config.as_dict()})
 
 
@@ -208,6 +222,7 @@ async def sim_reset(request: Request) -> Response:
     sim.stats.reset()
     sim.limiter.reset()
     sim.check_sums.clear()  # the sessions the start page opened are forgotten too
+    sim.good_searches = 0
     return _json({"reset": True})
 
 

@@ -46,7 +46,8 @@ _FLOATS = frozenset(
         *FAULT_KNOBS,
     }
 )
-_OPTIONAL_INTS = frozenset({"window_requests", "fleet_budget", "search_cap"})
+_OPTIONAL_INTS = frozenset({"window_requests", "fleet_budget", "search_cap",
+                            "empty_search_after"})
 _INTS = frozenset({"seed", "violations_kept", "session_redirects", "retry_after_seconds"})
 _STRINGS = frozenset({"unknown_error_message"})
 
@@ -102,6 +103,9 @@ class SimConfig:
     # search treats an unescaped `_` as any one character (and `%` as any run) and returns at
     # most search_cap personas (None: all), the wildcard matches first
     search_cap: int | None = None
+    # search lies after a good answer: once this many searches (counted from when the knob was
+    # set) answered personas, every later search answers an empty list (None: off)
+    empty_search_after: int | None = None
     seed: int = 0
     violations_kept: int = 1000
 
@@ -132,6 +136,8 @@ class SimConfig:
     def _validate_new_knobs(self) -> None:
         if self.search_cap is not None and self.search_cap < 1:
             raise ConfigError("search_cap must be >= 1 or null")
+        if self.empty_search_after is not None and self.empty_search_after < 0:
+            raise ConfigError("empty_search_after must be >= 0 or null")
         if not 0 <= self.session_redirects <= 10:
             raise ConfigError("session_redirects must be within [0, 10]")
         if not 0 <= self.retry_after_seconds <= 86_400:

@@ -67,6 +67,7 @@ class SimState:
     stopping: asyncio.Event = field(default_factory=asyncio.Event)  # set when the server exits
     check_sums: set[str] = field(default_factory=set)  # of the sessions the start page opened
     logins: set[str] = field(default_factory=set)  # logged-in session ids (POST /__sim/login)
+    good_searches: int = 0  # searches answered with personas since empty_search_after was set
 
     def __post_init__(self) -> None:
         self.clock = SimClock(self.config.speed)
@@ -94,6 +95,16 @@ class SimState:
         if call.resource == "search":
             return wall in ("search", "both")
         return call.resource in PERSONA_RESOURCES and wall in ("stats", "both")
+
+    def search_lies(self) -> bool:
+        """Does search answer an empty list now (empty_search_after good answers were given)?"""
+        after = self.config.empty_search_after
+        return after is not None and self.good_searches >= after
+
+    def answered_search(self, body: bytes) -> None:
+        """Count a search answered with personas (for empty_search_after)."""
+        if not body.endswith(b'"data":[]}'):
+            self.good_searches += 1
 
     def refuses_search(self, call: Call) -> bool:
         return (self.config.search_check_sum == "required"
