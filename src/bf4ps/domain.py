@@ -127,6 +127,14 @@ class ErrorClass(StrEnum):
         return self in (ErrorClass.NOT_FOUND, ErrorClass.MALFORMED)
 
     @property
+    def gives_up_lookup(self) -> bool:
+        """May repeated failures of this class end a look-up (a name search, no soldier yet,
+        nothing parked) as failed? Not throttles, internal errors, unknown answers (a login
+        wall, an unverified empty search) or implausible ones: those are retried."""
+        return self not in (ErrorClass.THROTTLE, ErrorClass.INTERNAL, ErrorClass.UNRECOGNIZED,
+                            ErrorClass.IMPLAUSIBLE)
+
+    @property
     def is_outage(self) -> bool:
         """A sign that Battlelog (or the way to it) is not itself: it cools the egress and
         feeds the fleet circuit, and never counts toward parking."""

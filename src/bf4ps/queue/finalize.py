@@ -145,7 +145,8 @@ async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass,
                 duration_ms=attempt.duration_ms, details=attempt.details,
                 claimed_at=held["claimed_at"], started_at=held["started_at"],
                 **me.event_fields(), **job_event_fields(job))
-            if (hold_seconds is None and is_terminal(failures, error, policy)
+            if (hold_seconds is None
+                    and is_terminal(failures, error, policy, lookup=not job.kind.has_state)
                     and await _parking_streak(conn, job, error, policy)):
                 return await _park(conn, me, job, error, message, now)
             if hold_seconds is not None:  # the circuit (gates/circuit.py) holds this job
