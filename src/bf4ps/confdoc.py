@@ -68,7 +68,10 @@ POLICY_HELP = {
     "backoff_interactive_seconds": "The same for interactive requests.",
     "backoff_throttle_seconds": "Retry delay of a throttled job.",
     "backoff_jitter": "± fraction of jitter on every retry delay.",
-    "max_consecutive_failures": "Retryable failures in a row before a resource is unavailable.",
+    "max_consecutive_failures": ("Failures in a row, each of a parking class (a malformed "
+                                 "payload), before a resource is unavailable; outages (5xx, "
+                                 "redirects, timeouts, login walls, implausible answers) never "
+                                 "count."),
     "unavailable_recheck_seconds": ("A parked (unavailable) resource of a soldier seen playing "
                                     "(active) is tried once more this long after its last "
                                     "attempt; 0: never."),
@@ -76,7 +79,8 @@ POLICY_HELP = {
     "circuit_window_seconds": "Fleet circuit breaker: the window its failures are counted in.",
     "circuit_min_soldiers": "Distinct soldiers failing with one signature that open a circuit.",
     "circuit_min_egresses": "... on at least this many egresses (one egress's trouble is its own).",
-    "circuit_min_failure_share": "... and at least this share of the window's finished attempts.",
+    "circuit_min_failure_share": ("... and at least this share of the attempts finished since "
+                                  "the signature's first failure in the window."),
     "circuit_probe_seconds": "While open, one held job is released (a probe) this often.",
     "circuit_close_successes": "Successes while open that close the circuit again.",
     "circuit_hold_seconds": "Held jobs are retried after this at the latest, open or not.",
@@ -93,6 +97,17 @@ POLICY_HELP = {
     "scheduled_profile_seconds": ("Every known soldier's profile is refreshed this often, "
                                   "active or not (scheduled_profile); 0: never."),
     "scheduled_profile_batch": "Profiles the sweep makes due at most per run.",
+    "outage_cooldown_seconds": ("An outage answer (5xx, a redirect, an error page, a timeout, "
+                                "a login wall) cools its egress this long."),
+    "retry_after_max_seconds": ("An answer's Retry-After cools its egress that long instead, "
+                                "at most this."),
+    "reset_confirmations": ("Answers with lifetime counters below the stored ones, agreeing "
+                            "with each other, before they are believed as a Battlelog stats "
+                            "reset ..."),
+    "reset_min_span_seconds": "... and the time they must span at least.",
+    "archive_answers_kept": ("Raw answers kept (compressed) per soldier and resource for "
+                             "`bf4ps battlelog show/replay`; 0: none."),
+    "archive_retention_days": "Archived raw answers older than this are removed.",
     "event_retention_days": "Collector events older than this are removed.",
     "history_retention_days": "Fleet-history records (the console's charts) older than this "
                               "are removed.",

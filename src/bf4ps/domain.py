@@ -108,6 +108,10 @@ class ErrorClass(StrEnum):
     # an answer BF4PS does not recognize (an unknown error wording, an unknown HTML page, a
     # success envelope without its data, a login wall): retried with backoff, never parked
     UNRECOGNIZED = "unrecognized"
+    # a well-formed answer that contradicts what BF4PS already knows (lifetime counters lower
+    # than the stored ones, a career of zeros): retried with backoff, never stored as current,
+    # never parked (stats/plausible.py)
+    IMPLAUSIBLE = "implausible"
 
     @property
     def retryable(self) -> bool:
@@ -115,10 +119,26 @@ class ErrorClass(StrEnum):
 
     @property
     def parks(self) -> bool:
-        """May repeated failures of this class park a resource? Never for throttles, our own
-        internal errors and answers BF4PS does not recognize: they say nothing about the
-        soldier."""
-        return self not in (ErrorClass.THROTTLE, ErrorClass.INTERNAL, ErrorClass.UNRECOGNIZED)
+        """May repeated failures of this class park a resource? Only the evidenced not-found
+        (at once) and payloads that are malformed for this soldier (after
+        max_consecutive_failures of them in a row, queue/finalize.py). Every "Battlelog is not
+        itself" signal (5xx, redirects, HTML pages, timeouts, login walls, throttles, unknown
+        or implausible answers) and our own internal errors say nothing about the soldier."""
+        return self in (ErrorClass.NOT_FOUND, ErrorClass.MALFORMED)
+
+    @property
+    def gives_up_lookup(self) -> bool:
+        """May repeated failures of this class end a look-up (a name search, no soldier yet,
+        nothing parked) as failed? Not throttles, internal errors, unknown answers (a login
+        wall, an unverified empty search) or implausible ones: those are retried."""
+        return self not in (ErrorClass.THROTTLE, ErrorClass.INTERNAL, ErrorClass.UNRECOGNIZED,
+                            ErrorClass.IMPLAUSIBLE)
+
+    @property
+    def is_outage(self) -> bool:
+        """A sign that Battlelog (or the way to it) is not itself: it cools the egress and
+        feeds the fleet circuit, and never counts toward parking."""
+        return self in (ErrorClass.SERVER, ErrorClass.TIMEOUT)
 
     @property
     def is_throttle(self) -> bool:

@@ -97,7 +97,7 @@ class Policy(BaseModel):
     # closes after circuit_close_successes successes. Held jobs are retried after at most
     # circuit_hold_seconds whatever happens.
     circuit_window_seconds: float = Field(300, gt=0)
-    circuit_min_soldiers: int = Field(5, ge=2)
+    circuit_min_soldiers: int = Field(3, ge=2)
     circuit_min_egresses: int = Field(2, ge=1)
     circuit_min_failure_share: float = Field(0.5, gt=0, le=1)
     circuit_probe_seconds: float = Field(60, gt=0)
@@ -123,6 +123,18 @@ class Policy(BaseModel):
     gains_board_item_min_seconds: float = Field(1800, gt=0)
     gains_prior_minutes: float = Field(60, ge=0)
     gains_board_refresh_seconds: float = Field(300, gt=0)
+    # outages (5xx, redirects, error pages, timeouts): the egress cools this long, or for the
+    # answer's Retry-After (at most retry_after_max_seconds)
+    outage_cooldown_seconds: float = Field(5, ge=0)
+    retry_after_max_seconds: float = Field(900, ge=0)
+    # plausibility (stats/plausible.py): a stats reset (lifetime counters lower than stored) is
+    # believed after reset_confirmations agreeing answers spanning reset_min_span_seconds
+    reset_confirmations: int = Field(3, ge=2)
+    reset_min_span_seconds: float = Field(DAY, ge=0)
+    # the raw answers archive (stats/archive.py): answers kept per soldier + resource (0: none)
+    # and for how many days
+    archive_answers_kept: int = Field(3, ge=0, le=100)
+    archive_retention_days: float = Field(14, ge=1)
     # retention
     event_retention_days: float = Field(180, ge=1)
     ledger_retention_days: float = Field(180, ge=1)

@@ -204,6 +204,10 @@ class Settings(BaseSettings):
         64, ge=1, le=128, description="IPv6 clients are counted by their network of this "
         "prefix length (a /64 is one host or one customer line) in the submission limit and "
         "the operator login limit.")
+    metrics_settle_seconds: float = Field(
+        10.0, ge=0, le=300,
+        description="/metrics counts an event once it is this old: a transaction still open "
+                    "may commit a lower event id meanwhile, which a scrape must not skip.")
     submit_limit_requests: int = Field(
         10, ge=1, description="New lookup requests one client may submit per limit window.")
     submit_limit_window_seconds: float = Field(

@@ -24,7 +24,8 @@ from bf4ps.web.app import create_app
 from tests.helpers import add_job, count, make_collector, make_soldier
 
 OPS = ("ops", "secret-pass")
-SETTINGS = Settings(ops_username=OPS[0], ops_password=OPS[1], secret_key="k")  # type: ignore[arg-type]
+SETTINGS = Settings(ops_username=OPS[0], ops_password=OPS[1], secret_key="k",  # type: ignore[arg-type]
+                    metrics_settle_seconds=0)
 POLICY = Policy(circuit_min_soldiers=4, circuit_min_egresses=2, circuit_min_failure_share=0.5,
                 circuit_probe_seconds=0.01, circuit_close_successes=1)
 SIG = "unrecognized:login_wall"
@@ -89,12 +90,12 @@ async def test_mass_unrecognized_failures_open_hold_probe_and_close(
         assert await qclaim.claim(conn, two, 60) is None  # only the probe was released
         await finalize.succeed(conn, one, probe, Attempt(200, 10), POLICY)
         assert await circuit.succeeded(conn, one, probe)
-        later = await claim(conn, two)  # counted by the scrapes from the first one on
+        later = await claim(conn, two)  # the four before it and it: the whole event log
         await finalize.fail(conn, two, later, ErrorClass.UNRECOGNIZED, "x", Attempt(), POLICY)
         metrics = (await web.get("/metrics")).text
         assert 'bf4ps_circuit_open{lane="background",resource="detailed"} 0.0' in metrics
         assert ('bf4ps_attempt_failures_total{error_class="unrecognized",lane="background",'
-                'resource="detailed"} 1.0') in metrics
+                'resource="detailed"} 5.0') in metrics
     assert await count(conn, "SELECT count(*) FROM circuit_holds") == 0
     assert await count(conn, "SELECT count(*) FROM collection_jobs "
                              "WHERE eligible_at <= now()") == 10  # all released at close

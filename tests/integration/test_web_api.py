@@ -37,7 +37,8 @@ DATA = Path(__file__).resolve().parents[2] / "src" / "bf4ps" / "sim" / "battlelo
 PERSONA = 1003662931478
 OPS = ("operator", "s3cret-pass")
 SETTINGS_POLICY_MIN_AGE = Policy().interactive_min_age_seconds
-SETTINGS = Settings(ops_username=OPS[0], ops_password=OPS[1], secret_key="test-key")  # type: ignore[arg-type]
+SETTINGS = Settings(ops_username=OPS[0], ops_password=OPS[1],  # type: ignore[arg-type]
+                    secret_key="test-key", metrics_settle_seconds=0)
 
 
 @pytest.fixture

@@ -8,8 +8,11 @@ what                                        class         why
 ==========================================  ============  ===================================
 403, 429                                    THROTTLE      Battlelog/Akamai refusing our rate
 404, 410                                    NOT_FOUND     the URL (persona) does not exist
-other 4xx, 3xx (redirects are not followed) SERVER        not about the soldier; retryable
-5xx                                         SERVER
+3xx to a login URL (accounts.ea.com ...)    SERVER        signal login_redirect: an outage
+3xx to a maintenance URL                    SERVER        signal maintenance_redirect
+other 3xx (redirects are not followed)      SERVER        signal redirect
+other 4xx                                   SERVER        not about the soldier; retryable
+5xx                                         SERVER        signal http_5xx (Retry-After kept)
 2xx, HTML "errorpage"                       SERVER        Battlelog's error page
 2xx, HTML "that page doesn't exist"         NOT_FOUND     Battlelog's 404 page
 2xx, message TOOMANYSEARCHES / "too many"   THROTTLE
@@ -23,8 +26,12 @@ content-encoding errors, oversized body     MALFORMED
 a bug in BF4PS (any other exception)        INTERNAL
 ==========================================  ============  ===================================
 
-``details["signal"]`` names what was recognized (envelope.SIGNALS); ``details["soft_throttle"]``
-is 1 for a soft throttle.
+``details["signal"]`` names what was recognized (envelope.SIGNALS, REDIRECT_SIGNALS,
+HTTP_5XX); ``details["soft_throttle"]`` is 1 for a soft throttle; ``details["retry_after_seconds"]``
+is a ``Retry-After`` header's delay (seconds or an HTTP date) on any non-2xx answer.
+Every "Battlelog is not itself" answer (``is_outage``: 5xx, redirects, error pages, timeouts,
+login walls and unknown HTML pages) cools the egress and feeds the fleet circuit; none of them
+counts toward parking (ErrorClass.parks).
 
 Messages are short reasons (status, exception type, a cleaned excerpt of Battlelog's own
 ``message``), never payload bodies.
@@ -33,12 +40,15 @@ Messages are short reasons (status, exception type, a cleaned excerpt of Battlel
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 
-from bf4ps.battlelog.envelope import SOFT_THROTTLE, ItemBatch, short
+from bf4ps.battlelog.envelope import LOGIN_WALL, SOFT_THROTTLE, UNKNOWN_PAGE, ItemBatch, short
 from bf4ps.battlelog.models import BattlelogParseError, FetchResult, Parsed
 from bf4ps.battlelog.parse_detailed import parse_detailed
 from bf4ps.battlelog.parse_profile import parse_profile
@@ -50,6 +60,16 @@ Parser = Callable[[bytes], Parsed | ItemBatch[Any] | None]  # None: the body car
 
 THROTTLE_STATUSES = frozenset({403, 429})
 NOT_FOUND_STATUSES = frozenset({404, 410})
+# signals of non-2xx answers (details["signal"]; part of the circuit's failure signature)
+LOGIN_REDIRECT = "login_redirect"
+MAINTENANCE_REDIRECT = "maintenance_redirect"
+REDIRECT = "redirect"
+REDIRECT_SIGNALS = (LOGIN_REDIRECT, MAINTENANCE_REDIRECT, REDIRECT)
+HTTP_5XX = "http_5xx"
+_LOGIN_LOCATIONS = ("accounts.ea.com", "signin", "sign-in", "login", "/gate", "auth")
+_MAINTENANCE_LOCATIONS = ("maintenance", "unavailable", "outage", "status.")
+# HTML where JSON was expected and the answer names no soldier: Battlelog is not itself
+_OUTAGE_SIGNALS = frozenset({LOGIN_WALL, UNKNOWN_PAGE, *REDIRECT_SIGNALS, HTTP_5XX})
 
 _PARSERS: dict[Resource, Callable[..., Parsed | ItemBatch[Any]]] = {
     Resource.DETAILED: parse_detailed,
@@ -71,6 +91,40 @@ def is_soft_throttle(result: FetchResult) -> bool:
 def slows_egress(result: FetchResult) -> bool:
     """Should this answer cool the egress down (a throttle, hard or soft)?"""
     return result.error_class is ErrorClass.THROTTLE or is_soft_throttle(result)
+
+
+def is_outage(result: FetchResult) -> bool:
+    """A "Battlelog is not itself" answer: 5xx, a redirect, an error page, a timeout, a login
+    wall or an unknown HTML page. It cools the egress (for its Retry-After when it gave one)
+    and feeds the circuit; it never counts toward parking."""
+    if result.error_class is None or result.error_class is ErrorClass.THROTTLE:
+        return False
+    return result.error_class.is_outage or result.details.get("signal") in _OUTAGE_SIGNALS
+
+
+def retry_after_seconds(value: str, now: datetime | None = None) -> float | None:
+    """A Retry-After header's delay: delta-seconds or an HTTP date; None when unusable."""
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    delay = (when - (now or datetime.now(UTC))).total_seconds()
+    return max(0.0, delay) if math.isfinite(delay) else None
+
+
+def redirect_signal(location: str | None) -> str:
+    """What a redirect's Location says: a login page, a maintenance page, or anything else."""
+    target = (location or "").lower()
+    if any(marker in target for marker in _LOGIN_LOCATIONS):
+        return LOGIN_REDIRECT
+    if any(marker in target for marker in _MAINTENANCE_LOCATIONS):
+        return MAINTENANCE_REDIRECT
+    return REDIRECT
 
 
 def resource_parser(
@@ -109,11 +163,13 @@ def classify_response(
         http_status=status,
         duration_seconds=duration_seconds,
         size_bytes=len(body),
+        body=body if resource is not None else None,
     )
     failure = status_failure(status)
     if failure is not None:
         result.error_class, result.message = failure
         result.details.update(_header_details(headers))
+        _failure_signal(result, status, headers)
         return result
     return apply_parser(result, body, parser)
 
@@ -139,6 +195,18 @@ def apply_parser(result: FetchResult, body: bytes, parser: Parser) -> FetchResul
     else:
         result.parsed = parsed
     return result
+
+
+def _failure_signal(result: FetchResult, status: int, headers: Mapping[str, str]) -> None:
+    """The signal and the Retry-After delay of a non-2xx answer."""
+    if 300 <= status < 400:
+        result.details["signal"] = redirect_signal(headers.get("location"))
+    elif status >= 500:
+        result.details["signal"] = HTTP_5XX
+    retry_after = headers.get("retry-after")
+    delay = retry_after_seconds(retry_after) if retry_after else None
+    if delay is not None:
+        result.details["retry_after_seconds"] = round(delay, 3)
 
 
 def _header_details(headers: Mapping[str, str]) -> dict[str, str]:

@@ -206,6 +206,7 @@ class FetchResult:
     message: str = ""
     details: dict[str, Any] = field(default_factory=dict)
     sent_at: float | None = None  # when its headers left (epoch seconds; with a send window)
+    body: bytes | None = field(default=None, repr=False)  # a stats resource's raw body
 
     @property
     def ok(self) -> bool:

@@ -336,3 +336,4 @@ def item_lines(items: Sequence[WeaponItem | VehicleItem]) -> list[str]:
 
 
 COMMANDS: list[click.Command] = [group]
+

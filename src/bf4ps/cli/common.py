@@ -59,6 +59,21 @@ def echo_json(data: Any) -> None:
     click.echo(to_json(data))
 
 
+def parse_since(value: str | None) -> datetime | None:
+    """An ISO time (UTC unless it says otherwise) or an age (15m, 6h, 7d) before now."""
+    if value is None:
+        return None
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    if value[-1:] in units and value[:-1].isdigit():
+        return datetime.now(UTC) - timedelta(seconds=int(value[:-1]) * units[value[-1]])
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(
+            "use an ISO time (2026-11-30T12:00) or an age (15m, 6h, 7d)") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
@@ -76,17 +91,3 @@ def listen(host: str, port: int) -> socket.socket:
         sock.close()
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     return sock
-
-
-def parse_since(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    if value[-1:] in units and value[:-1].isdigit():
-        return datetime.now(UTC) - timedelta(seconds=int(value[:-1]) * units[value[-1]])
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(
-            "use an ISO time (2026-11-30T12:00) or an age (15m, 6h, 7d)") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -13,6 +13,7 @@ from pydantic_settings import SettingsError
 
 from bf4ps import __version__
 from bf4ps.cli import (
+    archive,
     battlelog,
     bf4sw,
     collector,
@@ -48,6 +49,8 @@ for _module in (demo, db, collector, scheduler, web, request, bf4sw, battlelog, 
         cli.add_command(_command)
 for _command in bf4sw.SIMULATE_COMMANDS:
     simulate.group.add_command(_command)
+for _command in archive.BATTLELOG_COMMANDS:
+    battlelog.group.add_command(_command)
 
 
 _SECRET = re.compile(r"password|secret|token|database_url")  # values never echoed to a log

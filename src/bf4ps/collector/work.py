@@ -15,6 +15,7 @@ from bf4ps.battlelog.classify import slows_egress
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
 from bf4ps.battlelog.window import SendWindow
+from bf4ps.collector import judged, outage
 from bf4ps.collector.clock import DbClock
 from bf4ps.collector.heartbeat import Heartbeat, LeaseLost
 from bf4ps.collector.search import search
@@ -32,7 +33,8 @@ from bf4ps.queue.events import EventType
 from bf4ps.queue.finalize import Attempt, NextClaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
 from bf4ps.settings import GateSettings
-from bf4ps.stats.store import writer_for
+from bf4ps.stats import archive, plausible
+from bf4ps.stats.checked import checked_writer
 
 log = logging.getLogger(__name__)
 
@@ -154,8 +156,9 @@ async def _account_soldiers(conn: Conn, ctx: Context, pacing: Pacing,
 
 
 def _attempt(result: FetchResult) -> Attempt:
-    details: dict[str, int | str] = {"bytes": result.size_bytes}
-    details.update({k: v for k, v in result.details.items() if isinstance(v, int | str)})
+    details: dict[str, int | float | str] = {"bytes": result.size_bytes}
+    details.update({k: v for k, v in result.details.items()
+                    if isinstance(v, int | float | str)})
     return Attempt(result.http_status, int(result.duration_seconds * 1000), dict(details))
 
 
@@ -166,67 +169,60 @@ async def conclude(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResul
     database reports its answer when it is back; too late, the fence rejects it)."""
     ctx.heartbeat.finishing = True
     attempt = _attempt(result)
+    raw = None  # the raw answer for the archive (stats/archive.py), compressed before any lock
+    if result.body and job.soldier_id is not None and policy.archive_answers_kept > 0:
+        raw = await archive.pack(Resource(job.resource), result.http_status, result.body)
     for delay in (0.5, 1, 2, 4, 8, 15, 30, 30, 30, 30):
         try:
             if not conn.closed:
-                return await _finalize_once(conn, ctx, job, result, attempt, policy)
+                return await _finalize_once(conn, ctx, job, result, attempt, policy, raw)
             if ctx.pool is None:
                 raise psycopg.OperationalError("the connection is closed")
             async with ctx.pool.connection() as fresh:
-                return await _finalize_once(fresh, ctx, job, result, attempt, policy)
+                return await _finalize_once(fresh, ctx, job, result, attempt, policy, raw)
         except OUTAGE_ERRORS as exc:
             log.warning("job %s: finalize failed (%s); retrying in %s s", job.job_id, exc,
                         delay)
             await asyncio.sleep(delay)
-    return await _finalize_once(conn, ctx, job, result, attempt, policy)
+    return await _finalize_once(conn, ctx, job, result, attempt, policy, raw)
 
 
 async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResult,
-                         attempt: Attempt, policy: Policy) -> Outcome:
+                         attempt: Attempt, policy: Policy,
+                         raw: archive.RawAnswer | None = None) -> Outcome:
     if job.is_lookup and result.ok:
         return await _finalize_lookup(conn, ctx, job, result, attempt, policy)
     if result.ok and result.parsed is not None:
         resource = Resource(job.resource)
         try:
-            outcome = await finalize.succeed(conn, ctx.me, job, attempt, policy,
-                                             writer_for(resource, result.parsed),
-                                             then=ctx.chain())
+            outcome = await finalize.succeed(
+                conn, ctx.me, job, attempt, policy,
+                checked_writer(ctx.me, resource, result.parsed, policy, raw),
+                then=ctx.chain())
             ctx.held = outcome.next_job
+        except plausible.Implausible as exc:  # nothing of it was stored
+            return await judged.implausible(conn, ctx.me, ctx.heartbeat, job, exc.verdict,
+                                            attempt, policy, raw)
         except (ValueError, TypeError, psycopg.DataError, psycopg.IntegrityError) as exc:
             # our storage refused the data: a classified internal failure, not an outage
             return await finalize.fail(conn, ctx.me, job, ErrorClass.INTERNAL,
                                        f"storing failed: {exc}", attempt, policy)
         if outcome.committed:
             await throttle.succeeded(conn, ctx.me)
-            await _circuit_success(conn, ctx, job)
+            await judged.circuit_success(conn, ctx.me, ctx.heartbeat, job)
         return outcome
     error = result.error_class or ErrorClass.INTERNAL
-    outcome = await _fail(conn, ctx, job, error, result.message, attempt, policy, result)
+    # an outage cools the egress (its Retry-After) before anything else is sent from it
+    await outage.cool(conn, ctx.me, result, policy, circuit.signature(error, result))
+    outcome = await judged.fail(conn, ctx.me, ctx.heartbeat, job, error, result.message,
+                                attempt, policy, result)
+    if raw is not None and outcome.committed and job.soldier_id is not None:
+        await archive.keep(conn, job.soldier_id, raw, str(attempt.details.get("signature")
+                           if attempt.details else error.value), policy.archive_answers_kept)
     if slows_egress(result):  # a 403/429, or a soft throttle (a null body, stats missing)
         await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
                                  result.http_status)
     return outcome
-
-
-async def _fail(conn: Conn, ctx: Context, job: ClaimedJob, error: ErrorClass, message: str,
-                attempt: Attempt, policy: Policy, result: FetchResult | None) -> Outcome:
-    """A classified failure, judged by the fleet circuit first: while the lane/resource's
-    circuit is open (or this failure opens it) the job is held, never parked."""
-    sig = circuit.signature(error, result)
-    if attempt.details is not None:
-        attempt.details["signature"] = sig
-    verdict = await circuit.judge(conn, ctx.me, job, error, sig, policy)
-    if verdict.hold:
-        ctx.heartbeat.open_circuits.add((job.lane.value, job.resource))
-    return await finalize.fail(conn, ctx.me, job, error, message, attempt, policy,
-                               hold_seconds=policy.circuit_hold_seconds if verdict.hold
-                               else None)
-
-
-async def _circuit_success(conn: Conn, ctx: Context, job: ClaimedJob) -> None:
-    key = (job.lane.value, job.resource)
-    if key in ctx.heartbeat.open_circuits and await circuit.succeeded(conn, ctx.me, job):
-        ctx.heartbeat.open_circuits.discard(key)
 
 
 class _NoSuchSoldier(Exception):
@@ -251,10 +247,10 @@ async def _finalize_lookup(conn: Conn, ctx: Context, job: ClaimedJob, result: Fe
         outcome = await finalize.succeed(conn, ctx.me, job, attempt, policy, resolve)
     except _NoSuchSoldier:
         platform = job.lookup_platform.value if job.lookup_platform else "?"
-        return await _fail(conn, ctx, job, ErrorClass.NOT_FOUND,
-                           f"no BF4 soldier named {job.lookup_name!r} on {platform}",
-                           attempt, policy, None)
+        return await judged.fail(conn, ctx.me, ctx.heartbeat, job, ErrorClass.NOT_FOUND,
+                                 f"no BF4 soldier named {job.lookup_name!r} on {platform}",
+                                 attempt, policy, None)
     ctx.resolved_soldier = found[0] if found and outcome.committed else None
     if outcome.committed:
-        await _circuit_success(conn, ctx, job)
+        await judged.circuit_success(conn, ctx.me, ctx.heartbeat, job)
     return outcome

@@ -7,8 +7,13 @@ login_wall``, ``not_found``, ``malformed:soft_throttle`` ...). When, within
 signature on more than one egress (and those failures are a real share of the attempts), the
 circuit of that lane/resource opens: its pending jobs are held back (circuit_holds), a failing
 job is held instead of retried or parked, and one held job is released per probe interval (by
-whichever collector's heartbeat sees the probe due). Successes while open count toward
-closing; at ``circuit_close_successes`` the circuit closes and every held job is released.
+whichever collector's heartbeat sees the probe due). The share is of the attempts finished
+since the signature's first failure in the window (not of the whole window: a healthy quarter
+of an hour before the outage does not delay the opening), so a sudden outage opens it within
+``circuit_min_soldiers`` failures. Successes while open count toward closing, and a success
+short of ``circuit_close_successes`` releases the next probe at once (the circuit closes
+within about one probe interval of the heal, plus the probes' own round trips); at
+``circuit_close_successes`` the circuit closes and every held job is released.
 Opening and closing are events; the state is in the database, so every collector sees it.
 """
 
@@ -30,8 +35,10 @@ from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 log = logging.getLogger(__name__)
 
 # the classes whose mass failure says more about Battlelog (or BF4PS's idea of it) than about
-# the soldiers: an unknown answer, a malformed one, a not-found (a login wall looks like one)
-TRIPPING = frozenset({ErrorClass.UNRECOGNIZED, ErrorClass.MALFORMED, ErrorClass.NOT_FOUND})
+# the soldiers: an unknown answer, a malformed one, a not-found (a login wall looks like one),
+# an implausible one (a career of zeros), and every outage (5xx, redirects, timeouts)
+TRIPPING = frozenset({ErrorClass.UNRECOGNIZED, ErrorClass.MALFORMED, ErrorClass.NOT_FOUND,
+                      ErrorClass.IMPLAUSIBLE, ErrorClass.SERVER, ErrorClass.TIMEOUT})
 
 
 def signature(error: ErrorClass, result: FetchResult | None) -> str:
@@ -121,7 +128,13 @@ async def succeeded(conn: Conn, me: CollectorRef, job: ClaimedJob) -> bool:
     key: dict[str, Any] = {"lane": job.lane.value, "resource": job.resource}
     async with conn.transaction():
         row = await one(conn, "circuit_probe_succeeded", key)
-        if row is None or int(row["probe_successes"]) < int(row["close_successes"]):
+        if row is None:
+            return False
+        if int(row["probe_successes"]) < int(row["close_successes"]):
+            got = await one(conn, "circuit_release_one", key)  # the next probe, now
+            await events.record(conn, EventType.CIRCUIT_PROBE, **me.event_fields(), **key,
+                                job_id=got["job_id"] if got else None,
+                                result="released_after_success" if got else "nothing_held")
             return False
         closed = await one(conn, "circuit_close", key)
         if closed is None:

@@ -24,12 +24,14 @@ def retry_delay(
     return max(0.0, base * (1 + r))
 
 
-def is_terminal(failures: int, error: ErrorClass, policy: Policy) -> bool:
-    """Not-found is terminal at once; other classes after too many consecutive failures, except
-    throttles, our own internal errors and unrecognized answers, which say nothing about the
-    soldier (ErrorClass.parks)."""
+def is_terminal(failures: int, error: ErrorClass, policy: Policy, *,
+                lookup: bool = False) -> bool:
+    """Not-found is terminal at once; a parking class (ErrorClass.parks) after too many
+    consecutive failures; every other class never: it says nothing about the soldier. A
+    look-up (no soldier, nothing to park) gives up after too many failures of the classes of
+    ErrorClass.gives_up_lookup."""
     if not error.retryable:
         return True
-    if not error.parks:
+    if not (error.gives_up_lookup if lookup else error.parks):
         return False
     return failures >= policy.max_consecutive_failures

@@ -42,6 +42,13 @@ class EventType(StrEnum):
     # rate gates
     EGRESS_THROTTLED = "egress_throttled"
     EGRESS_RECOVERED = "egress_recovered"
+    # an outage answer (5xx, a redirect, an error page ...) cooled the egress, for its
+    # Retry-After when it gave one (collector/outage.py)
+    EGRESS_COOLED = "egress_cooled"
+    # plausibility (stats/plausible.py): a confirmed Battlelog stats reset (the old values in
+    # details), a first answer of all zeros stored but unconfirmed
+    STATS_RESET = "stats_reset"
+    STATS_UNCONFIRMED = "stats_unconfirmed"
     # fleet circuit breaker
     CIRCUIT_OPENED = "circuit_opened"
     CIRCUIT_PROBE = "circuit_probe"

@@ -148,7 +148,9 @@ async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass,
                 duration_ms=attempt.duration_ms, details=attempt.details,
                 claimed_at=held["claimed_at"], started_at=held["started_at"],
                 **me.event_fields(), **job_event_fields(job))
-            if hold_seconds is None and is_terminal(failures, error, policy):
+            if (hold_seconds is None
+                    and is_terminal(failures, error, policy, lookup=not job.kind.has_state)
+                    and await _parking_streak(conn, job, error, policy)):
                 return await _park(conn, me, job, error, message, now)
             if hold_seconds is not None:  # the circuit (gates/circuit.py) holds this job
                 await execute(conn, "circuit_hold_job", {
@@ -165,6 +167,20 @@ async def _failures(conn: Conn, job: ClaimedJob) -> int:
     row = await one(conn, "state_failures", {"soldier_id": job.soldier_id,
                                              "resource": job.resource})
     return int(str(row["consecutive_failures"])) if row else 0
+
+
+async def _parking_streak(conn: Conn, job: ClaimedJob, error: ErrorClass,
+                          policy: Policy) -> bool:
+    """A not-found parks at once; consecutive failures park only when each of the last
+    max_consecutive_failures attempts failed with a parking class (ErrorClass.parks): an
+    outage's failures among them (5xx, redirects, timeouts ...) never count toward parking."""
+    if not error.retryable or not job.kind.has_state:
+        return True
+    n = policy.max_consecutive_failures
+    row = await one(conn, "parking_streak", {
+        "soldier_id": job.soldier_id, "resource": job.resource, "n": n,
+        "classes": [c.value for c in ErrorClass if c.parks]})
+    return row is not None and int(row["parking"]) >= n
 
 
 async def _park(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass, message: str,

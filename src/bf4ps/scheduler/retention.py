@@ -51,6 +51,13 @@ async def prune_ledger(conn: Conn, retention_days: float, *, batch: int = 5000,
     return await delete_in_batches(conn, "ledger_delete_batch", cutoff, batch)
 
 
+async def prune_archive(conn: Conn, retention_days: float, *, batch: int = 5000,
+                        now: datetime | None = None) -> int:
+    """Delete archived raw answers (stats/archive.py) older than the horizon; how many."""
+    cutoff = (now or datetime.now(UTC)) - timedelta(days=retention_days)
+    return await delete_in_batches(conn, "archive_delete_batch", cutoff, batch)
+
+
 async def delete_in_batches(conn: Conn, query: str, cutoff: datetime, batch: int) -> int:
     """Run a `DELETE ... LIMIT %(batch)s` statement until it deletes fewer than `batch` rows
     (short transactions, no long lock); the rows deleted."""

@@ -212,9 +212,11 @@ class Scheduler:
         created = await retention.ensure_partitions(conn)
         records = await history.prune(conn, policy.history_retention_days)
         records += await forecasting.prune(conn, policy.history_retention_days)
-        log.info("upkeep: dropped %s, deleted %d events, %d ledger rows and %d history "
-                 "records, %d partitions created", report.dropped_partitions or "-",
-                 report.deleted_rows, ledger, records, created)
+        answers = await retention.prune_archive(conn, policy.archive_retention_days)
+        log.info("upkeep: dropped %s, deleted %d events, %d ledger rows, %d history "
+                 "records and %d archived answers, %d partitions created",
+                 report.dropped_partitions or "-", report.deleted_rows, ledger, records,
+                 answers, created)
 
     async def _sleep(self, seconds: float) -> None:
         await sleep_unless_stopped(self.stop, seconds)

@@ -40,6 +40,9 @@ BOUNDS_SECONDS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 # width_bucket counts thresholds <= value: value_ms <= b*1000  <=>  value_ms < b*1000 + 1
 BOUNDS_MS = [int(b * 1000) + 1 for b in BOUNDS_SECONDS]
 MAX_EVENTS_PER_SCRAPE = 200_000
+# events logged less than this long ago are left to the next scrape: their transactions may
+# still commit lower ids (see web.sql web_metrics_last_event)
+COMMIT_LAG_SECONDS = 10.0
 ROUTE_GROUPS = ("/api/ops", "/api/soldiers", "/api/requests", "/api/search", "/api",
                 "/soldiers", "/requests", "/ops", "/static", "/metrics", "/healthz",
                 "/openapi.json")
@@ -65,9 +68,12 @@ class _Hist:
 
 @dataclass
 class EventTally:
-    """Cumulative counts of the event log since this process first looked at it."""
+    """Cumulative counts of the event log since this process first looked at it; the failures
+    by class count the whole retained log (they agree with it). Events of the last
+    ``lag_seconds`` are counted by a later scrape, once their transactions have committed."""
 
     cursor: int | None = None
+    lag_seconds: float = COMMIT_LAG_SECONDS
     events: dict[tuple[str, str, str], int] = field(default_factory=lambda: defaultdict(int))
     durations: dict[str, _Hist] = field(default_factory=lambda: defaultdict(_Hist))
     waits: dict[str, _Hist] = field(default_factory=lambda: defaultdict(_Hist))
@@ -77,9 +83,11 @@ class EventTally:
 
     async def advance(self, conn: Conn) -> None:
         async with self.lock:
-            row = await one(conn, "web_metrics_last_event")
+            row = await one(conn, "web_metrics_last_event", {"lag_seconds": self.lag_seconds})
             last = int(row["event_id"]) if row else 0
             if self.cursor is None:
+                self._add_failures(await all_rows(conn, "web_metrics_failures_total",
+                                                  {"upto": last}))
                 self.cursor = last
                 return
             upto = min(last, self.cursor + MAX_EVENTS_PER_SCRAPE)
@@ -90,10 +98,13 @@ class EventTally:
                 self._add(r)
             for r in await all_rows(conn, "web_metrics_throttles", params):
                 self.throttles[str(r["egress_key"])] += int(r["n"])
-            for r in await all_rows(conn, "web_metrics_failures", params):
-                key = (str(r["error_class"]), str(r["resource"]), str(r["lane"]))
-                self.failures[key] += int(r["n"])
+            self._add_failures(await all_rows(conn, "web_metrics_failures", params))
             self.cursor = upto
+
+    def _add_failures(self, rows: list[dict[str, Any]]) -> None:
+        for r in rows:
+            key = (str(r["error_class"]), str(r["resource"]), str(r["lane"]))
+            self.failures[key] += int(r["n"])
 
     def _add(self, r: dict[str, Any]) -> None:
         n = int(r["n"])
@@ -139,11 +150,11 @@ class _Snapshot(Collector):
 
 
 class Metrics:
-    def __init__(self) -> None:
+    def __init__(self, settle_seconds: float = COMMIT_LAG_SECONDS) -> None:
         self.registry = CollectorRegistry(auto_describe=False)
         self.snapshot = _Snapshot()
         self.registry.register(self.snapshot)
-        self.tally = EventTally()
+        self.tally = EventTally(lag_seconds=settle_seconds)
         self.http_requests = Counter("bf4ps_http_requests", "Web requests served",
                                      ["route", "method", "status"], registry=self.registry)
         self.http_seconds = Histogram("bf4ps_http_request_duration_seconds",

@@ -10,17 +10,23 @@ WHERE lane = %(lane)s AND resource = %(resource)s
 -- logged): how many carry the signature, from how many soldiers (look-ups: jobs) and egresses.
 WITH recent AS (
     SELECT event_type, COALESCE(soldier_id, -job_id) AS who, egress_key,
-           COALESCE(details->>'signature', error_class) AS signature
+           COALESCE(details->>'signature', error_class) AS signature, occurred_at
     FROM collection_events
     WHERE resource = %(resource)s AND lane = %(lane)s
       AND event_type IN ('succeeded', 'failed')
       AND occurred_at > clock_timestamp() - make_interval(secs => %(window_seconds)s)
     UNION ALL
-    SELECT 'failed', %(who)s::bigint, %(egress_key)s::text, %(signature)s::text
+    SELECT 'failed', %(who)s::bigint, %(egress_key)s::text, %(signature)s::text,
+           NULL::timestamptz
 ), hits AS (
     SELECT * FROM recent WHERE event_type = 'failed' AND signature = %(signature)s
+), since_first AS (
+    -- the attempts finished since the signature's first failure of the window (and the one
+    -- being judged): the share is of those
+    SELECT r.* FROM recent r
+    WHERE r.occurred_at IS NULL OR r.occurred_at >= (SELECT min(occurred_at) FROM hits)
 )
-SELECT (SELECT count(*) FROM recent) AS finished,
+SELECT (SELECT count(*) FROM since_first) AS finished,
        (SELECT count(*) FROM hits) AS failed,
        (SELECT count(DISTINCT who) FROM hits) AS soldiers,
        (SELECT count(DISTINCT egress_key) FROM hits) AS egresses

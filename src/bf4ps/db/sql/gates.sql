@@ -37,3 +37,8 @@ FROM fleet_budget b WHERE b.budget_id = 1
 -- name: restore_check
 -- The restore guard (migration 0013): when sends are held after a restore, and why.
 SELECT hold_until, reason, now() AS now FROM bf4ps_restore_check()
+
+-- name: gate_cool
+-- An outage answer cools the egress for %(seconds)s (its Retry-After, or the outage
+-- cool-down); the throttle streak is not touched (an outage is not our rate's fault).
+SELECT cooldown_until FROM bf4ps_gate_cool(%(egress_key)s, %(seconds)s)

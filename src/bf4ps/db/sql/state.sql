@@ -29,3 +29,15 @@ INSERT INTO collection_state (soldier_id, resource, eligible_since)
 SELECT %(soldier_id)s, r, %(eligible_since)s
 FROM unnest(%(resources)s::text[]) AS r
 ON CONFLICT DO NOTHING
+
+-- name: parking_streak
+-- Of the soldier+resource's last %(n)s finished attempts, how many are failures of a parking
+-- class (ErrorClass.parks; soft throttles excluded): parking after consecutive failures
+-- requires all of them to be.
+SELECT count(*) FILTER (
+           WHERE event_type = 'failed' AND error_class = ANY(%(classes)s::text[])
+             AND COALESCE(details->>'soft_throttle', '0') <> '1') AS parking
+FROM (SELECT event_type, error_class, details FROM collection_events
+      WHERE soldier_id = %(soldier_id)s AND resource = %(resource)s
+        AND event_type IN ('succeeded', 'failed')
+      ORDER BY occurred_at DESC LIMIT %(n)s) last_ones

@@ -47,7 +47,21 @@ WHERE status IN ('queued', 'collecting')
 GROUP BY status
 
 -- name: web_metrics_last_event
+-- The newest event settled for the metrics: logged more than %(lag_seconds)s ago. An event's id
+-- is drawn when it is inserted, its row is seen when its transaction commits: a cursor moved
+-- to the newest id seen would skip a lower id committed a moment later (the metrics would
+-- never count it), so the cursor stays behind the transactions that may still commit.
 SELECT COALESCE(max(event_id), 0) AS event_id FROM collection_events
+WHERE occurred_at < clock_timestamp() - make_interval(secs => %(lag_seconds)s)
+
+-- name: web_metrics_failures_total
+-- The failed attempts by class of the whole retained log up to %(upto)s (a web process's
+-- first scrape: its failures counter starts where the event log does, not at zero).
+SELECT COALESCE(resource, '') AS resource, COALESCE(lane, '') AS lane,
+       COALESCE(error_class, '') AS error_class, count(*) AS n
+FROM collection_events
+WHERE event_id <= %(upto)s AND event_type = 'failed'
+GROUP BY 1, 2, 3
 
 -- name: web_metrics_events
 -- New events since the last scrape, grouped for counters and histograms: bucket numbers come

@@ -25,6 +25,7 @@ from bf4ps.battlelog.endpoints import SESSION_COOKIE
 from bf4ps.sim.battlelog import templates
 from bf4ps.sim.battlelog.career import is_unknown
 from bf4ps.sim.battlelog.config import ConfigError, SimConfig
+from bf4ps.sim.battlelog.distort import LOGIN_REDIRECT, LOGIN_URL, RETRY_AFTER, distorted
 from bf4ps.sim.battlelog.faults import (
     BAD_CHECK_SUM,
     BAD_PLATFORM,
@@ -71,16 +72,24 @@ def _judge(sim: SimState, call: Call, verdict: Verdict) -> tuple[str, Answer | N
         if is_unknown(persona_id):
             return "unknown_persona", UNKNOWN_PERSONA
     fault = sim.faults.draw(call.resource)
-    fixed = {"html_error": HTML_ERROR, "type_error": TYPE_ERROR, "unknown_persona": UNKNOWN_PERSONA}
+    return fault or "ok", _fault_answer(sim, fault)
+
+
+_FIXED = {"html_error": HTML_ERROR, "type_error": TYPE_ERROR, "unknown_persona": UNKNOWN_PERSONA,
+          "login_redirect": LOGIN_REDIRECT, "retry_after": RETRY_AFTER}
+
+
+def _fault_answer(sim: SimState, fault: str | None) -> Answer | None:
+    """The answer of a drawn fault; None for a payload (zeros, decrease: distorted later)."""
     if fault == "server_error":
-        return fault, sim.faults.server_error()
-    if fault in fixed:
-        return fault, fixed[fault]
+        return sim.faults.server_error()
+    if fault in _FIXED:
+        return _FIXED[fault]
     if fault == "unknown_error":
-        return fault, unknown_error(sim.config.unknown_error_message)
+        return unknown_error(sim.config.unknown_error_message)
     if fault == "soft_throttle":
-        return fault, SOFT_NULL if sim.faults.coin(0.5) else STATS_MISSING
-    return fault or "ok", None
+        return SOFT_NULL if sim.faults.coin(0.5) else STATS_MISSING
+    return None
 
 
 def _refused_search(sim: SimState, call: Call) -> tuple[str, Answer] | None:
@@ -145,12 +154,25 @@ async def battlelog(request: Request) -> Response:
         return Response(GATEWAY_TIMEOUT.body, GATEWAY_TIMEOUT.status, media_type=HTML)
     if answer is None:
         answer = ok_body(sim, call, missing_general=outcome == "missing_general")
+        if outcome in ("zeros", "decrease"):
+            answer = replace(answer, body=distorted(answer.body, outcome))
         if call.resource == "search":
             sim.answered_search(answer.body)
     await asyncio.sleep(sim.faults.latency(call.resource))
     if call.resource == "index":
         return _start_page(sim, request, answer)
-    return Response(answer.body, answer.status, media_type=answer.media_type)
+    return Response(answer.body, answer.status, media_type=answer.media_type,
+                    headers=_fault_headers(sim, ip, outcome))
+
+
+def _fault_headers(sim: SimState, ip: str, outcome: str) -> dict[str, str] | None:
+    if outcome == "login_redirect":
+        return {"location": LOGIN_URL}
+    if outcome == "retry_after":
+        seconds = sim.config.retry_after_seconds
+        sim.stats.asked_to_wait(ip, time.time() + seconds)
+        return {"retry-after": str(seconds)}
+    return None
 
 
 def _start_page(sim: SimState, request: Request, answer: Answer) -> Response:

@@ -26,6 +26,10 @@ FAULT_KNOBS = (
     "fault_unknown",
     "fault_unknown_error",
     "fault_soft_throttle",
+    "fault_zeros",
+    "fault_decrease",
+    "fault_login_redirect",
+    "fault_retry_after",
 )
 READ_ONLY = frozenset({"host", "port"})
 
@@ -46,7 +50,7 @@ _FLOATS = frozenset(
 )
 _OPTIONAL_INTS = frozenset({"window_requests", "fleet_budget", "search_cap",
                             "empty_search_after"})
-_INTS = frozenset({"seed", "violations_kept", "session_redirects"})
+_INTS = frozenset({"seed", "violations_kept", "session_redirects", "retry_after_seconds"})
 _STRINGS = frozenset({"unknown_error_message"})
 
 
@@ -81,6 +85,13 @@ class SimConfig:
     fault_unknown_error: float = 0.0
     fault_soft_throttle: float = 0.0
     unknown_error_message: str = "ERR_SERVICE_ANSWER_CHANGED"
+    # well-formed and wrong (stats resources): every counter 0, or every counter halved
+    fault_zeros: float = 0.0
+    fault_decrease: float = 0.0
+    # Battlelog not itself (stats resources): a 302 to EA's login page, a 503 with Retry-After
+    fault_login_redirect: float = 0.0
+    fault_retry_after: float = 0.0
+    retry_after_seconds: int = 30
     timeout_hold: float = 120.0  # a timeout fault holds the request this long / speed
     active_fraction: float = 0.3  # personas whose counters grow with (simulated) time
     # personas that play sessions (sim/play.py, the same schedule the BF4SW simulator sights):
@@ -136,6 +147,8 @@ class SimConfig:
             raise ConfigError("empty_search_after must be >= 0 or null")
         if not 0 <= self.session_redirects <= 10:
             raise ConfigError("session_redirects must be within [0, 10]")
+        if not 0 <= self.retry_after_seconds <= 86_400:
+            raise ConfigError("retry_after_seconds must be within [0, 86400]")
         if not 0 < len(self.unknown_error_message) <= 200:
             raise ConfigError("unknown_error_message must be 1-200 characters")
 

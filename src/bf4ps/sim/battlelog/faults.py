@@ -15,6 +15,7 @@ import orjson
 from bf4ps.sim.battlelog.config import SimConfig
 
 PERSONA_RESOURCES = frozenset({"detailed", "profile", "weapons", "vehicles"})
+DISTORTIONS = ("zeros", "decrease", "login_redirect", "retry_after")  # distort.py
 HTML = "text/html; charset=utf-8"
 JSON = "application/json"
 
@@ -137,6 +138,8 @@ class Faults:
              cfg.fault_unknown_error if resource in PERSONA_RESOURCES else 0.0),
             ("soft_throttle",
              cfg.fault_soft_throttle if resource in PERSONA_RESOURCES else 0.0),
+            *((name, getattr(cfg, f"fault_{name}") if resource in PERSONA_RESOURCES else 0.0)
+              for name in DISTORTIONS),
         )
         if not any(rate for _, rate in rates):
             return None

@@ -23,6 +23,10 @@ OUTCOMES = (
     "unknown_persona",
     "not_found",
     "bad_check_sum",
+    "zeros",
+    "decrease",
+    "login_redirect",
+    "retry_after",
 )
 
 
@@ -34,6 +38,8 @@ class IpCounters:
     min_spacing: float = math.inf
     violations: int = 0
     penalty_answers: int = 0
+    retry_after_until: float = 0.0  # wall clock: this IP was asked to wait until then
+    retry_after_ignored: int = 0  # requests that came anyway
     by_resource: Counter[str] = field(default_factory=Counter)
     by_outcome: Counter[str] = field(default_factory=Counter)
 
@@ -45,6 +51,8 @@ class IpCounters:
             "min_spacing_seconds": None if math.isinf(self.min_spacing) else self.min_spacing,
             "violations": self.violations,
             "penalty_answers": self.penalty_answers,
+            "retry_after_until": self.retry_after_until,
+            "retry_after_ignored": self.retry_after_ignored,
             "by_resource": dict(self.by_resource),
             "by_outcome": dict(self.by_outcome),
         }
@@ -73,6 +81,8 @@ class SimStats:
             counters = self.by_ip[ip] = IpCounters(first_at=at)
         counters.count += 1
         counters.last_at = at
+        if at < counters.retry_after_until:
+            counters.retry_after_ignored += 1
         counters.by_resource[resource] += 1
         counters.by_outcome[outcome] += 1
         if verdict.spacing is not None:
@@ -91,6 +101,13 @@ class SimStats:
                     "early_by_seconds": round(verdict.violation.early_by, 6),
                 }
             )
+
+    def asked_to_wait(self, ip: str, until: float) -> None:
+        """This IP was answered a Retry-After: requests before `until` are counted as ignoring
+        it."""
+        counters = self.by_ip.get(ip)
+        if counters is not None:
+            counters.retry_after_until = max(counters.retry_after_until, until)
 
     def snapshot(self, limiter: RateLimiter, now_monotonic: float) -> dict[str, Any]:
         return {

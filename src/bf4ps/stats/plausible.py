@@ -1,0 +1,196 @@
+"""Is an answer plausible against what BF4PS already knows? Lifetime counters never go down.
+
+Checked inside the finalize transaction, before the statistics are written (checked.py), on
+the current stored values:
+
+* an answer with a lifetime counter lower than the stored one (a career "erased" to zeros is
+  the worst case; a counter the answer leaves null where a positive one is stored counts as
+  lower) is IMPLAUSIBLE: nothing is written, the job is retried with backoff, never parked;
+* unless it is a genuine Battlelog stats reset: the run of such answers is kept in
+  answer_suspects, and once ``reset_confirmations`` answers agreeing with each other (none
+  lower than the one before) spanned at least ``reset_min_span_seconds``, the answer is stored
+  and a ``stats_reset`` event records the old values (their history rows stay);
+* a first answer (nothing stored) that is all zeros is stored, but flagged (answer_suspects
+  kind ``unconfirmed_zero``, a ``stats_unconfirmed`` event) until a second answer agrees.
+
+Counters (``COUNTERS``): detailed kills, deaths, score, time, rounds; the overview's kills,
+deaths, score, time; per weapon kills and time equipped, per vehicle kills and time in it
+(keyed ``guid:field``; an item the answer does not list is kept, so it is not compared).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from bf4ps.battlelog.models import DetailedStats, Parsed, ProfileStats, VehicleItem, WeaponItem
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import all_rows, execute, one
+from bf4ps.domain import Resource
+from bf4ps.policy import Policy
+
+Counters = dict[str, int | None]
+
+COUNTERS: dict[Resource, tuple[str, ...]] = {
+    Resource.DETAILED: ("kills", "deaths", "score", "time_played_seconds", "num_rounds"),
+    Resource.PROFILE: ("kills", "deaths", "score", "time_played_seconds"),
+    Resource.WEAPONS: ("kills", "time_equipped_seconds"),
+    Resource.VEHICLES: ("kills", "time_in_seconds"),
+}
+_STORED = {Resource.DETAILED: "plausible_detailed_stored",
+           Resource.PROFILE: "plausible_profile_stored",
+           Resource.WEAPONS: "plausible_weapons_stored",
+           Resource.VEHICLES: "plausible_vehicles_stored"}
+LOWER = "lower"
+UNCONFIRMED_ZERO = "unconfirmed_zero"
+MAX_NAMED = 12  # counters named in a message / event
+
+
+def counters_of(resource: Resource, parsed: Parsed) -> Counters:
+    """The lifetime counters of a parsed answer (see COUNTERS)."""
+    fields = COUNTERS[Resource(resource)]
+    if isinstance(parsed, DetailedStats | ProfileStats):
+        return {name: getattr(parsed, name) for name in fields}
+    out: Counters = {}
+    if isinstance(parsed, tuple):
+        for item in parsed:
+            if isinstance(item, WeaponItem | VehicleItem):
+                for name in fields:
+                    out[f"{item.guid}:{name}"] = getattr(item, name)
+    return out
+
+
+def lowered(new: Counters, stored: Counters) -> list[str]:
+    """The counters the answer has lower than stored (null where a positive one is stored)."""
+    out = []
+    for key, old in stored.items():
+        if old is None or old <= 0 or key not in new:
+            continue
+        value = new[key]
+        if value is None or value < old:
+            out.append(key)
+    return sorted(out)
+
+
+def all_zero(counters: Counters) -> bool:
+    return bool(counters) and all(not value for value in counters.values())
+
+
+def agrees(new: Counters, before: Counters) -> bool:
+    """Does this answer agree with the previous suspect one (nothing lower than in it)?"""
+    return not lowered(new, before)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Why an answer is implausible (for the failure's message, event and suspect row)."""
+
+    lowered: tuple[str, ...]
+    stored: Counters
+    counters: Counters
+    zeros: bool
+
+    @property
+    def message(self) -> str:
+        what = "an all-zero answer" if self.zeros else "lifetime counters went down"
+        named = ", ".join(f"{k} {self.stored[k]} -> {self.counters.get(k)}"
+                          for k in self.lowered[:3])
+        more = f" (+{len(self.lowered) - 3} more)" if len(self.lowered) > 3 else ""
+        return f"implausible: {what} for a soldier with history: {named}{more}"
+
+    def details(self) -> dict[str, Any]:
+        named = self.lowered[:MAX_NAMED]
+        return {"lowered": len(self.lowered), "zeros": int(self.zeros),
+                "was": {k: self.stored[k] for k in named},
+                "now": {k: self.counters.get(k) for k in named}}
+
+
+class Implausible(Exception):
+    """Raised inside the finalize transaction: nothing of the answer is written."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(verdict.message)
+        self.verdict = verdict
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """A plausible answer: what to record beside storing it."""
+
+    reset: Verdict | None = None  # a confirmed stats reset (the old values)
+    unconfirmed: bool = False  # a first answer of zeros, flagged
+
+
+async def stored_counters(conn: Conn, resource: Resource, soldier_id: int) -> Counters | None:
+    """The stored counters (None: nothing stored yet)."""
+    resource = Resource(resource)
+    fields = COUNTERS[resource]
+    params = {"soldier_id": soldier_id}
+    if resource in (Resource.DETAILED, Resource.PROFILE):
+        row = await one(conn, _STORED[resource], params)
+        return None if row is None else {name: row[name] for name in fields}
+    rows = await all_rows(conn, _STORED[resource], params)
+    if not rows:
+        return None
+    return {f"{r['guid']}:{name}": r[name] for r in rows for name in fields}
+
+
+async def judge(conn: Conn, soldier_id: int, resource: Resource, parsed: Parsed,
+                now: datetime, policy: Policy) -> Accepted:
+    """Accept the answer, or raise Implausible (nothing written but the suspect's run, which
+    the caller records after the failure: record_suspect)."""
+    new = counters_of(resource, parsed)
+    stored = await stored_counters(conn, resource, soldier_id)
+    key = {"soldier_id": soldier_id, "resource": Resource(resource).value}
+    suspect = await one(conn, "suspect_of", key)
+    if stored is None:
+        if all_zero(new):
+            await execute(conn, "suspect_set", key | {
+                "kind": UNCONFIRMED_ZERO, "now": now, "answers": 1, "first_at": now,
+                "counters": Jsonb(new)})
+            return Accepted(unconfirmed=True)
+        return Accepted()
+    down = lowered(new, stored)
+    if not down:
+        if suspect is not None:  # a plausible answer ends a suspicion, and confirms zeros
+            await execute(conn, "suspect_clear", key)
+        return Accepted()
+    verdict = Verdict(tuple(down), stored, new, all_zero(new))
+    if suspect is not None and _confirms_reset(suspect, new, now, policy):
+        await execute(conn, "suspect_clear", key)
+        return Accepted(reset=verdict)
+    raise Implausible(verdict)
+
+
+def _confirms_reset(suspect: dict[str, Any], new: Counters, now: datetime,
+                    policy: Policy) -> bool:
+    """This answer is the ``reset_confirmations``-th of a run of agreeing ones spanning at
+    least ``reset_min_span_seconds``."""
+    if suspect["kind"] != LOWER or not agrees(new, dict(suspect["counters"])):
+        return False
+    span = (now - suspect["first_at"]).total_seconds()
+    return (int(suspect["answers"]) + 1 >= policy.reset_confirmations
+            and span >= policy.reset_min_span_seconds)
+
+
+async def record_suspect(conn: Conn, soldier_id: int, resource: Resource, verdict: Verdict
+                         ) -> int:
+    """After an implausible answer's failure: extend the run of agreeing suspect answers (or
+    start a new one when this one disagrees with it); how many the run has now."""
+    key = {"soldier_id": soldier_id, "resource": Resource(resource).value}
+    suspect = await one(conn, "suspect_of", key)
+    now_row = await one(conn, "suspect_now")
+    assert now_row is not None
+    now = now_row["now"]
+    if (suspect is not None and suspect["kind"] == LOWER
+            and agrees(verdict.counters, dict(suspect["counters"]))):
+        answers, first_at = int(suspect["answers"]) + 1, suspect["first_at"]
+    else:
+        answers, first_at = 1, now
+    await execute(conn, "suspect_set", key | {
+        "kind": LOWER, "now": now, "answers": answers, "first_at": first_at,
+        "counters": Jsonb(verdict.counters)})
+    return answers
