@@ -109,7 +109,7 @@ def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None
     server (bf4ps web run, uvicorn's factory), whose start settles the heap (settle_heap)."""
     secret = (settings.secret_key.get_secret_value().encode() if settings.secret_key
               else secrets.token_bytes(32))
-    metrics = Metrics()
+    metrics = Metrics(settings.metrics_settle_seconds)
     web = WebState(settings=settings, templates=_templates(), csrf=Csrf(secret),
                    ops=OpsAuth(settings, metrics.login_failed),
                    metrics_auth=MetricsAuth(settings), metrics=metrics,
