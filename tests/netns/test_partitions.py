@@ -245,9 +245,9 @@ def test_a_host_clock_can_be_skewed(bed: Bed) -> None:
     import subprocess
     import time
 
-    from tests.netns.bed import FAKETIME_LIB
+    from tests.clocks import libfaketime
 
-    env = {"LD_PRELOAD": FAKETIME_LIB, "FAKETIME": "+5", "DONT_FAKE_MONOTONIC": "1",
+    env = {"LD_PRELOAD": str(libfaketime()), "FAKETIME": "+5", "DONT_FAKE_MONOTONIC": "1",
            "PATH": "/usr/bin:/bin"}
     out = subprocess.run([*bed.net.exec_prefix("c1"), "date", "+%s.%N"], env=env,
                          capture_output=True, text=True, timeout=10, check=True).stdout
