@@ -16,6 +16,7 @@ import httpx
 
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import SimProcess, spawn
+from tests import load
 from tests.procs import bf4ps_env
 
 LIVE: list[Fleet] = []
@@ -88,7 +89,7 @@ class Fleet:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
         codes = {}
-        deadline = time.monotonic() + timeout
+        deadline = load.deadline(timeout)
         for name, proc in self.procs.items():
             try:
                 codes[name] = proc.wait(max(0.1, deadline - time.monotonic()))

@@ -14,6 +14,7 @@ from bf4ps.policy import Policy
 from bf4ps.queue.enqueue import Demand, Enqueued, enqueue
 from bf4ps.queue.jobs import CollectorRef
 from bf4ps.queue.ranking import rank
+from tests import load
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -101,7 +102,7 @@ async def wait_for(conn: Conn, sql: str, params: dict[str, object] | None = None
     import asyncio
 
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = loop.time() + load.scaled(timeout)
     while True:
         value = await count(conn, sql, params)
         if value:

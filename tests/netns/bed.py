@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests import load
 from tests.clocks import libfaketime
 from tests.netns.net import BL_ADDR, DB_ADDR, Net
 from tests.procs import bf4ps_env
@@ -218,7 +219,7 @@ class Bed:
                 proc.send_signal(signal.SIGCONT)
                 proc.send_signal(signal.SIGTERM)
         codes = {}
-        deadline = time.monotonic() + timeout
+        deadline = load.deadline(timeout)
         for name, proc in self.procs.items():
             try:
                 codes[name] = proc.wait(max(0.1, deadline - time.monotonic()))
@@ -230,7 +231,7 @@ class Bed:
 
 
 def _wait(check: Any, timeout: float, what: str, detail: Any = None) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = load.deadline(timeout)
     while not check():
         if time.monotonic() > deadline:
             extra = f": {detail()[-2000:]}" if detail else ""

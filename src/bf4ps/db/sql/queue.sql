@@ -103,6 +103,15 @@ SELECT j.job_id, j.soldier_id, j.resource, j.lane, j.priority_class, j.status, j
 FROM collection_jobs j LEFT JOIN soldiers s ON s.soldier_id = j.soldier_id
 WHERE j.job_id = %(job_id)s
 
+-- name: job_own_outcome
+-- The outcome this lease already wrote for its job, if any: a finalize whose commit landed
+-- while its answer was lost with the connection, so the retry finds the job no longer ours.
+SELECT event_type FROM collection_events
+WHERE job_id = %(job_id)s AND lease_token = %(lease_token)s
+  AND event_type IN ('succeeded', 'failed')
+ORDER BY event_id DESC
+LIMIT 1
+
 -- name: job_note_error
 -- A job about to be parked keeps its last error on the row its removal leaves behind (the
 -- triggers of interactive requests read it: a look-up that found no soldier).

@@ -12,7 +12,7 @@ import pytest
 from bf4ps.db.connect import Conn
 from bf4ps.scheduler.intake_source import seen_identities, source_connection, source_now
 from bf4ps.sim.bf4sw import population
-from tests.integration.test_bf4sw_intake import sw, sw_name, sw_url  # noqa: F401 - fixtures
+from tests.db.test_bf4sw_intake import sw, sw_name, sw_url  # noqa: F401 - fixtures
 
 
 async def test_the_source_connection_is_read_only_with_a_statement_timeout(

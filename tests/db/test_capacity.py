@@ -21,8 +21,8 @@ from bf4ps.settings import Settings
 from bf4ps.views.fleet_status import render_status, status_report
 from bf4ps.web.app import create_app
 from bf4ps.web.metrics import Metrics
+from tests.db.test_web_api import OPS, SETTINGS, client_for
 from tests.helpers import make_soldier
-from tests.integration.test_web_api import OPS, SETTINGS, client_for
 
 
 def run(settings: Settings, *args: str) -> str:

@@ -30,7 +30,6 @@ from bf4ps.stats.snapshot import write_detailed, write_profile
 from bf4ps.views.request_status import SubmissionView
 from bf4ps.views.search import SearchResult
 from bf4ps.web.app import create_app
-from bf4ps.web.serve import serve_in_thread
 from tests.helpers import count, interactive_gate, make_collector, make_soldier
 
 DATA = Path(__file__).resolve().parents[2] / "src" / "bf4ps" / "sim" / "battlelog" / "data"
@@ -627,27 +626,6 @@ async def test_metrics_token_when_configured(pool: AsyncConnectionPool[Conn]) ->
         ok = await c.get("/metrics", headers={"authorization": "Bearer scrape-me"})
         assert ok.status_code == 200 and "bf4ps_queue_jobs" in ok.text
         assert (await c.get("/healthz")).status_code == 200  # health stays open
-
-
-async def test_a_bug_is_answered_500_and_logged_once_under_uvicorn(
-        caplog: pytest.LogCaptureFixture) -> None:
-    """A real server: Starlette re-raises a handled exception for the server to log, and
-    uvicorn did ('Exception in ASGI application'), so every 500 was logged twice."""
-    from starlette.routing import Route
-
-    async def boom(request: Any) -> Any:
-        raise RuntimeError("a bug")
-
-    app = create_app(SETTINGS)
-    app.router.routes.insert(0, Route("/api/boom", boom))
-    # no lifespan (no pool: the route needs none); uvicorn's records reach caplog
-    with serve_in_thread(app, lifespan="off", log_config=None) as base, \
-            caplog.at_level("ERROR"):
-        async with httpx.AsyncClient() as c:
-            answer = await c.get(f"{base}/api/boom")
-    assert answer.status_code == 500 and answer.json()["error"] == "internal error"
-    errors = [r for r in caplog.records if r.levelname == "ERROR"]
-    assert [r.getMessage() for r in errors] == ["unhandled error for GET /api/boom"]
 
 
 # ---------------------------------------------------------------- hostile input

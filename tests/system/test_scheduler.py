@@ -19,8 +19,9 @@ from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
 from bf4ps.scheduler import feeder, retention
+from tests import load
+from tests.db.test_feeder import PARK, population
 from tests.helpers import count, make_collector, wait_for
-from tests.integration.test_feeder import PARK, population
 from tests.procs import bf4ps_env, spawn
 
 
@@ -35,7 +36,7 @@ def scheduler_process(db_url: str, tmp: Path, name: str,
 
 async def log_with(path: Path, text: str, timeout: float = 30) -> str:
     """The log's text once it contains `text` (fails after `timeout` seconds)."""
-    deadline = time.monotonic() + timeout
+    deadline = load.deadline(timeout)
     while text not in (found := path.read_text()):
         assert time.monotonic() < deadline, f"{path.name} never said {text!r}: {found}"
         await asyncio.sleep(0.1)

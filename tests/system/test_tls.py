@@ -18,6 +18,7 @@ import psycopg
 import pytest
 
 from bf4ps.demo.run import free_port
+from tests import load
 from tests.procs import bf4ps_env
 from tests.tlspg import TlsServer, server_binaries, tls_server
 
@@ -73,7 +74,7 @@ def test_refused_with_a_clear_error(tls: TlsServer, tmp_path: Path, how: str,
 
 def _wait_for_line(log: Path, text: str, proc: subprocess.Popen[str],
                    timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = load.deadline(timeout)
     while time.monotonic() < deadline:
         if log.exists() and text in log.read_text():
             return

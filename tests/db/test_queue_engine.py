@@ -181,6 +181,31 @@ async def test_zombie_finalize_after_reclaim_is_rejected(conn: Conn, tmp_path: P
     assert await cur.fetchone() == {"status": "claimed", "collector_uuid": other.collector_uuid}
 
 
+async def test_a_finalize_retried_after_its_commit_landed_is_not_stale(
+        conn: Conn, tmp_path: Path) -> None:
+    """A server restart between a finalize's commit and its answer: the collector retries
+    (work.conclude) and finds the job no longer its own. Its own outcome is in the log, so the
+    retry reports it done, records no stale_finalize_rejected and writes nothing again (a
+    stale verdict made the collector stop and exit 70: test_db_restart found it). A zombie,
+    whose lease wrote no outcome, is still rejected (test_zombie_finalize_after_reclaim_...)."""
+    me = await make_collector(conn, tmp_path, "bg-retry")
+    ok_job = await add_job(conn, await make_soldier(conn, 4101))
+    job = await claim_and_start(conn, me)
+    first = await finalize.succeed(conn, me, job, Attempt(200, 5), POLICY)
+    again = await finalize.succeed(conn, me, job, Attempt(200, 5), POLICY)
+    assert (first.committed, again.committed, again.event) == (True, True, "succeeded")
+    assert await events_of(conn, ok_job.job_id) == ["created", "claimed", "started",
+                                                    "succeeded"]
+    failing = await add_job(conn, await make_soldier(conn, 4102))
+    job = await claim_and_start(conn, me)
+    first = await finalize.fail(conn, me, job, ErrorClass.SERVER, "502", Attempt(502), POLICY)
+    again = await finalize.fail(conn, me, job, ErrorClass.SERVER, "502", Attempt(502), POLICY)
+    assert first.committed and again.committed and again.event == "failed"
+    assert "stale_finalize_rejected" not in await events_of(conn, failing.job_id)
+    assert await count(conn, "SELECT count(*) FROM collection_events WHERE event_type IN "
+                             "('succeeded', 'failed')") == 2
+
+
 async def test_retryable_failure_backs_off_and_keeps_stats(conn: Conn, tmp_path: Path) -> None:
     me = await make_collector(conn, tmp_path, "bg-1")
     sid = await make_soldier(conn, 5001)

@@ -18,6 +18,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from bf4ps.collector.supervise import EXIT_FAILED
 from bf4ps.db.connect import Conn, connection, with_dbname
+from tests import load
 from tests.fleet import Fleet, sim_stats, simulator
 from tests.helpers import count, seed_work, wait_for
 
@@ -35,7 +36,7 @@ async def back_at_work(fleet: Fleet, conn: Conn, sent: int, timeout: float) -> N
     as systemd's Restart=on-failure does: a job it held is gone from the rewound database, so
     its lease lapsed under it (docs/architecture.md "Supervision")."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = loop.time() + load.scaled(timeout)
     while not await count(conn, f"SELECT ({SENT}) >= %(n)s", {"n": sent}):
         assert loop.time() < deadline, f"fewer than {sent} requests counted in {timeout} s"
         for i in range(3):

@@ -16,6 +16,7 @@ import pytest
 from bf4ps.collector.supervise import EXIT_FAILED
 from bf4ps.db.connect import Conn, connection
 from bf4ps.registry import actions as control
+from tests import load
 from tests.fleet import Fleet, simulator
 from tests.helpers import count, seed_work, wait_for
 
@@ -36,7 +37,7 @@ async def exit_code(proc: subprocess.Popen[str], timeout: float) -> int:
 
 async def log_says(fleet: Fleet, name: str, text: str, timeout: float = 30) -> None:
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = loop.time() + load.scaled(timeout)
     while text not in fleet.log(name):
         if loop.time() > deadline:
             raise AssertionError(f"{name} never logged {text!r}: {fleet.log(name)[-1500:]}")
@@ -79,7 +80,7 @@ async def _waiting_at_a_closed_gate(conn: Conn, fleet: Fleet, name: str) -> None
                    timeout=30)
     await conn.execute("UPDATE egress_gates SET cooldown_until = now() + interval '10 min'")
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + 30
+    deadline = loop.time() + load.scaled(30)
     while not _long_waits(fleet.log(name)):
         if loop.time() > deadline:
             raise AssertionError(f"{name} never waited at the closed gate")

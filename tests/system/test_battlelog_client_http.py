@@ -39,6 +39,7 @@ from bf4ps.battlelog.models import (
 )
 from bf4ps.battlelog.window import SendTooLate, SendWindow
 from bf4ps.domain import ErrorClass, Platform, Resource
+from tests import load
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "battlelog"
 BODIES = {
@@ -159,7 +160,7 @@ def base_url() -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = load.deadline(10)
     while not server.started:
         assert time.monotonic() < deadline, "uvicorn did not start"
         time.sleep(0.01)

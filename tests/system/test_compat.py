@@ -16,6 +16,7 @@ import pytest
 
 from bf4ps.db.compat import SchemaState, known_schema
 from bf4ps.db.connect import Conn
+from tests import load
 from tests.procs import REPO, bf4ps_env
 
 K = known_schema()
@@ -93,7 +94,7 @@ def older_build(tmp_path: Path) -> Path:
 
 
 def wait_for_line(data: Path, name: str, text: str, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
+    deadline = load.deadline(60)
     while time.monotonic() < deadline:
         log = (data / f"{name}.log").read_text()
         if text in log:

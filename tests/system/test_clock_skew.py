@@ -17,6 +17,7 @@ import pytest
 
 from bf4ps.db.connect import Conn, connection
 from bf4ps.sim.battlelog.server import SimProcess
+from tests import load
 from tests.clocks import SkewedClock
 from tests.fleet import Fleet, sim_stats, simulator
 from tests.helpers import count, seed_work, wait_for
@@ -35,7 +36,7 @@ SENT = 25  # requests at the simulator, as in the run that found it
 async def arrivals(sim: SimProcess, n: int, *, timeout: float) -> None:
     """Wait until `n` requests have reached the simulator."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = loop.time() + load.scaled(timeout)
     while sim_stats(sim)["requests_total"] < n:
         if loop.time() > deadline:
             raise AssertionError(f"fewer than {n} requests in {timeout} s: {sim_stats(sim)}")

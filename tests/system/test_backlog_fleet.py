@@ -13,8 +13,9 @@ from pathlib import Path
 
 from bf4ps.db.connect import Conn, connection
 from bf4ps.web.metrics import Metrics
+from tests import load
+from tests.db.test_capacity import gauge
 from tests.fleet import Fleet, simulator
-from tests.integration.test_capacity import gauge
 
 FRESHNESS = 20
 FAST = {"BF4PS_HEARTBEAT_SECONDS": "1", "BF4PS_IDLE_POLL_SECONDS": "0.3",
@@ -55,7 +56,7 @@ class Scrape:
             "class": "active", "resource": "detailed", "quantile": "0.95"})
 
     async def until(self, what: str, ok: object, timeout: float = 90) -> float:
-        deadline = time.monotonic() + timeout
+        deadline = load.deadline(timeout)
         seen = []
         while time.monotonic() < deadline:
             value = await self.age()
@@ -67,7 +68,7 @@ class Scrape:
 
 
 async def collected_once(conn: Conn, n: int, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = load.deadline(timeout)
     while time.monotonic() < deadline:
         cur = await conn.execute("SELECT count(*) AS n FROM collection_state "
                                  "WHERE last_success_at IS NOT NULL")
@@ -101,7 +102,7 @@ async def test_backlog_age_grows_while_the_fleet_is_stopped_and_drains_after(
             await scrape.until("growing with the fleet stopped", lambda a: a > stopped + 3)
             fleet.start("bk-0", "bk-egress", "127.0.0.40")  # restarted: the backlog drains
             await scrape.until("young again after the restart", lambda a: a < FRESHNESS / 2)
-            deadline = time.monotonic() + 30
+            deadline = load.deadline(30)
             lag = None
             while time.monotonic() < deadline:  # the next record holds the waits
                 lag = await scrape.lag_p95()

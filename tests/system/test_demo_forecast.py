@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests import load
 from tests.procs import bf4ps_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
@@ -47,7 +48,7 @@ def test_forecast_on_the_demos_database_is_from_measured_figures(tmp_path: Path)
                 break
         url = line.split("BF4PS_DATABASE_URL='", 1)[1].split("'", 1)[0]
         ps_env = env | {"BF4PS_DATABASE_URL": url}
-        deadline = time.monotonic() + 120
+        deadline = load.deadline(120)
         data: dict[str, Any] = {}
         while time.monotonic() < deadline:
             data = json.loads(forecast(ps_env, "--json", "--window", "600"))
