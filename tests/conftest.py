@@ -1,6 +1,7 @@
 """Real PostgreSQL for every test: the embedded server by default, or BF4PS_TEST_DATABASE_URL.
 
-A template database is migrated once per session; each test gets its own copy of it.
+A template database is migrated once per session; each test gets a database as the template left
+it (a copy, put back as new between tests: tests/dbcopies.py).
 
 The tiers (docs/testing.md) are the directories: a test's tier marker (unit, db, system,
 browser, netns, chaos) is given here from where its file lies, never by hand. The suite's
@@ -13,7 +14,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from psycopg import sql
 from bf4ps.db import embedded, migrate
 from bf4ps.db.connect import Conn, connection, with_dbname
 from tests import load
+from tests.dbcopies import Copies
 
 REPO = Path(__file__).resolve().parent.parent
 TESTS = REPO / "tests"
@@ -44,6 +45,12 @@ def tier_of(path: Path) -> str:
 def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
         load.publish()  # before the workers are spawned: they inherit it
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tests.fleet import stop_idle_simulators
+
+    stop_idle_simulators()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -124,16 +131,24 @@ async def template_db(pg_server_url: str) -> AsyncIterator[str]:
     drop_database(pg_server_url, name)
 
 
+@pytest.fixture(scope="session")
+def copies(pg_server_url: str, template_db: str) -> Iterator[Copies]:
+    """This worker's copies of the template, put back as new between tests (tests/dbcopies.py)."""
+    made = Copies(pg_server_url, template_db)
+    made.learn()
+    yield made
+    made.drop_all()
+
+
 @pytest.fixture
-def db_url(pg_server_url: str, template_db: str) -> Iterator[str]:
-    """A fresh, migrated database for one test."""
-    name = f"bf4ps_t_{uuid.uuid4().hex[:12]}"
-    url = create_database(pg_server_url, name, template=template_db)
-    yield url
+def db_url(pg_server_url: str, copies: Copies) -> Iterator[str]:
+    """A migrated database as the template left it, for one test."""
+    name = copies.take()
+    yield with_dbname(pg_server_url, name)
     from tests.fleet import stop_every_fleet
 
-    stop_every_fleet()  # processes of this test go before their database does
-    drop_database(pg_server_url, name)
+    stop_every_fleet()  # processes of this test go before their database is reset
+    copies.give_back(name)
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from uuid import UUID
@@ -97,8 +98,11 @@ async def seed_work(conn: Conn, n: int, resources: tuple[str, ...] = ("detailed"
 
 
 async def wait_for(conn: Conn, sql: str, params: dict[str, object] | None = None,
-                   *, timeout: float = 60, poll: float = 0.2) -> int:
-    """Poll until the query's single value is truthy; returns it (AssertionError on timeout)."""
+                   *, timeout: float = 60, poll: float = 0.2,
+                   context: Callable[[], str] | None = None) -> int:
+    """Poll until the query's single value is truthy; returns it. On timeout (`timeout` scaled
+    by the suite's load factor) an AssertionError, with `context()` (a fleet's log tails:
+    Fleet.tails) saying what the processes were doing."""
     import asyncio
 
     loop = asyncio.get_running_loop()
@@ -108,5 +112,6 @@ async def wait_for(conn: Conn, sql: str, params: dict[str, object] | None = None
         if value:
             return value
         if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for: {sql}")
+            raise AssertionError(f"timed out after {load.scaled(timeout):.0f} s waiting for: "
+                                 f"{sql}" + (f"\n{context()}" if context else ""))
         await asyncio.sleep(poll)

@@ -35,6 +35,7 @@ from bf4ps.settings import Settings
 from bf4ps.sim.battlelog.lookup import name_platforms
 from bf4ps.sim.bf4sw import live, population
 from bf4ps.sim.personas import persona_id_for
+from tests import load
 from tests.conftest import REPO, create_database, drop_database
 from tests.helpers import count, wait_for
 
@@ -452,11 +453,14 @@ async def test_live_simulation_moves_bf4sw_and_the_intake_follows(conn: Conn, sw
     await sync_once(conn, src, POLICY)
     before = await count(sw, "SELECT count(*) FROM bf4_player_aliases")
     stop = asyncio.Event()
+
+    def enough(running: live.LiveCounts) -> None:  # reported after every tick
+        if running.ticks >= 5 and running.new_soldiers > 0:
+            stop.set()
+
     task = asyncio.create_task(live.run(sw, soldiers=2000, rate=400_000, tick=0.05, seed=41,
-                                        stop=stop, report=lambda c: None))
-    await asyncio.sleep(0.8)
-    stop.set()
-    counts = await asyncio.wait_for(task, 10)
+                                        stop=stop, report=enough, report_every=0))
+    counts = await asyncio.wait_for(task, load.scaled(30))
     assert counts.ticks >= 5 and counts.sightings > 50 and counts.new_soldiers > 0
     added = await count(sw, "SELECT count(*) FROM bf4_player_aliases") - before
     assert added == counts.new_soldiers + counts.renames

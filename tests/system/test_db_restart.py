@@ -47,7 +47,7 @@ async def test_collectors_survive_a_postgres_restart(tmp_path: Path) -> None:
                                                 "WHERE event_type = 'succeeded'")
                 await wait_for(conn, "SELECT count(*) > %(n)s + 8 FROM collection_events "
                                      "WHERE event_type = 'succeeded'", {"n": done_before},
-                               timeout=60)
+                               timeout=60, context=fleet.tails)
             codes = fleet.stop_all()
             stats = sim_stats(sim)
         assert set(codes.values()) == {0}, {n: fleet.log(n)[-2000:] for n in codes}

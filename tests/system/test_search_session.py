@@ -123,7 +123,8 @@ async def test_every_hop_of_a_redirecting_start_page_is_counted(db_url: str,
         async with connection(db_url) as conn:
             sub = await submit(conn, platform="pc", name=name, client_key="t", policy=Policy())
             await wait_for(conn, "SELECT count(*) FROM collection_events WHERE resource = "
-                                 "'lookup' AND event_type = 'succeeded'", timeout=60)
+                                 "'lookup' AND event_type = 'succeeded'", timeout=60,
+                           context=fleet.tails)
             cur = await conn.execute("SELECT job_id FROM collection_events WHERE resource = "
                                      "'lookup' AND event_type = 'succeeded'")
             job = (await cur.fetchone() or {})["job_id"]

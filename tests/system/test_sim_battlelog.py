@@ -549,3 +549,30 @@ async def test_an_anonymous_sessions_trust_expires(sim: RunningSimulator,
         doubted = await battlelog.search("Someone-Real")
     assert believed.ok and believed.parsed == ()
     assert doubted.error_class is ErrorClass.UNRECOGNIZED
+
+
+async def test_a_fresh_reset_makes_the_world_new_with_the_knobs_given(
+        sim: RunningSimulator, client: MakeClient) -> None:
+    """What lets one simulator serve a worker's tests one after another (tests/fleet.py): the
+    reset with `fresh` knobs is a newly started simulator — defaults plus those knobs, no
+    counts, no logins — on the same port; a malformed one changes nothing."""
+    configure(sim, login_wall="search", min_interval=2.0)
+    session = httpx.post(sim.url("/__sim/login")).json()["session"]
+    with client() as http:
+        http.get(f"/bf4/warsawdetailedstatspopulate/{ACTIVE}/1/")
+    assert sum(stats(sim)["by_resource"].values()) == 1
+    for bad in (b"[]", b'{"fresh": 1}', b'{"fresh": {"port": 1}}', b"{"):
+        refused = httpx.post(sim.url("/__sim/reset"), content=bad)
+        assert refused.status_code == 400 and refused.json()["error"], bad
+    assert httpx.get(sim.url("/__sim/config")).json()["min_interval"] == 2.0
+    made = httpx.post(sim.url("/__sim/reset"), json={"fresh": {"speed": 7.0}})
+    assert made.status_code == 200
+    fresh = httpx.get(sim.url("/__sim/config")).json()
+    assert fresh == SimConfig(host=fresh["host"], port=fresh["port"], speed=7.0).as_dict()
+    assert sum(stats(sim)["by_resource"].values()) == 0
+    configure(sim, login_wall="search")
+    async with BattlelogClient(sim.base_url, "bf4ps-test") as forgotten:
+        forgotten.use_session(session)  # the old world's login is not this one's
+        walled = await forgotten.search("Someone-Real")
+    assert walled.parsed == ()  # the wall's empty answer, not the soldiers found
+    assert stats(sim)["by_outcome"]["login_wall"] == 1
