@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from bf4ps.db.connect import Conn, connection
 from bf4ps.db.queries import q
+from tests import load
 from tests.fleet import Fleet, sim_stats, simulator
 from tests.helpers import count, seed_work, wait_for
 
@@ -37,7 +39,12 @@ async def test_shared_and_separate_egresses_with_fleet_budget_never_violate(
             fleet.start(f"shared-{i}", "egress-a", "127.0.0.2")
         for i in range(4):
             fleet.start(f"own-{i}", f"egress-{i}", f"127.0.0.{3 + i}")
-        await asyncio.sleep(26)
+        await asyncio.sleep(26)  # traffic under the budget for three of its windows
+        deadline = load.deadline(60)  # and each egress's spacing seen (two requests at least)
+        while len(sim_stats(sim)["by_ip"]) < 5 or min(
+                p["count"] for p in sim_stats(sim)["by_ip"].values()) < 2:
+            assert time.monotonic() < deadline, sim_stats(sim)["by_ip"]
+            await asyncio.sleep(0.5)
         codes = fleet.stop_all()
         stats = sim_stats(sim)
     assert set(codes.values()) == {0}, {n: fleet.log(n)[-1500:] for n in codes}
@@ -252,8 +259,11 @@ async def test_two_starts_of_one_identity_in_the_same_instant_leave_one_running(
         async with connection(db_url) as conn, connection(db_url) as gate:
             async with gate.transaction():
                 await gate.execute("LOCK TABLE collectors IN EXCLUSIVE MODE")
-                first = Fleet(db_url, sim.base_url, tmp_path, FAST)
-                second = Fleet(db_url, sim.base_url, tmp_path, FAST)
+                # both must still be waiting when the slower start arrives (a loaded machine
+                # starts a process in many seconds): the lock wait outlasts the test's
+                held = FAST | {"BF4PS_DB_LOCK_TIMEOUT_SECONDS": str(load.scaled(120))}
+                first = Fleet(db_url, sim.base_url, tmp_path, held)
+                second = Fleet(db_url, sim.base_url, tmp_path, held)
                 procs = [first.start("twin-01", "twin-public"),
                          second.start("twin-01", "twin-public")]
                 await wait_for(conn, "SELECT count(*) >= 2 FROM pg_stat_activity "

@@ -44,7 +44,8 @@ def test_demo_runs_collects_and_stops_cleanly(tmp_path: Path) -> None:
     data = tmp_path / "bf4ps-data"
     env = bf4ps_env(BF4PS_DATA_DIR=str(data))
     demo = subprocess.Popen(
-        [sys.executable, "-m", "bf4ps.cli.main", "demo", "--duration", "90", "--json",
+        [sys.executable, "-m", "bf4ps.cli.main", "demo", "--duration",
+         str(round(load.scaled(90))), "--json",
          "--port", "0", "--soldiers", "2000"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert demo.stderr is not None
@@ -65,7 +66,7 @@ def test_demo_runs_collects_and_stops_cleanly(tmp_path: Path) -> None:
         env=env, capture_output=True, text=True, timeout=60)
     assert second.returncode == 1 and "another demo" in second.stderr, second.stderr
     assert len(second.stderr.strip().splitlines()) == 1, second.stderr
-    out, err = demo.communicate(timeout=400)
+    out, err = demo.communicate(timeout=load.scaled(400))
     assert demo.returncode == 0, ("".join(seen) + err)[-3000:]
     summary = json.loads(out)
     collected = summary["coverage"]["collected_end"]
