@@ -357,7 +357,7 @@ BENCHES: tuple[Bench, ...] = (
     Bench("status_latency", (), ("--soldiers", "100000", "--sample", "2000", "--requests", "50"),
           parse_status_latency, 3 * 3600, "status/ops p99 ≤ 200 ms at 1M soldiers"),
 )
-NOT_BENCHMARKS = {"__init__", "common", "fleetrun", "run_all"}
+NOT_BENCHMARKS = {"__init__", "common", "cpu_seconds", "fleetrun", "run_all"}
 
 
 def discovered() -> list[Bench]:

@@ -1,6 +1,12 @@
 """Real PostgreSQL for every test: the embedded server by default, or BF4PS_TEST_DATABASE_URL.
 
-A template database is migrated once per session; each test gets its own copy of it.
+A template database is migrated once per session; each test gets a database as the template left
+it (a copy, put back as new between tests: tests/dbcopies.py).
+
+The tiers (docs/testing.md) are the directories: a test's tier marker (unit, db, system,
+browser, netns, chaos) is given here from where its file lies, never by hand. The suite's
+load factor (tests/load.py) is measured once at the start and scales every deadline, the
+per-test timeouts included.
 """
 
 from __future__ import annotations
@@ -8,7 +14,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -18,10 +23,52 @@ from psycopg import sql
 
 from bf4ps.db import embedded, migrate
 from bf4ps.db.connect import Conn, connection, with_dbname
+from tests import load
+from tests.dbcopies import Copies
 
 REPO = Path(__file__).resolve().parent.parent
 # the `logins` fixture: a login role per least-privilege role (tests/roles.py)
 pytest_plugins = ("tests.roles",)
+
+TESTS = REPO / "tests"
+# the first folder under tests/ → its tier; tests/integration (the old home of db and system
+# tests, where a file may still be added) runs as system: it may start processes and ports
+TIERS = {"unit": "unit", "db": "db", "system": "system", "integration": "system",
+         "acceptance": "system", "browser": "browser", "netns": "netns", "chaos": "chaos"}
+
+
+def tier_of(path: Path) -> str:
+    try:
+        top = path.resolve().relative_to(TESTS).parts[0]
+    except (ValueError, IndexError):
+        return "system"
+    return TIERS.get(top, "system")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
+        load.publish()  # before the workers are spawned: they inherit it
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tests.fleet import stop_idle_simulators
+
+    stop_idle_simulators()
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"load factor {load.slowdown():g} (deadlines scaled; {load.ENV} sets it)"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    factor = load.slowdown()
+    default = float(config.getoption("timeout", None) or config.getini("timeout") or 0)
+    for item in items:
+        item.add_marker(getattr(pytest.mark, tier_of(item.path)))
+        marker = item.get_closest_marker("timeout")
+        base = float(marker.args[0]) if marker and marker.args else default
+        if factor > 1 and base > 0:
+            item.add_marker(pytest.mark.timeout(base * factor), append=False)
 
 
 @pytest.fixture(scope="session")
@@ -35,9 +82,25 @@ def pg_server_url() -> Iterator[str]:
     base = Path(tempfile.mkdtemp(prefix="bf4ps-test-pg-"))
     base.chmod(0o755)
     url = embedded.start(base / "data", cleanup_mode="delete")
+    _durability_off(url)
     yield url
     embedded.stop(base / "data")
     shutil.rmtree(base, ignore_errors=True)
+
+
+# The suite's own throw-away server needs no crash safety: without a flush to disk at every
+# commit and every CREATE DATABASE its work is CPU-bound, not waiting on the disk. (A crash
+# loses a server that is deleted at the end anyway; tests/pgctl.py's private servers, which
+# tests restart, keep the defaults.)
+NO_DURABILITY = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+
+
+def _durability_off(url: str) -> None:
+    with _admin(url) as conn:
+        for name, value in NO_DURABILITY.items():
+            conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(
+                sql.Identifier(name), sql.Literal(value)))
+        conn.execute("SELECT pg_reload_conf()")
 
 
 def _admin(url: str) -> psycopg.Connection[tuple[object, ...]]:
@@ -71,18 +134,24 @@ async def template_db(pg_server_url: str) -> AsyncIterator[str]:
     drop_database(pg_server_url, name)
 
 
+@pytest.fixture(scope="session")
+def copies(pg_server_url: str, template_db: str) -> Iterator[Copies]:
+    """This worker's copies of the template, put back as new between tests (tests/dbcopies.py)."""
+    made = Copies(pg_server_url, template_db)
+    made.learn()
+    yield made
+    made.drop_all()
+
+
 @pytest.fixture
-def db_url(pg_server_url: str, template_db: str) -> Iterator[str]:
-    """A fresh, migrated database for one test."""
-    name = f"bf4ps_t_{uuid.uuid4().hex[:12]}"
-    url = create_database(pg_server_url, name, template=template_db)
-    with psycopg.connect(url, autocommit=True) as admin:  # what `bf4ps db upgrade` does on it
-        admin.execute("SELECT bf4ps_no_temporary()")
-    yield url
+def db_url(pg_server_url: str, copies: Copies) -> Iterator[str]:
+    """A migrated database as the template left it, for one test."""
+    name = copies.take()
+    yield with_dbname(pg_server_url, name)
     from tests.fleet import stop_every_fleet
 
-    stop_every_fleet()  # processes of this test go before their database does
-    drop_database(pg_server_url, name)
+    stop_every_fleet()  # processes of this test go before their database is reset
+    copies.give_back(name)
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ import httpx
 
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import SimProcess, spawn
+from tests import load
 from tests.procs import bf4ps_env
 
 LIVE: list[Fleet] = []
@@ -26,14 +27,43 @@ def stop_every_fleet() -> None:
         LIVE.pop().stop_all(timeout=20)
 
 
+IDLE: list[SimProcess] = []  # this worker's simulators between tests
+
+
 @contextmanager
 def simulator(**knobs: Any) -> Iterator[SimProcess]:
-    """The Battlelog simulator in its own process (its clock is not stalled by the test's)."""
-    sim = spawn(SimConfig(port=0, **knobs))
+    """The Battlelog simulator in its own process (its clock is not stalled by the test's).
+    A worker starts one and serves its tests from it: between tests it is made new through its
+    own reset (`POST /__sim/reset` with these knobs: a fresh world, as a newly started one);
+    one still running when another is asked for (two in one test) is not shared."""
+    sim = None
+    while IDLE and sim is None:
+        candidate = IDLE.pop()
+        if candidate.process.poll() is None and _made_new(candidate, knobs):
+            sim = candidate
+        else:
+            candidate.stop()
+    if sim is None:
+        sim = spawn(SimConfig(port=0, **knobs))
     try:
         yield sim
     finally:
-        sim.stop()
+        if sim.process.poll() is None:
+            IDLE.append(sim)
+
+
+def _made_new(sim: SimProcess, knobs: dict[str, Any]) -> bool:
+    try:
+        answer = httpx.post(sim.url("/__sim/reset"), json={"fresh": knobs},
+                            timeout=load.scaled(10))
+    except httpx.HTTPError:
+        return False
+    return answer.status_code == 200
+
+
+def stop_idle_simulators() -> None:
+    while IDLE:
+        IDLE.pop().stop()
 
 
 def sim_stats(sim: SimProcess) -> dict[str, Any]:
@@ -74,6 +104,12 @@ class Fleet:
     def log(self, name: str) -> str:
         return (self.data_dir / f"{name}.log").read_text()
 
+    def tails(self, lines: int = 15) -> str:
+        """The last lines of every process's log and its exit status (for a failure message)."""
+        return "\n".join(
+            f"--- {name} (exit {proc.poll()}):\n" + "\n".join(self.log(name).splitlines()[-lines:])
+            for name, proc in self.procs.items())
+
     def signal(self, name: str, sig: int) -> None:
         self.procs[name].send_signal(sig)
 
@@ -88,7 +124,7 @@ class Fleet:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
         codes = {}
-        deadline = time.monotonic() + timeout
+        deadline = load.deadline(timeout)
         for name, proc in self.procs.items():
             try:
                 codes[name] = proc.wait(max(0.1, deadline - time.monotonic()))

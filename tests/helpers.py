@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from uuid import UUID
@@ -14,6 +15,7 @@ from bf4ps.policy import Policy
 from bf4ps.queue.enqueue import Demand, Enqueued, enqueue
 from bf4ps.queue.jobs import CollectorRef
 from bf4ps.queue.ranking import rank
+from tests import load
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -96,16 +98,20 @@ async def seed_work(conn: Conn, n: int, resources: tuple[str, ...] = ("detailed"
 
 
 async def wait_for(conn: Conn, sql: str, params: dict[str, object] | None = None,
-                   *, timeout: float = 60, poll: float = 0.2) -> int:
-    """Poll until the query's single value is truthy; returns it (AssertionError on timeout)."""
+                   *, timeout: float = 60, poll: float = 0.2,
+                   context: Callable[[], str] | None = None) -> int:
+    """Poll until the query's single value is truthy; returns it. On timeout (`timeout` scaled
+    by the suite's load factor) an AssertionError, with `context()` (a fleet's log tails:
+    Fleet.tails) saying what the processes were doing."""
     import asyncio
 
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = loop.time() + load.scaled(timeout)
     while True:
         value = await count(conn, sql, params)
         if value:
             return value
         if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for: {sql}")
+            raise AssertionError(f"timed out after {load.scaled(timeout):.0f} s waiting for: "
+                                 f"{sql}" + (f"\n{context()}" if context else ""))
         await asyncio.sleep(poll)

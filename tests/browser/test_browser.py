@@ -29,12 +29,13 @@ from bf4ps.sim.battlelog.lookup import name_platforms
 from bf4ps.stats.snapshot import write_detailed
 from bf4ps.web.app import create_app
 from bf4ps.web.serve import serve_in_thread
+from tests import load
 from tests.fleet import Fleet, simulator
 from tests.helpers import interactive_gate, make_soldier
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
-    pytest.mark.browser, pytest.mark.slow,
+    pytest.mark.slow,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at "
                        "/usr/bin/chromium (apt-get install -y chromium)"),
 ]
@@ -211,7 +212,7 @@ async def _journey(browser, web: str, shots: Path) -> None:  # type: ignore[no-u
     # the weapons table keeps name, kills and accuracy in view
     await page.set_viewport_size(PHONE)
     width_js = "document.querySelector('#history-chart canvas').getBoundingClientRect().width"
-    deadline = time.monotonic() + 5  # redrawn after the resize settles (150 ms)
+    deadline = load.deadline(5)  # redrawn after the resize settles (150 ms)
     while await page.evaluate(width_js) >= PHONE["width"] and time.monotonic() < deadline:
         await page.wait_for_timeout(100)
     assert 250 < await page.evaluate(width_js) < PHONE["width"]

@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests import load
+from tests.clocks import libfaketime
 from tests.netns.net import BL_ADDR, DB_ADDR, Net
 from tests.procs import bf4ps_env
 
 PG_USER = "embedded_postgres"  # the system user the embedded server runs as under root
 SIM_PORT = 8401
-FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 
 
 def _pg_bin(name: str) -> str:
@@ -161,7 +162,8 @@ class Bed:
               *, skew: str | None = None, pause: str | None = None,
               env_extra: dict[str, str] | None = None) -> subprocess.Popen[str]:
         """`bf4ps collector run` on host n. `skew`: libfaketime's FAKETIME offset for that
-        host's clock (e.g. "+0.5", "-5"); `pause`: test-only pause points (testhook.py);
+        host's clock (e.g. "+0.5", "-5"; the test is skipped, saying why, without libfaketime);
+        `pause`: test-only pause points (testhook.py);
         `env_extra`: more environment (a tests/clocks.py SkewedClock's, whose offset can be
         changed while the collector runs)."""
         data = self.root / f"{name}-data"
@@ -176,7 +178,7 @@ class Bed:
                 (data / f"{point}.ready").unlink(missing_ok=True)
                 (data / f"{point}.go").unlink(missing_ok=True)
         if skew:
-            env |= {"LD_PRELOAD": FAKETIME_LIB, "FAKETIME": skew, "DONT_FAKE_MONOTONIC": "1"}
+            env |= {"LD_PRELOAD": str(libfaketime()), "FAKETIME": skew, "DONT_FAKE_MONOTONIC": "1"}
         env |= env_extra or {}
         log = (self.root / f"{name}.log").open("a")
         proc = subprocess.Popen(
@@ -217,7 +219,7 @@ class Bed:
                 proc.send_signal(signal.SIGCONT)
                 proc.send_signal(signal.SIGTERM)
         codes = {}
-        deadline = time.monotonic() + timeout
+        deadline = load.deadline(timeout)
         for name, proc in self.procs.items():
             try:
                 codes[name] = proc.wait(max(0.1, deadline - time.monotonic()))
@@ -229,7 +231,7 @@ class Bed:
 
 
 def _wait(check: Any, timeout: float, what: str, detail: Any = None) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = load.deadline(timeout)
     while not check():
         if time.monotonic() > deadline:
             extra = f": {detail()[-2000:]}" if detail else ""

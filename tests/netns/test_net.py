@@ -8,7 +8,7 @@ import pytest
 
 from tests.netns import net
 
-pytestmark = [pytest.mark.netns, pytest.mark.xdist_group("netns")]
+pytestmark = [pytest.mark.xdist_group("netns")]
 
 
 def test_a_killed_runs_namespaces_are_swept() -> None:

@@ -17,10 +17,11 @@ import pytest
 from bf4ps.collector.supervise import EXIT_FAILED
 from bf4ps.db.connect import Conn, connection
 from bf4ps.settings import Settings
+from tests import load
 from tests.helpers import count, seed_work, wait_for
 from tests.netns.bed import Bed
 
-pytestmark = [pytest.mark.netns, pytest.mark.slow, pytest.mark.xdist_group("netns")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("netns")]
 
 BOUND = Settings().db_idle_in_transaction_timeout_seconds  # the documented bound (defaults)
 PACING = 1.0
@@ -233,7 +234,7 @@ async def frozen(bed: Bed, conn: Conn, what: str, then: object = None) -> None:
 def _until(check: object, timeout: float = 60) -> None:
     import time
 
-    deadline = time.monotonic() + timeout
+    deadline = load.deadline(timeout)
     while not (callable(check) and check()):
         if time.monotonic() > deadline:
             raise AssertionError("timed out")
@@ -245,9 +246,9 @@ def test_a_host_clock_can_be_skewed(bed: Bed) -> None:
     import subprocess
     import time
 
-    from tests.netns.bed import FAKETIME_LIB
+    from tests.clocks import libfaketime
 
-    env = {"LD_PRELOAD": FAKETIME_LIB, "FAKETIME": "+5", "DONT_FAKE_MONOTONIC": "1",
+    env = {"LD_PRELOAD": str(libfaketime()), "FAKETIME": "+5", "DONT_FAKE_MONOTONIC": "1",
            "PATH": "/usr/bin:/bin"}
     out = subprocess.run([*bed.net.exec_prefix("c1"), "date", "+%s.%N"], env=env,
                          capture_output=True, text=True, timeout=10, check=True).stdout

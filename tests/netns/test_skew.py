@@ -15,12 +15,13 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bf4ps.db.connect import Conn, connection
+from tests import load
 from tests.clocks import SkewedClock
 from tests.helpers import count, seed_work, wait_for
 from tests.netns.bed import Bed
 from tests.procs import bf4ps_env
 
-pytestmark = [pytest.mark.netns, pytest.mark.slow, pytest.mark.xdist_group("netns")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("netns")]
 
 FLEET = {"BF4PS_HEARTBEAT_SECONDS": "1", "BF4PS_IDLE_POLL_SECONDS": "0.3",
          "BF4PS_CLAIM_HORIZON_SECONDS": "0.5", "BF4PS_CLOCK_CHECK_SECONDS": "1",
@@ -33,7 +34,7 @@ async def _sent_from(bed: Bed, n: int, total: int, timeout: float) -> dict[str, 
     """Wait until host n's address has sent `total` requests; its counters at the simulator."""
     addr = bed.net.egress_addr(n)
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = loop.time() + load.scaled(timeout)
     while True:
         ip = dict(bed.sim_stats()["by_ip"].get(addr, {}))
         if int(ip.get("count", 0)) >= total:

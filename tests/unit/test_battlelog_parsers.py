@@ -5,6 +5,7 @@ Every expected value below was read from the fixture files themselves.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,6 @@ from bf4ps.domain import ErrorClass, Resource
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "battlelog"
-SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "battlelog-fixtures"
 
 DETAILS_2013 = "2013-bf4intel/details-stats.json"
 OVERVIEW = "2013-bf4intel/soldieroverview.json"
@@ -62,13 +62,16 @@ def encode(value: Any) -> bytes:
 # --- the fixture copy ------------------------------------------------------------------------
 
 
-def test_every_shared_fixture_is_copied_unchanged() -> None:
-    if not SHARED_FIXTURES.is_dir():
-        pytest.skip("../shared/battlelog-fixtures is not beside the repository")
-    shared = sorted(p.relative_to(SHARED_FIXTURES) for p in SHARED_FIXTURES.rglob("*.json"))
-    assert len(shared) == 7
-    for relative in shared:
-        assert (FIXTURES / relative).read_bytes() == (SHARED_FIXTURES / relative).read_bytes()
+def test_every_fixture_is_the_recorded_capture() -> None:
+    """Each capture is byte for byte the file its provenance note names (SHA256SUMS)."""
+    listed = {}
+    for line in (FIXTURES / "SHA256SUMS").read_text().splitlines():
+        digest, name = line.split(maxsplit=1)
+        listed[name] = digest
+    present = sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.rglob("*.json"))
+    assert present == sorted(listed) and len(present) == 7
+    for name, digest in listed.items():
+        assert hashlib.sha256(raw(name)).hexdigest() == digest, name
 
 
 @pytest.mark.parametrize(

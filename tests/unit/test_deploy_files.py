@@ -425,7 +425,7 @@ def test_compose_file_describes_the_central_node() -> None:
 def test_compose_file_is_least_privilege() -> None:
     """No bf4ps service connects as the image's superuser or shares a login with another
     kind; every connection uses TLS, and the published server refuses connections without it.
-    (tests/integration/test_deploy_fleet.py runs the fleet with these URLs.)"""
+    (tests/system/test_deploy_fleet.py runs the fleet with these URLs.)"""
     yaml = pytest.importorskip("yaml", reason="PyYAML is not installed")
     services = yaml.safe_load((CONTAINER / "compose.yaml").read_text())["services"]
     users = {}

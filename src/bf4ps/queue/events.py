@@ -72,7 +72,7 @@ class EventType(StrEnum):
 EVENT_TYPE_NAMES = tuple(sorted(e.value for e in EventType))  # for filters: CLI, website, API
 
 # The table's writable columns but event_type and details (record()'s own arguments); a test
-# (tests/integration/test_event_columns.py) keeps this, insert_event and every INSERT INTO
+# (tests/db/test_event_columns.py) keeps this, insert_event and every INSERT INTO
 # collection_events of the named queries and the migrations' functions in step with the table.
 EVENT_COLUMNS = (
     "collector_uuid", "collector_name", "hostname", "egress_key", "lane", "job_id",

@@ -4,6 +4,7 @@ unexpired lease; a failure is classified, backs off or parks, and never touches 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -19,6 +20,8 @@ from bf4ps.queue import events
 from bf4ps.queue.backoff import is_terminal, retry_delay
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome, job_event_fields
+
+log = logging.getLogger(__name__)
 
 StatsWriter = Callable[[Conn, ClaimedJob, datetime], Awaitable[None]]
 
@@ -54,6 +57,16 @@ async def _lock(conn: Conn, job: ClaimedJob, statuses: list[str]) -> dict[str, A
 
 
 async def _reject(conn: Conn, me: CollectorRef, job: ClaimedJob, what: str) -> Outcome:
+    """The lease is not ours: a stale finalize, recorded as such. Unless this lease's own
+    outcome is already in the log: a retry after a commit that landed while its answer was
+    lost with the connection (the server restarting between the commit and the reply). That
+    work is done, once; it is neither stale nor a reason to stop the collector."""
+    landed = await one(conn, "job_own_outcome", {"job_id": job.job_id,
+                                                 "lease_token": job.lease.lease_token})
+    if landed is not None and landed["event_type"] is not None:
+        log.warning("job %s: its %s had committed before the connection was lost (found in "
+                    "the log); not finalized again", job.job_id, what)
+        return Outcome(True, str(landed["event_type"]))
     # who holds the job now, never their lease token (the fence of their lease)
     now_row = await one(conn, "job_snapshot", {"job_id": job.job_id,
                                                "lease_token": job.lease.lease_token})

@@ -13,7 +13,7 @@
 --
 -- This migration runs after others that may CREATE OR REPLACE a function (which resets
 -- SECURITY DEFINER and its search_path): existing functions are changed with ALTER FUNCTION,
--- and tests/integration/test_roles.py fails when any function a runtime role may execute
+-- and tests/system/test_roles.py fails when any function a runtime role may execute
 -- writes as its caller (not SECURITY DEFINER or without a fixed search_path).
 
 -- ---------------------------------------------------------------- no temporary objects

@@ -59,6 +59,12 @@ SELECT * FROM bf4ps_job_lock_owned(%(job_id)s, %(collector_uuid)s, %(lease_token
 -- name: job_snapshot
 SELECT * FROM bf4ps_job_snapshot(%(job_id)s, %(lease_token)s)
 
+-- name: job_own_outcome
+-- The outcome this lease already wrote for its job, if any (NULL: none): a finalize whose
+-- commit landed while its answer was lost with the connection, so the retry finds the job no
+-- longer ours (bf4ps_lease_outcome, migration 0022: the caller presents the lease's token).
+SELECT bf4ps_lease_outcome(%(job_id)s, %(lease_token)s) AS event_type
+
 -- name: job_note_error
 -- A job about to be parked keeps its last error on the row its removal leaves behind (the
 -- triggers of interactive requests read it: a look-up that found no soldier).

@@ -218,7 +218,23 @@ async def sim_config(request: Request) -> Response:
 
 
 async def sim_reset(request: Request) -> Response:
+    """The counters, the limiter and the sessions start over. With a JSON body
+    `{"fresh": {knob: value}}` the whole simulated world does, as a newly started simulator
+    with those knobs (the others at their defaults; host and port stay) would: its clock, its
+    fault dice, its logins. A test suite serves many tests from one process this way."""
     sim: SimState = request.app.state.sim
+    body = await request.body()
+    if body:
+        try:
+            asked = orjson.loads(body)
+            if not isinstance(asked, dict) or not isinstance(asked.get("fresh"), dict):
+                raise ConfigError('expected {"fresh": {knob: value}}')
+            config = SimConfig(host=sim.config.host, port=sim.config.port)
+            config.update(asked["fresh"])
+        except (orjson.JSONDecodeError, ConfigError) as exc:
+            return _json({"error": str(exc)}, 400)
+        request.app.state.sim = SimState(config, stopping=sim.stopping)
+        return _json({"reset": True, "config": config.as_dict()})
     sim.stats.reset()
     sim.limiter.reset()
     sim.check_sums.clear()  # the sessions the start page opened are forgotten too

@@ -1,0 +1,151 @@
+"""Capacity read models against a real database: `bf4ps forecast` on a fresh database (every
+input missing, documented defaults marked), backlog age in `bf4ps status` and /metrics, the
+fleet-history record and its retention, the scheduler's start-up capacity check."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from prometheus_client.parser import text_string_to_metric_families
+
+from bf4ps.cli.common import to_json
+from bf4ps.cli.main import cli
+from bf4ps.db.connect import Conn, open_pool
+from bf4ps.scheduler import history
+from bf4ps.settings import Settings
+from bf4ps.views import forecast_inputs
+from bf4ps.views.fleet_status import render_status, status_report
+from bf4ps.views.forecast import forecast
+from bf4ps.web.app import create_app
+from bf4ps.web.metrics import Metrics
+from tests.db.test_web_api import OPS, SETTINGS, client_for
+from tests.helpers import make_soldier
+
+
+def run(settings: Settings, *args: str) -> str:
+    result = CliRunner().invoke(cli, list(args), obj=settings, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def gauge(text: str, name: str, **labels: str) -> float | None:
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v
+                                           for k, v in labels.items()):
+                return float(sample.value)
+    return None
+
+
+def test_forecast_on_a_fresh_database_names_every_missing_input(db_url: str,
+                                                                tmp_path: Path) -> None:
+    settings = Settings(database_url=db_url, data_dir=tmp_path)
+    text = run(settings, "forecast")
+    assert "not measured yet (documented defaults used, marked 'default')" in text
+    for missing in ("population and its activity", "egresses", "fleet budget",
+                    "detailed: requests per attempt"):
+        assert missing in text, text
+    assert "steady-state demand (requests/h):" in text and "bootstrap completion" in text
+    data = json.loads(run(settings, "forecast", "--json"))
+    assert data["inputs"]["population"]["total"] == {
+        "value": 190000.0, "source": data["inputs"]["population"]["total"]["source"],
+        "measured": False}
+    assert not data["inputs"]["costs"]["detailed"]["requests_per_attempt"]["measured"]
+    assert data["capacity"]["budget_per_hour"] == 1296.0
+    assert data["demand_per_hour"] > 0 and data["egresses_needed"] >= 1
+    # the documented population is still to bootstrap: a date, from the modelled rate
+    assert all(b["remaining"] == 190000 and b["completes_at"] for b in data["bootstrap"])
+    assert data["bootstrap"][0]["source"].startswith("modelled")
+    assert data["fits"] is True, data  # the shipped defaults fit the documented budget
+
+
+async def seed_waiting(conn: Conn, hours: float) -> int:
+    sid = await make_soldier(conn, 777)
+    await conn.execute("UPDATE collection_state SET eligible_since = now() - CASE resource "
+                       "WHEN 'detailed' THEN make_interval(hours => %s) ELSE interval '0' END "
+                       "WHERE soldier_id = %s", [hours, sid])
+    return sid
+
+
+async def test_backlog_age_in_status_and_metrics_and_the_history_record(conn: Conn) -> None:
+    await seed_waiting(conn, 2)
+    report = json.loads(to_json(await status_report(conn)))  # what `status --json` prints
+    age = report["backlog"]["age_seconds"]
+    assert 7190 < age["bootstrap"]["detailed"] < 7300, age
+    assert age["active"]["detailed"] == 0 and age["bootstrap"]["weapons"] < 600
+    assert age["interactive"]["detailed"] == 0 and age["retry"]["detailed"] == 0
+    text = render_status(await status_report(conn))
+    assert "backlog age (oldest eligible work not yet served)" in text
+    assert "refresh lag (due -> collected): nothing recorded" in text
+
+    scraped = (await Metrics().render(conn)).decode()
+    assert 7190 < (gauge(scraped, "bf4ps_backlog_age_seconds", **{
+        "class": "bootstrap", "resource": "detailed"}) or 0) < 7300
+    assert gauge(scraped, "bf4ps_backlog_age_seconds",
+                 **{"class": "active", "resource": "vehicles"}) == 0
+    assert gauge(scraped, "bf4ps_policy_feasible") is None  # no scheduler has checked yet
+
+    await history.record(conn, 60)
+    cur = await conn.execute("SELECT soldiers, coverage, backlog_age FROM fleet_history")
+    row = await cur.fetchone()
+    assert row is not None and row["soldiers"] == 1
+    assert row["coverage"]["detailed"]["never_attempted"] == 1
+    assert row["backlog_age"]["bootstrap"]["detailed"] > 7190
+    old = datetime.now(UTC) - timedelta(days=200)
+    await conn.execute("INSERT INTO fleet_history (recorded_at, interval_seconds, soldiers, "
+                       "coverage, finished, requests, backlog_age, refresh_lag) VALUES "
+                       "(%s, 60, 0, '{}', '{}', '{}', '{}', '{}')", [old])
+    assert await history.prune(conn, 180) == 1
+    assert await history.prune(conn, 180) == 0
+
+
+async def test_the_start_up_check_is_a_log_line_and_a_metric(
+        conn: Conn, caplog: pytest.LogCaptureFixture) -> None:
+    await conn.execute("INSERT INTO scheduler_policy (key, value) VALUES "
+                       "('freshness_detailed_seconds', '3600')")
+    with caplog.at_level(logging.INFO, logger="bf4ps.scheduler.history"):
+        fc = await history.check_capacity(conn, forecast(await forecast_inputs.load(conn)))
+    assert not fc.fits
+    said = [r for r in caplog.records if r.name == "bf4ps.scheduler.history"]
+    assert len(said) == 1 and said[0].levelno == logging.WARNING
+    text = said[0].getMessage()
+    assert "does NOT fit" in text and "x the 1,296/h the budget allows" in text, text
+    scraped = (await Metrics().render(conn)).decode()
+    assert gauge(scraped, "bf4ps_policy_feasible") == 0.0
+    assert (gauge(scraped, "bf4ps_forecast_demand_requests_per_hour") or 0) > 1296
+    await conn.execute("DELETE FROM scheduler_policy")
+    again = await history.check_capacity(conn, forecast(await forecast_inputs.load(conn)))
+    assert again.fits
+    scraped = (await Metrics().render(conn)).decode()
+    assert gauge(scraped, "bf4ps_policy_feasible") == 1.0
+
+
+async def test_the_history_api_and_the_console_behind_authentication(
+        conn: Conn, db_url: str) -> None:
+    await seed_waiting(conn, 1)
+    await history.record(conn, 60)
+    pool = await open_pool(db_url, max_size=2)
+    try:
+        async with client_for(create_app(SETTINGS, pool=pool)) as c:
+            assert (await c.get("/api/ops/history")).status_code == 401
+            r = await c.get("/api/ops/history", auth=OPS)
+            assert r.status_code == 200
+            data = r.json()
+            assert len(data["times"]) == 1 and data["coverage"]["detailed"] == [0.0]
+            assert data["backlog"]["bootstrap"][0] > 3590
+            assert [p["resource"] for p in data["projections"]] == [
+                "detailed", "profile", "weapons", "vehicles"]
+            page = await c.get("/ops", auth=OPS)
+            assert page.status_code == 200
+            assert 'id="chart-coverage"' in page.text and 'id="ops-history"' in page.text
+            assert "/static/vendor/uplot/uPlot.iife.min.js" in page.text
+            assert "Backlog age" in page.text
+            js = await c.get("/static/vendor/uplot/uPlot.iife.min.js")
+            assert js.status_code == 200 and "uPlot" in js.text[:200]
+    finally:
+        await pool.close()

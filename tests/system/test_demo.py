@@ -1,0 +1,140 @@
+"""`bf4ps demo --duration 90 --json` as a new user would run it: all four resources collected,
+coverage rose, the simulator saw zero rate-limit violations, the summary lists the failures,
+retries and throttles that happened under the real fault rates and the fleet budget's use, the
+printed `bf4ps status` hint works as printed, and nothing is left running. A second demo on the
+same data directory and a demo on a busy port refuse in one line."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+from tests import load
+from tests.procs import bf4ps_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+    bool(os.environ.get("BF4PS_TEST_DATABASE_URL")), reason="the demo runs its own server")]
+
+
+def leftovers(marker: str) -> list[str]:
+    found = []
+    for proc in psutil.process_iter(["pid", "cmdline", "environ"]):
+        try:
+            cmd = " ".join(proc.info["cmdline"] or [])
+            env = proc.info["environ"] or {}
+        except (psutil.Error, OSError):
+            continue
+        if marker in cmd or env.get("BF4PS_DATA_DIR", "").startswith(marker):
+            found.append(f"{proc.pid} {cmd[:120]}")
+    return found
+
+
+def test_demo_runs_collects_and_stops_cleanly(tmp_path: Path) -> None:
+    data = tmp_path / "bf4ps-data"
+    env = bf4ps_env(BF4PS_DATA_DIR=str(data))
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "bf4ps.cli.main", "demo", "--duration",
+         str(round(load.scaled(90))), "--json",
+         "--port", "0", "--soldiers", "2000"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert demo.stderr is not None
+    seen = []
+    for line in demo.stderr:  # the demo names its database for other commands
+        seen.append(line)
+        if "BF4PS_DATABASE_URL='" in line:
+            break
+    hint = line.split("BF4PS_DATABASE_URL=", 1)[1].strip()
+    # as printed, in a new shell whose PATH knows no venv
+    status = subprocess.run(f"env -i PATH=/usr/bin:/bin BF4PS_DATABASE_URL={hint} --json",
+                            shell=True, capture_output=True, text=True, timeout=60)
+    assert status.returncode == 0, (hint, status.stderr)
+    assert {"soldiers", "queue_depth", "coverage"} <= set(json.loads(status.stdout))
+    # the data directory is in use: a second demo refuses instead of resetting the first's
+    second = subprocess.run(
+        [sys.executable, "-m", "bf4ps.cli.main", "demo", "--duration", "5", "--port", "0"],
+        env=env, capture_output=True, text=True, timeout=60)
+    assert second.returncode == 1 and "another demo" in second.stderr, second.stderr
+    assert len(second.stderr.strip().splitlines()) == 1, second.stderr
+    out, err = demo.communicate(timeout=load.scaled(400))
+    assert demo.returncode == 0, ("".join(seen) + err)[-3000:]
+    summary = json.loads(out)
+    collected = summary["coverage"]["collected_end"]
+    assert all(collected[r] > 0 for r in ("detailed", "profile", "weapons", "vehicles")), collected
+    assert sum(collected.values()) > sum(summary["coverage"]["collected_start"].values())
+    assert summary["soldiers"] >= 2000
+    assert summary["violations"] == {"per_ip": 0, "fleet": 0}
+    assert summary["requests"]["total"] > 100
+    # real fault rates: what failed is what the simulator broke (a timeout still held when the
+    # demo stopped is not counted yet), each failure scheduled a retry or parked the resource
+    outcomes, answers = summary["outcomes"], summary["requests"]["by_outcome"]
+    broken = sum(answers.get(k, 0) for k in ("missing_general", "server_error", "timeout"))
+    failures = outcomes["failures"]
+    assert broken - 5 <= failures["total"] <= broken, (failures, answers)
+    assert failures["by_error_class"].get("malformed", 0) == answers["missing_general"]
+    assert outcomes["retries_scheduled"] + outcomes["unavailable"] == failures["total"]
+    assert outcomes["throttles"]["throttled_answers"] == answers["throttled"] + answers["penalty"]
+    budget = summary["budget"]
+    assert budget["fleet_budget"]["requests"] > 0
+    assert "demo-interactive" not in budget["egresses_with_work"]  # nobody asked: idle
+    assert len(budget["egresses_with_work"]) == 4
+    assert 0.5 < budget["use"] <= 1.05, budget  # against the capacity that had work
+    assert leftovers(str(data)) == []
+
+
+def test_a_busy_port_fails_in_one_line_before_anything_starts(tmp_path: Path) -> None:
+    data = tmp_path / "bf4ps-data"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        demo = subprocess.run(
+            [sys.executable, "-m", "bf4ps.cli.main", "demo", "--port", str(port)],
+            env=bf4ps_env(BF4PS_DATA_DIR=str(data)), capture_output=True, text=True,
+            timeout=60)
+    assert demo.returncode == 1, demo.stderr
+    assert demo.stderr.strip().splitlines() == [
+        f"Error: port {port} is in use (Address already in use): stop what listens there or "
+        "pick another with --port (0: any free port)"]
+    assert demo.stdout == "" and not (data / "demo" / "pgdata").exists()  # nothing started
+
+
+def test_ctrl_c_ends_with_the_summary(tmp_path: Path) -> None:
+    """SIGINT to the whole process group, as a terminal's Ctrl-C: the simulator dies with it,
+    the demo still stops everything and prints its summary, no traceback."""
+    data = tmp_path / "bf4ps-data"
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "bf4ps.cli.main", "demo", "--port", "0", "--soldiers", "500"],
+        env=bf4ps_env(BF4PS_DATA_DIR=str(data)), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    assert demo.stdout is not None
+    seen = []
+    for line in demo.stdout:
+        seen.append(line)
+        if "Ctrl-C stops everything" in line:
+            break
+    url = next(w for w in "".join(seen).split() if w.startswith("http://127.0.0.1:"))
+    deadline = load.deadline(60)
+    while time.monotonic() < deadline:  # the whole demo up: its website answers
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(url, timeout=2).status_code == 200:
+                break
+        time.sleep(0.2)
+    else:
+        pytest.fail("the demo's website never answered: " + "".join(seen)[-2000:])
+    os.killpg(demo.pid, signal.SIGINT)
+    out = "".join(seen) + demo.communicate(timeout=120)[0]
+    assert demo.returncode == 0, out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
+    assert "summary: " in out and "budget use" in out, out[-2000:]
+    assert leftovers(str(data)) == []

