@@ -61,7 +61,7 @@ async def test_every_event_insert_names_columns_the_table_has(conn: Conn) -> Non
     lists = {where: found for where, text in sources.items() if (found := _lists(text))}
     # the parse finds the statements it is meant to check (a regex that matches nothing
     # would pass vacuously)
-    assert {"query insert_event", "query feed_class", "query release_job",
+    assert {"query insert_event", "query feed_class", "function bf4ps_job_release()",
             "query reap_expired", "function queue_claim()",
             "function queue_succeed()"} <= set(lists)
     problems = [f"{where}: {sorted(set(cols) - table)}"

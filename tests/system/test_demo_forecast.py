@@ -30,8 +30,8 @@ def forecast(env: dict[str, str], *args: str) -> str:
 
 def measured_enough(data: dict[str, Any]) -> bool:
     costs = data["inputs"]["costs"]["detailed"]
-    return bool(costs["requests_per_attempt"]["measured"]
-                and any(b["source"].startswith("measured") for b in data["bootstrap"]))
+    rate = data["inputs"]["fleet_rate"]
+    return bool(costs["requests_per_attempt"]["measured"] and rate and rate["measured"])
 
 
 def test_forecast_on_the_demos_database_is_from_measured_figures(tmp_path: Path) -> None:

@@ -55,9 +55,11 @@ def test_the_demo_summary_reads_as_text() -> None:
                      "throttles": {"egress_cooldowns": 0, "throttled_answers": 0}},
         "budget": {"use": 0.731, "capacity_requests": 181, "egresses": 5,
                    "egresses_with_work": ["demo-egress-01", "demo-egress-02"]},
-        "violations": {"per_ip": 0, "fleet": 0}})
+        "violations": {"per_ip": 0, "fleet": 0},
+        "progress": {"soldiers_with_3_snapshots": 4, "session_reports": 9}})
     assert line == ("summary: 132 Battlelog requests in 47 s; collected (current): detailed 38, "
                     "profile 38, weapons 18, vehicles 0; failed attempts 3 (malformed 2, "
                     "server 1), retries scheduled 3, parked 0, throttles 0 answers / 0 egress "
                     "cool-downs; budget use 73 % of 181 requests (2 of 5 egresses had work); "
-                    "violations: 0 per IP, 0 fleet")
+                    "violations: 0 per IP, 0 fleet; 4 soldiers with 3 snapshots or more, "
+                    "9 session reports")

@@ -30,5 +30,6 @@ def test_the_intake_report_reads_as_text() -> None:
     line = report.describe()
     assert line == ("2 new aliases in 1 batches, 5 read (0 skipped); soldiers +2 new, 3 "
                     "updated, 1 new names; jobs 4 created (active 4), 0 promoted; 0 marked "
-                    "due; cursor 812, watermark 2026-11-30 12:00:00 UTC")
+                    "due; sessions +0 opened, 0 closed; cursor 812, watermark "
+                    "2026-11-30 12:00:00 UTC")
     assert "IntakeReport(" not in line
