@@ -595,5 +595,7 @@ async def test_a_fresh_reset_makes_the_world_new_with_the_knobs_given(
     async with BattlelogClient(sim.base_url, "bf4ps-test") as forgotten:
         forgotten.use_session(session)  # the old world's login is not this one's
         walled = await forgotten.search("Someone-Real")
-    assert walled.parsed == ()  # the wall's empty answer, not the soldiers found
+    # the wall's empty answer, not the soldiers found (and, unchecked, not believed either)
+    assert walled.parsed is None and walled.error_class is ErrorClass.UNRECOGNIZED
+    assert walled.details["signal"] == "unverified_empty"
     assert stats(sim)["by_outcome"]["login_wall"] == 1
