@@ -33,9 +33,11 @@ async def soldier(conn: Conn, persona_id: int, success_ago: timedelta | None = N
         [sid])
     if success_ago is not None:
         await conn.execute(
+            # on the module's clock, as the sightings are (a long serial run imports it early)
             "UPDATE collection_state SET status = 'current', attempts_total = 1, "
-            "last_attempt_at = now() - %s, last_success_at = now() - %s, activity_class = "
-            "'active' WHERE soldier_id = %s", [success_ago, success_ago, sid])
+            "last_attempt_at = %s::timestamptz - %s, last_success_at = %s::timestamptz - %s, "
+            "activity_class = 'active' WHERE soldier_id = %s",
+            [NOW, success_ago, NOW, success_ago, sid])
     return sid
 
 
