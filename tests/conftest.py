@@ -60,15 +60,26 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"load factor {load.slowdown():g} (deadlines scaled; {load.ENV} sets it)"
 
 
+BASE_TIMEOUT = pytest.StashKey[float]()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    factor = load.slowdown()
     default = float(config.getoption("timeout", None) or config.getini("timeout") or 0)
     for item in items:
         item.add_marker(getattr(pytest.mark, tier_of(item.path)))
         marker = item.get_closest_marker("timeout")
-        base = float(marker.args[0]) if marker and marker.args else default
-        if factor > 1 and base > 0:
-            item.add_marker(pytest.mark.timeout(base * factor), append=False)
+        item.stash[BASE_TIMEOUT] = float(marker.args[0]) if marker and marker.args else default
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """A test's timeout is its quiet-machine timeout times the load factor when it starts (a
+    machine that got busier since the suite began gives its later tests more time); outermost,
+    so pytest-timeout reads the marker after it is set."""
+    base, factor = item.stash.get(BASE_TIMEOUT, 0.0), load.slowdown()
+    if factor > 1 and base > 0:
+        item.add_marker(pytest.mark.timeout(base * factor), append=False)
+    yield
 
 
 @pytest.fixture(scope="session")

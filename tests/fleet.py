@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ import httpx
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import SimProcess, spawn
 from tests import load
-from tests.procs import bf4ps_env
+from tests.procs import as_remote, bf4ps_env
 
 LIVE: list[Fleet] = []
 
@@ -45,6 +44,7 @@ def simulator(**knobs: Any) -> Iterator[SimProcess]:
             candidate.stop()
     if sim is None:
         sim = spawn(SimConfig(port=0, **knobs))
+        as_remote(sim.process.pid)
     try:
         yield sim
     finally:
@@ -127,7 +127,7 @@ class Fleet:
         deadline = load.deadline(timeout)
         for name, proc in self.procs.items():
             try:
-                codes[name] = proc.wait(max(0.1, deadline - time.monotonic()))
+                codes[name] = proc.wait(max(0.1, deadline.left()))
             except subprocess.TimeoutExpired:
                 proc.kill()
                 codes[name] = proc.wait()

@@ -105,13 +105,12 @@ async def wait_for(conn: Conn, sql: str, params: dict[str, object] | None = None
     Fleet.tails) saying what the processes were doing."""
     import asyncio
 
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + load.scaled(timeout)
+    deadline = load.deadline(timeout)
     while True:
         value = await count(conn, sql, params)
         if value:
             return value
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out after {load.scaled(timeout):.0f} s waiting for: "
+        if deadline.expired():
+            raise AssertionError(f"timed out after {deadline.allowed():.0f} s waiting for: "
                                  f"{sql}" + (f"\n{context()}" if context else ""))
         await asyncio.sleep(poll)

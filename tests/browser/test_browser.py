@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -218,7 +217,7 @@ async def _journey(browser, web: str, shots: Path) -> None:  # type: ignore[no-u
     await page.set_viewport_size(PHONE)
     width_js = "document.querySelector('#history-chart canvas').getBoundingClientRect().width"
     deadline = load.deadline(5)  # redrawn after the resize settles (150 ms)
-    while await page.evaluate(width_js) >= PHONE["width"] and time.monotonic() < deadline:
+    while await page.evaluate(width_js) >= PHONE["width"] and not deadline.expired():
         await page.wait_for_timeout(100)
     assert 250 < await page.evaluate(width_js) < PHONE["width"]
     assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]

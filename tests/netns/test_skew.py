@@ -33,13 +33,12 @@ SENT = 25  # requests from the shared egress's address, as in the run that found
 async def _sent_from(bed: Bed, n: int, total: int, timeout: float) -> dict[str, object]:
     """Wait until host n's address has sent `total` requests; its counters at the simulator."""
     addr = bed.net.egress_addr(n)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + load.scaled(timeout)
+    deadline = load.deadline(timeout)
     while True:
         ip = dict(bed.sim_stats()["by_ip"].get(addr, {}))
         if int(ip.get("count", 0)) >= total:
             return ip
-        assert loop.time() < deadline, f"{addr} sent fewer than {total} in {timeout} s: {ip}"
+        assert not deadline.expired(), f"{addr} sent fewer than {total} in {timeout} s: {ip}"
         await asyncio.sleep(0.5)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from bf4ps.db.connect import Conn, connection
@@ -58,7 +57,7 @@ class Scrape:
     async def until(self, what: str, ok: object, timeout: float = 90) -> float:
         deadline = load.deadline(timeout)
         seen = []
-        while time.monotonic() < deadline:
+        while not deadline.expired():
             value = await self.age()
             seen.append(value)
             if ok(value):  # type: ignore[operator]
@@ -69,7 +68,7 @@ class Scrape:
 
 async def collected_once(conn: Conn, n: int, timeout: float = 90) -> None:
     deadline = load.deadline(timeout)
-    while time.monotonic() < deadline:
+    while not deadline.expired():
         cur = await conn.execute("SELECT count(*) AS n FROM collection_state "
                                  "WHERE last_success_at IS NOT NULL")
         row = await cur.fetchone()
@@ -104,7 +103,7 @@ async def test_backlog_age_grows_while_the_fleet_is_stopped_and_drains_after(
             await scrape.until("young again after the restart", lambda a: a < FRESHNESS / 2)
             deadline = load.deadline(30)
             lag = None
-            while time.monotonic() < deadline:  # the next record holds the waits
+            while not deadline.expired():  # the next record holds the waits
                 lag = await scrape.lag_p95()
                 if lag is not None and lag > FRESHNESS:
                     break

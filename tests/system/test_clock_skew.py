@@ -35,10 +35,9 @@ SENT = 25  # requests at the simulator, as in the run that found it
 
 async def arrivals(sim: SimProcess, n: int, *, timeout: float) -> None:
     """Wait until `n` requests have reached the simulator."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + load.scaled(timeout)
+    deadline = load.deadline(timeout)
     while sim_stats(sim)["requests_total"] < n:
-        if loop.time() > deadline:
+        if deadline.expired():
             raise AssertionError(f"fewer than {n} requests in {timeout} s: {sim_stats(sim)}")
         await asyncio.sleep(0.5)
 

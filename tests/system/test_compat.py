@@ -95,7 +95,7 @@ def older_build(tmp_path: Path) -> Path:
 
 def wait_for_line(data: Path, name: str, text: str, proc: subprocess.Popen[str]) -> None:
     deadline = load.deadline(60)
-    while time.monotonic() < deadline:
+    while not deadline.expired():
         log = (data / f"{name}.log").read_text()
         if text in log:
             return

@@ -38,10 +38,9 @@ async def back_at_work(fleet: Fleet, conn: Conn, sent: int, timeout: float) -> N
     """Wait until `sent` requests are counted, restarting a collector that exits EXIT_FAILED
     as systemd's Restart=on-failure does: a job it held is gone from the rewound database, so
     its lease lapsed under it (docs/architecture.md "Supervision")."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + load.scaled(timeout)
+    deadline = load.deadline(timeout)
     while not await count(conn, f"SELECT ({SENT}) >= %(n)s", {"n": sent}):
-        assert loop.time() < deadline, f"fewer than {sent} requests counted in {timeout} s"
+        assert not deadline.expired(), f"fewer than {sent} requests counted in {timeout} s"
         for i in range(3):
             if fleet.procs[f"restore-{i}"].poll() == EXIT_FAILED:
                 fleet.start(f"restore-{i}", f"egress-{i}", f"127.0.0.{30 + i}")

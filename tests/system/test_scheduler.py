@@ -38,7 +38,7 @@ async def log_with(path: Path, text: str, timeout: float = 30) -> str:
     """The log's text once it contains `text` (fails after `timeout` seconds)."""
     deadline = load.deadline(timeout)
     while text not in (found := path.read_text()):
-        assert time.monotonic() < deadline, f"{path.name} never said {text!r}: {found}"
+        assert not deadline.expired(), f"{path.name} never said {text!r}: {found}"
         await asyncio.sleep(0.1)
     return found
 

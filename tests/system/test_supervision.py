@@ -36,10 +36,9 @@ async def exit_code(proc: subprocess.Popen[str], timeout: float) -> int:
 
 
 async def log_says(fleet: Fleet, name: str, text: str, timeout: float = 30) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + load.scaled(timeout)
+    deadline = load.deadline(timeout)
     while text not in fleet.log(name):
-        if loop.time() > deadline:
+        if deadline.expired():
             raise AssertionError(f"{name} never logged {text!r}: {fleet.log(name)[-1500:]}")
         await asyncio.sleep(0.1)
 
@@ -79,10 +78,9 @@ async def _waiting_at_a_closed_gate(conn: Conn, fleet: Fleet, name: str) -> None
     await wait_for(conn, "SELECT count(*) FROM collection_events WHERE event_type = 'succeeded'",
                    timeout=30)
     await conn.execute("UPDATE egress_gates SET cooldown_until = now() + interval '10 min'")
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + load.scaled(30)
+    deadline = load.deadline(30)
     while not _long_waits(fleet.log(name)):
-        if loop.time() > deadline:
+        if deadline.expired():
             raise AssertionError(f"{name} never waited at the closed gate")
         await asyncio.sleep(0.1)
 

@@ -75,7 +75,7 @@ def test_refused_with_a_clear_error(tls: TlsServer, tmp_path: Path, how: str,
 def _wait_for_line(log: Path, text: str, proc: subprocess.Popen[str],
                    timeout: float = 60) -> None:
     deadline = load.deadline(timeout)
-    while time.monotonic() < deadline:
+    while not deadline.expired():
         if log.exists() and text in log.read_text():
             return
         assert proc.poll() is None, log.read_text()[-2000:]
