@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,7 +46,7 @@ async def test_shared_and_separate_egresses_with_fleet_budget_never_violate(
         deadline = load.deadline(60)  # and each egress's spacing seen (two requests at least)
         while len(sim_stats(sim)["by_ip"]) < 5 or min(
                 p["count"] for p in sim_stats(sim)["by_ip"].values()) < 2:
-            assert time.monotonic() < deadline, sim_stats(sim)["by_ip"]
+            assert not deadline.expired(), sim_stats(sim)["by_ip"]
             await asyncio.sleep(0.5)
         codes = fleet.stop_all()
         stats = sim_stats(sim)
@@ -203,10 +202,13 @@ async def test_sigterm_while_waiting_for_the_slot_releases_the_job_and_its_slot(
         async with connection(db_url) as conn:
             await wait_for(conn, "SELECT count(*) FROM collection_events "
                                  "WHERE event_type = 'succeeded'", timeout=30)
-            job = await wait_for(conn, "SELECT job_id FROM collection_jobs "
-                                       "WHERE status = 'claimed'", timeout=30)
+            # waiting for its slot: the claimed job's slot is counted (a busy machine may take
+            # a while from the claim to the count)
+            job = await wait_for(conn, "SELECT j.job_id FROM collection_jobs j JOIN "
+                                       "request_ledger r USING (job_id) "
+                                       "WHERE j.status = 'claimed'", timeout=30)
             fleet.signal("waiter", signal.SIGTERM)
-            assert await asyncio.to_thread(fleet.procs["waiter"].wait, 30) == 0
+            assert await asyncio.to_thread(fleet.procs["waiter"].wait, load.scaled(30)) == 0
             assert await count(conn, "SELECT count(*) FROM collection_events WHERE job_id = "
                                      "%(j)s AND event_type = 'released'", {"j": job}) == 1
             assert await count(conn, "SELECT count(*) FROM collection_jobs WHERE job_id = "

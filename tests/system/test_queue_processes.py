@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bf4ps.db.connect import connection
+from tests import load
 from tests.helpers import count
 from tests.procs import read_json_line, spawn
 
@@ -38,7 +39,7 @@ async def test_sixteen_processes_drain_ten_thousand_jobs_exactly_once(
     await seed_jobs(db_url, 10_000)
     procs = [spawn("queue_worker.py", db_url, str(tmp_path), f"w{i:02d}", "drain", "60")
              for i in range(16)]
-    outputs = await asyncio.gather(*(asyncio.to_thread(p.communicate, None, 600)
+    outputs = await asyncio.gather(*(asyncio.to_thread(p.communicate, None, load.scaled(600))
                                      for p in procs))
     committed: Counter[int] = Counter()
     for proc, (out, err) in zip(procs, outputs, strict=True):
@@ -68,14 +69,14 @@ async def test_kill_9_holder_leaves_job_reclaimable_after_lease(db_url: str,
     job_id = read_json_line(holder)["holding"]
     assert job_id is not None
     holder.send_signal(signal.SIGKILL)
-    holder.wait(10)
+    holder.wait(load.scaled(10))
     killed_at = time.monotonic()
     rescuer = spawn("queue_worker.py", db_url, str(tmp_path), "rescuer", "drain", "30", "5")
-    out, err = await asyncio.to_thread(rescuer.communicate, None, 60)
+    out, err = await asyncio.to_thread(rescuer.communicate, None, load.scaled(60))
     assert rescuer.returncode == 0, err
     done = [json.loads(x) for x in out.splitlines() if '"job"' in x]
     assert done == [{"job": job_id, "committed": True}]
-    assert time.monotonic() - killed_at < 30
+    assert time.monotonic() - killed_at < load.scaled(30)
     async with connection(db_url) as conn:
         cur = await conn.execute(
             "SELECT event_type, collector_name FROM collection_events_log WHERE job_id = %s "
@@ -94,14 +95,14 @@ async def test_zombie_frozen_past_its_lease_cannot_commit(db_url: str, tmp_path:
     zombie.send_signal(signal.SIGSTOP)
     await asyncio.sleep(1.5)
     rescuer = spawn("queue_worker.py", db_url, str(tmp_path), "rescuer", "drain", "30", "5")
-    _, err = await asyncio.to_thread(rescuer.communicate, None, 60)
+    _, err = await asyncio.to_thread(rescuer.communicate, None, load.scaled(60))
     assert rescuer.returncode == 0, err
     zombie.send_signal(signal.SIGCONT)
     assert zombie.stdin is not None
     zombie.stdin.write("go\n")
     zombie.stdin.flush()
     verdict = read_json_line(zombie)
-    zombie.wait(10)
+    zombie.wait(load.scaled(10))
     assert verdict == {"committed": False, "event": "stale_finalize_rejected"}
     async with connection(db_url) as conn:
         assert await count(conn, "SELECT count(*) FROM detailed_stats_current") == 0
@@ -117,7 +118,8 @@ async def test_concurrent_processes_enqueue_one_pair_once(db_url: str, tmp_path:
         await conn.execute("INSERT INTO soldiers (persona_id, platform, current_name) "
                            "VALUES (99, 'pc', 'Pair')")
     procs = [spawn("enqueue_worker.py", db_url) for _ in range(8)]
-    outs = await asyncio.gather(*(asyncio.to_thread(p.communicate, None, 60) for p in procs))
+    outs = await asyncio.gather(*(asyncio.to_thread(p.communicate, None, load.scaled(60))
+                                  for p in procs))
     actions = Counter(json.loads(o)["action"] for o, _ in outs)
     assert actions["created"] == 1 and sum(actions.values()) == 8
     async with connection(db_url) as conn:

@@ -28,6 +28,7 @@ from bf4ps.sim.battlelog.snapshot import take
 from bf4ps.sim.bf4sw import population
 from bf4ps.web.app import create_app
 from bf4ps.web.serve import serve_in_thread
+from tests import load
 from tests.db.test_bf4sw_intake import sw, sw_name, sw_url  # noqa: F401 - fixtures
 from tests.fleet import Fleet, simulator
 from tests.helpers import wait_for
@@ -37,27 +38,29 @@ SYNC = 1.0  # BF4PS_BF4SW_SYNC_SECONDS: reconciliation every 5 s
 TICK = 1.0  # the BF4SW simulator's sightings
 GRANULARITY = 5 * SYNC + TICK  # how well the intake can know a start or an end
 LEAD = 40.0  # real seconds from now to the session's start: the snapshot before is taken
+# On a busy machine (load factor f) simulated time runs f times slower and the real-time
+# margins below are f times longer, so the chain has the same work to do per simulated minute.
 
 
-def pick(personas: list[int]) -> tuple[int, float, play.PlaySession]:
+def pick(personas: list[int], slow: float) -> tuple[int, float, play.PlaySession]:
     """A persona, the schedule anchor that starts his first session LEAD s from now, and that
     session: one no longer than 40 s whose next session is at least 90 s after it ends (the
-    page is read before it begins)."""
-    now = time.time()
+    page is read before it begins); each span `slow` times longer at SPEED / `slow`."""
+    now, speed = time.time(), SPEED / slow
     for pid in personas:
-        probe = play.Schedule(speed=SPEED, anchor=0.0, players=1.0)
+        probe = play.Schedule(speed=speed, anchor=0.0, players=1.0)
         first = next((k for k in range(play.PERIOD) if probe.session(pid, k)), None)
         if first is None:
             continue
         s = probe.session(pid, first)
         assert s is not None
-        anchor = now + LEAD - s.start
-        schedule = play.Schedule(speed=SPEED, anchor=anchor, players=1.0)
+        anchor = now + LEAD * slow - s.start
+        schedule = play.Schedule(speed=speed, anchor=anchor, players=1.0)
         session = schedule.session(pid, first)
         following = schedule.session(pid, first + 1)
         assert session is not None
-        if session.end - session.start <= 40 and (
-                following is None or following.start - session.end >= 90):
+        if session.end - session.start <= 40 * slow and (
+                following is None or following.start - session.end >= 90 * slow):
             return pid, anchor, session
     raise AssertionError("no persona with a suitable schedule")
 
@@ -83,7 +86,8 @@ async def test_a_session_is_closed_by_a_final_refresh_and_its_page_tells_the_tru
         "SELECT DISTINCT platform, persona_id FROM bf4_player_aliases "
         "WHERE last_seen < now() - interval '1 hour' ORDER BY persona_id")).fetchall()
     raw = {int(r["persona_id"]): str(r["platform"]) for r in rows}
-    pid, anchor, truth = pick(sorted(raw))
+    slow = load.slowdown()
+    pid, anchor, truth = pick(sorted(raw), slow)
     platform = bf4sw_platform(raw[pid])
     assert platform is not None
     async with connection(db_url) as conn:
@@ -91,7 +95,7 @@ async def test_a_session_is_closed_by_a_final_refresh_and_its_page_tells_the_tru
         for key, value in {"session_gap_seconds": "15", "final_refresh_min_age_seconds": "0",
                            "final_refresh_resources": '["detailed"]'}.items():
             await policy_mod.set_value(conn, key, value, by="test")
-    with simulator(speed=SPEED, min_interval=0.2, session_players=1.0, play_anchor=anchor,
+    with simulator(speed=SPEED / slow, min_interval=0.2, session_players=1.0, play_anchor=anchor,
                    active_fraction=0.0) as sim, Fleet(db_url, sim.base_url, tmp_path, {
                        "BF4PS_BF4SW_DATABASE_URL": sw_url,
                        "BF4PS_BF4SW_SYNC_SECONDS": str(SYNC),
@@ -100,7 +104,7 @@ async def test_a_session_is_closed_by_a_final_refresh_and_its_page_tells_the_tru
         log = open(tmp_path / "bf4sw-live.log", "a")  # noqa: SIM115 - closed with the process
         live_bf4sw.append(subprocess.Popen(
             [sys.executable, "-m", "bf4ps.cli.main", "simulate", "bf4sw", "--live",
-             "--soldiers", "8", "--rate", str(SPEED), "--tick", str(TICK),
+             "--soldiers", "8", "--rate", str(SPEED / slow), "--tick", str(TICK),
              "--session-players", "1", "--play-anchor", str(anchor)],
             env=fleet.env(), stdout=log, stderr=subprocess.STDOUT, text=True))
         sched = subprocess.Popen([sys.executable, "-m", "bf4ps.cli.main", "scheduler", "run"],
@@ -114,7 +118,7 @@ async def test_a_session_is_closed_by_a_final_refresh_and_its_page_tells_the_tru
                               {"p": pid}, 60)
             # the snapshot before: collected before the session starts
             await until(conn, "SELECT count(*) FROM detailed_stats_history "
-                        "WHERE soldier_id = %(s)s", {"s": sid}, LEAD)
+                        "WHERE soldier_id = %(s)s", {"s": sid}, LEAD * slow)
             assert time.time() < truth.start, "the first snapshot came too late for the test"
             # he plays, leaves, and is collected after leaving, for his final refresh
             await until(conn, "SELECT count(*) FROM play_sessions WHERE soldier_id = %(s)s "
@@ -130,16 +134,16 @@ async def test_a_session_is_closed_by_a_final_refresh_and_its_page_tells_the_tru
                 "'created' AND e.resource = 'detailed' AND e.occurred_at > p.last_seen_at",
                 [sid])).fetchall()
             assert [r["result"] for r in reasons] == ["final_refresh"]
-        assert time.time() < truth.end + 90, "the next session may have begun"
+        assert time.time() < truth.end + 90 * slow, "the next session may have begun"
         page, api = await read_page(db_url, platform.value, pid)
-    expect_truth(page, api, pid, truth)
+    expect_truth(page, api, pid, truth, SPEED / slow)
 
 
 async def read_page(db_url: str, platform: str, pid: int) -> tuple[str, dict[str, object]]:
     settings = Settings(database_url=db_url, ops_username="ops",  # type: ignore[arg-type]
                         ops_password="a-long-password-1", secret_key="sessions")
     with serve_in_thread(create_app(settings)) as base:
-        async with httpx.AsyncClient(base_url=base, timeout=10) as client:
+        async with httpx.AsyncClient(base_url=base, timeout=load.scaled(10)) as client:
             page = await client.get(f"/soldiers/{platform}/{pid}")
             api = await client.get(f"/api/soldiers/{platform}/{pid}/last-session")
             schema = await client.get("/openapi.json")
@@ -148,7 +152,8 @@ async def read_page(db_url: str, platform: str, pid: int) -> tuple[str, dict[str
     return page.text, api.json()
 
 
-def expect_truth(page: str, api: dict[str, object], pid: int, truth: play.PlaySession) -> None:
+def expect_truth(page: str, api: dict[str, object], pid: int, truth: play.PlaySession,
+                 speed: float) -> None:
     session = api["session"]
     assert isinstance(session, dict) and session["closing"] == "collected"
     assert session["server_name"] == truth.server_name
@@ -157,7 +162,7 @@ def expect_truth(page: str, api: dict[str, object], pid: int, truth: play.PlaySe
     assert session["clean"] and not session["before_in_session"]
     # the counters Battlelog served before (nothing played yet) and after (the session)
     tp = career_for(pid).time_played
-    before, after = take(pid, 1.0), take(pid, 1.0 + truth.seconds * SPEED / tp)
+    before, after = take(pid, 1.0), take(pid, 1.0 + truth.seconds * speed / tp)
     want = {k: round(getattr(after, a)) - round(getattr(before, a)) for k, a in (
         ("kills", "kills"), ("deaths", "deaths"), ("score", "score"),
         ("time_seconds", "time_played"))}
