@@ -4,7 +4,7 @@ spacing a clean stage really sent."""
 
 from __future__ import annotations
 
-from bf4ps.recon.ladder import Plan, Sample, pace, recommend, verified
+from bf4ps.recon.ladder import Plan, Sample, pace, proved, recommend, verified
 
 
 def sent_at(*instants: float) -> list[Sample]:
@@ -41,6 +41,8 @@ def test_a_clean_back_off_stage_proves_only_the_spacing_it_sent() -> None:
     # late sends made the stage slower (2.05 s on average): that is all it proved
     late = pace(sent_at(*(100 + 2.05 * i for i in range(12))), rec - 0.05, 0.05)
     assert verified(rec, late) == 2.05
+    # so only the stage on time proved the recommendation; recon tries a late one again
+    assert proved(rec, on_time) and not proved(rec, late)
 
 
 def test_the_report_names_a_stage_that_could_not_reach_its_pace() -> None:

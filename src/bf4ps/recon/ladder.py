@@ -195,6 +195,12 @@ def verified(recommended: float, check: Pace) -> float:
     return max(recommended, round_up(check.mean)) if check.mean is not None else recommended
 
 
+def proved(recommended: float, check: Pace) -> bool:
+    """Whether a clean back-off stage proved the recommendation itself: it was sent at least
+    that fast on the wire, not slower (a host that stalled during the stage)."""
+    return check.mean is not None and check.mean <= recommended + 1e-4  # round_up's step
+
+
 def round_up(seconds: float) -> float:
     return math.ceil(round(seconds * 10_000, 6)) / 10_000
 

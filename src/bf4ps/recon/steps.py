@@ -13,6 +13,7 @@ from bf4ps.recon.ladder import (
     figures,
     pace,
     percentile,
+    proved,
     recommend,
     slower,
     throttle_sign,
@@ -93,7 +94,9 @@ async def back_off(recon: Recon, personas: list[Persona], threshold: float | Non
         checks.append(_stage_row(recon, attempt, interval, samples, sign))
         if sign is None:
             sent = pace(samples, interval, recon.gate.margin)
-            return {"recommended": verified(rec, sent), "checks": checks, "verified": True}
+            if proved(rec, sent) or attempt == plan.backoff_tries - 1:
+                return {"recommended": verified(rec, sent), "checks": checks, "verified": True}
+            continue  # clean but sent slower than asked (a stalled host): the same pace again
         rec = slower(rec, plan)
     return {"recommended": rec, "checks": checks, "verified": False}
 
