@@ -1,6 +1,7 @@
 """Login roles for the least-privilege roles' tests (migrations 0013, 0018): one login per
-group role, the operator's granted by the owner, the others by that operator, both through
-`bf4ps db grant`; dropped after the test."""
+group role, the operator's granted by the owner, the others by that operator, both through the
+query `bf4ps db grant` runs (in process: the command itself is tested once, in
+tests/system/test_roles.py); dropped after the test."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from bf4ps.db.queries import q
 from tests.procs import bf4ps_env
 
 ROLES = ("collector", "scheduler", "web", "operator")
@@ -39,8 +41,14 @@ def bf4ps_cli(url: str, *args: str, data_dir: Path) -> subprocess.CompletedProce
                           capture_output=True, text=True, timeout=120)
 
 
+def grant(url: str, role: str, login: str) -> None:
+    """What `bf4ps db grant ROLE LOGIN` does, as the login of `url`."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(q("grant_role"), {"role": role, "login": login})
+
+
 @pytest.fixture
-def logins(pg_server_url: str, db_url: str, tmp_path: Path) -> Iterator[Logins]:
+def logins(pg_server_url: str, db_url: str) -> Iterator[Logins]:
     """A login role per group role: the operator's granted by the owner, the others by that
     operator, both through `bf4ps db grant`."""
     tag = uuid.uuid4().hex[:8]
@@ -52,14 +60,9 @@ def logins(pg_server_url: str, db_url: str, tmp_path: Path) -> Iterator[Logins]:
                 sql.Identifier(name), sql.Literal(password)))
     urls = {r: as_login(db_url, n, password) for r, n in names.items()}
     try:
-        done = bf4ps_cli(db_url, "db", "grant", "bf4ps_operator", names["operator"],
-                         data_dir=tmp_path)
-        assert done.returncode == 0, done.stderr
+        grant(db_url, "bf4ps_operator", names["operator"])
         for role in ("collector", "scheduler", "web"):
-            done = bf4ps_cli(urls["operator"], "db", "grant", f"bf4ps_{role}", names[role],
-                             data_dir=tmp_path)
-            assert done.returncode == 0, done.stderr
-            assert done.stdout.strip() == f"granted bf4ps_{role} to {names[role]}"
+            grant(urls["operator"], f"bf4ps_{role}", names[role])
         yield Logins(names, urls)
     finally:
         with psycopg.connect(pg_server_url, autocommit=True) as admin:

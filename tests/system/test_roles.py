@@ -18,7 +18,7 @@ from bf4ps.db.connect import Conn, connection
 from bf4ps.demo.run import free_port
 from bf4ps.scheduler import retention
 from tests.procs import bf4ps_env
-from tests.roles import Logins, bf4ps_cli
+from tests.roles import Logins, as_login, bf4ps_cli
 
 # what a process's log says when its role lacks a privilege
 PERMISSION_ERROR = re.compile(r"permission denied|must be owner|InsufficientPrivilege")
@@ -28,6 +28,32 @@ async def refused(conn: Conn, statement: str, message: str) -> None:
     with pytest.raises(psycopg.errors.InsufficientPrivilege) as info:
         await conn.execute(statement)  # type: ignore[arg-type]  # the test's own statements
     assert message in str(info.value), str(info.value)
+
+
+def test_db_grant_gives_the_operator_then_the_operator_the_process_roles(
+        pg_server_url: str, db_url: str, tmp_path: Path) -> None:
+    """`bf4ps db grant` itself, as the `logins` fixture's grants do in process: the owner gives
+    an operator login its role, that operator gives a collector login the collector's."""
+    tag, password = uuid.uuid4().hex[:8], uuid.uuid4().hex
+    operator, collector = f"t_{tag}_op", f"t_{tag}_co"
+    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+        for name in (operator, collector):
+            admin.execute(f"CREATE ROLE {name} LOGIN PASSWORD '{password}'")  # type: ignore[arg-type]
+    try:
+        done = bf4ps_cli(db_url, "db", "grant", "bf4ps_operator", operator, data_dir=tmp_path)
+        assert (done.returncode, done.stdout.strip()) == (
+            0, f"granted bf4ps_operator to {operator}"), done.stderr
+        done = bf4ps_cli(as_login(db_url, operator, password), "db", "grant", "bf4ps_collector",
+                         collector, data_dir=tmp_path)
+        assert (done.returncode, done.stdout.strip()) == (
+            0, f"granted bf4ps_collector to {collector}"), done.stderr
+        with psycopg.connect(as_login(db_url, collector, password)) as c:
+            assert c.execute("SELECT pg_has_role('bf4ps_collector', 'MEMBER')").fetchone() \
+                == (True,)
+    finally:
+        with psycopg.connect(pg_server_url, autocommit=True) as admin:
+            for name in (collector, operator):
+                admin.execute(f"DROP ROLE IF EXISTS {name}")  # type: ignore[arg-type]
 
 
 async def test_collector_role_cannot_change_the_schema_or_delete_history(
