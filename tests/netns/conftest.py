@@ -1,5 +1,7 @@
-"""The multi-host test bed for one module (its namespaces, PostgreSQL and simulator hosts) and a
-fresh migrated database per test. Skipped, saying why, only where namespaces cannot be made."""
+"""The multi-host test bed (its namespaces, PostgreSQL and simulator hosts), built once for the
+tier: every module's tests share one worker (`xdist_group("netns")`) and so one bed, each test
+with a fresh migrated database and its own collectors (stopped after it); tests read the
+simulator's counters as deltas. Skipped, saying why, only where namespaces cannot be made."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from tests.netns.bed import Bed
 HOSTS = 3
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def bed() -> Iterator[Bed]:
     why = net.available()
     if why is not None:

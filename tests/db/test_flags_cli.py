@@ -15,8 +15,8 @@ from bf4ps.db.connect import connection
 from bf4ps.policy import Policy
 from bf4ps.settings import Settings
 from bf4ps.stats import progress_check
+from tests.db.test_progress import HOUR, play
 from tests.helpers import count, make_soldier
-from tests.system.test_progress import HOUR, play
 
 
 async def seed(db_url: str) -> None:
