@@ -2,9 +2,15 @@
 rules (fill.py) among the steady demand (demand.py) and the never-attempted backlog of each
 class; inside the active class the backlog is served first (its work is the oldest, the
 feeder is FIFO), refresh demand grows with the soldiers already collected, and resources join
-the bootstrap mix at their watermarks (scheduler/mix.py). Steps end where a backlog empties
-or a watermark is crossed, so the answer does not depend on a step size: it holds at
-intervals of seconds as well as of weeks."""
+the bootstrap mix at their watermarks (scheduler/mix.py). The jobs already queued at the
+forecast are claimed by their ranks before what is fed after them (queue.py). The class
+shares are the ones the feeder really gives: each pass splits its whole deficit by largest
+remainder (rules.fed_shares). The fleet budget holds the active class below its cap and
+below what the other classes' reserved floors leave while they have work (admission's
+budget_allowed_classes). A first attempt costs its failures' retries too. Steps end where a
+backlog empties, a queued cohort starts or ends, an aging offset ends or a watermark is
+crossed, so the answer does not depend on a step size: it holds at intervals of seconds as
+well as of weeks."""
 
 from __future__ import annotations
 
@@ -13,9 +19,10 @@ from dataclasses import dataclass
 
 from bf4ps.capacity.demand import DemandLine
 from bf4ps.capacity.fill import Key, Want, fill_capped
-from bf4ps.capacity.gates import Capacity
+from bf4ps.capacity.gates import Capacity, mean_duration, spacing
 from bf4ps.capacity.inputs import CLASSES, HOUR, RESOURCES, Inputs
-from bf4ps.capacity.rules import joined_weights
+from bf4ps.capacity.queue import Cohorts
+from bf4ps.capacity.rules import fed_shares, joined_weights
 from bf4ps.domain import PriorityClass
 from bf4ps.policy import Policy
 
@@ -50,9 +57,31 @@ def steady_wants(inputs: Inputs, pol: Policy, lines: tuple[DemandLine, ...]
     return out
 
 
-def shares(pol: Policy) -> dict[str, float]:
-    return {"active": pol.share_active, "recent": pol.share_recent,
-            "bootstrap": pol.share_bootstrap, "retry": pol.share_retry}
+def shares(inputs: Inputs, pol: Policy, background: float) -> dict[str, float]:
+    """The class shares the feeder gives at this capacity: the jobs leaving the working set
+    in one scheduler tick, each serving egress's at its share of the background capacity."""
+    costs = [c.requests_per_attempt.value for c in inputs.costs.values()]
+    per_job = max(sum(costs) / len(costs) if costs else 1.0, 1e-9)
+    jobs = background / per_job * inputs.tick_seconds / HOUR
+    dur = mean_duration(inputs)
+    paced = [HOUR / spacing(inputs, e.min_interval_seconds, e.serving, dur)
+             for e in inputs.egresses if e.serving > 0]
+    whole = sum(paced)
+    if whole <= 0:
+        return fed_shares(pol, [jobs])
+    return fed_shares(pol, [jobs * p / whole for p in paced])
+
+
+def active_cap(inputs: Inputs, cap: Capacity, pol: Policy, bootstrap_left: bool,
+               retries: bool) -> float:
+    """The active class's most (requests per hour): its budget cap, and under a fleet budget
+    what the reserved floors of the bootstrap and retry classes leave while they have work."""
+    most = max(0.0, cap.active_cap_per_hour)
+    if cap.budget_per_hour is None:
+        return most
+    floors = (pol.budget_floor_bootstrap if bootstrap_left else 0.0) + (
+        pol.budget_floor_retry if retries else 0.0)
+    return min(most, max(0.0, 1 - floors) * cap.budget_per_hour)
 
 
 def _wants(inputs: Inputs, pol: Policy, steady: dict[Key, float],
@@ -79,7 +108,9 @@ def _wants(inputs: Inputs, pol: Policy, steady: dict[Key, float],
         for r in RESOURCES:
             if raw[r] > 0:
                 w = mw.get(r, 0.0) / total if total > 0 else 0.0
-                wants[(c, r)] = Want(raw[r], w, inputs.costs[r].requests_per_attempt.value)
+                cost = inputs.costs[r]  # a first attempt costs its failures' retries too
+                wants[(c, r)] = Want(raw[r], w, cost.requests_per_collection
+                                     if math.isinf(raw[r]) else cost.requests_per_attempt.value)
     return wants
 
 
@@ -96,10 +127,12 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
     steady = steady_wants(inputs, pol, lines)
     left = inputs.never_attempted()
     bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
-    active_cap = max(0.0, cap.active_cap_per_hour)
+    fed = shares(inputs, pol, bg)
+    retries = any(c == "retry" and v > 0 for (c, _), v in steady.items())
     start = {r: sum(left[c][r] for c in left) for r in RESOURCES}
     marks: dict[str, dict[float, float | None]] = {r: {} for r in RESOURCES}
-    hours = 0.0
+    queue = Cohorts(inputs.queued, left)
+    hours = _lump(inputs, bg, queue, left, start, marks)
     first: dict[Key, float] = {}
     wants0: dict[Key, Want] = {}
     for _ in range(MAX_STEPS):
@@ -110,41 +143,87 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
                     marks[r][m] = hours
         attempted = _attempted(inputs, left, "detailed")
         wants = _wants(inputs, pol, steady, left, attempted)
-        alloc = fill_capped(bg, active_cap, wants, shares(pol))
+        most = active_cap(inputs, cap, pol, any(left["bootstrap"].values()), retries)
+        alloc = fill_capped(bg, most, wants, fed)
         if not first:
             first, wants0 = alloc, wants
         # inside a class the backlog is the oldest work: it is served first; a lower class's
-        # jobs wait out their aging offset while a higher class has more work than it gets
-        held = _held(pol, alloc, wants, hours, inputs.queued_age)
-        backlog = {(c, r): 0.0 if c in held else alloc.get((c, r), 0.0)
-                   for c in left for r in RESOURCES if left[c][r] > 0}
+        # new jobs wait out their aging offset while a higher class has more work than it
+        # gets, and its jobs queued before the forecast come as their ranks do
+        held = _held(pol, alloc, wants, hours)
+        backlog = _backlog(left, alloc, held, queue.inflow(hours), wants, bg)
         if not backlog or hours >= HORIZON_HOURS:
             break
-        dt = _step(inputs, pol, left, backlog, attempted, start, done)
-        if held:  # the step ends where the first held class's offset is over
-            ends = min(held.values()) - hours
-            dt = ends if dt is None else min(dt, ends)
+        dt = _first_of(_step(inputs, pol, left, backlog, attempted, start, done),
+                       min(held.values()) - hours if held else None, queue.next_event(hours))
         if dt is None:
             break
-        _cross(start, marks, done, backlog, hours, dt)
-        for (c, r), rate in backlog.items():
-            left[c][r] = max(0.0, left[c][r] - rate * dt)
-            if left[c][r] < 1e-6:
-                left[c][r] = 0.0
+        _advance(start, marks, left, backlog, hours, dt, queue)
         hours += dt
     return Run(marks, first, wants0)
 
 
-def _held(pol: Policy, alloc: dict[Key, float], wants: dict[Key, Want], hours: float,
-          queued_age: dict[str, float]) -> dict[str, float]:
-    """Classes whose jobs cannot be claimed yet (class -> hour they can): the claim takes the
-    lowest rank, and a job's rank is its feed time plus its class's aging offset
-    (queue/ranking.py), so while a higher class has unmet work a lower class's first jobs
-    are sent only once their offset has passed (counted from the oldest job of the class
-    already queued)."""
+def _first_of(*ends: float | None) -> float | None:
+    found = [e for e in ends if e is not None]
+    return max(min(found), 1e-9) if found else None
+
+
+def _backlog(left: dict[str, dict[str, float]], alloc: dict[Key, float], held: dict[str, float],
+             inflow: dict[Key, float], wants: dict[Key, Want], bg: float) -> dict[Key, float]:
+    """First collections per hour per class and resource: the allocation, or while the class
+    is held its queued jobs whose ranks have come (those go first, within the capacity). A
+    class whose share is met gets no more from them: the work they go ahead of is served
+    after them instead, out of the same capacity."""
+    cost = sum(n * wants[k].cost for k, n in inflow.items() if k in wants)
+    scale = min(1.0, bg / cost) if cost > 0 else 1.0
+    out: dict[Key, float] = {}
+    for c in left:
+        for r in RESOURCES:
+            if left[c][r] > 0:
+                came = inflow.get((c, r), 0.0) * scale
+                out[(c, r)] = came if c in held else alloc.get((c, r), 0.0)
+    return out
+
+
+def _lump(inputs: Inputs, bg: float, queue: Cohorts, left: dict[str, dict[str, float]],
+          start: dict[str, float], marks: dict[str, dict[float, float | None]]) -> float:
+    """The queued jobs whose rank is not after now, served first at the whole capacity;
+    hours it takes."""
+    cost = sum(n * inputs.costs[r].requests_per_attempt.value for (_, r), n in queue.now.items())
+    if cost <= 0 or bg <= 0:
+        return 0.0
+    dt = cost / bg
+    done = {r: _done(start[r], left, r) for r in RESOURCES}
+    _advance(start, marks, left, {k: n / dt for k, n in queue.now.items()}, 0.0, dt, queue)
+    for r in RESOURCES:  # a mark passed at the start is passed at once
+        for m in MARKS:
+            if done[r] >= m - 1e-9:
+                marks[r].setdefault(m, 0.0)
+    return dt
+
+
+def _advance(start: dict[str, float], marks: dict[str, dict[float, float | None]],
+             left: dict[str, dict[str, float]], backlog: dict[Key, float], hours: float,
+             dt: float, queue: Cohorts) -> None:
+    done = {r: _done(start[r], left, r) for r in RESOURCES}
+    _cross(start, marks, done, backlog, hours, dt)
+    for (c, r), rate in backlog.items():
+        queue.served((c, r), rate * dt)
+        left[c][r] = max(0.0, left[c][r] - rate * dt)
+        if left[c][r] < 1e-6:
+            left[c][r] = 0.0
+
+
+def _held(pol: Policy, alloc: dict[Key, float], wants: dict[Key, Want], hours: float
+          ) -> dict[str, float]:
+    """Classes whose newly fed jobs cannot be claimed yet (class -> hour they can): the claim
+    takes the lowest rank, and a job's rank is its feed time plus its class's aging offset
+    (queue/ranking.py), so while a higher class has unmet work a lower class's jobs fed from
+    now on are sent only once their offset has passed (the jobs queued before are
+    Cohorts')."""
     out: dict[str, float] = {}
     for c in ("recent", "bootstrap"):
-        offset = max(0.0, pol.aging(PriorityClass(c)) - queued_age.get(c, 0.0)) / HOUR
+        offset = pol.aging(PriorityClass(c)) / HOUR
         higher = CLASSES[:CLASSES.index(c)]
         starved = any(k[0] in higher and alloc.get(k, 0.0) < w.demand * (1 - 1e-9)
                       for k, w in wants.items())
@@ -203,7 +282,9 @@ def steady_state(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
     none_left = {c: dict.fromkeys(RESOURCES, 0.0) for c in ("active", "recent", "bootstrap")}
     wants = _wants(inputs, pol, steady, none_left, 1.0)
     bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
-    alloc = fill_capped(bg, max(0.0, cap.active_cap_per_hour), wants, shares(pol))
+    retries = any(c == "retry" and v > 0 for (c, _), v in steady.items())
+    alloc = fill_capped(bg, active_cap(inputs, cap, pol, False, retries), wants,
+                        shares(inputs, pol, bg))
     return Steady({k: w.demand for k, w in wants.items()}, alloc)
 
 

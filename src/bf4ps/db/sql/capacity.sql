@@ -165,9 +165,17 @@ SELECT activity_class, resource, count(*) AS n FROM collection_state
 WHERE status = 'never_attempted'
 GROUP BY activity_class, resource
 
--- name: forecast_queued_age
--- How long the oldest queued background job of each class has waited (the claim's aging
--- offset counts from its feed).
-SELECT priority_class, extract(epoch FROM clock_timestamp() - min(created_at))::float8 AS age
-FROM collection_jobs WHERE lane = 'background' AND status = 'pending'
-GROUP BY priority_class
+-- name: forecast_queued
+-- The never-attempted background jobs already queued (pending, claimed or running; not a
+-- retry), per class
+-- and resource: how many rank at or before now (the claim takes them before anything fed
+-- later) and how many after, with the first and last of those ranks, in seconds from now.
+SELECT priority_class, resource,
+       count(*) FILTER (WHERE rank <= clock_timestamp()) AS due_now,
+       count(*) FILTER (WHERE rank > clock_timestamp()) AS later,
+       extract(epoch FROM min(rank) FILTER (WHERE rank > clock_timestamp())
+                          - clock_timestamp())::float8 AS first_s,
+       extract(epoch FROM max(rank) - clock_timestamp())::float8 AS last_s
+FROM collection_jobs
+WHERE lane = 'background' AND reason = 'bootstrap' AND last_error_at IS NULL
+GROUP BY priority_class, resource
