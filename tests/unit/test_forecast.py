@@ -230,17 +230,26 @@ def test_failures_cost_retries_outside_the_active_cap() -> None:
     assert fc.active_per_hour == pytest.approx(fc.demand_per_hour - lines[("retry", "detailed")])
 
 
-def test_a_lower_class_waits_out_its_aging_while_a_higher_class_is_unmet() -> None:
+def test_a_starved_class_is_served_at_its_share_once_the_queued_higher_work_is_gone() -> None:
     """Refresh asks more than the fleet sends (ten a second, five a feeder pass): the
-    bootstrap class's new jobs are claimed only once their aging offset (rank = fed + 1,800
-    s) has passed, then at what the feeder's passes give it: one job of each five (its 15 %
-    rounds up to 1 of 5, recent's 1 of 5 is borrowed by the active class)."""
+    bootstrap is served at what the feeder's passes give it, one job of each five (its 15 %
+    rounds up to 1 of 5, recent's 1 of 5 is borrowed by the active class), 2 a second."""
     over = small(interval=0.1, freshness=20.0, backlog={"bootstrap": {"detailed": 100}},
                  coverage={"detailed": {"current": 1000, "never_attempted": 100}})
     fc = forecast(over)
+    assert after(fc.bootstrap[0].marks[0.10]) == pytest.approx(10 / 2, rel=1e-4)
+    assert after(fc.bootstrap[0].at) == pytest.approx(100 / 2, rel=1e-4)
+    # 200 active jobs already queued rank before any bootstrap job: they go first, and the
+    # feeder refills only what leaves, 4 of 5 active, so they drain at 2 a second: 100 s
+    full = replace(over, queued=(Queued("active", 200, -5.0),))
+    assert after(forecast(full).bootstrap[0].at) == pytest.approx(100 + 100 / 2, rel=1e-4)
+    # ... unless the bootstrap's own first queued job ranks sooner (it goes first then)
+    ranked = replace(over, queued=(Queued("active", 200, -5.0), Queued("bootstrap", 10, 30.0)))
+    assert after(forecast(ranked).bootstrap[0].at) == pytest.approx(30 + 100 / 2, rel=1e-4)
+    # a new bootstrap job waits its aging offset (1,800 s) at most
+    slow = replace(over, queued=(Queued("active", 200_000, -5.0),))
     aging = over.policy.aging_bootstrap_seconds
-    assert after(fc.bootstrap[0].marks[0.10]) == pytest.approx(aging + 10 / 2, rel=1e-4)
-    assert after(fc.bootstrap[0].at) == pytest.approx(aging + 100 / 2, rel=1e-4)
+    assert after(forecast(slow).bootstrap[0].at) == pytest.approx(aging + 100 / 2, rel=1e-4)
 
 
 def test_a_few_jobs_a_feeder_pass_starve_a_small_share() -> None:
@@ -259,23 +268,6 @@ def test_a_few_jobs_a_feeder_pass_starve_a_small_share() -> None:
     starved = small(freshness=120.0, backlog={"bootstrap": {"detailed": 100}},
                     coverage={"detailed": {"current": 1000, "never_attempted": 100}})
     assert forecast(starved).bootstrap[0].at is None  # one job a second, 0.5 a pass
-
-
-def test_jobs_queued_before_the_forecast_are_claimed_by_their_ranks() -> None:
-    """Starved as above: of 100 bootstrap jobs already queued, 20 rank before now (served
-    first, at the whole capacity: 2 s) and 80 rank evenly over the next 800 s (each claimed
-    as its rank comes: 0.1 a second)."""
-    over = small(interval=0.1, freshness=20.0, backlog={"bootstrap": {"detailed": 100}},
-                 coverage={"detailed": {"current": 1000, "never_attempted": 100}},
-                 queued=(Queued("bootstrap", "detailed", 20, 80, 0.0, 800.0),))
-    marks = forecast(over).bootstrap[0].marks
-    assert after(marks[0.10]) == pytest.approx(1.0, rel=1e-4)
-    assert after(marks[0.25]) == pytest.approx(2 + 5 / 0.1, rel=1e-4)
-    assert after(marks[0.50]) == pytest.approx(2 + 30 / 0.1, rel=1e-4)
-    # refresh met: the bootstrap takes the rest of the capacity, queued jobs among it
-    met = small(backlog={"bootstrap": {"detailed": 1000}})
-    fed = replace(met, queued=(Queued("bootstrap", "detailed", 0, 40, 10.0, 20.0),))
-    assert forecast(fed).bootstrap[0].at == forecast(met).bootstrap[0].at
 
 
 def test_the_collectors_request_cycle_and_the_margin_bound_an_egress() -> None:

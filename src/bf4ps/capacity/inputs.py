@@ -79,17 +79,13 @@ class Population:
 
 @dataclass(frozen=True)
 class Queued:
-    """Never-attempted jobs of one class and resource already in the queue: `due_now` whose
-    rank is not after now (the claim takes them before anything fed later), `later` whose
-    ranks lie between `first` and `last` seconds from now (each claimed once its rank is the
-    lowest: while a higher class has more work than it gets, when its rank comes)."""
+    """The jobs of one class in the working set when the forecast is taken (pending, claimed
+    or running) and the rank of its first pending one, in seconds from now (negative: already
+    passed)."""
 
     klass: str
-    resource: str
-    due_now: int
-    later: int = 0
+    jobs: int
     first: float = 0.0
-    last: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -116,8 +112,7 @@ class Inputs:
     sweep_seconds: float = 60.0  # the scheduler's due sweep (refresh work waits up to this)
     tick_seconds: float = 2.0  # the feeder's period
     idle_poll_seconds: float = 2.0  # an idle collector looks for work this often
-    # jobs already queued (pending, claimed or running) at `now`, per class and resource, with
-    # their claim ranks relative to `now`: they are served before the work fed after them
+    # the working set at `now`, per class (empty: nothing queued)
     queued: tuple[Queued, ...] = ()
     connect_lead_seconds: float = 0.0  # a collector's slot is at least this after its claim
     margin_seconds: float = 0.0  # the gate moves past a slot by its interval plus this

@@ -2,15 +2,15 @@
 rules (fill.py) among the steady demand (demand.py) and the never-attempted backlog of each
 class; inside the active class the backlog is served first (its work is the oldest, the
 feeder is FIFO), refresh demand grows with the soldiers already collected, and resources join
-the bootstrap mix at their watermarks (scheduler/mix.py). The jobs already queued at the
-forecast are claimed by their ranks before what is fed after them (queue.py). The class
-shares are the ones the feeder really gives: each pass splits its whole deficit by largest
+the bootstrap mix at their watermarks (scheduler/mix.py). The class shares are the ones the
+feeder really gives: each pass splits its whole deficit by largest
 remainder (rules.fed_shares). The fleet budget holds the active class below its cap and
 below what the other classes' reserved floors leave while they have work (admission's
-budget_allowed_classes). A first attempt costs its failures' retries too. Steps end where a
-backlog empties, a queued cohort starts or ends, an aging offset ends or a watermark is
-crossed, so the answer does not depend on a step size: it holds at intervals of seconds as
-well as of weeks."""
+budget_allowed_classes). A first attempt costs its failures' retries too. A lower class
+starved by a higher one waits at the start only while the working set still holds the
+higher class's jobs queued before the forecast (`holds`). Steps end where a backlog empties,
+such a wait ends or a watermark is crossed, so the answer does not depend on a step size: it
+holds at intervals of seconds as well as of weeks."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from bf4ps.capacity.demand import DemandLine
 from bf4ps.capacity.fill import Key, Want, fill_capped
 from bf4ps.capacity.gates import Capacity, mean_duration, spacing
 from bf4ps.capacity.inputs import CLASSES, HOUR, RESOURCES, Inputs
-from bf4ps.capacity.queue import Cohorts
 from bf4ps.capacity.rules import fed_shares, joined_weights
 from bf4ps.domain import PriorityClass
 from bf4ps.policy import Policy
@@ -128,11 +127,11 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
     left = inputs.never_attempted()
     bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
     fed = shares(inputs, pol, bg)
+    wait = holds(inputs, pol, fed, bg)
     retries = any(c == "retry" and v > 0 for (c, _), v in steady.items())
     start = {r: sum(left[c][r] for c in left) for r in RESOURCES}
     marks: dict[str, dict[float, float | None]] = {r: {} for r in RESOURCES}
-    queue = Cohorts(inputs.queued, left)
-    hours = _lump(inputs, bg, queue, left, start, marks)
+    hours = 0.0
     first: dict[Key, float] = {}
     wants0: dict[Key, Want] = {}
     for _ in range(MAX_STEPS):
@@ -147,88 +146,65 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
         alloc = fill_capped(bg, most, wants, fed)
         if not first:
             first, wants0 = alloc, wants
-        # inside a class the backlog is the oldest work: it is served first; a lower class's
-        # new jobs wait out their aging offset while a higher class has more work than it
-        # gets, and its jobs queued before the forecast come as their ranks do
-        held = _held(pol, alloc, wants, hours)
-        backlog = _backlog(left, alloc, held, queue.inflow(hours), wants, bg)
+        # inside a class the backlog is the oldest work: it is served first; a starved lower
+        # class waits while the higher class's queued jobs go first
+        held = _held(alloc, wants, hours, wait)
+        backlog = {(c, r): 0.0 if c in held else alloc.get((c, r), 0.0)
+                   for c in left for r in RESOURCES if left[c][r] > 0}
         if not backlog or hours >= HORIZON_HOURS:
             break
-        dt = _first_of(_step(inputs, pol, left, backlog, attempted, start, done),
-                       min(held.values()) - hours if held else None, queue.next_event(hours))
+        dt = _step(inputs, pol, left, backlog, attempted, start, done)
+        if held:  # the step ends where the first wait is over
+            ends = min(held.values()) - hours
+            dt = ends if dt is None else min(dt, ends)
         if dt is None:
             break
-        _advance(start, marks, left, backlog, hours, dt, queue)
+        _cross(start, marks, done, backlog, hours, dt)
+        for (c, r), rate in backlog.items():
+            left[c][r] = max(0.0, left[c][r] - rate * dt)
+            if left[c][r] < 1e-6:
+                left[c][r] = 0.0
         hours += dt
     return Run(marks, first, wants0)
 
 
-def _first_of(*ends: float | None) -> float | None:
-    found = [e for e in ends if e is not None]
-    return max(min(found), 1e-9) if found else None
-
-
-def _backlog(left: dict[str, dict[str, float]], alloc: dict[Key, float], held: dict[str, float],
-             inflow: dict[Key, float], wants: dict[Key, Want], bg: float) -> dict[Key, float]:
-    """First collections per hour per class and resource: the allocation, or while the class
-    is held its queued jobs whose ranks have come (those go first, within the capacity). A
-    class whose share is met gets no more from them: the work they go ahead of is served
-    after them instead, out of the same capacity."""
-    cost = sum(n * wants[k].cost for k, n in inflow.items() if k in wants)
-    scale = min(1.0, bg / cost) if cost > 0 else 1.0
-    out: dict[Key, float] = {}
-    for c in left:
-        for r in RESOURCES:
-            if left[c][r] > 0:
-                came = inflow.get((c, r), 0.0) * scale
-                out[(c, r)] = came if c in held else alloc.get((c, r), 0.0)
+def holds(inputs: Inputs, pol: Policy, fed: dict[str, float], background: float
+          ) -> dict[str, float]:
+    """Hours each lower class waits at the start when a higher class is starved. The claim
+    takes the lowest rank (queue/ranking.py: feed time plus the class's aging offset), but
+    the feeder refills only what left the working set, each class its share: the higher
+    class's jobs queued before the forecast go first, and once they are gone the lower
+    class is served at its share (its jobs are then the only ones left between feeds). So it
+    waits until those are drained (at the lower classes' share of the service) or until
+    its own first rank comes (its first queued job's, else a new job's aging offset),
+    whichever is sooner; with no higher-class job queued, not at all."""
+    costs = [c.requests_per_attempt.value for c in inputs.costs.values()]
+    jobs = background / max(sum(costs) / len(costs) if costs else 1.0, 1e-9)
+    queued = {q.klass: q for q in inputs.queued}
+    out: dict[str, float] = {}
+    for c in ("recent", "bootstrap"):
+        higher = CLASSES[:CLASSES.index(c)]
+        ahead = sum(queued[h].jobs for h in higher if h in queued)
+        own = queued.get(c)
+        rank = (max(0.0, own.first) if own is not None and own.jobs > 0
+                else pol.aging(PriorityClass(c))) / HOUR
+        rest = jobs * (1 - sum(fed.get(h, 0.0) for h in higher))
+        drain = 0.0 if ahead <= 0 else (ahead / rest if rest > 0 else math.inf)
+        out[c] = min(rank, drain)
     return out
 
 
-def _lump(inputs: Inputs, bg: float, queue: Cohorts, left: dict[str, dict[str, float]],
-          start: dict[str, float], marks: dict[str, dict[float, float | None]]) -> float:
-    """The queued jobs whose rank is not after now, served first at the whole capacity;
-    hours it takes."""
-    cost = sum(n * inputs.costs[r].requests_per_attempt.value for (_, r), n in queue.now.items())
-    if cost <= 0 or bg <= 0:
-        return 0.0
-    dt = cost / bg
-    done = {r: _done(start[r], left, r) for r in RESOURCES}
-    _advance(start, marks, left, {k: n / dt for k, n in queue.now.items()}, 0.0, dt, queue)
-    for r in RESOURCES:  # a mark passed at the start is passed at once
-        for m in MARKS:
-            if done[r] >= m - 1e-9:
-                marks[r].setdefault(m, 0.0)
-    return dt
-
-
-def _advance(start: dict[str, float], marks: dict[str, dict[float, float | None]],
-             left: dict[str, dict[str, float]], backlog: dict[Key, float], hours: float,
-             dt: float, queue: Cohorts) -> None:
-    done = {r: _done(start[r], left, r) for r in RESOURCES}
-    _cross(start, marks, done, backlog, hours, dt)
-    for (c, r), rate in backlog.items():
-        queue.served((c, r), rate * dt)
-        left[c][r] = max(0.0, left[c][r] - rate * dt)
-        if left[c][r] < 1e-6:
-            left[c][r] = 0.0
-
-
-def _held(pol: Policy, alloc: dict[Key, float], wants: dict[Key, Want], hours: float
-          ) -> dict[str, float]:
-    """Classes whose newly fed jobs cannot be claimed yet (class -> hour they can): the claim
-    takes the lowest rank, and a job's rank is its feed time plus its class's aging offset
-    (queue/ranking.py), so while a higher class has unmet work a lower class's jobs fed from
-    now on are sent only once their offset has passed (the jobs queued before are
-    Cohorts')."""
+def _held(alloc: dict[Key, float], wants: dict[Key, Want], hours: float,
+          wait: dict[str, float]) -> dict[str, float]:
+    """Classes held at `hours` (class -> hour their wait ends): starved by a higher class
+    (it has more work than it gets) and within their wait."""
     out: dict[str, float] = {}
-    for c in ("recent", "bootstrap"):
-        offset = pol.aging(PriorityClass(c)) / HOUR
+    for c, until in wait.items():
         higher = CLASSES[:CLASSES.index(c)]
         starved = any(k[0] in higher and alloc.get(k, 0.0) < w.demand * (1 - 1e-9)
                       for k, w in wants.items())
-        if starved and hours < offset:
-            out[c] = offset
+        if starved and hours < until:
+            out[c] = until
     return out
 
 

@@ -173,8 +173,7 @@ def timings(settings: Settings) -> dict[str, float]:
 
 
 def queued(rows: list[dict[str, Any]]) -> tuple[Queued, ...]:
-    return tuple(Queued(str(r["priority_class"]), str(r["resource"]), int(r["due_now"]),
-                        int(r["later"]), float(r["first_s"] or 0.0), float(r["last_s"] or 0.0))
+    return tuple(Queued(str(r["priority_class"]), int(r["jobs"]), float(r["first_s"] or 0.0))
                  for r in rows)
 
 

@@ -166,16 +166,11 @@ WHERE status = 'never_attempted'
 GROUP BY activity_class, resource
 
 -- name: forecast_queued
--- The never-attempted background jobs already queued (pending, claimed or running; not a
--- retry), per class
--- and resource: how many rank at or before now (the claim takes them before anything fed
--- later) and how many after, with the first and last of those ranks, in seconds from now.
-SELECT priority_class, resource,
-       count(*) FILTER (WHERE rank <= clock_timestamp()) AS due_now,
-       count(*) FILTER (WHERE rank > clock_timestamp()) AS later,
-       extract(epoch FROM min(rank) FILTER (WHERE rank > clock_timestamp())
-                          - clock_timestamp())::float8 AS first_s,
-       extract(epoch FROM max(rank) - clock_timestamp())::float8 AS last_s
+-- The background working set per class (pending, claimed or running) and the rank of its first
+-- pending job, in seconds from now (the claim takes the lowest rank).
+SELECT priority_class, count(*) AS jobs,
+       extract(epoch FROM min(rank) FILTER (WHERE status = 'pending')
+                          - clock_timestamp())::float8 AS first_s
 FROM collection_jobs
-WHERE lane = 'background' AND reason = 'bootstrap' AND last_error_at IS NULL
-GROUP BY priority_class, resource
+WHERE lane = 'background'
+GROUP BY priority_class
