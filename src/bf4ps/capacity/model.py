@@ -175,7 +175,8 @@ def holds(inputs: Inputs, pol: Policy, fed: dict[str, float], background: float
     the feeder refills only what left the working set, each class its share: the higher
     class's jobs queued before the forecast go first, and once they are gone the lower
     class is served at its share (its jobs are then the only ones left between feeds). So it
-    waits until those are drained (at the lower classes' share of the service) or until
+    waits until those beyond one pass's feed are drained (at the lower classes' share of the
+    service) or until
     its own first rank comes (its first queued job's, else a new job's aging offset),
     whichever is sooner; with no higher-class job queued, not at all."""
     costs = [c.requests_per_attempt.value for c in inputs.costs.values()]
@@ -184,11 +185,14 @@ def holds(inputs: Inputs, pol: Policy, fed: dict[str, float], background: float
     out: dict[str, float] = {}
     for c in ("recent", "bootstrap"):
         higher = CLASSES[:CLASSES.index(c)]
-        ahead = sum(queued[h].jobs for h in higher if h in queued)
+        share = sum(fed.get(h, 0.0) for h in higher)
+        # what one pass feeds them is served within the pass anyway: only more waits
+        ahead = max(0.0, sum(queued[h].jobs for h in higher if h in queued)
+                    - share * jobs * inputs.tick_seconds / HOUR)
         own = queued.get(c)
         rank = (max(0.0, own.first) if own is not None and own.jobs > 0
                 else pol.aging(PriorityClass(c))) / HOUR
-        rest = jobs * (1 - sum(fed.get(h, 0.0) for h in higher))
+        rest = jobs * (1 - share)
         drain = 0.0 if ahead <= 0 else (ahead / rest if rest > 0 else math.inf)
         out[c] = min(rank, drain)
     return out
