@@ -3,8 +3,8 @@ rules (fill.py) among the steady demand (demand.py) and the never-attempted back
 class; inside the active class the backlog is served first (its work is the oldest, the
 feeder is FIFO), refresh demand grows with the soldiers already collected, and resources join
 the bootstrap mix at their watermarks (scheduler/mix.py). The class shares are the ones the
-feeder really gives: each pass splits its whole deficit by largest
-remainder (rules.fed_shares). The fleet budget holds the active class below its cap and
+feeder really gives: each pass splits its whole deficit by largest remainder
+(rules.fed_shares). The fleet budget holds the active class below its cap and
 below what the other classes' reserved floors leave while they have work (admission's
 budget_allowed_classes). A first attempt costs its failures' retries too. A lower class
 starved by a higher one waits at the start only while the working set still holds the
