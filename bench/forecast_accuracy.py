@@ -61,10 +61,10 @@ class Scenario:
 
 
 SCENARIOS = {s.name: s for s in (
-    Scenario("feasible", collected=120, old=200, load=0.4),
-    Scenario("infeasible", collected=200, old=100, load=1.5),
+    Scenario("feasible", collected=120, old=300, load=0.4),
+    Scenario("infeasible", collected=200, old=230, load=1.5),
     Scenario("bootstrap-heavy", collected=30, old=200, load=0.15, budget=(5, 1.0)),
-    Scenario("slowed", collected=40, old=120, load=0.3, speed=1.0),
+    Scenario("slowed", collected=40, old=160, load=0.3, speed=1.0),
 )}
 
 
