@@ -149,3 +149,20 @@ async def test_the_history_api_and_the_console_behind_authentication(
             assert js.status_code == 200 and "uPlot" in js.text[:200]
     finally:
         await pool.close()
+
+
+async def test_the_forecast_reads_the_working_set_per_class(conn: Conn) -> None:
+    """Per class: its background jobs and the rank of its first pending one, from now (the
+    model's wait for a starved class); the interactive lane is not the working set."""
+    a, b, c = [await make_soldier(conn, 9_100 + i) for i in range(3)]
+    for soldier, klass, lane, rank in ((a, "active", "background", "-5 seconds"),
+                                       (b, "bootstrap", "background", "30 seconds"),
+                                       (c, "active", "interactive", "-9 seconds")):
+        await conn.execute(
+            "INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, "
+            "reason) VALUES (%s, 'detailed', %s, %s, now() + %s::interval, 'bootstrap')",
+            [soldier, lane, "interactive" if lane == "interactive" else klass, rank])
+    queued = {q.klass: q for q in (await forecast_inputs.load(conn, 3600)).queued}
+    assert set(queued) == {"active", "bootstrap"}
+    assert queued["active"].jobs == 1 and -6 < queued["active"].first < -4
+    assert queued["bootstrap"].jobs == 1 and 28 < queued["bootstrap"].first < 31

@@ -4,11 +4,13 @@ suggestions solved from the model."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from bf4ps.capacity.rules import class_quota, deficits, fed_shares
 from bf4ps.policy import Policy
 from bf4ps.views.forecast import (
     DAY,
@@ -18,6 +20,7 @@ from bf4ps.views.forecast import (
     Figure,
     Inputs,
     Population,
+    Queued,
     ResourceCost,
     forecast,
     refresh_per_hour,
@@ -93,7 +96,10 @@ def test_the_old_policy_does_not_fit_and_what_would_is_solved_from_the_model() -
     old = Policy(**NO_SWEEP, freshness_detailed_seconds=DAY, freshness_profile_seconds=7 * DAY,
                  freshness_weapons_seconds=7 * DAY, freshness_vehicles_seconds=7 * DAY)
     fc = forecast(documented(policy=old))
-    assert fc.demand_per_hour == pytest.approx(25_000 / 24 + 73_000 / 168 * 4, rel=1e-6)
+    # a refresh comes about half a sweep (30 s), a tick and a request (3 s) after it is due:
+    # the intervals are a day and a week plus that
+    assert fc.demand_per_hour == pytest.approx(25_000 / 24 + 73_000 / 168 * 4, rel=1e-3)
+    assert fc.demand_per_hour < 25_000 / 24 + 73_000 / 168 * 4
     assert not fc.fits and fc.shortfall_per_hour > 1_000
     assert fc.capacity.per_hour == 1296 and fc.capacity.binding == "budget"
     assert fc.egresses_needed is None  # the budget binds: egresses would not help
@@ -113,15 +119,17 @@ def test_the_shipped_defaults_fit_the_documented_budget() -> None:
 
 
 def test_a_short_interval_is_solved_at_its_own_scale() -> None:
-    """At 120 s, 1,000 active soldiers ask 30,000/h of one 1 s egress (3,600/h): the model
-    solves the interval that fits (1,000 s, rounded up to 20 min), not a day."""
+    """At 120 s, 1,000 active soldiers ask 29,569/h of one 1 s egress (3,600/h; each refresh
+    comes 1.75 s after it is due: half a 2 s sweep, a 0.5 s tick, the first of two 0.3 s
+    polls, a 0.1 s request): the model solves the interval that fits (about 1,000 s,
+    rounded up to 20 min), not a day."""
     fc = forecast(small(freshness=120.0, backlog={}, coverage={"detailed": {"current": 1000}}))
     assert not fc.fits and fc.capacity.binding == "pacing"
     assert fc.suggested == {"freshness_detailed_seconds": 1200.0}
-    assert fc.egresses_needed == 9  # 30,000/h at 3,600/h an egress
+    assert fc.egresses_needed == 9  # 29,569/h at 3,600/h an egress
     assert fc.budget_needed_per_hour is None  # pacing binds: a budget cannot help
     text = render(fc)
-    assert "8.33x the 3,600/h the pacing allows (26,400/h short)" in text, text
+    assert "8.21x the 3,600/h the pacing allows (25,969/h short)" in text, text
     assert "or 9 serving egresses at today's rate each (1 serve now; the pacing binds)" in text
     assert "budget of" not in text
 
@@ -135,7 +143,8 @@ def test_bootstrap_takes_what_capacity_leaves_never_more() -> None:
     assert after(marks[0.50]) == pytest.approx(500, rel=1e-4)
     assert after(fc.bootstrap[0].at) == pytest.approx(1000, rel=1e-4)
     assert fc.throughput_per_hour == pytest.approx(3600)
-    assert fc.steady_throughput_per_hour == pytest.approx(1000 * 3600 / 2000, rel=1e-4)
+    late = 2.0 / 2 + 0.5 + 0.3 / 2 + 0.1  # half a sweep, a tick, the first poll, a request
+    assert fc.steady_throughput_per_hour == pytest.approx(1000 * 3600 / (2000 + late), rel=1e-4)
     assert fc.fits and fc.capacity.binding == "pacing"
 
 
@@ -164,14 +173,20 @@ def test_no_capacity_left_means_no_date() -> None:
     assert all(c.at is None for c in forecast(inputs).bootstrap)
 
 
-def test_backlog_age_met_demand_waits_for_the_sweep_unmet_demand_grows() -> None:
+def test_backlog_age_met_demand_waits_for_the_sweep_unmet_refresh_comes_late() -> None:
     fc = forecast(small(backlog={}, coverage={"detailed": {"current": 1000}}))
-    rho = (1000 * 3600 / 2000) / 3600
+    rho = 1000 / (2000 + 1.75)  # jobs a second over one a second; 1.75 s: the lateness
+    # about 1 due a 2 s sweep (Poisson): some sweeps mark none, the oldest of k is k/(k+1) old
+    some = 1 - math.exp(-2 * rho)
+    dense = 1 - some / (2 * rho)
     assert fc.backlog_age["active"].seconds == pytest.approx(
-        2.0 * rho * (1 + rho) / 2 + DELAY * (1 + rho) + DELAY ** 2 / 4, rel=1e-4)
+        dense * (2.0 * rho * (1 + rho) / 2 + DELAY * (1 + rho)) + some * DELAY ** 2 / 4,
+        rel=1e-4)
+    # refresh of 1,000 soldiers every 120 s asks 30,000/h of 3,600/h: each soldier, due again
+    # 120 s after it was collected, comes every 1,000 s, 880 s late; the age settles there
     over = forecast(small(freshness=120.0, backlog={}, coverage={"detailed": {"current": 1000}}))
     age = over.backlog_age["active"]
-    assert age.seconds is None and age.growth_per_hour == pytest.approx(3600 * (1 - 3600 / 30000))
+    assert age.unmet and age.seconds == pytest.approx(120 * (30000 / 3600 - 1), rel=1e-4)
 
 
 def test_the_session_reasons_are_counted_in_the_demand() -> None:
@@ -226,16 +241,77 @@ def test_failures_cost_retries_outside_the_active_cap() -> None:
     assert fc.active_per_hour == pytest.approx(fc.demand_per_hour - lines[("retry", "detailed")])
 
 
-def test_a_lower_class_waits_out_its_aging_while_a_higher_class_is_unmet() -> None:
-    """Refresh asks more than the fleet sends: the bootstrap class's first jobs are claimed
-    only once their aging offset (rank = fed + 1,800 s) has passed, then at its share."""
-    over = small(freshness=120.0, backlog={"bootstrap": {"detailed": 100}},
+def test_a_starved_class_is_served_at_its_share_once_the_queued_higher_work_is_gone() -> None:
+    """Refresh asks more than the fleet sends (ten a second, five a feeder pass): the
+    bootstrap is served at what the feeder's passes give it, one job of each five (its 15 %
+    rounds up to 1 of 5, recent's 1 of 5 is borrowed by the active class), 2 a second."""
+    over = small(interval=0.1, freshness=20.0, backlog={"bootstrap": {"detailed": 100}},
                  coverage={"detailed": {"current": 1000, "never_attempted": 100}})
     fc = forecast(over)
+    assert after(fc.bootstrap[0].marks[0.10]) == pytest.approx(10 / 2, rel=1e-4)
+    assert after(fc.bootstrap[0].at) == pytest.approx(100 / 2, rel=1e-4)
+    # 200 active jobs already queued rank before any bootstrap job: they go first, and the
+    # feeder refills only what leaves, 4 of 5 active, so those beyond one pass's 4 drain at
+    # 2 a second: 98 s
+    full = replace(over, queued=(Queued("active", 200, -5.0),))
+    assert after(forecast(full).bootstrap[0].at) == pytest.approx(98 + 100 / 2, rel=1e-4)
+    # ... unless the bootstrap's own first queued job ranks sooner (it goes first then)
+    ranked = replace(over, queued=(Queued("active", 200, -5.0), Queued("bootstrap", 10, 30.0)))
+    assert after(forecast(ranked).bootstrap[0].at) == pytest.approx(30 + 100 / 2, rel=1e-4)
+    # a new bootstrap job waits its aging offset (1,800 s) at most
+    slow = replace(over, queued=(Queued("active", 200_000, -5.0),))
     aging = over.policy.aging_bootstrap_seconds
-    assert after(fc.bootstrap[0].marks[0.10]) > aging
-    share = over.policy.share_bootstrap  # active borrows recent's and retry's unused shares
-    assert after(fc.bootstrap[0].at) == pytest.approx(aging + 100 / (share * 3600) * 3600,
-                                                      rel=1e-3)
-    queued = forecast(replace(over, queued_age={"bootstrap": aging - 100}))  # fed 1,700 s ago
-    assert after(queued.bootstrap[0].at) == pytest.approx(100 + 100 / share, rel=1e-3)
+    assert after(forecast(slow).bootstrap[0].at) == pytest.approx(aging + 100 / 2, rel=1e-4)
+
+
+def test_a_few_jobs_a_feeder_pass_starve_a_small_share() -> None:
+    """The feeder splits each pass's whole deficit by largest remainder: with 1-3 jobs a pass
+    the bootstrap's 15 % gets none (the active class wins the remainders), with 4 one in
+    four; the model's shares are those, not the configured ones."""
+    pol = Policy()
+    assert fed_shares(pol, [3.0])["bootstrap"] == 0.0
+    assert fed_shares(pol, [4.0])["bootstrap"] == pytest.approx(0.25)
+    # eight egresses at 5 s, a 2 s tick: each finishes 0 or 1 a pass (0.4 on average)
+    d = deficits([0.4] * 8)
+    assert d[4] == pytest.approx(70 * 0.4 ** 4 * 0.6 ** 4)
+    assert fed_shares(pol, [0.4] * 8)["bootstrap"] == pytest.approx(
+        sum(p * class_quota(n, pol)["bootstrap"] for n, p in d.items()) / 3.2)
+    assert fed_shares(pol, [1000.0])["bootstrap"] == pytest.approx(0.15)
+    starved = small(freshness=120.0, backlog={"bootstrap": {"detailed": 100}},
+                    coverage={"detailed": {"current": 1000, "never_attempted": 100}})
+    assert forecast(starved).bootstrap[0].at is None  # one job a second, 0.5 a pass
+
+
+def test_the_collectors_request_cycle_and_the_margin_bound_an_egress() -> None:
+    """A collector serves one job at a time and its slot is never sooner than the connect
+    lead after its claim; the gate moves past a slot by its interval plus the margin."""
+    cycle = forecast(small(interval=0.25, connect_lead_seconds=1.0))
+    assert cycle.capacity.per_hour == pytest.approx(3600 / 1.1)
+    assert cycle.capacity.binding == "request cycle"
+    gate = forecast(small(interval=2.0, connect_lead_seconds=1.0, margin_seconds=0.5))
+    assert gate.capacity.per_hour == pytest.approx(3600 / 2.5)
+    assert gate.capacity.binding == "pacing"
+
+
+def test_the_budget_floors_hold_the_active_class_while_bootstrap_has_work() -> None:
+    """A budget of 1,000/h, refresh asking 2,000/h: the active class gets its cap (0.9) only
+    once the bootstrap, whose floor (0.3) is reserved while it has work, is done."""
+    pol = Policy(**NO_SWEEP, budget_cap_active=0.9, budget_floor_bootstrap=0.3,
+                 budget_floor_retry=0.0, freshness_detailed_seconds=1800.0)
+    inputs = small(interval=0.1, policy=pol, budget_per_hour=Figure(1000.0, M),
+                   backlog={"bootstrap": {"detailed": 100}},
+                   coverage={"detailed": {"current": 1000, "never_attempted": 100}})
+    fc = forecast(inputs)
+    now = {c: sum(s.now_per_hour for s in fc.served if s.klass == c) for c in ("active",
+                                                                             "bootstrap")}
+    assert now["active"] == pytest.approx(700.0, rel=1e-6)
+    assert now["bootstrap"] == pytest.approx(300.0, rel=1e-6)
+    assert sum(s.steady_per_hour for s in fc.served if s.klass == "active") == pytest.approx(
+        900.0, rel=1e-6)
+
+
+def test_a_first_attempt_costs_its_retries() -> None:
+    """Half the first attempts fail: each collection costs two attempts, so 1,000 take
+    2,000 s at one request a second."""
+    half = small(costs={r: cost(ok=0.5, dur=0.1) for r in RESOURCES})
+    assert after(forecast(half).bootstrap[0].at) == pytest.approx(2000, rel=1e-4)

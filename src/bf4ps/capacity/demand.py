@@ -1,12 +1,14 @@
 """Steady-state demand per reason, class and resource, from the policy.
 
 Refresh model (the scheduler refreshes only active soldiers, those seen within the active
-window W): with freshness F <= W an active soldier is collected every F while active, so the
-rate is A / F (A: soldiers active now); with F > W a soldier is collected at most once per F,
-so the rate is seen(F) / F, the soldiers seen in a period F (interpolated between the measured
-seen counts, linear in log time), and never fewer than the new soldiers' first collections
-(new per day / 24). Each collection is one attempt at the measured requests per attempt; its
-failures come back as the retry class's attempts (1 / success share - 1 per collection).
+window W; a soldier is due again F after it was collected and is collected some lateness L
+after that, so F below stands for F + L): with freshness F <= W an active soldier is
+collected every F while active, so the rate is A / F (A: soldiers active now); with F > W a
+soldier is collected at most once per F, so the rate is seen(F) / F, the soldiers seen in a
+period F (interpolated between the measured seen counts, linear in log time), and never
+fewer than the new soldiers' first collections (new per day / 24). Each collection is one
+attempt at the measured requests per attempt; its failures come back as the retry class's
+attempts (1 / success share - 1 per collection).
 
 Reasons beyond the active refresh slot in through `REASONS`: each names its feeder class and
 reads its policy keys (a reason whose keys turn it off asks nothing).
@@ -42,9 +44,22 @@ def freshness(pol: Policy, resource: str) -> float:
     return float(getattr(pol, f"freshness_{resource}_seconds"))
 
 
+def lateness(inputs: Inputs) -> float:
+    """Seconds a met refresh comes after it is due, on average: half a due sweep before it
+    is marked due, the next feed (a scheduler tick), the first of the serving collectors'
+    idle polls, the connect lead and the request. A soldier is due again one interval after
+    it was collected, so it is refreshed every interval plus this."""
+    serving = sum(e.serving for e in inputs.egresses) or 1
+    durations = [c.duration_seconds.value for c in inputs.costs.values()]
+    return (inputs.sweep_seconds / 2 + inputs.tick_seconds
+            + inputs.idle_poll_seconds / (serving + 1) + inputs.connect_lead_seconds
+            + (sum(durations) / len(durations) if durations else 0.0))
+
+
 def _active_refresh(inputs: Inputs, pol: Policy) -> dict[str, float]:
-    return {r: refresh_per_hour(freshness(pol, r), inputs.population, pol.active_window_seconds)
-            for r in RESOURCES}
+    late = lateness(inputs)
+    return {r: refresh_per_hour(freshness(pol, r) + late, inputs.population,
+                                pol.active_window_seconds) for r in RESOURCES}
 
 
 def _final_refresh(inputs: Inputs, pol: Policy) -> dict[str, float]:

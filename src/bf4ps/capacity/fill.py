@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from bf4ps.capacity.inputs import CLASSES
 
 Key = tuple[str, str]  # (class, resource)
+PRECISION = 1e-10  # the feed rate is solved to this share of itself
 
 
 @dataclass(frozen=True)
@@ -44,18 +45,32 @@ def _split(total: float, demands: dict[str, float], weights: dict[str, float]
     return out
 
 
-def _at(x: float, wants: dict[Key, Want], shares: dict[str, float]) -> dict[Key, float]:
-    classes = list(CLASSES)  # every class takes its share of a pass, work or not
-    by_class = {c: {k[1]: w for k, w in wants.items() if k[0] == c} for c in classes}
-    demand = {c: sum(w.demand for w in by_class[c].values()) for c in classes}
-    fed = _split(x, demand, {c: shares.get(c, 0.0) for c in classes})
-    out: dict[Key, float] = {}
-    for c in classes:
-        ws = by_class[c]
-        got = _split(fed[c], {r: w.demand for r, w in ws.items()},
-                     {r: w.weight for r, w in ws.items()})
-        out.update({(c, r): n for r, n in got.items()})
-    return out
+class _Feed:
+    """The feeder's split of a feed rate, with what does not depend on the rate worked out
+    once (the solver evaluates it many times)."""
+
+    def __init__(self, wants: dict[Key, Want], shares: dict[str, float]) -> None:
+        self.classes = list(CLASSES)  # every class takes its share of a pass, work or not
+        self.by_class = {c: {k[1]: w for k, w in wants.items() if k[0] == c}
+                         for c in self.classes}
+        self.demand = {c: sum(w.demand for w in self.by_class[c].values())
+                       for c in self.classes}
+        self.shares = {c: shares.get(c, 0.0) for c in self.classes}
+        self.inner = {c: ({r: w.demand for r, w in ws.items()},
+                          {r: w.weight for r, w in ws.items()})
+                      for c, ws in self.by_class.items()}
+        self.cost = {k: w.cost for k, w in wants.items()}
+
+    def at(self, x: float) -> dict[Key, float]:
+        fed = _split(x, self.demand, self.shares)
+        out: dict[Key, float] = {}
+        for c in self.classes:
+            demands, weights = self.inner[c]
+            out.update({(c, r): n for r, n in _split(fed[c], demands, weights).items()})
+        return out
+
+    def requests(self, x: float) -> float:
+        return sum(n * self.cost[k] for k, n in self.at(x).items())
 
 
 def requests(alloc: dict[Key, float], wants: dict[Key, Want], klass: str | None = None) -> float:
@@ -69,17 +84,37 @@ def fill(capacity: float, wants: dict[Key, Want], shares: dict[str, float]
     wants = {k: w for k, w in wants.items() if w.demand > 0 and w.cost > 0}
     if not wants or capacity <= 0:
         return dict.fromkeys(wants, 0.0)
+    feed = _Feed(wants, shares)
     total = sum(w.demand for w in wants.values())
-    if not math.isinf(total) and requests(_at(total, wants, shares), wants) <= capacity:
-        return _at(total, wants, shares)  # every demand met
-    lo, hi = 0.0, capacity / min(w.cost for w in wants.values())
-    for _ in range(60):  # requests(X) is non-decreasing in the feed rate X
-        mid = (lo + hi) / 2
-        if requests(_at(mid, wants, shares), wants) <= capacity:
-            lo = mid
+    if not math.isinf(total) and feed.requests(total) <= capacity:
+        return feed.at(total)  # every demand met
+    return feed.at(_solve(feed, capacity, capacity / min(w.cost for w in wants.values())))
+
+
+def _solve(feed: _Feed, capacity: float, hi: float) -> float:
+    """The feed rate whose requests are the capacity: requests(X) is continuous, piecewise
+    linear and non-decreasing in X, so false position (Illinois) finds it in a few steps;
+    the answer never costs more than the capacity."""
+    lo, f_lo, f_hi = 0.0, -capacity, feed.requests(hi) - capacity
+    if f_hi <= 0:
+        return hi
+    side = 0
+    for _ in range(200):
+        if hi - lo <= PRECISION * hi:
+            break
+        x = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+        if not lo < x < hi:
+            x = (lo + hi) / 2
+        f = feed.requests(x) - capacity
+        if f <= 0:
+            lo, f_lo = x, f
+            if f > -PRECISION * capacity:
+                break
+            f_hi, side = (f_hi / 2 if side == -1 else f_hi), -1
         else:
-            hi = mid
-    return _at(lo, wants, shares)
+            hi, f_hi = x, f
+            f_lo, side = (f_lo / 2 if side == 1 else f_lo), 1
+    return lo
 
 
 def fill_capped(capacity: float, active_cap: float, wants: dict[Key, Want],

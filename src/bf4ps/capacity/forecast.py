@@ -4,11 +4,12 @@ done) per resource, steady-state backlog age per class, the verdict and the sugg
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bf4ps.capacity import solve
-from bf4ps.capacity.demand import DemandLine, demand, span
+from bf4ps.capacity.demand import DemandLine, demand, freshness, lateness, span
 from bf4ps.capacity.fill import Key, Want
 from bf4ps.capacity.gates import Capacity, capacity, mean_duration
 from bf4ps.capacity.inputs import HOUR, RESOURCES, Inputs
@@ -36,10 +37,14 @@ class Served:
 @dataclass(frozen=True)
 class Age:
     """Steady-state backlog age of one class: seconds (time-averaged oldest waiting work), or
-    None when its demand is not met and the age grows by `growth_per_hour` seconds an hour."""
+    None when its demand is not met and the age grows by `growth_per_hour` seconds an hour.
+    `unmet`: the demand is not met, yet the age settles (a refresh comes later, so the same
+    soldiers ask less often: their refresh interval stretches until they ask what is
+    given)."""
 
     seconds: float | None
     growth_per_hour: float = 0.0
+    unmet: bool = False
 
 
 @dataclass(frozen=True)
@@ -106,13 +111,19 @@ def _requests(alloc: dict[Key, float], wants: dict[Key, Want]) -> dict[Key, floa
 
 def ages(inputs: Inputs, cap: Capacity, st: Steady) -> dict[str, Age]:
     """Per class: met demand waits for the due sweep and then the queue. A sweep every S marks
-    a batch due (its ages spread over S); its oldest waits a delay d (the next feed, an idle
-    collector's poll, one request) and the batch is then served at the whole background
-    capacity, at load rho (the class's requests over it): averaged over a sweep period the
-    oldest waiting work is rho*S*(1+rho)/2 + d*(1+rho) + d^2/(2S) old. Retries become due
+    a batch due (its ages spread over S); its oldest waits a delay d (the next feed, one
+    scheduler tick after the sweep; the first of the serving collectors' idle polls; the
+    connect lead, before which no slot is given; one request) and the batch is then served
+    at the whole background capacity, at load rho (the class's requests over it): averaged
+    over a sweep period the oldest waiting work is rho*S*(1+rho)/2 + d*(1+rho) + d^2/(2S)
+    old. With m due a sweep on average (Poisson), a sweep marks none with probability e^-m
+    and the oldest of k marked is k/(k+1) of a sweep old: the first two terms are scaled by
+    1 - (1 - e^-m)/m and the last by 1 - e^-m (both 1 at scale). Retries become due
     continuously (no sweep): d. Unmet demand's age grows."""
     bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
-    delay = inputs.tick_seconds + inputs.idle_poll_seconds / 2 + mean_duration(inputs)
+    serving = sum(e.serving for e in inputs.egresses) or 1
+    delay = (inputs.tick_seconds + inputs.idle_poll_seconds / (serving + 1)
+             + inputs.connect_lead_seconds + mean_duration(inputs))
     out = {}
     for c in ("active", "recent", "bootstrap", "retry"):
         keys = [k for k in st.demand if k[0] == c and st.demand[k] > 0]
@@ -122,7 +133,7 @@ def ages(inputs: Inputs, cap: Capacity, st: Steady) -> dict[str, Age]:
             out[c] = Age(0.0)
             continue
         if got < lam * (1 - 1e-6):
-            out[c] = Age(None, HOUR * (1 - got / lam))
+            out[c] = _unmet(inputs, st, keys, lam, got)
             continue
         cost = sum(inputs.costs[k[1]].requests_per_attempt.value * st.demand[k]
                    for k in keys) / lam
@@ -131,8 +142,32 @@ def ages(inputs: Inputs, cap: Capacity, st: Steady) -> dict[str, Age]:
         if c == "retry" or sweep <= 0:
             out[c] = Age(delay)
             continue
-        out[c] = Age(rho * sweep * (1 + rho) / 2 + delay * (1 + rho) + delay ** 2 / (2 * sweep))
+        # few due a sweep (m on average, Poisson): some sweeps mark none, and the oldest of
+        # k marked is k/(k+1) of a sweep old, not a whole sweep
+        m = lam / HOUR * sweep
+        some = -math.expm1(-m)
+        dense = 1 - some / m
+        out[c] = Age(dense * (rho * sweep * (1 + rho) / 2 + delay * (1 + rho))
+                     + some * delay ** 2 / (2 * sweep))
     return out
+
+
+def _unmet(inputs: Inputs, st: Steady, keys: list[Key], lam: float, got: float) -> Age:
+    """A refresh (active) or scheduled (recent) class's unmet demand: the same soldiers, each
+    due again one interval F after it was collected, so served late by L it asks every F + L;
+    L settles where they ask what is given: F + L = A / given, per resource (the oldest is
+    the latest). Other classes' unmet work (retries) piles up: its age grows."""
+    every = {"active": lambda r: freshness(inputs.policy, r),
+             "recent": lambda r: float(inputs.policy.scheduled_profile_seconds)}.get(keys[0][0])
+    if every is None:
+        return Age(None, HOUR * (1 - got / lam))
+    # asked A / (F + L0) with L0 the lateness when met: A / given = (F + L0) asked / given
+    met = lateness(inputs)
+    late = [(every(r) + met) * st.demand[(c, r)] / max(st.served.get((c, r), 0.0), 1e-12)
+            - every(r) for c, r in keys]
+    if any(math.isinf(x) or x > HORIZON_HOURS * HOUR for x in late):
+        return Age(None, HOUR * (1 - got / lam))
+    return Age(max(0.0, *late), unmet=True)
 
 
 def forecast(inputs: Inputs) -> Forecast:

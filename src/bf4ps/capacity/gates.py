@@ -1,7 +1,12 @@
-"""What the fleet can send: the least of its egress gates' pacing (no faster than one request
-per request duration for each collector behind a gate), the fleet budget, and — when the
-fleet had work waiting the whole window — the send rate it measurably achieved. The one that
-gives the least binds, and is named."""
+"""What the fleet can send: the least of its egress gates' pacing, the fleet budget, and — when
+the fleet had work waiting the whole window — the send rate it measurably achieved. The one
+that gives the least binds, and is named.
+
+An egress's pacing is the admission's own rule (gates/admission.py): its gate moves past each
+slot by its interval plus the safety margin, and a collector serves one job at a time whose
+slot is never sooner than the connect lead after its claim, so one collector sends at most
+once per connect lead plus request duration (its cycle's own database work is what the
+measured send rate adds)."""
 
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ class Capacity:
     measured_per_hour: float | None  # the achieved send rate while saturated (else None)
     per_hour: float  # what binds
     active_cap_per_hour: float  # the active class's budget cap (or the whole)
-    binding: str  # "pacing", "budget" or "measured send rate"
+    binding: str  # "pacing", "request cycle", "budget" or "measured send rate"
     serving: int  # egresses with a background collector serving
 
     @property
@@ -43,13 +48,24 @@ def mean_duration(inputs: Inputs) -> float:
     return sum(inputs.costs[r].duration_seconds.value * w for r, w in weights.items()) / total
 
 
-def pacing(inputs: Inputs, egresses: int | None = None) -> float:
+def spacing(inputs: Inputs, interval: float, serving: int, duration: float | None = None
+            ) -> float:
+    """Seconds between one egress's requests at the least: its gate (interval plus margin),
+    or its collectors' cycles (connect lead plus request duration, each collector one job at
+    a time). `duration`: the mean request duration, when already known."""
+    dur = mean_duration(inputs) if duration is None else duration
+    return max(interval + inputs.margin_seconds,
+               (inputs.connect_lead_seconds + dur) / max(serving, 1))
+
+
+def pacing(inputs: Inputs, egresses: int | None = None, duration: float | None = None
+           ) -> float:
     """Requests per hour the serving egresses allow (or `egresses` of the usual one)."""
-    dur = mean_duration(inputs)
-    serving = [e for e in inputs.egresses if e.serving > 0]
     if egresses is not None:
         return egresses * per_egress(inputs)
-    return sum(HOUR / max(e.min_interval_seconds, dur / e.serving) for e in serving)
+    dur = mean_duration(inputs) if duration is None else duration
+    return sum(HOUR / spacing(inputs, e.min_interval_seconds, e.serving, dur)
+               for e in inputs.egresses if e.serving > 0)
 
 
 def per_egress(inputs: Inputs) -> float:
@@ -59,8 +75,7 @@ def per_egress(inputs: Inputs) -> float:
     if not serving:
         return HOUR / 5.0
     nominal = pacing(inputs) / len(serving) if any(e.serving for e in serving) else (
-        HOUR / max(sum(e.min_interval_seconds for e in serving) / len(serving),
-                   mean_duration(inputs)))
+        HOUR / spacing(inputs, sum(e.min_interval_seconds for e in serving) / len(serving), 1))
     measured = _measured(inputs)
     if measured is not None and measured < nominal * len(serving):
         return measured / len(serving)
@@ -73,13 +88,24 @@ def _measured(inputs: Inputs) -> float | None:
     return inputs.fleet_rate.value + inputs.interactive_per_hour.value
 
 
+def _cycle_bound(inputs: Inputs, dur: float) -> bool:
+    """Every serving egress is paced by its collectors' request cycle, not by its gate."""
+    serving = [e for e in inputs.egresses if e.serving > 0]
+    return bool(serving) and all(
+        spacing(inputs, e.min_interval_seconds, e.serving, dur)
+        > e.min_interval_seconds + inputs.margin_seconds + 1e-12 for e in serving)
+
+
 def capacity(inputs: Inputs, budget: float | None = None) -> Capacity:
     """`budget` (requests per hour) instead of the configured one, for solving."""
-    pace = pacing(inputs)
+    dur = mean_duration(inputs)
+    pace = pacing(inputs, duration=dur)
     if budget is None and inputs.budget_per_hour is not None:
         budget = inputs.budget_per_hour.value
     nominal = pace if budget is None else min(pace, budget)
     binding = "pacing" if budget is None or pace <= budget else "budget"
+    if binding == "pacing" and _cycle_bound(inputs, dur):
+        binding = "request cycle"
     measured = _measured(inputs)
     per_hour = nominal
     if measured is not None and measured < SLOWED * nominal:  # near nominal: nominal binds

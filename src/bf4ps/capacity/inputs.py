@@ -78,6 +78,17 @@ class Population:
 
 
 @dataclass(frozen=True)
+class Queued:
+    """The jobs of one class in the working set when the forecast is taken (pending, claimed
+    or running) and the rank of its first pending one, in seconds from now (negative: already
+    passed)."""
+
+    klass: str
+    jobs: int
+    first: float = 0.0
+
+
+@dataclass(frozen=True)
 class Inputs:
     now: datetime
     window_seconds: float
@@ -101,7 +112,10 @@ class Inputs:
     sweep_seconds: float = 60.0  # the scheduler's due sweep (refresh work waits up to this)
     tick_seconds: float = 2.0  # the feeder's period
     idle_poll_seconds: float = 2.0  # an idle collector looks for work this often
-    queued_age: dict[str, float] = field(default_factory=dict)  # oldest queued job per class
+    # the working set at `now`, per class (empty: nothing queued)
+    queued: tuple[Queued, ...] = ()
+    connect_lead_seconds: float = 0.0  # a collector's slot is at least this after its claim
+    margin_seconds: float = 0.0  # the gate moves past a slot by its interval plus this
 
     def never_attempted(self) -> dict[str, dict[str, float]]:
         """Never-attempted work per feeder class and resource."""

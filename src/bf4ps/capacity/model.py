@@ -2,9 +2,15 @@
 rules (fill.py) among the steady demand (demand.py) and the never-attempted backlog of each
 class; inside the active class the backlog is served first (its work is the oldest, the
 feeder is FIFO), refresh demand grows with the soldiers already collected, and resources join
-the bootstrap mix at their watermarks (scheduler/mix.py). Steps end where a backlog empties
-or a watermark is crossed, so the answer does not depend on a step size: it holds at
-intervals of seconds as well as of weeks."""
+the bootstrap mix at their watermarks (scheduler/mix.py). The class shares are the ones the
+feeder really gives: each pass splits its whole deficit by largest remainder
+(rules.fed_shares). The fleet budget holds the active class below its cap and
+below what the other classes' reserved floors leave while they have work (admission's
+budget_allowed_classes). A first attempt costs its failures' retries too. A lower class
+starved by a higher one waits at the start only while the working set still holds the
+higher class's jobs queued before the forecast (`holds`). Steps end where a backlog empties,
+such a wait ends or a watermark is crossed, so the answer does not depend on a step size: it
+holds at intervals of seconds as well as of weeks."""
 
 from __future__ import annotations
 
@@ -13,9 +19,9 @@ from dataclasses import dataclass
 
 from bf4ps.capacity.demand import DemandLine
 from bf4ps.capacity.fill import Key, Want, fill_capped
-from bf4ps.capacity.gates import Capacity
+from bf4ps.capacity.gates import Capacity, mean_duration, spacing
 from bf4ps.capacity.inputs import CLASSES, HOUR, RESOURCES, Inputs
-from bf4ps.capacity.rules import joined_weights
+from bf4ps.capacity.rules import fed_shares, joined_weights
 from bf4ps.domain import PriorityClass
 from bf4ps.policy import Policy
 
@@ -50,9 +56,31 @@ def steady_wants(inputs: Inputs, pol: Policy, lines: tuple[DemandLine, ...]
     return out
 
 
-def shares(pol: Policy) -> dict[str, float]:
-    return {"active": pol.share_active, "recent": pol.share_recent,
-            "bootstrap": pol.share_bootstrap, "retry": pol.share_retry}
+def shares(inputs: Inputs, pol: Policy, background: float) -> dict[str, float]:
+    """The class shares the feeder gives at this capacity: the jobs leaving the working set
+    in one scheduler tick, each serving egress's at its share of the background capacity."""
+    costs = [c.requests_per_attempt.value for c in inputs.costs.values()]
+    per_job = max(sum(costs) / len(costs) if costs else 1.0, 1e-9)
+    jobs = background / per_job * inputs.tick_seconds / HOUR
+    dur = mean_duration(inputs)
+    paced = [HOUR / spacing(inputs, e.min_interval_seconds, e.serving, dur)
+             for e in inputs.egresses if e.serving > 0]
+    whole = sum(paced)
+    if whole <= 0:
+        return fed_shares(pol, [jobs])
+    return fed_shares(pol, [jobs * p / whole for p in paced])
+
+
+def active_cap(inputs: Inputs, cap: Capacity, pol: Policy, bootstrap_left: bool,
+               retries: bool) -> float:
+    """The active class's most (requests per hour): its budget cap, and under a fleet budget
+    what the reserved floors of the bootstrap and retry classes leave while they have work."""
+    most = max(0.0, cap.active_cap_per_hour)
+    if cap.budget_per_hour is None:
+        return most
+    floors = (pol.budget_floor_bootstrap if bootstrap_left else 0.0) + (
+        pol.budget_floor_retry if retries else 0.0)
+    return min(most, max(0.0, 1 - floors) * cap.budget_per_hour)
 
 
 def _wants(inputs: Inputs, pol: Policy, steady: dict[Key, float],
@@ -79,7 +107,9 @@ def _wants(inputs: Inputs, pol: Policy, steady: dict[Key, float],
         for r in RESOURCES:
             if raw[r] > 0:
                 w = mw.get(r, 0.0) / total if total > 0 else 0.0
-                wants[(c, r)] = Want(raw[r], w, inputs.costs[r].requests_per_attempt.value)
+                cost = inputs.costs[r]  # a first attempt costs its failures' retries too
+                wants[(c, r)] = Want(raw[r], w, cost.requests_per_collection
+                                     if math.isinf(raw[r]) else cost.requests_per_attempt.value)
     return wants
 
 
@@ -96,7 +126,9 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
     steady = steady_wants(inputs, pol, lines)
     left = inputs.never_attempted()
     bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
-    active_cap = max(0.0, cap.active_cap_per_hour)
+    fed = shares(inputs, pol, bg)
+    wait = holds(inputs, pol, fed, bg)
+    retries = any(c == "retry" and v > 0 for (c, _), v in steady.items())
     start = {r: sum(left[c][r] for c in left) for r in RESOURCES}
     marks: dict[str, dict[float, float | None]] = {r: {} for r in RESOURCES}
     hours = 0.0
@@ -110,18 +142,19 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
                     marks[r][m] = hours
         attempted = _attempted(inputs, left, "detailed")
         wants = _wants(inputs, pol, steady, left, attempted)
-        alloc = fill_capped(bg, active_cap, wants, shares(pol))
+        most = active_cap(inputs, cap, pol, any(left["bootstrap"].values()), retries)
+        alloc = fill_capped(bg, most, wants, fed)
         if not first:
             first, wants0 = alloc, wants
-        # inside a class the backlog is the oldest work: it is served first; a lower class's
-        # jobs wait out their aging offset while a higher class has more work than it gets
-        held = _held(pol, alloc, wants, hours, inputs.queued_age)
+        # inside a class the backlog is the oldest work: it is served first; a starved lower
+        # class waits while the higher class's queued jobs go first
+        held = _held(alloc, wants, hours, wait)
         backlog = {(c, r): 0.0 if c in held else alloc.get((c, r), 0.0)
                    for c in left for r in RESOURCES if left[c][r] > 0}
         if not backlog or hours >= HORIZON_HOURS:
             break
         dt = _step(inputs, pol, left, backlog, attempted, start, done)
-        if held:  # the step ends where the first held class's offset is over
+        if held:  # the step ends where the first wait is over
             ends = min(held.values()) - hours
             dt = ends if dt is None else min(dt, ends)
         if dt is None:
@@ -135,21 +168,47 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
     return Run(marks, first, wants0)
 
 
-def _held(pol: Policy, alloc: dict[Key, float], wants: dict[Key, Want], hours: float,
-          queued_age: dict[str, float]) -> dict[str, float]:
-    """Classes whose jobs cannot be claimed yet (class -> hour they can): the claim takes the
-    lowest rank, and a job's rank is its feed time plus its class's aging offset
-    (queue/ranking.py), so while a higher class has unmet work a lower class's first jobs
-    are sent only once their offset has passed (counted from the oldest job of the class
-    already queued)."""
+def holds(inputs: Inputs, pol: Policy, fed: dict[str, float], background: float
+          ) -> dict[str, float]:
+    """Hours each lower class waits at the start when a higher class is starved. The claim
+    takes the lowest rank (queue/ranking.py: feed time plus the class's aging offset), but
+    the feeder refills only what left the working set, each class its share: the higher
+    class's jobs queued before the forecast go first, and once they are gone the lower
+    class is served at its share (its jobs are then the only ones left between feeds). So it
+    waits until those beyond one pass's feed are drained (at the lower classes' share of the
+    service) or until
+    its own first rank comes (its first queued job's, else a new job's aging offset),
+    whichever is sooner; with no higher-class job queued, not at all."""
+    costs = [c.requests_per_attempt.value for c in inputs.costs.values()]
+    jobs = background / max(sum(costs) / len(costs) if costs else 1.0, 1e-9)
+    queued = {q.klass: q for q in inputs.queued}
     out: dict[str, float] = {}
     for c in ("recent", "bootstrap"):
-        offset = max(0.0, pol.aging(PriorityClass(c)) - queued_age.get(c, 0.0)) / HOUR
+        higher = CLASSES[:CLASSES.index(c)]
+        share = sum(fed.get(h, 0.0) for h in higher)
+        # what one pass feeds them is served within the pass anyway: only more waits
+        ahead = max(0.0, sum(queued[h].jobs for h in higher if h in queued)
+                    - share * jobs * inputs.tick_seconds / HOUR)
+        own = queued.get(c)
+        rank = (max(0.0, own.first) if own is not None and own.jobs > 0
+                else pol.aging(PriorityClass(c))) / HOUR
+        rest = jobs * (1 - share)
+        drain = 0.0 if ahead <= 0 else (ahead / rest if rest > 0 else math.inf)
+        out[c] = min(rank, drain)
+    return out
+
+
+def _held(alloc: dict[Key, float], wants: dict[Key, Want], hours: float,
+          wait: dict[str, float]) -> dict[str, float]:
+    """Classes held at `hours` (class -> hour their wait ends): starved by a higher class
+    (it has more work than it gets) and within their wait."""
+    out: dict[str, float] = {}
+    for c, until in wait.items():
         higher = CLASSES[:CLASSES.index(c)]
         starved = any(k[0] in higher and alloc.get(k, 0.0) < w.demand * (1 - 1e-9)
                       for k, w in wants.items())
-        if starved and hours < offset:
-            out[c] = offset
+        if starved and hours < until:
+            out[c] = until
     return out
 
 
@@ -203,7 +262,9 @@ def steady_state(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
     none_left = {c: dict.fromkeys(RESOURCES, 0.0) for c in ("active", "recent", "bootstrap")}
     wants = _wants(inputs, pol, steady, none_left, 1.0)
     bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
-    alloc = fill_capped(bg, max(0.0, cap.active_cap_per_hour), wants, shares(pol))
+    retries = any(c == "retry" and v > 0 for (c, _), v in steady.items())
+    alloc = fill_capped(bg, active_cap(inputs, cap, pol, False, retries), wants,
+                        shares(inputs, pol, bg))
     return Steady({k: w.demand for k, w in wants.items()}, alloc)
 
 

@@ -46,10 +46,8 @@ async def forecast(ctx: click.Context, as_json_flag: bool, window: float, backte
             else:
                 click.echo(backtest.render(bt))
             return
-        fc = compute(await forecast_inputs.load(
-            conn, window, sweep_seconds=settings.sweep_seconds,
-            tick_seconds=settings.scheduler_tick_seconds,
-            idle_poll_seconds=settings.idle_poll_seconds))
+        fc = compute(await forecast_inputs.load(conn, window,
+                                                **forecast_inputs.timings(settings)))
     if as_json_flag:
         echo_json(as_json(fc))
     else:

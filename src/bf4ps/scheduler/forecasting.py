@@ -21,12 +21,11 @@ log = logging.getLogger(__name__)
 BACKTEST_DAYS = 7.0
 
 
-async def take(conn: Conn, window_seconds: float, *, sweep_seconds: float,
-               tick_seconds: float, idle_poll_seconds: float) -> Forecast | None:
+async def take(conn: Conn, window_seconds: float, timings: dict[str, float]
+               ) -> Forecast | None:
+    """`timings`: forecast_inputs.timings of the scheduler's settings."""
     try:
-        return forecast(await forecast_inputs.load(
-            conn, window_seconds, sweep_seconds=sweep_seconds, tick_seconds=tick_seconds,
-            idle_poll_seconds=idle_poll_seconds))
+        return forecast(await forecast_inputs.load(conn, window_seconds, **timings))
     except (ArithmeticError, ValueError) as exc:
         log.warning("forecast: none made: %s", exc)
         return None

@@ -27,6 +27,7 @@ from bf4ps.queue.events import EventType
 from bf4ps.queue.reaper import reap_expired
 from bf4ps.scheduler import activity, feeder, forecasting, history, progress, retention, sessions
 from bf4ps.settings import Settings
+from bf4ps.views import forecast_inputs
 from bf4ps.views.forecast import Forecast
 from bf4ps.waiting import sleep_unless_stopped
 
@@ -153,10 +154,7 @@ class Scheduler:
                 Every(3600, lambda: self.upkeep(conn))]
 
     async def _forecast(self, conn: Conn, window: float) -> Forecast | None:
-        s = self.settings
-        return await forecasting.take(conn, window, sweep_seconds=s.sweep_seconds,
-                                      tick_seconds=s.scheduler_tick_seconds,
-                                      idle_poll_seconds=s.idle_poll_seconds)
+        return await forecasting.take(conn, window, forecast_inputs.timings(self.settings))
 
     async def first_check(self, conn: Conn) -> None:
         """The capacity check, once, when the collectors have served a window since this

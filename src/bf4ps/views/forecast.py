@@ -17,13 +17,14 @@ from bf4ps.capacity.inputs import (
     Figure,
     Inputs,
     Population,
+    Queued,
     ResourceCost,
 )
 from bf4ps.policy import Policy
 
 __all__ = ["DAY", "HOUR", "RESOURCES", "Age", "Capacity", "Completion", "DemandLine", "Egress",
-           "Figure", "Forecast", "Inputs", "Population", "ResourceCost", "Served", "capacity",
-           "demand", "forecast", "refresh_per_hour", "span", "with_policy"]
+           "Figure", "Forecast", "Inputs", "Population", "Queued", "ResourceCost", "Served",
+           "capacity", "demand", "forecast", "refresh_per_hour", "span", "with_policy"]
 
 
 def with_policy(inputs: Inputs, policy: Policy) -> Inputs:

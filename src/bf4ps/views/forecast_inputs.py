@@ -11,6 +11,7 @@ from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one
 from bf4ps.queue import figures
+from bf4ps.settings import Settings
 from bf4ps.views.forecast import (
     DAY,
     HOUR,
@@ -19,6 +20,7 @@ from bf4ps.views.forecast import (
     Figure,
     Inputs,
     Population,
+    Queued,
     ResourceCost,
 )
 
@@ -161,8 +163,23 @@ def backlog(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return out
 
 
+def timings(settings: Settings) -> dict[str, float]:
+    """The scheduler's and collectors' timings the model needs (`load`'s keywords)."""
+    return {"sweep_seconds": settings.sweep_seconds,
+            "tick_seconds": settings.scheduler_tick_seconds,
+            "idle_poll_seconds": settings.idle_poll_seconds,
+            "connect_lead_seconds": settings.battlelog_connect_lead_seconds,
+            "margin_seconds": settings.egress_safety_margin_seconds}
+
+
+def queued(rows: list[dict[str, Any]]) -> tuple[Queued, ...]:
+    return tuple(Queued(str(r["priority_class"]), int(r["jobs"]), float(r["first_s"] or 0.0))
+                 for r in rows)
+
+
 async def load(conn: Conn, window_seconds: float = DAY, *, sweep_seconds: float = 60.0,
-               tick_seconds: float = 2.0, idle_poll_seconds: float = 2.0) -> Inputs:
+               tick_seconds: float = 2.0, idle_poll_seconds: float = 2.0,
+               connect_lead_seconds: float = 0.0, margin_seconds: float = 0.0) -> Inputs:
     pol = await policy_mod.load(conn)
     now = datetime.now(UTC)
     w = {"window_seconds": window_seconds}
@@ -191,8 +208,6 @@ async def load(conn: Conn, window_seconds: float = DAY, *, sweep_seconds: float 
     # measured rate is its capacity
     saturated = bool(first) and never(first["coverage"]) > 0 and never(coverage) > 0
     split = backlog(await _rows(conn, "forecast_backlog")) if total else {}
-    queued = {str(r["priority_class"]): float(r["age"] or 0.0)
-              for r in await _rows(conn, "forecast_queued_age")}
     return Inputs(now=now, window_seconds=window_seconds, policy=pol, costs=cost,
                   egresses=eg, egress_source=eg_source, budget_per_hour=bud, population=pop,
                   coverage=coverage, bootstrap_rate=bootstrap_rate(first, coverage, now),
@@ -200,4 +215,6 @@ async def load(conn: Conn, window_seconds: float = DAY, *, sweep_seconds: float 
                   missing=tuple(missing + pop_missing + eg_missing + bud_missing),
                   backlog=split, saturated=saturated and fleet_rate is not None,
                   sweep_seconds=sweep_seconds, tick_seconds=tick_seconds,
-                  idle_poll_seconds=idle_poll_seconds, queued_age=queued)
+                  idle_poll_seconds=idle_poll_seconds,
+                  queued=queued(await _rows(conn, "forecast_queued")),
+                  connect_lead_seconds=connect_lead_seconds, margin_seconds=margin_seconds)

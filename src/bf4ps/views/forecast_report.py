@@ -41,7 +41,7 @@ def as_json(fc: Forecast) -> dict[str, Any]:
                        "marks": {f"{m:g}": at for m, at in c.marks.items()}}
                       for c in fc.bootstrap],
         "backlog_age": {k: {"seconds": None if a.seconds is None else round(a.seconds, 1),
-                            "growth_per_hour": round(a.growth_per_hour, 1)}
+                            "growth_per_hour": round(a.growth_per_hour, 1), "unmet": a.unmet}
                         for k, a in fc.backlog_age.items()},
         "egresses_needed": fc.egresses_needed,
         "budget_needed_per_hour": (None if fc.budget_needed_per_hour is None
@@ -115,7 +115,8 @@ def remedies(fc: Forecast) -> list[str]:
 def _age(a: Age) -> str:
     if a.seconds is None:
         return f"grows {a.growth_per_hour:,.0f} s every hour (demand not met)"
-    return f"{span(a.seconds) if a.seconds >= 120 else f'{a.seconds:.1f} s'}"
+    text = f"{span(a.seconds) if a.seconds >= 120 else f'{a.seconds:.1f} s'}"
+    return text + " (demand not met: each refresh that much late)" if a.unmet else text
 
 
 def render(fc: Forecast) -> str:

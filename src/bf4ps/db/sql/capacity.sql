@@ -165,9 +165,12 @@ SELECT activity_class, resource, count(*) AS n FROM collection_state
 WHERE status = 'never_attempted'
 GROUP BY activity_class, resource
 
--- name: forecast_queued_age
--- How long the oldest queued background job of each class has waited (the claim's aging
--- offset counts from its feed).
-SELECT priority_class, extract(epoch FROM clock_timestamp() - min(created_at))::float8 AS age
-FROM collection_jobs WHERE lane = 'background' AND status = 'pending'
+-- name: forecast_queued
+-- The background working set per class (pending, claimed or running) and the rank of its first
+-- pending job, in seconds from now (the claim takes the lowest rank).
+SELECT priority_class, count(*) AS jobs,
+       extract(epoch FROM min(rank) FILTER (WHERE status = 'pending')
+                          - clock_timestamp())::float8 AS first_s
+FROM collection_jobs
+WHERE lane = 'background'
 GROUP BY priority_class
