@@ -13,8 +13,9 @@ ledger and the fleet's own coverage and backlog probes:
 What binds is a configured limit set well below what the collectors can do on a 2-core host,
 so the bench measures the model, not the machine: three egresses paced at 0.4 s plus a
 0.05 s margin, 24,000/h (their collectors' request cycle, connect lead 0.1 s plus a ~40 ms
-answer, is far shorter), or a fleet budget below that pacing (5 per 1 s, 18,000/h). Scenarios: feasible (refresh asks 40 % of the capacity),
-infeasible (150 %), a bootstrap-heavy first week under a fleet budget, and a fleet slowed
+answer, is far shorter), or a fleet budget below that pacing (5 per 1 s, 18,000/h).
+Scenarios: feasible (refresh asks 40 % of the capacity), infeasible (150 %), a bootstrap-heavy
+first week under a fleet budget, and a fleet slowed
 below its nominal pacing (the simulator's answers take ~0.8 s, twice the gate interval: each
 collector's request cycle binds, the same in the warm-up as after). The refresh interval is
 set from the configured capacity, and the collected soldiers' due times are spread over one
