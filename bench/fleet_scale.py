@@ -19,7 +19,7 @@ cycles/s per egress); beside it, whether this run's N was sustained (cycles/s �
 the gates and the connect lead allow: a loop's next slot is at least the connect lead away).
 
 usage: python -m bench.fleet_scale [--egresses 40] [--loops 3] [--procs 2] [--seconds 30]
-       [--warmup 10] [--interval 0.36]
+       [--warmup 10] [--interval 0.36] [--no-budget] [--ledger-hour] [--json]
 """
 
 from __future__ import annotations
@@ -60,7 +60,16 @@ def gate(interval: float) -> GateSettings:
     return GateSettings(interval=interval, margin=0.0, lease_seconds=60)
 
 
-async def seed(url: str, egresses: int, interval: float, jobs: int) -> None:
+# an hour of the fleet's requests, as the ledger holds them in steady state (--ledger-hour)
+LEDGER_HOUR = (
+    "INSERT INTO request_ledger (slot_at, counted_at, egress_key, budget_class, resource) "
+    "SELECT t, t, 'eg-' || (1 + g %% %(egresses)s), 'bootstrap', 'detailed' "
+    "FROM generate_series(1, %(rows)s) g, "
+    "LATERAL (SELECT now() - make_interval(secs => 3600.0 * g / %(rows)s)) s(t)")
+
+
+async def seed(url: str, egresses: int, interval: float, jobs: int, *, budget: bool,
+               ledger_rows: int) -> None:
     from bench import queue_cycle
 
     await queue_cycle.seed(url, jobs, jobs)
@@ -70,8 +79,12 @@ async def seed(url: str, egresses: int, interval: float, jobs: int) -> None:
             "INSERT INTO egress_gates (egress_key, min_interval_seconds) SELECT 'eg-' || g, "
             "%s FROM generate_series(1, %s) g ON CONFLICT (egress_key) DO NOTHING",
             [interval, egresses])
-        await conn.execute("UPDATE fleet_budget SET requests = 1000000000, "
-                           "window_seconds = 3600")
+        if budget:  # a budget that never binds: admission still counts the window's requests
+            await conn.execute("UPDATE fleet_budget SET requests = 1000000000, "
+                               "window_seconds = 3600")
+        if ledger_rows:
+            await conn.execute(LEDGER_HOUR, {"egresses": egresses, "rows": ledger_rows})
+            await conn.execute("VACUUM ANALYZE request_ledger")
 
 
 async def register_all(url: str, egresses: int, loops: int) -> list[CollectorRef]:
@@ -153,7 +166,7 @@ def reading(admin_url: str, dbname: str, backend_pid: int) -> dict[str, float]:
 
 
 def run(egresses: int, loops: int, procs: int, seconds: float, warmup: float,
-        interval: float) -> dict[str, float]:
+        interval: float, *, budget: bool = True, ledger_hour: bool = False) -> dict[str, float]:
     url = fresh_database("bench_fleet_scale")
     dbname = "bench_fleet_scale"
     admin = with_dbname(url, "postgres")
@@ -164,7 +177,8 @@ def run(egresses: int, loops: int, procs: int, seconds: float, warmup: float,
         # needs no full-page image and none falls in the window (production's checkpoints
         # every few minutes add full-page images on top: see bench/RESULTS.md)
         conn.execute("CHECKPOINT")
-    asyncio.run(seed(url, egresses, interval, jobs))
+    ledger_rows = int(egresses / interval * 3600) if ledger_hour else 0
+    asyncio.run(seed(url, egresses, interval, jobs, budget=budget, ledger_rows=ledger_rows))
     refs = asyncio.run(register_all(url, egresses, loops))
     with psycopg.connect(admin, autocommit=True) as conn:
         pid = conn.execute("SELECT pg_backend_pid()").fetchone()
@@ -188,7 +202,8 @@ def run(egresses: int, loops: int, procs: int, seconds: float, warmup: float,
     elapsed = after["t"] - before["t"]
     assert cycles > 0, "no cycle in the window"
     per = {k: (after[k] - before[k]) / cycles for k in ("commits", "wal_bytes", "server_cpu")}
-    return {"egresses": egresses, "loops": loops, "cycles_per_s": cycles / elapsed,
+    return {"egresses": egresses, "loops": loops, "budget": float(budget),
+            "ledger_rows": ledger_rows, "cycles_per_s": cycles / elapsed,
             "offered_per_s": egresses * rate, "per_egress_per_s": cycles / elapsed / egresses,
             "commits_per_cycle": per["commits"], "wal_bytes_per_cycle": per["wal_bytes"],
             "server_cpu_ms_per_cycle": per["server_cpu"] * 1000,
@@ -209,6 +224,8 @@ def projection(r: dict[str, float], per_egress: float) -> list[dict[str, float]]
 
 def report(r: dict[str, float], per_egress: float) -> None:
     sustained = r["cycles_per_s"] >= 0.9 * r["offered_per_s"]
+    print(f"fleet budget: {'on' if r['budget'] else 'off'}; ledger rows at the start: "
+          f"{r['ledger_rows']:,.0f}")
     print(f"{r['egresses']:.0f} egresses × {r['loops']:.0f} loops: {r['cycles_per_s']:.1f} "
           f"cycles/s of {r['offered_per_s']:.1f} the gates allow "
           f"({'sustained' if sustained else 'NOT sustained'}); the server used "
@@ -233,11 +250,18 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=10.0)
     ap.add_argument("--interval", type=float, default=0.36,
                     help="each egress's gate interval (0.36 s: 10,000 requests an hour)")
+    ap.add_argument("--no-budget", action="store_true",
+                    help="no fleet budget (admission then counts no window)")
+    ap.add_argument("--ledger-hour", action="store_true",
+                    help="the request ledger filled first with an hour of the fleet's "
+                         "requests at this pacing (egresses / interval × 3600 rows): the "
+                         "steady state the budget's window count meets in production")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     os.environ.setdefault("BF4PS_BENCH_DIR", str(Path(tempfile.gettempdir()) / "bf4ps-fleet"))
     print(f"machine: {machine()}")
-    r = run(args.egresses, args.loops, args.procs, args.seconds, args.warmup, args.interval)
+    r = run(args.egresses, args.loops, args.procs, args.seconds, args.warmup, args.interval,
+            budget=not args.no_budget, ledger_hour=args.ledger_hour)
     print(f"machine after: {machine()}")
     per_egress = 1 / args.interval  # the product's rate at this pacing (10,000/h at 0.36 s)
     if args.json:
