@@ -1,16 +1,19 @@
-"""Fenced cycles per second (8 workers) at 10k and 1M soldiers, each contender paired with a
-pgqueuer batch-10 run of its own on the same server (directly before or after it, the order
-flipping every round; with --checkpoint a CHECKPOINT before each run), the ratio taken inside
-each pair and the median of the pairs reported; beside them pgqueuer at batch 1 and the bare
-floor of three durable transactions per job (bench/queue_floor.py). Then the per-cycle meter
+"""Fenced cycles per second (8 workers) of the engine, at 10k and 1M soldiers, against two
+others on the same server: `bare1` (bench/queue_floor.py: one fenced durable commit per job and
+no audit, the queue-cycle study's unaudited floor) and pgqueuer at batch 10. Each round runs
+bare1, the engine and pgqueuer b10 with the engine in the middle, the order reversed every other
+round (with --checkpoint a CHECKPOINT before each run); the ratios engine/bare1 and
+engine/pgqueuer b10 are taken inside each round and the medians of the rounds printed on lines
+that start with `ratio`. Beside them (information; --no-extras leaves them out) the bare floor of
+three durable transactions per job and pgqueuer at batch 1. Then the per-cycle meter
 (bench/queue_meter.py): round trips, commits, WAL bytes, event rows and client/server CPU for
 the bench's cycle and for the product's.
 
 The bench's cycle has no gate: the slot is open at once, so a claim starts its job and each
 fenced success claims and starts the next in the same call (queue_succeed, migration 0014).
 
-usage: python bench/queue_cycle.py [--jobs 10000] [--runs 3] [--scales 10000,1000000]
-       [--meter-cycles 500] [--checkpoint]
+usage: python -m bench.queue_cycle [--jobs 10000] [--runs 6] [--scales 10000,1000000]
+       [--meter-cycles 500] [--checkpoint] [--no-extras]
 """
 
 from __future__ import annotations
@@ -153,46 +156,93 @@ def _pgq(jobs: int, batch: int, tag: str) -> dict[str, float]:
     return asyncio.run(pgqueuer_rate(url, jobs, batch))
 
 
-def _contenders(urls: dict[int, str], jobs: int, run: int) -> dict[str, Callable[[], float]]:
-    out: dict[str, Callable[[], float]] = {}
-    for scale, url in urls.items():
-        out[f"bf4ps_{scale}"] = (lambda u=url, s=scale: asyncio.run(ours(u, s, min(jobs, s))))
-    out["bare"] = lambda: asyncio.run(bare_rate(
-        fresh_database(f"bench_bare_{run}", migrated=False), jobs))
-    return out
+def _engines(urls: dict[int, str], jobs: int) -> dict[str, Callable[[], float]]:
+    return {f"bf4ps_{scale}": (lambda u=url, s=scale: asyncio.run(ours(u, s, min(jobs, s))))
+            for scale, url in urls.items()}
 
 
-def _run_once(urls: dict[int, str], jobs: int, run: int) -> dict[str, float]:
-    """One round: every contender next to a pgqueuer batch-10 run of its own, the order of the
-    two flipping with the round and the contender; the pair's ratio is what counts."""
+def _bare(jobs: int, run: int, *, one_commit: bool) -> float:
+    name = f"bench_bare{1 if one_commit else 3}_{run}"
+    return asyncio.run(bare_rate(fresh_database(name, migrated=False), jobs,
+                                 one_commit=one_commit))
+
+
+def _timed(name: str, contender: Callable[[], float], out: dict[str, float]) -> None:
+    if CHECKPOINTS[0]:
+        checkpoint()
+    out[name] = contender()
+
+
+def _run_once(urls: dict[int, str], jobs: int, run: int, extras: bool) -> dict[str, float]:
+    """One round: bare1, the engine (each scale) and pgqueuer batch 10, the engine in the
+    middle so it runs next to each of the others, the order reversed every other round (so
+    each of them runs before the engine in half the rounds and after it in the other half).
+    Ratios are taken inside the round. With `extras`, then the bare three-commit floor and
+    pgqueuer batch 1 (information only)."""
     out: dict[str, float] = {}
-    for i, (name, contender) in enumerate(_contenders(urls, jobs, run).items()):
-        first = (run + i) % 2 == 0
-        if not first:
-            pgq = _pgq(jobs, 10, f"{run}_{i}")
-        if CHECKPOINTS[0]:
-            checkpoint()
-        rate = contender()
-        if first:
-            pgq = _pgq(jobs, 10, f"{run}_{i}")
-        out[name] = rate
-        out[f"{name}_pgq10"] = pgq[""]
-        out[f"{name}_ratio"] = rate / pgq[""]
-        out[f"{name}_ratio_e2e"] = rate / pgq["_e2e"]
-    b1 = _pgq(jobs, 1, str(run))
-    out["pgqueuer_b1"] = b1[""]
+    order: list[tuple[str, Callable[[], float]]] = [
+        ("bare1", lambda: _bare(jobs, run, one_commit=True)),
+        *_engines(urls, jobs).items(),
+        ("pgq10", lambda: _pgq(jobs, 10, str(run))[""])]
+    for name, contender in order if run % 2 == 0 else reversed(order):
+        _timed(name, contender, out)
+    for name in _engines(urls, jobs):
+        out[f"{name}/bare1"] = out[name] / out["bare1"]
+        out[f"{name}/pgq10"] = out[name] / out["pgq10"]
+    out["bare1/pgq10"] = out["bare1"] / out["pgq10"]
+    if extras:
+        _timed("bare", lambda: _bare(jobs, run, one_commit=False), out)
+        _timed("pgq1", lambda: _pgq(jobs, 1, str(run))[""], out)
     return out
+
+
+TARGETS = {"bare1": 0.40, "pgq10": 0.5}  # issue 32: engine ≥ 0.40× bare1, ≥ 0.5× pgqueuer b10
+LABELS = {"bf4ps": "bf4ps fenced cycles/s", "bare1": "bare1 fenced cycles/s (1 durable "
+          "commit per job, no audit/state)", "bare": "bare fenced cycles/s (3 durable "
+          "commits per job, no audit/state)", "pgq10": "pgqueuer jobs/s, batch 10 "
+          "(completions committed)", "pgq1": "pgqueuer jobs/s, batch  1 (completions "
+          "committed)"}
+
+
+def _print_rates(rounds: list[dict[str, float]], names: list[str]) -> None:
+    for name in names:
+        if name not in rounds[0]:
+            continue
+        label = (f"{LABELS['bf4ps']} at {int(name[6:]):>9,} soldiers" if name.startswith(
+            "bf4ps_") else LABELS[name])
+        runs = ", ".join(f"{r[name]:.0f}" for r in rounds)
+        who = "one queue manager" if name.startswith("pgq") else f"{WORKERS} workers"
+        print(f"{label}, {who}: {median([r[name] for r in rounds]):8.0f}  "
+              f"(runs: {runs})")
+
+
+def _print_ratios(rounds: list[dict[str, float]], engines: list[str]) -> None:
+    n = len(rounds)
+    for name in engines:
+        for other in ("bare1", "pgq10"):
+            key = f"{name}/{other}"
+            pairs = ", ".join(f"{r[key]:.2f}" for r in rounds)
+            print(f"ratio {key}, median of {n} alternating pairs: "
+                  f"{statistics.median(r[key] for r in rounds):.2f} (target ≥ "
+                  f"{TARGETS[other]:.2f})  (pairs: {pairs})")
+    pairs = ", ".join(f"{r['bare1/pgq10']:.2f}" for r in rounds)
+    print(f"ratio bare1/pgq10, median of {n} pairs: "
+          f"{statistics.median(r['bare1/pgq10'] for r in rounds):.2f} (information)  "
+          f"(pairs: {pairs})")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--jobs", type=int, default=10_000)
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=6,
+                    help="rounds; each gives one pair per ratio (≥ 6 for the issue's medians)")
     ap.add_argument("--scales", default="10000,1000000")
     ap.add_argument("--meter-cycles", type=int, default=500)
     ap.add_argument("--checkpoint", action="store_true",
                     help="a CHECKPOINT before every run: full-page images then fall on every "
                          "page each run touches first (at 1M soldiers, nearly every one)")
+    ap.add_argument("--no-extras", action="store_true",
+                    help="leave out the bare three-commit floor and pgqueuer batch 1")
     args = ap.parse_args()
     CHECKPOINTS[0] = args.checkpoint
     print(f"machine: {machine()}")
@@ -202,30 +252,11 @@ def main() -> None:
         t0 = time.perf_counter()
         asyncio.run(seed(urls[scale], scale, args.jobs))
         print(f"seeded {scale:,} soldiers in {time.perf_counter() - t0:.1f} s")
-    rounds = [_run_once(urls, args.jobs, run) for run in range(args.runs)]
+    rounds = [_run_once(urls, args.jobs, run, not args.no_extras) for run in range(args.runs)]
     print(f"machine after the runs: {machine()}")
-
-    def runs(key: str, fmt: str = "{:.0f}") -> str:
-        return ", ".join(fmt.format(r[key]) for r in rounds)
-
-    names = list(_contenders(urls, args.jobs, 0))
-    for name in names:
-        label = (f"bf4ps fenced cycles/s at {int(name[6:]):>9,} soldiers" if name != "bare"
-                 else "bare fenced cycles/s (3 durable statements, no audit/state)")
-        print(f"{label}, {WORKERS} workers: {median([r[name] for r in rounds]):8.0f}  "
-              f"(runs: {runs(name)}; its pgqueuer b10 runs: {runs(name + '_pgq10')})")
-    pgq10 = [r[f"{n}_pgq10"] for r in rounds for n in names]
-    print(f"pgqueuer jobs/s, batch 10: {median(pgq10):8.0f}  (completions committed; median of "
-          f"every paired run)")
-    print(f"pgqueuer jobs/s, batch  1: {median([r['pgqueuer_b1'] for r in rounds]):8.0f}  "
-          f"(completions committed; runs: {runs('pgqueuer_b1')})")
-    for name in names:
-        ratios = [r[f"{name}_ratio"] for r in rounds]
-        target = " (target ≥ 0.9)" if name.startswith("bf4ps") else ""
-        print(f"ratio {name} / its pgqueuer batch 10, median of {len(ratios)} pairs: "
-              f"{statistics.median(ratios):.2f}{target}  (pairs: {runs(name + '_ratio', '{:.2f}')}"
-              f"; against pgqueuer end to end with its shutdown: "
-              f"{statistics.median(r[name + '_ratio_e2e'] for r in rounds):.2f})")
+    engines = list(_engines(urls, args.jobs))
+    _print_rates(rounds, [*engines, "bare1", "pgq10", "bare", "pgq1"])
+    _print_ratios(rounds, engines)
     scales = list(urls)
     if len(scales) > 1:
         big, small = (median([r[f"bf4ps_{s}"] for r in rounds]) for s in (scales[-1], scales[0]))

@@ -1,11 +1,17 @@
-"""The floor under a fenced one-job-at-a-time cycle on this machine: the same three durable
-single-statement transactions a bf4ps cycle makes (claim with SKIP LOCKED and a fresh lease
-token; claimed → running fenced by the token; fenced removal), on a bare table with one partial
-index, and nothing else: no events, no collection state, no collector or soldier snapshot.
+"""Floors under a fenced one-job-at-a-time cycle on this machine, on a bare table with one
+partial index and nothing else: no events, no collection state, no collector or soldier snapshot.
 
-It is not a queue anyone should run (it keeps no audit trail and no state); queue_cycle prints it
-beside bf4ps and pgqueuer so the cost of the audit and state writes, and the cost of three
-durable transactions per job, are both visible in the same run.
+* bare: the three durable single-statement transactions of the engine's first design (claim
+  with SKIP LOCKED and a fresh lease token; claimed → running fenced by the token; fenced
+  removal).
+* bare1: one durable commit per job (the queue-cycle study's unaudited floor): the first claim
+  starts its job at once, and then each statement is the fenced removal of the job done and the
+  SKIP LOCKED claim (started) of the next, as the engine's gate-less bench cycle does in one
+  call.
+
+Neither is a queue anyone should run (no audit trail, no state); queue_cycle runs them beside
+bf4ps and pgqueuer so the cost of the audit and state writes and the cost of each durable
+transaction are visible in the same run.
 """
 
 from __future__ import annotations
@@ -37,6 +43,20 @@ FINISH = (
     "AND lease_expires_at > clock_timestamp() RETURNING job_id")
 
 
+# bare1: claim-and-start, then fenced removal of the job done and claim of the next, one
+# statement (one commit) per job
+CLAIM1 = CLAIM.replace("status = 'claimed'", "status = 'running'")
+FINISH_NEXT = (
+    "WITH gone AS (DELETE FROM bare_jobs WHERE job_id = %s AND lease_token = %s "
+    "AND status = 'running' AND lease_expires_at > clock_timestamp() RETURNING job_id), "
+    "nxt AS (UPDATE bare_jobs SET status = 'running', lease_token = gen_random_uuid(), "
+    "lease_expires_at = clock_timestamp() + interval '60 seconds' "
+    "WHERE job_id = (SELECT job_id FROM bare_jobs WHERE status = 'pending' "
+    "ORDER BY rank, job_id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING job_id, lease_token) "
+    "SELECT (SELECT job_id FROM gone) AS done, nxt.job_id, nxt.lease_token "
+    "FROM (SELECT 1) one LEFT JOIN nxt ON true")
+
+
 async def _prepare(url: str, jobs: int) -> None:
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
         for statement in SETUP:
@@ -57,11 +77,25 @@ async def _worker(url: str) -> int:
             done += started is not None and finished is not None
 
 
-async def bare_rate(url: str, jobs: int) -> float:
-    """Bare fenced cycles per second with WORKERS workers on an unmigrated database."""
+async def _worker1(url: str) -> int:
+    done = 0
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        job = await (await conn.execute(CLAIM1)).fetchone()
+        while job is not None:
+            row = await (await conn.execute(FINISH_NEXT, job)).fetchone()
+            assert row is not None
+            done += row[0] is not None
+            job = row[1:] if row[1] is not None else None
+    return done
+
+
+async def bare_rate(url: str, jobs: int, *, one_commit: bool = False) -> float:
+    """Bare fenced cycles per second with WORKERS workers on an unmigrated database: three
+    commits per job, or with `one_commit` one (bare1)."""
     await _prepare(url, jobs)
     t0 = time.perf_counter()
-    counts = await asyncio.gather(*(_worker(url) for _ in range(WORKERS)))
+    work = _worker1 if one_commit else _worker
+    counts = await asyncio.gather(*(work(url) for _ in range(WORKERS)))
     elapsed = time.perf_counter() - t0
     assert sum(counts) == jobs, (sum(counts), jobs)
     return jobs / elapsed

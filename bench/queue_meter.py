@@ -17,17 +17,26 @@ Counting, per shape, over one collector's cycles on a fresh database:
 * WAL bytes: pg_stat_wal's wal_bytes before and after, and beside it the pg_current_wal_lsn()
   difference (the server serves nothing else meanwhile: the bench uses a server of its own,
   BF4PS_BENCH_DIR);
+* engine WAL bytes: the WAL bytes less the records that write the statistics payload (the
+  stats tables STATS_TABLES, their indexes and TOAST), read back with pg_walinspect: a record
+  counts as payload when its first block is one of those relations' (the commit records and
+  everything else are the engine's);
 * event rows: collection_events rows added;
 * client CPU: this process's CPU time; server CPU: the CPU time of the server's processes
   (postmaster and its children: the backend, WAL writer, checkpointer, autovacuum).
 
-usage: python -m bench.queue_meter [--cycles 500] [--soldiers 10000]
+usage: python -m bench.queue_meter [--cycles 500] [--soldiers 10000] [--json]
+
+With --json it prints one JSON object, {"bench": {...}, "product": {...}, "machine": "..."},
+each shape with the keys of FIELDS (round_trips, commits, wal_bytes, engine_wal_bytes,
+server_cpu_ms, ...).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import tempfile
 import time
@@ -60,6 +69,31 @@ DETAILED = REPO / "tests/fixtures/battlelog/2020-battlelog-net/detailed-TheOnlyB
 EGRESS = "meter-egress"
 GATE = GateSettings(interval=0.001, margin=0.0, horizon=2.0, lease_seconds=60, connect_lead=1.0)
 Cycle = Callable[[Conn, CollectorRef, Policy], Awaitable[bool]]
+# the statistics payload a success writes (db/sql/stats.sql, progress.sql): not the engine's
+STATS_TABLES = ("detailed_stats_current", "detailed_stats_history", "profile_current",
+                "soldier_weapon_stats", "soldier_weapon_history", "soldier_vehicle_stats",
+                "soldier_vehicle_history", "weapon_catalog", "vehicle_catalog",
+                "item_intervals", "soldier_intervals", "progress_flags", "gains_boards",
+                "gains_board_items")
+# WAL records between two LSNs whose first block is a relation of the stats tables (the table,
+# its indexes, its TOAST table and the TOAST's index), and their bytes
+PAYLOAD_WAL = """
+WITH rels AS (
+  SELECT c.oid, c.reltoastrelid FROM pg_class c WHERE c.relname = ANY(%(tables)s)
+), every_rel AS (
+  SELECT oid FROM rels
+  UNION SELECT reltoastrelid FROM rels WHERE reltoastrelid <> 0
+  UNION SELECT i.indexrelid FROM pg_index i
+        WHERE i.indrelid IN (SELECT oid FROM rels UNION SELECT reltoastrelid FROM rels)
+), nodes AS (
+  SELECT pg_relation_filenode(oid) AS node FROM every_rel
+)
+SELECT count(*) AS records, coalesce(sum(record_length), 0) AS bytes
+FROM pg_get_wal_block_info(%(a)s::pg_lsn, %(b)s::pg_lsn, false) w
+WHERE w.block_id = 0
+  AND w.reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND w.relfilenode IN (SELECT node FROM nodes)
+"""
 
 
 def bench_cycle() -> Cycle:
@@ -170,6 +204,15 @@ async def wal_bytes(admin: psycopg.AsyncConnection[Any], a: str, b: str) -> int:
     return int(row[0])
 
 
+async def payload_wal(conn: Conn, a: str, b: str) -> int:
+    """Bytes of the WAL records between LSNs `a` and `b` that write the statistics payload."""
+    await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_walinspect")
+    cur = await conn.execute(PAYLOAD_WAL, {"tables": list(STATS_TABLES), "a": a, "b": b})
+    row = await cur.fetchone()
+    assert row is not None
+    return int(row["bytes"])
+
+
 async def run_cycles(conn: Conn, me: CollectorRef, cycle: Cycle, n: int) -> int:
     done = 0
     policy = Policy()
@@ -212,11 +255,14 @@ async def meter(url: str, admin_url: str, shape: str, cycle: Cycle, cycles: int,
         trips = count_round_trips(trace) / traced
         trace.unlink()
         wal = await wal_bytes(admin, before.wal_lsn, after.wal_lsn)
+        payload = await payload_wal(conn, before.wal_lsn, after.wal_lsn)
     # the two readings' own statements: 3 autocommit transactions on the worker's session
     commits = (after.commits - before.commits - 3) / cycles
     return {"round_trips": trips, "commits": commits,
             "wal_bytes": (after.wal_bytes - before.wal_bytes) / cycles,
             "wal_lsn_bytes": wal / cycles,
+            "engine_wal_bytes": (after.wal_bytes - before.wal_bytes - payload) / cycles,
+            "payload_wal_bytes": payload / cycles,
             "event_rows": (after.events - before.events) / cycles,
             "client_cpu_ms": (after.client_cpu - before.client_cpu) * 1000 / cycles,
             "server_cpu_ms": (after.server_cpu - before.server_cpu) * 1000 / cycles}
@@ -224,6 +270,8 @@ async def meter(url: str, admin_url: str, shape: str, cycle: Cycle, cycles: int,
 
 FIELDS = (("round_trips", "round trips", "{:.1f}"), ("commits", "commits", "{:.2f}"),
           ("wal_bytes", "WAL bytes", "{:,.0f}"), ("wal_lsn_bytes", "WAL (LSN diff)", "{:,.0f}"),
+          ("engine_wal_bytes", "engine WAL bytes", "{:,.0f}"),
+          ("payload_wal_bytes", "stats WAL bytes", "{:,.0f}"),
           ("event_rows", "event rows", "{:.2f}"),
           ("client_cpu_ms", "client CPU ms", "{:.3f}"),
           ("server_cpu_ms", "server CPU ms", "{:.3f}"))
@@ -258,10 +306,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--cycles", type=int, default=500)
     ap.add_argument("--soldiers", type=int, default=10_000)
+    ap.add_argument("--json", action="store_true", help="one JSON object (see above)")
     args = ap.parse_args()
     os.environ.setdefault("BF4PS_BENCH_DIR", str(Path(tempfile.gettempdir()) / "bf4ps-meter"))
-    print(f"machine: {machine()}")
-    report(run(args.soldiers, args.cycles), args.cycles, args.soldiers)
+    before = machine()
+    results = run(args.soldiers, args.cycles)
+    if args.json:
+        print(json.dumps({**results, "cycles": args.cycles, "soldiers": args.soldiers,
+                          "machine": before, "machine_after": machine()}))
+        return
+    print(f"machine: {before}")
+    report(results, args.cycles, args.soldiers)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,15 @@ class Settings(BaseSettings):
         None,
         description="BF4SW's database (read-only). Unset: database 'bf4sw' on the BF4PS server.",
     )
+    read_database_url: str | None = Field(
+        None, description="A streaming replica of the BF4PS database for the website's public "
+        "reads and the console's charts (docs/operations.md \"Read replica\"). Requests, "
+        "their status, logins, the console's figures and actions stay on the primary. Unset: "
+        "every read on the primary.")
+    read_max_lag_seconds: float = Field(
+        10.0, gt=0, le=3600, description="Staleness bound of the replica's reads: while the "
+        "replica may be further behind the primary than this (or is down), its reads go to "
+        "the primary.")
     db_pool_max: int = Field(
         4, ge=1, description="Connections of the website's pool, per web process, all opened "
         "at start so no request waits for one to be made (collectors use 3 each, plus one for "
@@ -85,7 +94,7 @@ class Settings(BaseSettings):
         10.0, ge=0, description="Data unacknowledged this long ends the connection (both "
         "sides). 0: the kernel's default (many minutes).")
 
-    @field_validator("database_url", "bf4sw_database_url")
+    @field_validator("database_url", "bf4sw_database_url", "read_database_url")
     @classmethod
     def _connection_string(cls, value: str | None) -> str | None:
         """Parsed here, so a malformed one is a configuration error naming the setting (and

@@ -154,9 +154,11 @@ class IdleCheck:
 
 
 async def open_pool(url: str, *, max_size: int = 4, min_size: int = 1,
-                    check_idle_after: float | None = None) -> AsyncConnectionPool[Conn]:
+                    check_idle_after: float | None = None,
+                    wait: bool = True) -> AsyncConnectionPool[Conn]:
     """A pool whose connections are checked before each use; with `check_idle_after`, only
-    those idle that long (IdleCheck)."""
+    those idle that long (IdleCheck). `wait`: return once its connections are made (else at
+    once: a server that is down now is connected to when it is back)."""
     idle = IdleCheck(check_idle_after) if check_idle_after is not None else None
     pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
         url,
@@ -170,7 +172,7 @@ async def open_pool(url: str, *, max_size: int = 4, min_size: int = 1,
         check=idle.check if idle else AsyncConnectionPool.check_connection,
         reset=idle.returned if idle else None,
     )
-    await pool.open(wait=True, timeout=30)
+    await pool.open(wait=wait, timeout=30)
     return pool
 
 

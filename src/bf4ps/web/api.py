@@ -26,9 +26,9 @@ from bf4ps.views.fields import PersonaParam, PlatformName
 from bf4ps.views.gains_board import GainsBoard, GainsBoardKind
 from bf4ps.views.request_status import RequestStatus, SubmissionView, SubmitRequest
 from bf4ps.views.search import SearchResult
-from bf4ps.web import actions
+from bf4ps.web import actions, replica
 from bf4ps.web.errors import ErrorBody, WebError, from_input
-from bf4ps.web.state import db, state_of
+from bf4ps.web.state import db, read_db, state_of
 
 WORDS = {400: "Malformed request", 401: "Credentials required", 403: "Forbidden",
          404: "Not found", 413: "Body too large", 415: "Body is not JSON",
@@ -76,7 +76,7 @@ async def search(
 ) -> SearchResult:
     """Known soldiers by name prefix (current or former names) or by Battlelog URL."""
     try:
-        async with db(request) as conn:
+        async with read_db(request) as conn:
             return await search_view.search(conn, q, platform, page, limit)
     except InputError as exc:
         raise from_input(exc) from None
@@ -111,9 +111,11 @@ PlatformPath = Annotated[PlatformName, Path(description="Platform")]
 PersonaPath = Annotated[PersonaParam, Path(description="Battlelog persona id")]
 
 
-async def _soldier(conn: Conn, platform: Platform, persona_id: int) -> soldier_view.Soldier:
+async def _soldier(request: Request, conn: Conn, platform: Platform,
+                   persona_id: int) -> soldier_view.Soldier:
     found = await soldier_view.find(conn, platform, persona_id)
     if found is None:
+        replica.missing(request.scope)
         raise WebError(404, "this soldier is not known here yet: submit it by name or by its "
                             "Battlelog URL to collect it")
     return found
@@ -123,24 +125,27 @@ async def _soldier(conn: Conn, platform: Platform, persona_id: int) -> soldier_v
 async def soldier_overview(request: Request, platform: PlatformPath,
                            persona_id: PersonaPath) -> soldier_view.Overview:
     """A soldier's headline stats and the freshness of each resource."""
-    async with db(request) as conn:
-        return await soldier_view.overview(conn, await _soldier(conn, platform, persona_id))
+    async with read_db(request) as conn:
+        s = await _soldier(request, conn, platform, persona_id)
+        return await soldier_view.overview(conn, s)
 
 
 @router.get("/api/soldiers/{platform}/{persona_id}/weapons", responses=errors(404, 422))
 async def soldier_weapons(request: Request, platform: PlatformPath,
                           persona_id: PersonaPath) -> soldier_page.Weapons:
     """A soldier's weapons, most kills first."""
-    async with db(request) as conn:
-        return await soldier_page.weapons(conn, await _soldier(conn, platform, persona_id))
+    async with read_db(request) as conn:
+        s = await _soldier(request, conn, platform, persona_id)
+        return await soldier_page.weapons(conn, s)
 
 
 @router.get("/api/soldiers/{platform}/{persona_id}/vehicles", responses=errors(404, 422))
 async def soldier_vehicles(request: Request, platform: PlatformPath,
                            persona_id: PersonaPath) -> soldier_page.Vehicles:
     """A soldier's vehicles, most kills first."""
-    async with db(request) as conn:
-        return await soldier_page.vehicles(conn, await _soldier(conn, platform, persona_id))
+    async with read_db(request) as conn:
+        s = await _soldier(request, conn, platform, persona_id)
+        return await soldier_page.vehicles(conn, s)
 
 
 @router.get("/api/soldiers/{platform}/{persona_id}/history", responses=errors(400, 404, 422))
@@ -149,8 +154,8 @@ async def soldier_history(
         limit: Annotated[int, Query(ge=1, le=500, description="Collections, newest")] = 100,
 ) -> soldier_page.History:
     """Detailed-stats snapshots, a point per collection (oldest first)."""
-    async with db(request) as conn:
-        s = await _soldier(conn, platform, persona_id)
+    async with read_db(request) as conn:
+        s = await _soldier(request, conn, platform, persona_id)
         return await soldier_page.history(conn, s, limit)
 
 
@@ -159,8 +164,8 @@ async def soldier_last_session(request: Request, platform: PlatformPath,
                                persona_id: PersonaPath) -> last_session_view.LastSession:
     """The soldier's last play session (server, when, how long) and what it gained between
     the detailed snapshots that bracket it; `closing` says whether the one after is in."""
-    async with db(request) as conn:
-        s = await _soldier(conn, platform, persona_id)
+    async with read_db(request) as conn:
+        s = await _soldier(request, conn, platform, persona_id)
         return await last_session_view.last_session(conn, s)
 
 
@@ -170,8 +175,9 @@ async def soldier_progress(request: Request, platform: PlatformPath,
     """A soldier's gains: since the last collection, over 24 h / 7 d / 30 d, between recent
     collections (flagged and reset intervals marked), per weapon and vehicle over 7 days; and
     his rank, game modes, completion bars and linked soldiers."""
-    async with db(request) as conn:
-        return await soldier_page.progress(conn, await _soldier(conn, platform, persona_id))
+    async with read_db(request) as conn:
+        s = await _soldier(request, conn, platform, persona_id)
+        return await soldier_page.progress(conn, s)
 
 
 @router.get("/api/leaderboards/week", responses=errors(404, 422))
@@ -187,7 +193,7 @@ async def gains_board(
 ) -> GainsBoard:
     """This week's gains leaderboard: flagged soldiers left out, a minimum time in the week,
     rates smoothed toward the population average."""
-    async with db(request) as conn:
+    async with read_db(request) as conn:
         policy = await policy_mod.load(conn)
         return await gains_board_view.board(conn, policy, by, platform, item, page)
 
@@ -222,7 +228,8 @@ async def healthz(request: Request) -> Response:
 async def metrics(request: Request) -> Response:
     """Prometheus metrics: a bearer token (BF4PS_METRICS_TOKEN), or without one set, only a
     scraper on the website's own host (docs/operations.md, Monitoring)."""
-    state_of(request).metrics_auth.check(request)
+    web = state_of(request)
+    web.metrics_auth.check(request)
     async with db(request) as conn:
-        body = await state_of(request).metrics.render(conn)
+        body = await web.metrics.render(conn, web.reads.families() if web.reads else ())
     return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -22,7 +22,7 @@ from bf4ps.views.events import EventQuery, Events
 from bf4ps.views.fields import COLLECTOR_PATTERN, Reason
 from bf4ps.web.api import errors, json_body, single_values
 from bf4ps.web.errors import WebError
-from bf4ps.web.state import db, state_of
+from bf4ps.web.state import db, read_db, state_of
 
 BASIC = HTTPBasic(auto_error=False, description="The operator's credentials "
                                                 "(BF4PS_OPS_USERNAME, BF4PS_OPS_PASSWORD)")
@@ -43,9 +43,12 @@ router = APIRouter(prefix="/api/ops", dependencies=[Depends(operator), Depends(s
 
 def _figure(path: str, read: Callable[[Conn], Awaitable[object]]) -> None:
     """GET /api/ops/<path>: one of the console's figures, documented by `read`'s return type
-    and summarized by its docstring's first line."""
+    and summarized by its docstring's first line. The charts' history may be read on the read
+    replica; the live figures are the primary's."""
+    connect = read_db if path in REPLICA_FIGURES else db
+
     async def endpoint(request: Request) -> Any:
-        async with db(request) as conn:
+        async with connect(request) as conn:
             return await read(conn)
 
     router.add_api_route(path, endpoint, methods=["GET"], name=f"ops_{path.strip('/')}",
@@ -53,6 +56,7 @@ def _figure(path: str, read: Callable[[Conn], Awaitable[object]]) -> None:
                          summary=(read.__doc__ or path).splitlines()[0].rstrip("."))
 
 
+REPLICA_FIGURES = {"/history"}
 for _path, _read in (("/status", console.status), ("/fleet", console.fleet),
                      ("/queue", console.queue), ("/coverage", console.coverage),
                      ("/budget", console.budget), ("/throttles", console.throttles),

@@ -6,6 +6,8 @@ and error handlers."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import logging
 import secrets
@@ -23,7 +25,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import Receive, Scope, Send
 
-from bf4ps.db.connect import Conn, open_pool, resolve_url
+from bf4ps.db.connect import Conn, bounded_url, open_pool, resolve_url
 from bf4ps.interactive.submit import Limits
 from bf4ps.settings import Settings
 from bf4ps.views.estimate import GateDefaults
@@ -31,6 +33,7 @@ from bf4ps.web import api, api_ops, routes_ops, routes_public
 from bf4ps.web.errors import HANDLERS, LOGGED
 from bf4ps.web.format import FILTERS
 from bf4ps.web.metrics import Metrics, RequestMetrics
+from bf4ps.web.replica import ReadReplica, ReplicaRetry
 from bf4ps.web.security import (
     BODY_LIMIT,
     BodyLimit,
@@ -62,6 +65,7 @@ async def _lifespan(app: Starlette) -> AsyncIterator[None]:
         web.pool = await open_pool(url, max_size=size, min_size=size,
                                    check_idle_after=POOL_CHECK_IDLE_SECONDS)
         web.owns_pool = True
+    watcher = await _open_replica(web)
     if not web.ops.configured:
         log.warning("operator console %s: BF4PS_OPS_USERNAME/BF4PS_OPS_PASSWORD are unset",
                     "open (local demo)" if web.ops.demo else "disabled")
@@ -70,9 +74,33 @@ async def _lifespan(app: Starlette) -> AsyncIterator[None]:
     try:
         yield
     finally:
+        await _close_replica(web, watcher)
         if web.owns_pool and web.pool is not None:
             await web.pool.close()
             web.pool = None
+
+
+async def _open_replica(web: WebState) -> asyncio.Task[None] | None:
+    """BF4PS_READ_DATABASE_URL's pool (not waited for: a replica down at start is connected to
+    when it is back; meanwhile the reads are the primary's) and its watcher."""
+    if not web.settings.read_database_url or web.pool is None:
+        return None
+    url = bounded_url(web.settings.read_database_url, web.settings, service=True)
+    size = web.settings.db_pool_max
+    pool = await open_pool(url, max_size=size, min_size=size,
+                           check_idle_after=POOL_CHECK_IDLE_SECONDS, wait=False)
+    web.reads = ReadReplica(pool, web.pool, web.settings.read_max_lag_seconds)
+    return asyncio.create_task(web.reads.watch(), name="read-replica-watch")
+
+
+async def _close_replica(web: WebState, watcher: asyncio.Task[None] | None) -> None:
+    if watcher is not None:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+    if web.reads is not None:
+        await web.reads.pool.close()
+        web.reads = None
 
 
 def settle_heap(app: Starlette) -> None:
@@ -118,7 +146,7 @@ def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None
                    gate=GateDefaults.from_settings(settings), pool=pool,
                    settle_heap=serving)
     middleware = [Middleware(RequestMetrics, metrics=web.metrics), Middleware(SecurityHeaders),
-                  Middleware(BodyLimit, max_bytes=BODY_LIMIT)]
+                  Middleware(BodyLimit, max_bytes=BODY_LIMIT), Middleware(ReplicaRetry)]
     app = WebApp(title="BF4PS — Battlefield 4 Player Stats", version="1",
                  description="Soldier stats collected from Battlelog; interactive collection "
                              "requests; operator figures.",

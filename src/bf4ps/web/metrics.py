@@ -167,10 +167,15 @@ class Metrics:
                                   registry=self.registry)
         for outcome in ("failed", "refused"):
             self.ops_logins.labels(outcome)  # both series from the start (rate() needs them)
+        self.reads = Counter("bf4ps_web_reads", "Public page and chart reads by the server "
+                             "that answered: the read replica or the primary", ["source"],
+                             registry=self.registry)
+        for source in ("replica", "primary"):
+            self.reads.labels(source)
 
-    async def render(self, conn: Conn) -> bytes:
+    async def render(self, conn: Conn, extra: Iterable[Metric] = ()) -> bytes:
         await self.tally.advance(conn)
-        families = [*await db_gauges(conn), *self.tally.families()]
+        families = [*await db_gauges(conn), *self.tally.families(), *extra]
         self.snapshot.current = families  # no await between this and the render below
         return generate_latest(self.registry)
 

@@ -20,7 +20,7 @@ from bf4ps.web.api_ops import clear_flag, control
 from bf4ps.web.errors import WebError, from_validation
 from bf4ps.web.params import form, form_text
 from bf4ps.web.security import CSRF_FIELD
-from bf4ps.web.state import db, render, state_of
+from bf4ps.web.state import db, read_db, render, state_of
 
 RESOURCES = tuple(sorted(kind.value for kind in JobKind))  # the event filter's choices
 COLLECTOR = re.compile(COLLECTOR_PATTERN)
@@ -43,9 +43,10 @@ async def console_page(request: Request) -> Response:
     operator(request)
     async with db(request) as conn:
         data = await console.status(conn)
-        charts = await fleet_history.read(conn)
         flagged = await flags_view.flags(conn, limit=50)
         tested = await backtest.last(conn)
+    async with read_db(request) as conn:  # the charts may be a replica's (a few seconds old)
+        charts = await fleet_history.read(conn)
     return render(request, "ops.html", {"ops": data, "history": charts.as_json(),
                                         "flags": flagged, "backtest": tested})
 

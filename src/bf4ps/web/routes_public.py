@@ -19,7 +19,7 @@ from bf4ps.views import search as search_view
 from bf4ps.views import soldier as soldier_view
 from bf4ps.views import soldier_page as page_view
 from bf4ps.views.request_status import StepProgress, request_status
-from bf4ps.web import actions, tables
+from bf4ps.web import actions, replica, tables
 from bf4ps.web.errors import WebError
 from bf4ps.web.format import ago
 from bf4ps.web.params import (
@@ -32,7 +32,7 @@ from bf4ps.web.params import (
     uuid_path,
 )
 from bf4ps.web.security import CSRF_FIELD
-from bf4ps.web.state import db, render, state_of
+from bf4ps.web.state import db, read_db, render, state_of
 
 PLATFORMS = [p.value for p in Platform]
 PLAYING_WINDOW = timedelta(hours=1)  # "playing now": seen on a server by BF4SW this recently
@@ -49,7 +49,7 @@ def _index(request: Request, *, status: int = 200, headers: dict[str, str] | Non
 async def _discovery(request: Request, platform: Platform | None) -> dict[str, Any]:
     """The home page without a search: who was collected lately, who plays now, the boards."""
     board_platform = platform or Platform.PC
-    async with db(request) as conn:
+    async with read_db(request) as conn:
         found = await discovery.home(conn, board_platform, datetime.now(UTC) - PLAYING_WINDOW)
     return {"recent": found.recent, "playing": found.playing, "boards": found.boards,
             "board_platform": board_platform.value}
@@ -66,7 +66,7 @@ async def index(request: Request) -> Response:
     if text is None:
         return _index(request, platform=chosen, **await _discovery(request, platform))
     try:
-        async with db(request) as conn:
+        async with read_db(request) as conn:
             result = await search_view.search(conn, text, platform, page)
     except InputError as exc:
         return _index(request, status=422, error=exc.message, q=text, platform=chosen)
@@ -126,9 +126,10 @@ def progress_word(r: dict[str, Any]) -> str:
 
 async def soldier_page(request: Request) -> Response:
     platform, persona_id = soldier_path(request)
-    async with db(request) as conn:
+    async with read_db(request) as conn:
         found = await soldier_view.find(conn, platform, persona_id)
         if found is None:
+            replica.missing(request.scope)
             raise WebError(404, "this soldier is not known here yet: search for its name (or "
                                 "paste its Battlelog URL) to have it collected")
         data = await page_view.page(conn, found)
@@ -159,7 +160,7 @@ async def leaderboards(request: Request) -> Response:
         raise WebError(422, "parameter 'by' must be one of: " + ", ".join(discovery.Board),
                        field="by") from None
     page = int_query(request, "page", default=1, lo=1, hi=400)
-    async with db(request) as conn:
+    async with read_db(request) as conn:
         found = await discovery.leaderboard(conn, board, platform, page)
     return render(request, "leaderboards.html", {
         "platforms": PLATFORMS, "platform": platform.value, "board": board,
@@ -178,7 +179,7 @@ async def leaderboards_week(request: Request) -> Response:
                        + ", ".join(gains_view.GainsBoardKind), field="by") from None
     item = int_query(request, "item", default=0, lo=0, hi=2**31 - 1) or None
     page = int_query(request, "page", default=1, lo=1, hi=400)
-    async with db(request) as conn:
+    async with read_db(request) as conn:
         policy = await policy_mod.load(conn)
         found = await gains_view.board(conn, policy, kind, platform, item, page)
     return render(request, "leaderboards_week.html", {

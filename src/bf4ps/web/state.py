@@ -4,12 +4,13 @@ and the interactive submission limits. Built by create_app, stored on app.state.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
+import psycopg
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.templating import Jinja2Templates
@@ -19,6 +20,7 @@ from bf4ps.interactive.submit import Limits
 from bf4ps.settings import Settings
 from bf4ps.views.estimate import GateDefaults
 from bf4ps.web.metrics import Metrics
+from bf4ps.web.replica import READ_PRIMARY, READ_SOURCE, ReadReplica, ReplicaLost
 from bf4ps.web.security import Csrf, MetricsAuth, OpsAuth, set_csrf_cookie
 
 
@@ -34,6 +36,7 @@ class WebState:
     gate: GateDefaults
     pool: AsyncConnectionPool[Conn] | None = None
     owns_pool: bool = False
+    reads: ReadReplica | None = None  # BF4PS_READ_DATABASE_URL's, opened by the lifespan
     settle_heap: bool = False  # freeze the start's objects out of the GC (app.settle_heap)
 
 
@@ -47,7 +50,38 @@ async def db(request: Request) -> AsyncIterator[Conn]:
     pool = state_of(request).pool
     if pool is None:
         raise RuntimeError("the database pool is not open")
+    request.scope.setdefault(READ_SOURCE, "primary")
     async with pool.connection() as conn:
+        yield conn
+
+
+REPLICA_WAIT_SECONDS = 1.0  # a read waits this long for a replica connection, then the primary's
+
+
+@asynccontextmanager
+async def read_db(request: Request) -> AsyncIterator[Conn]:
+    """A connection for a read that may be up to BF4PS_READ_MAX_LAG_SECONDS stale (the public
+    pages' and the console's charts'): the read replica's while it is fresh enough, else the
+    primary's (web/replica.py). Anything written, or read to decide a write, uses db()."""
+    web = state_of(request)
+    if web.reads is not None and web.reads.fresh() and not request.scope.get(READ_PRIMARY):
+        async with AsyncExitStack() as stack:
+            try:
+                conn = await stack.enter_async_context(
+                    web.reads.pool.connection(timeout=REPLICA_WAIT_SECONDS))
+            except (PoolTimeout, psycopg.OperationalError):
+                web.reads.lost()
+            else:
+                request.scope[READ_SOURCE] = "replica"
+                web.metrics.reads.labels("replica").inc()
+                try:
+                    yield conn
+                except psycopg.OperationalError as exc:
+                    web.reads.lost()
+                    raise ReplicaLost(str(exc)) from exc
+                return
+    web.metrics.reads.labels("primary").inc()
+    async with db(request) as conn:
         yield conn
 
 
