@@ -4,7 +4,7 @@ and the interactive submission limits. Built by create_app, stored on app.state.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -43,12 +43,15 @@ def state_of(request: Request) -> WebState:
 
 
 @asynccontextmanager
-async def db(request: Request) -> AsyncIterator[Conn]:
-    pool = state_of(request).pool
-    if pool is None:
+async def pooled(web: WebState) -> AsyncIterator[Conn]:
+    if web.pool is None:
         raise RuntimeError("the database pool is not open")
-    async with pool.connection() as conn:
+    async with web.pool.connection() as conn:
         yield conn
+
+
+def db(request: Request) -> AbstractAsyncContextManager[Conn]:
+    return pooled(state_of(request))
 
 
 def render(request: Request, name: str, context: dict[str, Any], status: int = 200,

@@ -531,42 +531,49 @@ REVOKE ALL ON ops_login_failures FROM bf4ps_collector, bf4ps_scheduler, bf4ps_we
     bf4ps_operator;
 GRANT SELECT ON ops_login_failures TO bf4ps_operator;
 
--- p_outcome: 'check' (the wait left before an attempt may be judged, nothing written),
--- 'failed' (count it: past p_free failures the lock doubles from p_base to p_max seconds),
--- 'succeeded' (the keys start again). Returns, per key, the seconds left to wait (0: none) and
--- its failures in a row. The client's key is a network, never a whole address list.
+-- p_outcome: 'check' (the wait left before an attempt may be judged; nothing written),
+-- 'failed' (counted: past p_free failures each one locks the keys for p_base seconds doubling
+-- up to p_max), 'succeeded' (the keys start again). A key quiet for p_forget seconds and not
+-- locked is forgotten (every failure removes those). Returns, per key, the seconds left to wait
+-- (0: none) and its failures in a row. At most four keys a call.
 CREATE FUNCTION bf4ps_ops_login_attempt(p_keys text[], p_outcome text, p_free integer,
                                         p_base double precision, p_max double precision,
                                         p_forget double precision)
 RETURNS TABLE (key text, wait_seconds double precision, failures integer)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 #variable_conflict use_column
+DECLARE
+    t timestamptz := clock_timestamp();
+    free integer := greatest(p_free, 0);
 BEGIN
     IF cardinality(p_keys) > 4 OR p_outcome NOT IN ('check', 'failed', 'succeeded') THEN
         RAISE EXCEPTION 'at most four keys and an outcome of check, failed, succeeded'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    -- a key quiet for longer than p_forget seconds starts again
-    DELETE FROM ops_login_failures f
-    WHERE f.key = ANY(p_keys) AND (p_outcome = 'succeeded' OR (
-        f.last_failure_at < clock_timestamp() - make_interval(secs => greatest(p_forget, 1))
-        AND (f.locked_until IS NULL OR f.locked_until <= clock_timestamp())));
-    IF p_outcome = 'failed' THEN
-        INSERT INTO ops_login_failures AS f (key, failures, last_failure_at)
-        SELECT k, 1, clock_timestamp() FROM unnest(p_keys) AS k
+    IF p_outcome = 'succeeded' THEN
+        DELETE FROM ops_login_failures f WHERE f.key = ANY(p_keys);
+    ELSIF p_outcome = 'failed' THEN
+        DELETE FROM ops_login_failures f
+        WHERE f.last_failure_at < t - make_interval(secs => greatest(p_forget, 1))
+          AND (f.locked_until IS NULL OR f.locked_until <= t);
+        INSERT INTO ops_login_failures AS f (key, failures, last_failure_at, locked_until)
+        SELECT k, 1, t, CASE WHEN free = 0
+                             THEN t + make_interval(secs => least(p_max, p_base)) END
+        FROM unnest(p_keys) AS k
         ON CONFLICT (key) DO UPDATE
-        SET failures = f.failures + 1, last_failure_at = clock_timestamp(),
-            updated_at = clock_timestamp(),
-            locked_until = CASE WHEN f.failures + 1 > greatest(p_free, 0)
-                THEN clock_timestamp() + make_interval(secs => least(greatest(p_max, 0),
-                     greatest(p_base, 0) * power(2, f.failures - greatest(p_free, 0))))
+        SET failures = f.failures + 1, last_failure_at = t, updated_at = t,
+            locked_until = CASE WHEN f.failures + 1 > free THEN greatest(
+                COALESCE(f.locked_until, '-infinity'), t + make_interval(secs => least(
+                    greatest(p_max, 0),
+                    greatest(p_base, 0) * power(2, least(f.failures - free, 40)))))
                 ELSE f.locked_until END;
     END IF;
     RETURN QUERY
-    SELECT k, greatest(0, COALESCE(extract(epoch FROM f.locked_until - clock_timestamp()),
-                                   0))::double precision,
+    SELECT k, greatest(0, COALESCE(extract(epoch FROM f.locked_until - t), 0))::double precision,
            COALESCE(f.failures, 0)
-    FROM unnest(p_keys) AS k LEFT JOIN ops_login_failures f ON f.key = k;
+    FROM unnest(p_keys) AS k LEFT JOIN ops_login_failures f ON f.key = k
+      AND (f.last_failure_at >= t - make_interval(secs => greatest(p_forget, 1))
+           OR f.locked_until > t);
 END
 $$;
 
