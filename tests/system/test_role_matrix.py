@@ -40,6 +40,8 @@ FOR_NOBODY = [
     (TEMP_TABLE, DENIED, NO_TEMP),
     (TEMP_FUNCTION, DENIED, NO_TEMP),
     ("SELECT * FROM bf4ps_restore_check('forged: hold the fleet')", NO_FUNCTION, ""),
+    ("SELECT secret FROM ledger_receipt_key", DENIED, "permission denied for table"),
+    ("SELECT bf4ps_ledger_sign(1, now())", DENIED, "permission denied for function"),
 ]
 
 
@@ -140,6 +142,11 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
                                           "lease_token => gen_random_uuid()"), ROWS, 1),
         ("SELECT * FROM bf4ps_collector_started(%(cb)s, 'x', 1, NULL)", DENIED,
          "was registered by login"),
+        # the restore guard's receipts (0023): a forged one of a row that never was holds
+        # nothing (the final state: no hold); a real one of an existing row is given
+        ("SELECT * FROM bf4ps_restore_check(999999999, now(), 'forged')", ROWS, 1),
+        ("SELECT * FROM bf4ps_restore_check(999999999, now(), repeat('0', 64))", ROWS, 1),
+        ("SELECT * FROM bf4ps_ledger_receipt(%(new_ledger)s)", ROWS, 1),
         *NOT_THE_SCHEDULERS,
         (LOGIN_ATTEMPT, DENIED, "permission denied for function"),
     ],
@@ -183,6 +190,10 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         (event("created", "job_id => %(job)s, lane => 'interactive', resource => 'weapons'"),
          ROWS, 1),
         *NOT_THE_SCHEDULERS,
+        ("SELECT * FROM bf4ps_ledger_receipt(%(new_ledger)s)", DENIED,
+         "permission denied for function"),
+        ("SELECT * FROM bf4ps_restore_check(1, now(), 'x')", DENIED,
+         "permission denied for function"),
         # the /ops lock-out counts: through the function only
         (LOGIN_ATTEMPT, ROWS, 1),
         ("SELECT * FROM ops_login_failures", DENIED, "permission denied for table"),

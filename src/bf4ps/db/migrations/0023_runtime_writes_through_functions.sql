@@ -17,8 +17,10 @@
 --    batch; the scheduler and operators keep EXECUTE, and lose INSERT/UPDATE/DELETE on
 --    collection_jobs and collectors and INSERT on collection_events. Their bodies use $n
 --    parameters so that a test can PREPARE the body and EXPLAIN its plan (tests/db/test_feeder.py).
--- 4. The /ops login lock-out counts (web/login_guard.py) live in ops_login_failures, written
+-- 4. The /ops login lock-out counts (web/login_limit.py) live in ops_login_failures, written
 --    only through bf4ps_ops_login_attempt: every web process and a restart share them.
+-- 5. The restore guard also notices a rewind that keeps every identity (a running collector's
+--    signed receipt of a ledger row the database no longer has; below).
 
 -- ---------------------------------------------------------------- a registration's login
 -- The login that registered (or first started) a collector: its events are that login's only.
@@ -577,6 +579,80 @@ BEGIN
 END
 $$;
 
+-- ---------------------------------------------------------------- the restore guard, again
+-- What 0018's guard cannot see: a base backup restored onto the same cluster without a new
+-- timeline, or a data-only restore (the ledger's table kept): system identifier, timeline,
+-- database oid and the ledger's table oid are all as they were. What a running collector
+-- knows is the ledger rows it was counted in: after each admission it takes a receipt of its
+-- row (the row's id and slot, signed with a key only the database holds), and presents the
+-- newest one at every check. A receipt the database signed, of a row sent within twice the
+-- budget window (retention never deletes those) that the ledger no longer has, means the
+-- database was rewound past that row: the fleet is held one window, as for any restore. A
+-- forged receipt is ignored (no role reads the key), so no role can hold the fleet at will;
+-- one of a row older than the hold already running adds nothing (that hold covers it).
+-- docs/operations.md "Backups and restores" says which restores stay unseen.
+CREATE TABLE ledger_receipt_key (
+    key_id smallint PRIMARY KEY DEFAULT 1 CHECK (key_id = 1),
+    secret bytea NOT NULL
+);
+INSERT INTO ledger_receipt_key (secret)
+VALUES (decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'));
+REVOKE ALL ON ledger_receipt_key FROM bf4ps_collector, bf4ps_scheduler, bf4ps_web,
+    bf4ps_operator;
+
+CREATE FUNCTION bf4ps_ledger_sign(p_request bigint, p_slot_at timestamptz) RETURNS text
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+    SELECT encode(sha256(k.secret || sha256(k.secret || convert_to(
+               p_request::text || ':' || (extract(epoch FROM p_slot_at) * 1000000)::bigint,
+               'UTF8'))), 'hex')
+    FROM ledger_receipt_key k
+$$;
+
+-- a receipt of an existing ledger row (proving only that it existed)
+CREATE FUNCTION bf4ps_ledger_receipt(p_request bigint)
+RETURNS TABLE (request_id bigint, slot_at timestamptz, receipt text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+    SELECT l.request_id, l.slot_at, bf4ps_ledger_sign(l.request_id, l.slot_at)
+    FROM request_ledger l WHERE l.request_id = p_request
+$$;
+
+CREATE FUNCTION bf4ps_restore_check(p_request bigint, p_slot_at timestamptz, p_receipt text)
+RETURNS TABLE (hold_until timestamptz, reason text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+DECLARE
+    g restore_guard;
+    span double precision := greatest(1.0,
+        (SELECT b.window_seconds FROM fleet_budget b WHERE b.requests IS NOT NULL),
+        (SELECT max(greatest(e.window_seconds, e.min_interval_seconds)) FROM egress_gates e));
+BEGIN
+    -- the guard's row or the key gone: the tables are being emptied and loaded (a data-only
+    -- restore under way); held from now, as long as they are missing (nothing stored)
+    IF NOT EXISTS (SELECT 1 FROM restore_guard) OR NOT EXISTS (SELECT 1 FROM ledger_receipt_key)
+    THEN
+        RETURN QUERY SELECT now() + make_interval(secs => span),
+            'the restore guard''s own rows are missing: a restore is under way'::text;
+        RETURN;
+    END IF;
+    IF p_request IS NOT NULL AND p_receipt = bf4ps_ledger_sign(p_request, p_slot_at)
+            AND p_slot_at > clock_timestamp() - make_interval(
+                secs => 2 * COALESCE((SELECT b.window_seconds FROM fleet_budget b), 60))
+            -- the row itself (its id and slot): a rewound sequence hands its id out again
+            AND NOT EXISTS (SELECT 1 FROM request_ledger l
+                            WHERE l.request_id = p_request AND l.slot_at = p_slot_at) THEN
+        SELECT * INTO g FROM restore_guard FOR UPDATE;
+        IF g.detected_at IS NULL OR g.detected_at < p_slot_at THEN
+            UPDATE restore_guard r
+            SET hold_until = greatest(r.hold_until, now() + make_interval(secs => span)),
+                detected_at = now(), updated_at = now(),
+                reason = left('a ledger row a running collector was counted in (request '
+                    || p_request || ', slot ' || p_slot_at || ') is gone: the database was '
+                    || 'rewound (a base backup or a data-only restore)', 500);
+        END IF;
+    END IF;
+    RETURN QUERY SELECT * FROM bf4ps_restore_check();
+END
+$$;
+
 -- ---------------------------------------------------------------- rights
 REVOKE EXECUTE ON FUNCTION
     bf4ps_event_record(text, uuid, text, text, text, text, bigint, uuid, bigint, bigint, text,
@@ -589,8 +665,13 @@ REVOKE EXECUTE ON FUNCTION
     bf4ps_parked_recheck(double precision, integer), bf4ps_reap_expired(integer),
     bf4ps_intake_enqueue(bigint[], text[], timestamptz[], text, text, timestamptz),
     bf4ps_ops_login_attempt(text[], text, integer, double precision, double precision,
-                            double precision)
+                            double precision),
+    bf4ps_ledger_sign(bigint, timestamptz), bf4ps_ledger_receipt(bigint),
+    bf4ps_restore_check(bigint, timestamptz, text)
 FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_ledger_receipt(bigint),
+    bf4ps_restore_check(bigint, timestamptz, text)
+TO bf4ps_collector;
 GRANT EXECUTE ON FUNCTION
     bf4ps_event_record(text, uuid, text, text, text, text, bigint, uuid, bigint, bigint, text,
                        text, text, integer, text, integer, integer, integer, text, text,
