@@ -3,6 +3,8 @@ the progressive resource mix, activity classes and due sweeps."""
 
 from __future__ import annotations
 
+import re
+
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
 from bf4ps.policy import Policy
@@ -143,15 +145,18 @@ async def test_due_sweep_and_decay(conn: Conn) -> None:
 
 
 async def body_plan(conn: Conn, function: str, arguments: str) -> str:
-    """The plan of a scheduler batch function's body (migration 0023: a SQL function with $n
-    parameters), prepared with the function's argument types and explained, not run."""
+    """The plan of a scheduler batch function's statement (migration 0023: its one RETURN
+    QUERY, with $n parameters, planned with the call's values as the function forces), prepared
+    with the function's argument types and explained, not run."""
     cur = await conn.execute(
         "SELECT p.prosrc,"
         " array_to_string(ARRAY(SELECT format_type(t, NULL) FROM unnest(p.proargtypes) t),"
         " ', ') AS types FROM pg_proc p WHERE p.proname = %s", (function,))
     row = await cur.fetchone()
     assert row is not None
-    await conn.execute(f"PREPARE body_plan ({row['types']}) AS {row['prosrc']}")  # type: ignore[arg-type]
+    found = re.search(r"RETURN QUERY\s+(.*);\s*END\s*$", str(row["prosrc"]), re.DOTALL)
+    assert found, row["prosrc"]
+    await conn.execute(f"PREPARE body_plan ({row['types']}) AS {found.group(1)}")  # type: ignore[arg-type]
     try:
         cur = await conn.execute(f"EXPLAIN EXECUTE body_plan ({arguments})")  # type: ignore[arg-type]
         return "\n".join(str(r["QUERY PLAN"]) for r in await cur.fetchall())

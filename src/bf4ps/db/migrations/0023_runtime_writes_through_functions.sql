@@ -15,8 +15,11 @@
 -- 3. The scheduler's queue writes (feeder, reaper, BF4SW intake, the heartbeat detector, the
 --    parked re-check) are SECURITY DEFINER functions with a fixed search_path, one call per
 --    batch; the scheduler and operators keep EXECUTE, and lose INSERT/UPDATE/DELETE on
---    collection_jobs and collectors and INSERT on collection_events. Their bodies use $n
---    parameters so that a test can PREPARE the body and EXPLAIN its plan (tests/db/test_feeder.py).
+--    collection_jobs and collectors and INSERT on collection_events. Each is one RETURN QUERY
+--    planned with its call's values (plan_cache_mode = force_custom_plan), as the named query
+--    it replaces was: a generic plan (a LANGUAGE sql function's) misjudged the feeder's LIMIT.
+--    The statement uses $n parameters so that a test can PREPARE it and EXPLAIN its plan
+--    (tests/db/test_feeder.py).
 -- 4. The /ops login lock-out counts (web/login_limit.py) live in ops_login_failures, written
 --    only through bf4ps_ops_login_attempt: every web process and a restart share them.
 -- 5. The restore guard also notices a rewind that keeps every identity (a running collector's
@@ -320,8 +323,12 @@ $$;
 -- $1 class, $2 resource, $3 n (at most 10000), $4 the class's aging offset (seconds, >= 0).
 CREATE FUNCTION bf4ps_feed_class(p_class text, p_resource text, p_n integer,
                                  p_aging_seconds double precision)
-RETURNS bigint
-LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+RETURNS TABLE (n bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
+SET plan_cache_mode = force_custom_plan AS $$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
 WITH candidates AS (
     (SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status, cs.due_reason, 0 AS tier
      FROM collection_state cs
@@ -363,14 +370,19 @@ WITH candidates AS (
            m.resource, m.priority_class, m.reason
     FROM made m JOIN soldiers s ON s.soldier_id = m.soldier_id
 )
-SELECT count(*) FROM made
+SELECT count(*) FROM made;
+END
 $$;
 
 -- Retry-due resources whose job is gone: back into the queue (reason retry, due now).
 -- $1 n (at most 10000).
 CREATE FUNCTION bf4ps_feed_retry(p_n integer)
-RETURNS bigint
-LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+RETURNS TABLE (n bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
+SET plan_cache_mode = force_custom_plan AS $$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
 WITH picked AS (
     SELECT cs.soldier_id, cs.resource, cs.next_attempt_at, cs.activity_class
     FROM collection_state cs
@@ -392,14 +404,19 @@ WITH picked AS (
            m.resource, m.priority_class, 'retry'
     FROM made m JOIN soldiers s ON s.soldier_id = m.soldier_id
 )
-SELECT count(*) FROM made
+SELECT count(*) FROM made;
+END
 $$;
 
 -- The heartbeat detector: healthy collectors silent for $1 seconds (at least 1) become lost,
 -- once, with one heartbeat_lost event each.
 CREATE FUNCTION bf4ps_collectors_mark_silent(p_silence_seconds double precision)
 RETURNS TABLE (collector_name text)
-LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
+SET plan_cache_mode = force_custom_plan AS $$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
 WITH lost AS (
     UPDATE collectors
     SET health = 'lost', heartbeat_lost_at = clock_timestamp(), updated_at = clock_timestamp()
@@ -414,14 +431,19 @@ WITH lost AS (
                               'last_heartbeat_at', last_heartbeat_at)
     FROM lost
 )
-SELECT collector_name::text FROM lost
+SELECT collector_name::text FROM lost;
+END
 $$;
 
 -- Parked resources of active soldiers get one more try after the recheck interval ($1
 -- seconds), $2 at most (at most 10000), with a recheck_scheduled event each.
 CREATE FUNCTION bf4ps_parked_recheck(p_recheck_seconds double precision, p_n integer)
-RETURNS bigint
-LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+RETURNS TABLE (n bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
+SET plan_cache_mode = force_custom_plan AS $$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
 WITH picked AS (
     SELECT soldier_id, resource
     FROM collection_state
@@ -447,14 +469,19 @@ WITH picked AS (
                               'consecutive_failures', r.consecutive_failures)
     FROM revived r JOIN soldiers s ON s.soldier_id = r.soldier_id
 )
-SELECT count(*) FROM revived
+SELECT count(*) FROM revived;
+END
 $$;
 
 -- The reaper: expired leases only go back to pending, $1 at most (at most 10000), with
 -- lease_expired (carrying the lost lease's claimed/started instants) + reclaimed.
 CREATE FUNCTION bf4ps_reap_expired(p_limit integer)
 RETURNS TABLE (job_id bigint, old_collector uuid, old_token uuid)
-LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
+SET plan_cache_mode = force_custom_plan AS $$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
 WITH expired AS (
     SELECT job_id, collector_uuid, lease_token, claimed_at, started_at
     FROM collection_jobs
@@ -486,7 +513,8 @@ WITH expired AS (
     CROSS JOIN (VALUES ('lease_expired', 1), ('reclaimed', 2)) AS kind(event_type, ord)
     ORDER BY r.job_id, kind.ord
 )
-SELECT job_id, old_collector, old_token FROM reset
+SELECT job_id, old_collector, old_token FROM reset;
+END
 $$;
 
 -- The BF4SW intake: the first background job of soldiers that have none of that resource
@@ -496,7 +524,11 @@ CREATE FUNCTION bf4ps_intake_enqueue(p_soldiers bigint[], p_classes text[],
                                      p_ranks timestamptz[], p_resource text, p_reason text,
                                      p_now timestamptz)
 RETURNS TABLE (soldier_id bigint, job_id bigint)
-LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
+SET plan_cache_mode = force_custom_plan AS $$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
 WITH wanted AS (
     SELECT * FROM unnest($1, $2, $3) WITH ORDINALITY AS w(soldier_id, priority_class, rank, ord)
 ), made AS (
@@ -516,7 +548,8 @@ WITH wanted AS (
     FROM made m JOIN soldiers s ON s.soldier_id = m.soldier_id
     ORDER BY m.job_id
 )
-SELECT soldier_id, job_id FROM made
+SELECT soldier_id, job_id FROM made;
+END
 $$;
 
 -- ---------------------------------------------------------------- /ops login failures

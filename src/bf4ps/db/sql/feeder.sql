@@ -28,12 +28,12 @@ GROUP BY resource
 -- higher-class work, and the resources of one pass interleave (the k-th job of each resource
 -- ranks together). A due resource's job carries why it is due (collection_state.due_reason).
 -- The job's priority class is its activity class.
-SELECT bf4ps_feed_class(%(activity_class)s, %(resource)s, %(n)s, %(aging_seconds)s) AS n
+SELECT n FROM bf4ps_feed_class(%(activity_class)s, %(resource)s, %(n)s, %(aging_seconds)s)
 
 -- name: feed_retry
 -- Retry-due resources whose job is gone (e.g. removed by an operator): back into the queue
 -- (bf4ps_feed_retry, migration 0023).
-SELECT bf4ps_feed_retry(%(n)s) AS n
+SELECT n FROM bf4ps_feed_retry(%(n)s)
 
 -- name: activity_refresh
 -- Copy the soldiers' last_seen into their collection state and classify it (intake calls this
@@ -87,4 +87,4 @@ SELECT collector_name FROM bf4ps_collectors_mark_silent(%(silence_seconds)s)
 -- migration 0023). Their failure count is kept: one parked after too many failures is parked
 -- again by its next failure, one parked as not found by the next not found. Reads only parked
 -- rows of active soldiers (ix_state_parked), in bounded batches.
-SELECT bf4ps_parked_recheck(%(recheck_seconds)s, %(n)s) AS n
+SELECT n FROM bf4ps_parked_recheck(%(recheck_seconds)s, %(n)s)
