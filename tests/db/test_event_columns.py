@@ -47,10 +47,24 @@ async def test_event_columns_are_the_tables_writable_columns(conn: Conn) -> None
 
 
 def test_the_one_event_insert_writes_every_event_column() -> None:
+    """insert_event calls bf4ps_event_record (migration 0023) naming each argument after its
+    column, with the parameter of the same name."""
     text = q("insert_event")
-    [columns] = _lists(text)
+    pairs = re.findall(r"(\w+)\s*=>\s*%\((\w+)\)s", text)
+    assert all(arg == param for arg, param in pairs), pairs
+    assert sorted(arg for arg, _ in pairs) == sorted([*EVENT_COLUMNS, *RECORD_ARGUMENTS])
+    assert sorted(re.findall(r"%\((\w+)\)s", text)) == sorted(arg for arg, _ in pairs)
+
+
+async def test_the_event_function_writes_every_event_column(conn: Conn) -> None:
+    """bf4ps_event_record's arguments and its INSERT are the table's columns, by name."""
+    cur = await conn.execute(
+        "SELECT p.proargnames, p.prosrc FROM pg_proc p WHERE p.proname = 'bf4ps_event_record'")
+    row = await cur.fetchone()
+    assert row is not None
+    assert sorted(row["proargnames"]) == sorted([*EVENT_COLUMNS, *RECORD_ARGUMENTS])
+    [columns] = _lists(str(row["prosrc"]))
     assert sorted(columns) == sorted([*EVENT_COLUMNS, *RECORD_ARGUMENTS])
-    assert sorted(re.findall(r"%\((\w+)\)s", text)) == sorted(columns)
 
 
 async def test_every_event_insert_names_columns_the_table_has(conn: Conn) -> None:
@@ -61,9 +75,9 @@ async def test_every_event_insert_names_columns_the_table_has(conn: Conn) -> Non
     lists = {where: found for where, text in sources.items() if (found := _lists(text))}
     # the parse finds the statements it is meant to check (a regex that matches nothing
     # would pass vacuously)
-    assert {"query insert_event", "query feed_class", "function bf4ps_job_release()",
-            "query reap_expired", "function queue_claim()",
-            "function queue_succeed()"} <= set(lists)
+    assert {"function bf4ps_event_record()", "function bf4ps_feed_class()",
+            "function bf4ps_job_release()", "function bf4ps_reap_expired()",
+            "function queue_claim()", "function queue_succeed()"} <= set(lists)
     problems = [f"{where}: {sorted(set(cols) - table)}"
                 for where, found in lists.items() for cols in found if set(cols) - table]
     repeated = [f"{where}: {cols}" for where, found in lists.items() for cols in found

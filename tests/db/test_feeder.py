@@ -3,6 +3,8 @@ the progressive resource mix, activity classes and due sweeps."""
 
 from __future__ import annotations
 
+import re
+
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
 from bf4ps.policy import Policy
@@ -142,15 +144,30 @@ async def test_due_sweep_and_decay(conn: Conn) -> None:
                              "WHERE activity_class = 'recent'") == 8
 
 
+async def body_plan(conn: Conn, function: str, arguments: str) -> str:
+    """The plan of a scheduler batch function's statement (migration 0023: its one RETURN
+    QUERY, with $n parameters, planned with the call's values as the function forces), prepared
+    with the function's argument types and explained, not run."""
+    cur = await conn.execute(
+        "SELECT p.prosrc,"
+        " array_to_string(ARRAY(SELECT format_type(t, NULL) FROM unnest(p.proargtypes) t),"
+        " ', ') AS types FROM pg_proc p WHERE p.proname = %s", (function,))
+    row = await cur.fetchone()
+    assert row is not None
+    found = re.search(r"RETURN QUERY\s+(.*);\s*END\s*$", str(row["prosrc"]), re.DOTALL)
+    assert found, row["prosrc"]
+    await conn.execute(f"PREPARE body_plan ({row['types']}) AS {found.group(1)}")  # type: ignore[arg-type]
+    try:
+        cur = await conn.execute(f"EXPLAIN EXECUTE body_plan ({arguments})")  # type: ignore[arg-type]
+        return "\n".join(str(r["QUERY PLAN"]) for r in await cur.fetchall())
+    finally:
+        await conn.execute("DEALLOCATE body_plan")
+
+
 async def test_feed_query_uses_the_class_fifo_index(conn: Conn) -> None:
     await population(conn, 3000, active=30)
     await conn.execute("ANALYZE")
-    from bf4ps.db.queries import q
-
-    cur = await conn.execute(b"EXPLAIN " + q("feed_class").encode(),  # type: ignore[arg-type]
-                             {"activity_class": "bootstrap", "resource": "detailed", "n": 100,
-                              "priority_class": "bootstrap", "aging_seconds": 0})
-    plan = "\n".join(str(r["QUERY PLAN"]) for r in await cur.fetchall())
+    plan = await body_plan(conn, "bf4ps_feed_class", "'bootstrap', 'detailed', 100, 0")
     assert "ix_state_feed" in plan, plan
 
 
@@ -195,11 +212,7 @@ async def test_recheck_reads_only_parked_rows_of_active_soldiers(conn: Conn) -> 
     await population(conn, 3000, active=30)
     await conn.execute(PARK, {"ago": "10 days", "resource": "vehicles"})
     await conn.execute("ANALYZE")
-    from bf4ps.db.queries import q
-
-    cur = await conn.execute(b"EXPLAIN " + q("parked_recheck").encode(),  # type: ignore[arg-type]
-                             {"recheck_seconds": 7 * 86_400, "n": 1000})
-    plan = "\n".join(str(r["QUERY PLAN"]) for r in await cur.fetchall())
+    plan = await body_plan(conn, "bf4ps_parked_recheck", f"{7 * 86_400}, 1000")
     assert "ix_state_parked" in plan, plan
 
 

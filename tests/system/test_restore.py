@@ -97,6 +97,47 @@ def restore(server_url: str, db_url: str, dump: Path) -> None:
             sql.Identifier(scratch), sql.Identifier(name)))
 
 
+def start_three(fleet: Fleet, *args: str) -> None:
+    for i in range(3):
+        fleet.start(f"restore-{i}", f"egress-{i}", f"127.0.0.{30 + i}", *args)
+
+
+async def dump_before_burst(db_url: str, tmp_path: Path, burst: int) -> tuple[Path, int]:
+    """Once 4 requests are counted: a dump, then `burst` more requests, which it does not
+    have. Returns the dump and the requests it has."""
+    async with connection(db_url) as conn:
+        await wait_for(conn, f"SELECT ({SENT}) >= 4", timeout=90)
+        dump = tmp_path / "before-burst.dump"
+        pg_tool("pg_dump", "-Fc", "-f", str(dump), "-d", db_url)
+        dumped = await count(conn, SENT)
+        await wait_for(conn, f"SELECT ({SENT}) >= %(n)s", {"n": dumped + burst}, timeout=90)
+    return dump, dumped
+
+
+async def run_out(fleet: Fleet, db_url: str, sim: Any, sent: int, timeout: float
+                  ) -> tuple[dict[str, Any] | None, dict[str, int], dict[str, Any]]:
+    """The fleet back at work (`sent` requests counted; restarted as systemd would), a few
+    more seconds of it, then stopped: the guard's row, the exit codes, the simulator's count."""
+    async with connection(db_url) as conn:
+        await back_at_work(fleet, conn, sent, timeout=timeout)
+        guard = await (await conn.execute(
+            "SELECT hold_until, detected_at, reason FROM restore_guard")).fetchone()
+    await asyncio.sleep(4)
+    codes = fleet.stop_all()
+    return guard, codes, sim_stats(sim)
+
+
+def assert_held_then_resumed(guard: dict[str, Any] | None, reason: str, window: float,
+                             logs: dict[str, str], stats: dict[str, Any], before: int) -> None:
+    """The guard held for `window` with `reason`, a collector said so, the fleet resumed and
+    the simulator saw no violation."""
+    assert guard is not None and reason in (guard["reason"] or ""), guard
+    assert (guard["hold_until"] - guard["detected_at"]).total_seconds() == pytest.approx(window)
+    assert any("the database was restored" in t for t in logs.values())
+    assert stats["requests_total"] > before  # the fleet did resume
+    assert_no_violations(stats)
+
+
 @pytest.mark.slow
 async def test_a_restored_dump_does_not_let_the_fleet_resend_a_budget(
         db_url: str, pg_server_url: str, tmp_path: Path) -> None:
@@ -104,32 +145,16 @@ async def test_a_restored_dump_does_not_let_the_fleet_resend_a_budget(
         await seed_work(conn, 3000)
     with simulator(speed=40, min_interval=1.0, fleet_budget=12, fleet_window=8.0) as sim:
         fleet = Fleet(db_url, sim.base_url, tmp_path, FAST)
-        for i in range(3):
-            fleet.start(f"restore-{i}", f"egress-{i}", f"127.0.0.{30 + i}")
-        async with connection(db_url) as conn:
-            await wait_for(conn, f"SELECT ({SENT}) >= 4", timeout=90)
-            dump = tmp_path / "before-burst.dump"
-            pg_tool("pg_dump", "-Fc", "-f", str(dump), "-d", db_url)
-            dumped = await count(conn, SENT)
-            # the burst: a full budget window's worth, which the dump does not have
-            await wait_for(conn, f"SELECT ({SENT}) >= %(n)s", {"n": dumped + 12}, timeout=90)
+        start_three(fleet)
+        # the burst: a full budget window's worth, which the dump does not have
+        dump, dumped = await dump_before_burst(db_url, tmp_path, 12)
         before = sim_stats(sim)["requests_total"]
         restore(pg_server_url, db_url, dump)
-        async with connection(db_url) as conn:
-            # back to work once the hold is over: within a few windows
-            await back_at_work(fleet, conn, dumped + 12, timeout=120)
-            guard = await (await conn.execute(
-                "SELECT hold_until, detected_at, reason FROM restore_guard")).fetchone()
-        await asyncio.sleep(4)
-        codes = fleet.stop_all()
-        stats = sim_stats(sim)
+        # back to work once the hold is over: within a few windows
+        guard, codes, stats = await run_out(fleet, db_url, sim, dumped + 12, 120)
     logs = {n: fleet.log(n) for n in codes}
     assert set(codes.values()) == {0}, {n: t[-1500:] for n, t in logs.items()}
-    assert guard is not None and "re-created" in guard["reason"], guard
-    assert (guard["hold_until"] - guard["detected_at"]).total_seconds() == pytest.approx(8.0)
-    assert any("the database was restored" in t for t in logs.values())
-    assert stats["requests_total"] > before  # the fleet did resume
-    assert_no_violations(stats)
+    assert_held_then_resumed(guard, "re-created", 8.0, logs, stats, before)
 
 
 # a window long enough that the restore and the restart fit in it: without the guard the
@@ -149,24 +174,16 @@ async def test_a_dump_restored_in_place_holds_the_fleet_without_any_local_state(
     with simulator(speed=40, min_interval=1.0, fleet_budget=12, fleet_window=30.0) as sim:
         first = Fleet(db_url, sim.base_url, tmp_path / "hosts", IN_PLACE)
         first.data_dir.mkdir()
-        for i in range(3):
-            first.start(f"restore-{i}", f"egress-{i}", f"127.0.0.{30 + i}")
-        async with connection(db_url) as conn:
-            await wait_for(conn, f"SELECT ({SENT}) >= 4", timeout=90)
-            dump = tmp_path / "before-burst.dump"
-            pg_tool("pg_dump", "-Fc", "-f", str(dump), "-d", db_url)
-            dumped = await count(conn, SENT)
-            # the burst: the rest of the window's budget, which the dump does not have
-            await wait_for(conn, f"SELECT ({SENT}) >= %(n)s", {"n": dumped + 8}, timeout=90)
+        start_three(first)
+        # the burst: the rest of the window's budget, which the dump does not have
+        dump, dumped = await dump_before_burst(db_url, tmp_path, 8)
         codes = first.stop_all()
         before = sim_stats(sim)["requests_total"]
         pg_tool("pg_restore", "--clean", "--if-exists", "--no-owner", "-d", db_url, str(dump),
                 tolerate=INHERITED)
         reimaged = Fleet(db_url, sim.base_url, tmp_path / "reimaged", IN_PLACE)
         reimaged.data_dir.mkdir()
-        for i in range(3):
-            reimaged.start(f"restore-{i}", f"egress-{i}", f"127.0.0.{30 + i}", "background",
-                           "--replace")
+        start_three(reimaged, "background", "--replace")
         async with connection(db_url) as conn:
             await wait_for(conn, f"SELECT ({SENT}) >= %(n)s", {"n": dumped + 4}, timeout=150)
             guard = await (await conn.execute(
@@ -176,11 +193,7 @@ async def test_a_dump_restored_in_place_holds_the_fleet_without_any_local_state(
         stats = sim_stats(sim)
     logs = {n: reimaged.log(n) for n in reimaged.procs}
     assert set(codes.values()) == {0}, (codes, {n: t[-1500:] for n, t in logs.items()})
-    assert guard is not None and "request_ledger was re-created" in guard["reason"], guard
-    assert (guard["hold_until"] - guard["detected_at"]).total_seconds() == pytest.approx(30.0)
-    assert any("the database was restored" in t for t in logs.values())
-    assert stats["requests_total"] > before  # the fleet did resume
-    assert_no_violations(stats)
+    assert_held_then_resumed(guard, "request_ledger was re-created", 30.0, logs, stats, before)
 
 
 def cli(db_url: str, data_dir: Path, base_url: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -216,3 +229,47 @@ async def test_fetch_and_recon_send_nothing_while_the_fleet_is_held(
     assert stats["requests_total"] == 0
     async with connection(db_url) as conn:
         assert await count(conn, "SELECT count(*) FROM request_ledger") == 0
+
+
+def data_only_restore(db_url: str, dump: Path) -> None:
+    """What an operator does to load a dump's data into the database as it stands (no table
+    re-created): every table emptied in one statement, then `pg_restore --data-only`."""
+    with psycopg.connect(db_url, autocommit=True) as c:
+        tables = [str(r[0]) for r in c.execute(
+            "SELECT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = "
+            "c.relnamespace WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') "
+            "AND NOT c.relispartition").fetchall()]
+        c.execute(sql.SQL("TRUNCATE {} CASCADE").format(
+            sql.SQL(", ").join(sql.Identifier(t) for t in tables)))
+    pg_tool("pg_restore", "--data-only", "--disable-triggers", "-d", db_url, str(dump))
+
+
+# what each restore leaves in the guard's reason (the receipt's, or 0018's table oid)
+UNDER_RUNNING = {"data_only": "the database was rewound",
+                 "clean": "request_ledger was re-created"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", sorted(UNDER_RUNNING))
+async def test_a_restore_under_running_collectors_holds_them(
+        kind: str, db_url: str, tmp_path: Path) -> None:
+    """The fleet keeps running through the restore: a data-only restore (the tables kept, so
+    no identity of the database changes: the running collectors' ledger receipts notice it) or
+    an in-place `pg_restore --clean` (the ledger's table re-created). A collector whose job
+    vanished under it exits EXIT_FAILED and is restarted, as systemd would."""
+    async with connection(db_url) as conn:
+        await seed_work(conn, 3000)
+    with simulator(speed=40, min_interval=1.0, fleet_budget=12, fleet_window=30.0) as sim:
+        fleet = Fleet(db_url, sim.base_url, tmp_path, IN_PLACE)
+        start_three(fleet)
+        dump, dumped = await dump_before_burst(db_url, tmp_path, 8)
+        before = sim_stats(sim)["requests_total"]
+        if kind == "data_only":
+            data_only_restore(db_url, dump)
+        else:
+            pg_tool("pg_restore", "--clean", "--if-exists", "--no-owner", "-d", db_url,
+                    str(dump), tolerate=INHERITED)
+        guard, codes, stats = await run_out(fleet, db_url, sim, dumped + 4, 150)
+    logs = {n: fleet.log(n) for n in codes}
+    assert set(codes.values()) == {0}, (codes, {n: t[-1500:] for n, t in logs.items()})
+    assert_held_then_resumed(guard, UNDER_RUNNING[kind], 30.0, logs, stats, before)

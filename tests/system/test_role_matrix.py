@@ -40,7 +40,36 @@ FOR_NOBODY = [
     (TEMP_TABLE, DENIED, NO_TEMP),
     (TEMP_FUNCTION, DENIED, NO_TEMP),
     ("SELECT * FROM bf4ps_restore_check('forged: hold the fleet')", NO_FUNCTION, ""),
+    ("SELECT secret FROM ledger_receipt_key", DENIED, "permission denied for table"),
+    ("SELECT bf4ps_ledger_sign(1, now())", DENIED, "permission denied for function"),
 ]
+
+
+def event(kind: str, args: str = "") -> str:
+    """bf4ps_event_record (migration 0023): the one way a runtime role writes an event."""
+    return f"SELECT bf4ps_event_record('{kind}'{', ' + args if args else ''})"
+
+
+NO_DIRECT_EVENT = ("INSERT INTO collection_events (event_type, job_id, lease_token) "
+                   "VALUES ('succeeded', %(job)s, %(tok)s)", DENIED,
+                   "permission denied for table collection_events")
+OWN_LEASE = "collector_uuid => %(ca)s, job_id => %(job)s, lease_token => %(tok)s"
+SCHEDULER_BATCHES = [
+    "SELECT bf4ps_feed_class('bootstrap', 'detailed', 0, 0)",
+    "SELECT bf4ps_feed_retry(0)",
+    "SELECT * FROM bf4ps_reap_expired(10)",
+    "SELECT * FROM bf4ps_collectors_mark_silent(600)",
+    "SELECT bf4ps_parked_recheck(86400, 10)",
+    "SELECT * FROM bf4ps_intake_enqueue('{}'::bigint[], '{}'::text[], '{}'::timestamptz[], "
+    "'profile', 'bf4sw_discovery', now())",
+]
+LOGIN_ATTEMPT = ("SELECT * FROM bf4ps_ops_login_attempt(ARRAY['net:203.0.113.0/24'], "
+                 "'failed', 5, 1, 300, 3600)")
+# (statement, rows it returns when allowed)
+SCHEDULER_ALLOWED = [(SCHEDULER_BATCHES[0], 1), (SCHEDULER_BATCHES[1], 1),
+                     (SCHEDULER_BATCHES[2], 0), (SCHEDULER_BATCHES[3], 0),
+                     (SCHEDULER_BATCHES[4], 1), (SCHEDULER_BATCHES[5], 0)]
+NOT_THE_SCHEDULERS = [(b, DENIED, "permission denied for function") for b in SCHEDULER_BATCHES]
 
 MATRIX: dict[str, list[tuple[str, str, Any]]] = {
     "collector": [*FOR_NOBODY,
@@ -86,6 +115,40 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         ("SELECT * FROM bf4ps_ledger_unsent(%(new_ledger)s, %(ca)s, %(tok)s)", ROWS, 1),
         ("SELECT * FROM admission_slot('mx-a', %(ca)s, NULL, NULL, false, 0.1, 60, 0.1, "
          "'{}'::jsonb)", ROWS, 1),
+        # events (migration 0023): only through bf4ps_event_record, under its rules
+        NO_DIRECT_EVENT,
+        (event("succeeded", OWN_LEASE), DENIED, "may not record succeeded events"),
+        (event("lease_expired", OWN_LEASE), DENIED, "may not record lease_expired events"),
+        (event("scheduler_started"), DENIED, "may not record scheduler_started events"),
+        (event("egress_throttled", "collector_uuid => %(cb)s"), DENIED,
+         "events of its own registration only"),
+        (event("egress_throttled"), DENIED, "events of its own registration only"),
+        (event("failed", "collector_uuid => %(ca)s, job_id => %(job)s, "
+                         "lease_token => gen_random_uuid()"), DENIED,
+         "only of a lease its collector holds now"),
+        (event("retry_scheduled", OWN_LEASE), DENIED, "only once, after its own lease's failed"),
+        (event("stale_finalize_rejected", OWN_LEASE), DENIED, "its finalize is not stale"),
+        (event("heartbeat_restored", "collector_uuid => %(ca)s, job_id => %(job)s"), DENIED,
+         "names no job or lease"),
+        (event("created", "job_id => %(job)s, lease_token => %(tok)s"), DENIED,
+         "carries no lease token"),
+        (event("egress_throttled", "collector_uuid => %(ca)s, collector_name => 'forged', "
+                                   "egress_key => 'forged'"), ROWS, 1),
+        (event("failed", OWN_LEASE + ", soldier_id => 1, resource => 'weapons', "
+                                     "result => 'server'"), ROWS, 1),
+        (event("retry_scheduled", OWN_LEASE), ROWS, 1),
+        (event("retry_scheduled", OWN_LEASE), DENIED, "only once, after its own lease's failed"),
+        (event("stale_finalize_rejected", "collector_uuid => %(ca)s, job_id => %(job)s, "
+                                          "lease_token => gen_random_uuid()"), ROWS, 1),
+        ("SELECT * FROM bf4ps_collector_started(%(cb)s, 'x', 1, NULL)", DENIED,
+         "was registered by login"),
+        # the restore guard's receipts (0023): a forged one of a row that never was holds
+        # nothing (the final state: no hold); a real one of an existing row is given
+        ("SELECT * FROM bf4ps_restore_check(999999999, now(), 'forged')", ROWS, 1),
+        ("SELECT * FROM bf4ps_restore_check(999999999, now(), repeat('0', 64))", ROWS, 1),
+        ("SELECT * FROM bf4ps_ledger_receipt(%(new_ledger)s)", ROWS, 1),
+        *NOT_THE_SCHEDULERS,
+        (LOGIN_ATTEMPT, DENIED, "permission denied for function"),
     ],
     "web": [*FOR_NOBODY,
         ("UPDATE collection_jobs SET lane = 'interactive'", DENIED, "permission denied for table"),
@@ -108,6 +171,33 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         ("SELECT client_key FROM interactive_requests", OK, None),
         ("SELECT * FROM bf4ps_collector_set_flags('mx-b', NULL, true, 'console')", ROWS, 1),
         ("SELECT * FROM bf4ps_collector_set_flags('mx-b', NULL, false, NULL)", ROWS, 1),
+        # the event log without its lease tokens, no partition read directly (0023)
+        ("SELECT lease_token FROM collection_events", DENIED, "permission denied for table"),
+        ("SELECT * FROM collection_events", DENIED, "permission denied for table"),
+        ("SELECT lease_token FROM collection_events_log", DENIED, "permission denied for view"),
+        ("SELECT lease_token FROM collection_events_default", DENIED,
+         "permission denied for table"),
+        ("SELECT event_id, event_type, collector_name, job_id, details FROM collection_events",
+         OK, None),
+        ("SELECT event_id, ord, event_type FROM collection_events_log", OK, None),
+        NO_DIRECT_EVENT,
+        (event("failed", OWN_LEASE), DENIED, "may not record failed events"),
+        (event("lease_expired", OWN_LEASE), DENIED, "may not record lease_expired events"),
+        (event("created", "job_id => %(job)s, lease_token => %(tok)s"), DENIED,
+         "carries no lease token"),
+        (event("collector_drained", "collector_uuid => %(cb)s, collector_name => 'forged', "
+                                    "result => 'drain'"), ROWS, 1),
+        (event("created", "job_id => %(job)s, lane => 'interactive', resource => 'weapons'"),
+         ROWS, 1),
+        *NOT_THE_SCHEDULERS,
+        ("SELECT * FROM bf4ps_ledger_receipt(%(new_ledger)s)", DENIED,
+         "permission denied for function"),
+        ("SELECT * FROM bf4ps_restore_check(1, now(), 'x')", DENIED,
+         "permission denied for function"),
+        # the /ops lock-out counts: through the function only
+        (LOGIN_ATTEMPT, ROWS, 1),
+        ("SELECT * FROM ops_login_failures", DENIED, "permission denied for table"),
+        ("DELETE FROM ops_login_failures", DENIED, "permission denied for table"),
     ],
     "scheduler": [*FOR_NOBODY,
         ("SELECT client_key FROM interactive_requests", DENIED, "permission denied for table"),
@@ -115,6 +205,20 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
          DENIED, "permission denied for function"),
         ("SELECT lease_token, collector_uuid FROM collection_jobs", OK, None),
         ("SELECT bf4ps_coverage_fold()", ROWS, 1),
+        # the queue tables only through its batch functions (0023)
+        ("UPDATE collection_jobs SET eligible_at = now()", DENIED, "permission denied for table"),
+        ("DELETE FROM collection_jobs", DENIED, "permission denied for table"),
+        ("INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason) "
+         "VALUES (%(soldier)s, 'profile', 'background', 'active', now(), 'active_refresh')",
+         DENIED, "permission denied for table"),
+        ("UPDATE collectors SET health = 'lost'", DENIED, "permission denied for table"),
+        NO_DIRECT_EVENT,
+        (event("lease_expired", OWN_LEASE), DENIED, "may not record lease_expired events"),
+        (event("failed", OWN_LEASE), DENIED, "may not record failed events"),
+        (event("scheduler_started", "details => '{\"why\": \"matrix\"}'"), ROWS, 1),
+        *[(b, ROWS, n) for b, n in SCHEDULER_ALLOWED],
+        (LOGIN_ATTEMPT, DENIED, "permission denied for function"),
+        ("SELECT * FROM ops_login_failures", DENIED, "permission denied for table"),
     ],
     "operator": [*FOR_NOBODY,
         ("SELECT * FROM bf4ps_gate_set('mx-a', 2.0, NULL, NULL, NULL, false, false, "
@@ -122,13 +226,20 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         ("SELECT * FROM bf4ps_budget_set(50, 60, true, 'matrix: a budget')", ROWS, 1),
         ("SELECT client_key FROM interactive_requests", OK, None),
         ("SELECT lease_token FROM collection_jobs", OK, None),
+        ("SELECT lease_token FROM collection_events", OK, None),
+        ("UPDATE collection_jobs SET eligible_at = now()", DENIED, "permission denied for table"),
+        ("DELETE FROM collection_jobs", DENIED, "permission denied for table"),
+        ("UPDATE collectors SET enabled = false", DENIED, "permission denied for table"),
+        *[(b, ROWS, n) for b, n in SCHEDULER_ALLOWED],
+        ("SELECT * FROM ops_login_failures", OK, None),
     ],
 }
 
 
-async def setup(conn: Conn) -> dict[str, Any]:
+async def setup(conn: Conn, logins: Logins | None = None) -> dict[str, Any]:
     """Two collectors on their egresses (both alive), a configured budget, a leased job of the
-    first, an old and a fresh ledger row of that job, a player's request with an address."""
+    first, an old and a fresh ledger row of that job, a player's request with an address. The
+    first registered by the collector's login, the second by another (the website's)."""
     ca, cb = uuid.uuid4(), uuid.uuid4()
     await conn.execute("UPDATE fleet_budget SET requests = 100, window_seconds = 60, "
                        "configured_at = now()")
@@ -139,6 +250,10 @@ async def setup(conn: Conn) -> dict[str, Any]:
             "INSERT INTO collectors (collector_uuid, collector_name, hostname, lane, egress_key, "
             "health, last_heartbeat_at) VALUES (%s, %s, 'matrix', 'background', %s, 'healthy', "
             "now())", (uid, name, name))
+    if logins is not None:
+        for uid, who in ((ca, "collector"), (cb, "web")):
+            await conn.execute("UPDATE collectors SET db_login = %s WHERE collector_uuid = %s",
+                               (logins.names[who], uid))
     await seed_work(conn, 2, resources=("detailed",))
     job = await (await conn.execute(
         "SELECT job_id, lease_token, soldier_id FROM queue_claim(%s, 'background', 600)",
@@ -182,7 +297,7 @@ async def run_row(url: str, role: str, params: dict[str, Any]) -> list[str]:
 
 
 async def test_each_role_is_refused_or_allowed_as_documented(logins: Logins, conn: Conn) -> None:
-    params = await setup(conn)
+    params = await setup(conn, logins)
     wrong = []
     for role in ("collector", "web", "scheduler", "operator"):
         wrong += await run_row(logins.urls[role], role, params)
@@ -198,6 +313,24 @@ async def test_each_role_is_refused_or_allowed_as_documented(logins: Logins, con
     # the operator's audited changes are the only ones: budget 50, interval 2
     assert state == {"budget": 50, "interval": 2.0, "enabled": 2, "jobs": 2, "unsent": 1,
                      "hold": None}, state
+    # the events the roles were allowed to record say what the registry and the job say, not
+    # what the caller wrote (a forged name and egress, another soldier and resource)
+    written = await (await conn.execute(
+        "SELECT event_type, collector_name, egress_key, soldier_id, resource, lease_token "
+        "FROM collection_events WHERE event_type IN ('egress_throttled', 'failed', "
+        "'retry_scheduled', 'collector_drained', 'created') "
+        "AND (collector_uuid IS NOT NULL OR event_type = 'created') ORDER BY event_id")
+    ).fetchall()
+    job = {"soldier_id": params["soldier"], "resource": "detailed"}
+    assert [(w["event_type"], w["collector_name"], w["egress_key"]) for w in written
+            if w["event_type"] != "created"] == [
+        ("egress_throttled", "mx-a", "mx-a"), ("failed", "mx-a", "mx-a"),
+        ("retry_scheduled", "mx-a", "mx-a"), ("collector_drained", "mx-b", "mx-b")], written
+    for w in written:
+        if w["event_type"] in ("failed", "retry_scheduled"):
+            assert {k: w[k] for k in job} == job and w["lease_token"] == params["tok"], w
+    web_created = [w for w in written if w["event_type"] == "created"][-1]
+    assert {k: web_created[k] for k in job} == job, web_created
 
 
 async def test_every_settings_change_is_audited_with_the_database_role(

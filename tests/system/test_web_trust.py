@@ -2,13 +2,15 @@
 per client network and per account with a growing lock-out (429 + Retry-After), one log line
 each (the fail2ban filter of docs/operations.md matches it) and a metric; /metrics refused
 without its token except to a scraper on the website's own host; the submission limit counts
-an IPv6 /64 as one client."""
+an IPv6 /64 as one client. The lock-out counts are the database's: two web processes and a
+restart share them."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import re
+import subprocess
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,12 +21,16 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic import SecretStr
 
 from bf4ps.db.connect import Conn, open_pool
+from bf4ps.demo.run import free_port
 from bf4ps.interactive.submit import Limits
 from bf4ps.web.app import create_app
 from bf4ps.web.clients import network
 from bf4ps.web.serve import serve_in_thread
+from tests import load
 from tests.db.test_web_api import OPS, SETTINGS
-from tests.helpers import make_soldier
+from tests.helpers import count, make_soldier
+from tests.roles import Logins
+from tests.system.test_roles import start, stop
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
 WRONG = (OPS[0], "not-the-password")
@@ -187,3 +193,60 @@ async def test_metrics_export_what_the_settings_alerts_watch(
         r'bf4ps_fleet_settings_changed_timestamp_seconds\{setting="(\w+)"\} (\S+)', text))
     assert set(stamps) >= {"gate", "budget"}, stamps
     assert all(before - 5 <= float(v) <= time.time() + 5 for v in stamps.values()), stamps
+
+
+async def _answering(base: str, proc: subprocess.Popen[str]) -> None:
+    """Until the website at `base` answers /healthz (its process still running)."""
+    deadline = time.monotonic() + load.scaled(60)
+    async with httpx.AsyncClient(base_url=base, timeout=5) as http:
+        while True:
+            assert proc.poll() is None, f"the website exited: {proc.returncode}"
+            try:
+                if (await http.get("/healthz")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, f"{base} never answered"
+            await asyncio.sleep(0.2)
+
+
+async def test_two_web_processes_and_a_restart_share_the_lock_out(
+        logins: Logins, conn: Conn, tmp_path: Path) -> None:
+    """The counts live in the database (migration 0023): two `bf4ps web run` processes as the
+    website's own login count one client's failures together, and a new process after both
+    stopped still refuses it; a success (once the lock is over) clears them for all."""
+    env = {"BF4PS_OPS_USERNAME": OPS[0], "BF4PS_OPS_PASSWORD": OPS[1],
+           "BF4PS_SECRET_KEY": "two-webs", "BF4PS_WEB_HOST": "127.0.0.1",
+           "BF4PS_OPS_LOGIN_FREE_FAILURES": "5", "BF4PS_OPS_LOGIN_DELAY_SECONDS": "600",
+           "BF4PS_OPS_LOGIN_MAX_DELAY_SECONDS": "600"}
+    ports = [free_port() for _ in range(3)]
+    procs = {name: start(name, logins.urls["web"], tmp_path, "web", "run",
+                         BF4PS_WEB_PORT=str(port), **env)
+             for name, port in (("a", ports[0]), ("b", ports[1]))}
+    bases = {name: f"http://127.0.0.1:{port}" for name, port in zip("abc", ports, strict=True)}
+    try:
+        for name in ("a", "b"):
+            await _answering(bases[name], procs[name])
+        async with httpx.AsyncClient(timeout=20) as http:
+            wrong = [(await http.get(bases[name] + "/ops", auth=WRONG))
+                     for name in ("a", "b", "a", "b", "a")]
+            assert [w.status_code for w in wrong] == [401] * 5
+            assert not any("retry-after" in w.headers for w in wrong)  # five free, between both
+            sixth = await http.get(bases["b"] + "/ops", auth=WRONG)
+            assert sixth.status_code == 401 and sixth.headers["retry-after"] == "600"
+            # the other process refuses at once, even the right password
+            assert (await http.get(bases["a"] + "/ops", auth=OPS)).status_code == 429
+            stop(procs)
+            procs["c"] = start("c", logins.urls["web"], tmp_path, "web", "run",
+                               BF4PS_WEB_PORT=str(ports[2]), **env)
+            await _answering(bases["c"], procs["c"])
+            after = await http.get(bases["c"] + "/ops", auth=OPS)
+            assert after.status_code == 429 and 0 < int(after.headers["retry-after"]) <= 600
+            # the lock's end (its time moved, not waited for): the right password clears both
+            await conn.execute("UPDATE ops_login_failures SET locked_until = now()")
+            assert (await http.get(bases["c"] + "/ops", auth=OPS)).status_code == 200
+            assert await count(conn, "SELECT count(*) FROM ops_login_failures") == 0
+        log_c = (tmp_path / "c.log").read_text()
+        assert re.search(r"ops login refused: client=127\.0\.0\.1 .*failures=6 ", log_c), log_c
+    finally:
+        stop(procs)

@@ -6,30 +6,87 @@ database's restore guard (bf4ps_restore_check, migrations 0013 and 0018), which 
 restore from the database alone — the cluster's identity (system identifier, timeline), this
 database's oid, and request_ledger's own table oid (a dump restored in place with
 `pg_restore --clean` re-creates the table) against the ones the guard row recorded — so a
-collector whose data directory was lost or restored with the rest holds all the same. While
+collector whose data directory was lost or restored with the rest holds all the same. A
+rewind that keeps all of those (a base backup on the same timeline, a data-only restore) is
+noticed from what a running collector knows: the database's signed receipt of the newest
+ledger row it was counted in, which it shows at every check (migration 0023), and keeps in
+its data directory for its own next process (a forged or copied file holds nothing: the
+receipt is signed, and shows only a row the database once had). While
 the guard holds, nothing is claimed; the hold ends one budget window after the restore was
 noticed (docs/architecture.md "The restore guard").
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
+
+from psycopg.pq import TransactionStatus
 
 from bf4ps.db.connect import Conn
-from bf4ps.gates.restore import current_hold
+from bf4ps.gates.restore import Receipt, current_hold, receipt
 
 log = logging.getLogger(__name__)
 
 
+def receipt_file(data_dir: Path, name: str) -> Path:
+    return data_dir / "collectors" / f"{name.lower()}.receipt.json"
+
+
+def _load(path: Path | None) -> Receipt | None:
+    """The receipt a previous process of this collector kept (a restart after a failure, as
+    systemd's Restart=on-failure makes one), or None: none, or unreadable."""
+    if path is None or not path.exists():
+        return None
+    try:
+        raw = json.loads(path.read_text())
+        return Receipt(int(raw["request_id"]), datetime.fromisoformat(raw["slot_at"]),
+                       str(raw["receipt"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _keep(path: Path | None, seen: Receipt) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"request_id": seen.request_id,
+                               "slot_at": seen.slot_at.isoformat(), "receipt": seen.receipt}))
+    os.replace(tmp, path)
+
+
 @dataclass
 class RestoreGuard:
+    """`path`: where the newest receipt is kept across this collector's own restarts (a
+    collector whose job vanished in a restore exits and is restarted: it still shows it)."""
+
+    path: Path | None = None
     held_until: datetime | None = None  # the hold last logged
+    seen: Receipt | None = None  # the newest ledger row this collector was counted in
+
+    def __post_init__(self) -> None:
+        self.seen = _load(self.path)
+
+    async def saw(self, conn: Conn, request_id: int) -> None:
+        """Keep the receipt of a ledger row just committed for this collector (outside any
+        transaction: a row that could still roll back is never shown as lost)."""
+        if conn.info.transaction_status != TransactionStatus.IDLE:
+            return
+        if self.seen is not None and request_id <= self.seen.request_id:
+            return
+        got = await receipt(conn, request_id)
+        if got is not None:
+            self.seen = got
+            _keep(self.path, got)
 
     async def hold(self, conn: Conn) -> datetime | None:
         """Until when sends are held (None: not held); a new hold is logged once."""
-        held = await current_hold(conn)
+        held = await current_hold(conn, self.seen)
         if held is None:
             return None
         if held.until != self.held_until:

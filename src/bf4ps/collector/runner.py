@@ -24,7 +24,7 @@ from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.collector.clock import ClockGuard, DbClock
 from bf4ps.collector.heartbeat import Heartbeat
 from bf4ps.collector.identity import Wanted, register
-from bf4ps.collector.restore_guard import RestoreGuard
+from bf4ps.collector.restore_guard import RestoreGuard, receipt_file
 from bf4ps.collector.supervise import EXIT_FAILED, Failure, supervise
 from bf4ps.collector.testhook import PausePoints
 from bf4ps.collector.work import Context, run_job
@@ -58,7 +58,7 @@ class Collector:
         self.pause = PausePoints.of(settings)
         self.clock = DbClock()
         self.guard: ClockGuard | None = None
-        self.restore = RestoreGuard()
+        self.restore = RestoreGuard(receipt_file(settings.data_dir, want.name))
         self.policy = policy_mod.Policy()  # the last one loaded (a chained claim's budget)
 
     def request_stop(self) -> None:
@@ -230,6 +230,7 @@ class Collector:
                 await self.clock.sleep_until(until, self.wake)
                 return chain
             ctx.resolved_soldier = None
+            await self.restore.saw(conn, got.slot.request_id)
             await run_job(conn, ctx, got, policy, self.stop)
         if ctx.me.lane is not Lane.INTERACTIVE:
             return None

@@ -1,4 +1,4 @@
-"""The restore guard's hold (bf4ps_restore_check, migrations 0013 and 0018): after a restore
+"""The restore guard's hold (bf4ps_restore_check, migrations 0013, 0018, 0023): after a restore
 rewound request_ledger, nothing is sent — by a collector, `bf4ps battlelog fetch` or
 `bf4ps recon` — until the budget windows no longer hold requests the restore forgot. The
 guard notices a restore from the database alone (docs/architecture.md "The restore guard")."""
@@ -18,9 +18,31 @@ class Hold:
     reason: str
 
 
-async def current_hold(conn: Conn) -> Hold | None:
-    """The restore guard's hold now (None: not held)."""
-    row = await one(conn, "restore_check")
+@dataclass(frozen=True)
+class Receipt:
+    """The database's signed word that a ledger row existed (migration 0023): a running
+    collector keeps its newest and shows it at every check, so a rewind that kept every
+    identity of the database (a base backup on the same timeline, a data-only restore) is
+    still noticed while a collector that was counted past the rewind runs."""
+
+    request_id: int
+    slot_at: datetime
+    receipt: str
+
+
+async def receipt(conn: Conn, request_id: int) -> Receipt | None:
+    """The receipt of a committed ledger row (None: no such row)."""
+    row = await one(conn, "ledger_receipt", {"request_id": request_id})
+    if row is None or row["receipt"] is None:  # no row, or no key (a restore under way)
+        return None
+    return Receipt(int(row["request_id"]), row["slot_at"], str(row["receipt"]))
+
+
+async def current_hold(conn: Conn, seen: Receipt | None = None) -> Hold | None:
+    """The restore guard's hold now (None: not held), shown the caller's newest receipt."""
+    row = await one(conn, "restore_check", {
+        "request_id": seen.request_id if seen else None,
+        "slot_at": seen.slot_at if seen else None, "receipt": seen.receipt if seen else None})
     if row is None or row["hold_until"] is None or row["hold_until"] <= row["now"]:
         return None
     return Hold(row["hold_until"], str(row["reason"] or "unknown"))

@@ -58,6 +58,7 @@ async def resolve_lookup(conn: Conn, job: ClaimedJob, hits: tuple[SearchHit, ...
         "done": False, "message": None})
     await events.record(
         conn, EventType.LOOKUP_RESOLVED, job_id=job.job_id, soldier_id=target.soldier_id,
+        collector_uuid=job.lease.collector_uuid, lease_token=job.lease.lease_token,
         persona_id=target.persona_id, platform=target.platform.value, resource=JobKind.LOOKUP.value,
         lane=job.lane.value, priority_class=job.priority_class.value, result="found",
         details={"name": hit.name, "new_soldier": up.inserted,

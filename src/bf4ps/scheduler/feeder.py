@@ -35,7 +35,7 @@ async def _depth(conn: Conn) -> int:
 async def _feed(conn: Conn, activity: str, resource: str, n: int, policy: Policy) -> int:
     row = await one(conn, "feed_class", {
         "activity_class": activity, "resource": resource, "n": n,
-        "priority_class": activity, "aging_seconds": policy.aging(PriorityClass(activity))})
+        "aging_seconds": policy.aging(PriorityClass(activity))})
     return int(row["n"]) if row else 0
 
 

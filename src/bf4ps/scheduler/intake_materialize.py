@@ -93,7 +93,7 @@ async def _first_jobs(conn: Conn, wanted: list[tuple[int, PriorityClass]], now: 
         "soldier_ids": [sid for sid, _ in wanted],
         "classes": [klass.value for _, klass in wanted],
         "ranks": [rank(now, klass, policy) for _, klass in wanted],
-        "resource": FIRST_RESOURCE.value, "lane": Lane.BACKGROUND.value,
+        "resource": FIRST_RESOURCE.value,
         "reason": JobReason.BF4SW_DISCOVERY.value, "now": now})
     made = {cast(int, r["soldier_id"]) for r in rows}
     classes = dict(wanted)

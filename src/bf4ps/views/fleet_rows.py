@@ -49,6 +49,7 @@ class CollectorRow(Model):
     clock_rtt_seconds: float | None
     clock_checked_at: datetime | None
     clock_skewed_since: datetime | None
+    db_login: str | None  # the login that registered it (its events are that login's only)
     current_job_id: int | None
     job_resource: str | None
     job_status: str | None

@@ -33,7 +33,7 @@ async def operator(request: Request,
     """The operator's name; 403 when the console is not configured, 401 without valid
     credentials (checked in constant time by web/security.py), 429 while locked out after
     failed logins."""
-    return state_of(request).ops.check(request)
+    return await state_of(request).ops.check(request)
 
 
 Operator = Annotated[str, Depends(operator)]

@@ -42,7 +42,7 @@ from bf4ps.web.security import (
     OpsAuth,
     SecurityHeaders,
 )
-from bf4ps.web.state import WebState
+from bf4ps.web.state import WebState, pooled
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
@@ -139,7 +139,8 @@ def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None
               else secrets.token_bytes(32))
     metrics = Metrics(settings.metrics_settle_seconds)
     web = WebState(settings=settings, templates=_templates(), csrf=Csrf(secret),
-                   ops=OpsAuth(settings, metrics.login_failed),
+                   # the lock-out counts go through this app's pool (late: opened at start)
+                   ops=OpsAuth(settings, lambda: pooled(web), metrics.login_failed),
                    metrics_auth=MetricsAuth(settings), metrics=metrics,
                    limits=limits or Limits(settings.submit_limit_requests,
                                            settings.submit_limit_window_seconds),

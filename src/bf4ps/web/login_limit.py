@@ -2,24 +2,20 @@
 the first `free` failures within `forget_after` cost nothing, each further one locks that client
 and that account out for twice as long as the one before (from `delay` up to `max_delay`);
 while locked, /ops answers 429 with Retry-After without looking at the password, so guessing
-goes no faster than the lock allows. A success clears both records. Kept in the web process
-(each process limits on its own) and bounded in size; every failure and refusal is one log
-line (docs/operations.md gives the fail2ban filter) and counted in a metric."""
+goes no faster than the lock allows. A success clears both records. The counts live in the
+database (ops_login_failures, written only through bf4ps_ops_login_attempt, migration 0023), so
+every web process and a restart share them; every failure and refusal is one log line
+(docs/operations.md gives the fail2ban filter) and counted in a metric."""
 
 from __future__ import annotations
 
 import math
-import time
-from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
-
-@dataclass
-class _Record:
-    failures: int = 0
-    last_at: float = 0.0
-    locked_until: float = 0.0
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import all_rows
 
 
 @dataclass(frozen=True)
@@ -28,55 +24,40 @@ class LoginPolicy:
     delay: float = 1.0
     max_delay: float = 300.0
     forget_after: float = 900.0
-    max_entries: int = 10_000
+
+
+@dataclass(frozen=True)
+class Standing:
+    """The worst of the keys: seconds until they may try again (0: now), failures in a row."""
+
+    wait: float
+    failures: int
 
 
 class LoginLimiter:
     def __init__(self, policy: LoginPolicy,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 connect: Callable[[], AbstractAsyncContextManager[Conn]]) -> None:
         self.policy = policy
-        self._clock = clock
-        self._records: OrderedDict[str, _Record] = OrderedDict()
+        self._connect = connect
 
-    def retry_after(self, *keys: str) -> float:
-        """Seconds until every one of `keys` may try again (0: now)."""
-        now = self._clock()
-        return max((r.locked_until - now for k in keys if (r := self._records.get(k))),
-                   default=0.0) if keys else 0.0
+    async def standing(self, *keys: str) -> Standing:
+        return await self._attempt(keys, "check")
 
-    def failed_count(self, *keys: str) -> int:
-        return max((r.failures for k in keys if (r := self._records.get(k))), default=0)
+    async def failed(self, *keys: str) -> Standing:
+        """Count a wrong password for each key; the wait it starts (0 while still free)."""
+        return await self._attempt(keys, "failed")
 
-    def failed(self, *keys: str) -> tuple[int, float]:
-        """Count a wrong password for each key: the most failures among them, and the lock
-        (seconds) the failure starts (0 while still free)."""
-        now = self._clock()
-        worst, lock = 0, 0.0
-        for key in keys:
-            record = self._record(key, now)
-            record.failures += 1
-            record.last_at = now
-            over = record.failures - self.policy.free
-            if over > 0:
-                seconds = min(self.policy.max_delay, self.policy.delay * 2 ** (over - 1))
-                record.locked_until = max(record.locked_until, now + seconds)
-                lock = max(lock, record.locked_until - now)
-            worst = max(worst, record.failures)
-        return worst, lock
+    async def succeeded(self, *keys: str) -> None:
+        await self._attempt(keys, "succeeded")
 
-    def succeeded(self, *keys: str) -> None:
-        for key in keys:
-            self._records.pop(key, None)
-
-    def _record(self, key: str, now: float) -> _Record:
-        record = self._records.pop(key, None)
-        if record is None or (now - record.last_at > self.policy.forget_after
-                              and record.locked_until <= now):
-            record = _Record()
-        self._records[key] = record  # the most recent last: the oldest go first when full
-        while len(self._records) > self.policy.max_entries:
-            self._records.popitem(last=False)
-        return record
+    async def _attempt(self, keys: tuple[str, ...], outcome: str) -> Standing:
+        p = self.policy
+        async with self._connect() as conn:
+            rows = await all_rows(conn, "ops_login_attempt", {
+                "keys": list(keys), "outcome": outcome, "free": p.free, "delay": p.delay,
+                "max_delay": p.max_delay, "forget_after": p.forget_after})
+        return Standing(max((float(r["wait_seconds"]) for r in rows), default=0.0),
+                        max((int(r["failures"]) for r in rows), default=0))
 
 
 def retry_header(seconds: float) -> str:

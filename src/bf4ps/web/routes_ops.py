@@ -26,8 +26,8 @@ RESOURCES = tuple(sorted(kind.value for kind in JobKind))  # the event filter's 
 COLLECTOR = re.compile(COLLECTOR_PATTERN)
 
 
-def operator(request: Request) -> str:
-    return state_of(request).ops.check(request)
+async def operator(request: Request) -> str:
+    return await state_of(request).ops.check(request)
 
 
 def event_query(request: Request) -> EventQuery:
@@ -40,7 +40,7 @@ def event_query(request: Request) -> EventQuery:
 
 
 async def console_page(request: Request) -> Response:
-    operator(request)
+    await operator(request)
     async with db(request) as conn:
         data = await console.status(conn)
         flagged = await flags_view.flags(conn, limit=50)
@@ -52,7 +52,7 @@ async def console_page(request: Request) -> Response:
 
 
 async def events_page(request: Request) -> Response:
-    operator(request)
+    await operator(request)
     error = None
     rows: list[Event] = []
     filters = ""
@@ -73,7 +73,7 @@ async def events_page(request: Request) -> Response:
 
 
 async def control_form(request: Request) -> Response:
-    who = operator(request)
+    who = await operator(request)
     data = await form(request)
     state_of(request).csrf.check(request, data.get(CSRF_FIELD))
     name, action = str(request.path_params["name"]), str(request.path_params["action"])
@@ -86,7 +86,7 @@ async def control_form(request: Request) -> Response:
 
 
 async def clear_flag_form(request: Request) -> Response:
-    who = operator(request)
+    who = await operator(request)
     data = await form(request)
     state_of(request).csrf.check(request, data.get(CSRF_FIELD))
     raw = str(request.path_params["flag_id"])

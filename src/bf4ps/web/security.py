@@ -14,12 +14,14 @@ import logging
 import math
 import secrets
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from bf4ps.db.connect import Conn
 from bf4ps.settings import Settings
 from bf4ps.web import clients
 from bf4ps.web.errors import WebError
@@ -161,11 +163,13 @@ def set_csrf_cookie(response: Response, token: str, request: Request) -> None:
 
 class OpsAuth:
     """HTTP Basic for /ops and /api/ops/*, failed logins limited per client network and per
-    account (login_limit.py), each one logged and counted."""
+    account (login_limit.py: counted in the database, through `connect`), each one logged and
+    counted."""
 
     REALM = 'Basic realm="BF4PS operator console", charset="UTF-8"'
 
     def __init__(self, settings: Settings,
+                 connect: Callable[[], AbstractAsyncContextManager[Conn]],
                  counted: Callable[[str], None] = lambda outcome: None) -> None:
         password = settings.ops_password.get_secret_value() if settings.ops_password else ""
         self._user = (settings.ops_username or "").encode()
@@ -175,11 +179,11 @@ class OpsAuth:
         self.limiter = LoginLimiter(LoginPolicy(
             free=settings.ops_login_free_failures, delay=settings.ops_login_delay_seconds,
             max_delay=settings.ops_login_max_delay_seconds,
-            forget_after=settings.ops_login_forget_seconds))
+            forget_after=settings.ops_login_forget_seconds), connect)
         self._prefix = settings.client_ipv6_prefix_length
         self._counted = counted
 
-    def check(self, request: Request) -> str:
+    async def check(self, request: Request) -> str:
         """The operator's name, or a WebError: 403 when the console is not configured, 401
         when the credentials are missing or wrong, 429 while the client or the account is
         locked out after failed logins."""
@@ -197,22 +201,22 @@ class OpsAuth:
         host = clients.address(request)
         keys = (f"client:{clients.network(host, self._prefix)}",
                 "account:" + user[:64].decode("utf-8", "replace"))
-        locked = self.limiter.retry_after(*keys)
-        if locked > 0:
-            self._log("refused", host, user, self.limiter.failed_count(*keys), locked)
+        locked = await self.limiter.standing(*keys)
+        if locked.wait > 0:
+            self._log("refused", host, user, locked.failures, locked.wait)
             raise WebError(429, f"too many failed operator logins: retry in "
-                                f"{retry_header(locked)} s",
-                           headers={"Retry-After": retry_header(locked)})
+                                f"{retry_header(locked.wait)} s",
+                           headers={"Retry-After": retry_header(locked.wait)})
         ok_user = hmac.compare_digest(user, self._user)
         ok_password = hmac.compare_digest(password, self._password)
         if not (ok_user and ok_password):
-            failures, lock = self.limiter.failed(*keys)
-            self._log("failed", host, user, failures, lock)
+            now = await self.limiter.failed(*keys)
+            self._log("failed", host, user, now.failures, now.wait)
             headers = {"WWW-Authenticate": self.REALM}
-            if lock > 0:
-                headers["Retry-After"] = retry_header(lock)
+            if now.wait > 0:
+                headers["Retry-After"] = retry_header(now.wait)
             raise WebError(401, "operator credentials required", headers=headers)
-        self.limiter.succeeded(*keys)
+        await self.limiter.succeeded(*keys)
         return user.decode("utf-8", "replace")
 
     def _log(self, outcome: str, host: str, user: bytes, failures: int, lock: float) -> None:

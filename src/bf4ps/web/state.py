@@ -46,12 +46,17 @@ def state_of(request: Request) -> WebState:
 
 
 @asynccontextmanager
-async def db(request: Request) -> AsyncIterator[Conn]:
-    pool = state_of(request).pool
-    if pool is None:
+async def pooled(web: WebState) -> AsyncIterator[Conn]:
+    if web.pool is None:
         raise RuntimeError("the database pool is not open")
+    async with web.pool.connection() as conn:
+        yield conn
+
+
+@asynccontextmanager
+async def db(request: Request) -> AsyncIterator[Conn]:
     request.scope.setdefault(READ_SOURCE, "primary")
-    async with pool.connection() as conn:
+    async with pooled(state_of(request)) as conn:
         yield conn
 
 

@@ -1,15 +1,17 @@
 -- name: insert_event
-INSERT INTO collection_events (
-    event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, lease_token,
-    soldier_id, persona_id, platform, resource, priority_class, attempt_number, result,
-    duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at,
-    started_at)
-VALUES (
-    %(event_type)s, %(collector_uuid)s, %(collector_name)s, %(hostname)s, %(egress_key)s,
-    %(lane)s, %(job_id)s, %(lease_token)s, %(soldier_id)s, %(persona_id)s, %(platform)s,
-    %(resource)s, %(priority_class)s, %(attempt_number)s, %(result)s, %(duration_ms)s,
-    %(wait_ms)s, %(http_status)s, %(error_class)s, %(error_message)s, %(details)s,
-    %(claimed_at)s, %(started_at)s)
+-- One event, through bf4ps_event_record (migration 0023): the function fixes what the
+-- caller's role may not choose (its event types, its own collector identity, no forged lease
+-- outcome); the arguments are the table's writable columns, by name.
+SELECT bf4ps_event_record(
+    event_type => %(event_type)s, collector_uuid => %(collector_uuid)s,
+    collector_name => %(collector_name)s, hostname => %(hostname)s,
+    egress_key => %(egress_key)s, lane => %(lane)s, job_id => %(job_id)s,
+    lease_token => %(lease_token)s, soldier_id => %(soldier_id)s, persona_id => %(persona_id)s,
+    platform => %(platform)s, resource => %(resource)s, priority_class => %(priority_class)s,
+    attempt_number => %(attempt_number)s, result => %(result)s, duration_ms => %(duration_ms)s,
+    wait_ms => %(wait_ms)s, http_status => %(http_status)s, error_class => %(error_class)s,
+    error_message => %(error_message)s, details => %(details)s, claimed_at => %(claimed_at)s,
+    started_at => %(started_at)s) AS event_id
 
 -- name: events_search
 -- The operator's event-log search: every filter optional, newest first, bounded. Each event
@@ -18,8 +20,12 @@ VALUES (
 -- (collection_events_log): a stored row stands for its lease's claimed and started rows too,
 -- all at or before its own time, so the newest `limit` rows of the log are among those the
 -- newest `limit` stored rows stand for (the stored rows are found by the indexes, then expanded).
+-- Named columns only: the website reads the log without its lease tokens (migration 0023).
 WITH stored AS (
-    SELECT e.*
+    SELECT e.event_id, e.occurred_at, e.event_type, e.collector_name, e.hostname, e.egress_key,
+           e.lane, e.job_id, e.soldier_id, e.persona_id, e.platform, e.resource,
+           e.priority_class, e.attempt_number, e.result, e.duration_ms, e.wait_ms,
+           e.http_status, e.error_class, e.error_message, e.details, e.claimed_at, e.started_at
     FROM collection_events e
     WHERE (%(persona_id)s::bigint IS NULL OR e.soldier_id IN (
               SELECT soldier_id FROM soldiers WHERE persona_id = %(persona_id)s
@@ -51,7 +57,8 @@ SELECT e.event_id, x.occurred_at, x.event_type, e.collector_name, e.hostname, e.
        CASE WHEN x.ord = 2 THEN e.details END AS details,
        COALESCE(s.current_name, e.details->>'name') AS soldier_name
 FROM stored e
-CROSS JOIN LATERAL bf4ps_event_log_rows(e::collection_events) x
+CROSS JOIN LATERAL bf4ps_event_log_rows(e.claimed_at, e.started_at, e.occurred_at, e.event_type,
+                                        e.wait_ms) x
 LEFT JOIN soldiers s ON s.soldier_id = e.soldier_id
 WHERE (%(event_type)s::text IS NULL OR x.event_type = %(event_type)s)
   AND (%(since)s::timestamptz IS NULL OR x.occurred_at >= %(since)s)

@@ -35,8 +35,14 @@ SELECT b.requests, b.window_seconds,
 FROM fleet_budget b WHERE b.budget_id = 1
 
 -- name: restore_check
--- The restore guard (migration 0013): when sends are held after a restore, and why.
-SELECT hold_until, reason, now() AS now FROM bf4ps_restore_check()
+-- The restore guard (migrations 0013, 0018, 0023): when sends are held after a restore, and
+-- why. A running collector presents its newest ledger receipt (NULLs: none).
+SELECT hold_until, reason, now() AS now
+FROM bf4ps_restore_check(%(request_id)s::bigint, %(slot_at)s::timestamptz, %(receipt)s::text)
+
+-- name: ledger_receipt
+-- The database's signed receipt of a ledger row (migration 0023), taken after its admission.
+SELECT request_id, slot_at, receipt FROM bf4ps_ledger_receipt(%(request_id)s)
 
 -- name: gate_cool
 -- An outage answer cools the egress for %(seconds)s (its Retry-After, or the outage

@@ -68,27 +68,10 @@ ON CONFLICT DO NOTHING
 -- name: intake_enqueue_discovered
 -- The first job of NEW soldiers (no job can exist yet), with the `created` event enqueue()
 -- writes, in one statement; ids follow discovery order. Returns the soldiers that got a job.
-WITH wanted AS (
-    SELECT * FROM unnest(%(soldier_ids)s::bigint[], %(classes)s::text[],
-                         %(ranks)s::timestamptz[])
-        WITH ORDINALITY AS w(soldier_id, priority_class, rank, ord)
-), made AS (
-    INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason,
-                                 eligible_at)
-    SELECT w.soldier_id, %(resource)s, %(lane)s, w.priority_class, w.rank, %(reason)s, %(now)s
-    FROM wanted w
-    ORDER BY w.ord
-    ON CONFLICT DO NOTHING
-    RETURNING job_id, soldier_id, resource, lane, priority_class, reason
-), ev AS (
-    INSERT INTO collection_events (event_type, lane, job_id, soldier_id, persona_id, platform,
-                                   resource, priority_class, result)
-    SELECT 'created', m.lane, m.job_id, m.soldier_id, s.persona_id, s.platform, m.resource,
-           m.priority_class, m.reason
-    FROM made m JOIN soldiers s ON s.soldier_id = m.soldier_id
-    ORDER BY m.job_id
-)
-SELECT soldier_id, job_id FROM made
+-- Always background (bf4ps_intake_enqueue, migration 0023).
+SELECT soldier_id, job_id
+FROM bf4ps_intake_enqueue(%(soldier_ids)s::bigint[], %(classes)s::text[],
+                          %(ranks)s::timestamptz[], %(resource)s, %(reason)s, %(now)s)
 
 -- name: intake_pending_jobs
 -- Background work of seen-again soldiers that activity may promote. Driven by the id list, so

@@ -86,39 +86,8 @@ SELECT * FROM bf4ps_job_release(%(job_id)s, %(collector_uuid)s, %(lease_token)s,
 
 -- name: reap_expired
 -- The scheduler's reaper: expired leases go back to pending, with lease_expired (carrying the
--- lost lease's claimed/started instants) + reclaimed.
-WITH expired AS (
-    SELECT job_id, collector_uuid, lease_token, claimed_at, started_at
-    FROM collection_jobs
-    WHERE lease_token IS NOT NULL AND lease_expires_at <= clock_timestamp()
-    ORDER BY lease_expires_at
-    LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
-), reset AS (
-    UPDATE collection_jobs j
-    SET status = 'pending', collector_uuid = NULL, lease_token = NULL, claimed_at = NULL,
-        started_at = NULL, lease_expires_at = NULL, updated_at = clock_timestamp()
-    FROM expired e WHERE j.job_id = e.job_id
-    RETURNING j.*, e.collector_uuid AS old_collector, e.lease_token AS old_token,
-              e.claimed_at AS old_claimed_at, e.started_at AS old_started_at
-), ev AS (
-    INSERT INTO collection_events (
-        event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id,
-        lease_token, soldier_id, persona_id, platform, resource, priority_class,
-        attempt_number, details, claimed_at, started_at)
-    SELECT kind.event_type, r.old_collector, c.collector_name, c.hostname, c.egress_key,
-           r.lane, r.job_id, r.old_token, r.soldier_id, s.persona_id,
-           COALESCE(s.platform, r.lookup_platform), r.resource, r.priority_class,
-           r.attempt_count, jsonb_build_object('by', 'reaper'),
-           CASE WHEN kind.ord = 1 THEN r.old_claimed_at END,
-           CASE WHEN kind.ord = 1 THEN r.old_started_at END
-    FROM reset r
-    LEFT JOIN soldiers s ON s.soldier_id = r.soldier_id
-    LEFT JOIN collectors c ON c.collector_uuid = r.old_collector
-    CROSS JOIN (VALUES ('lease_expired', 1), ('reclaimed', 2)) AS kind(event_type, ord)
-    ORDER BY r.job_id, kind.ord
-)
-SELECT job_id, old_collector, old_token FROM reset
+-- lost lease's claimed/started instants) + reclaimed (bf4ps_reap_expired, migration 0023).
+SELECT job_id, old_collector, old_token FROM bf4ps_reap_expired(%(limit)s)
 
 -- name: finalize_success
 -- The fenced success and, with `next`, the collector's next claim: one call (queue_succeed,

@@ -231,3 +231,11 @@ ORDER BY egress_key
 
 -- name: web_metrics_budget_window
 SELECT window_seconds FROM fleet_budget
+
+-- name: ops_login_attempt
+-- The /ops lock-out counts of a login's keys (its client network, its account): checked before
+-- the password is, counted on a failure, cleared on a success (web/login_limit.py; migration
+-- 0023: shared by every web process, kept across a restart).
+SELECT key, wait_seconds, failures
+FROM bf4ps_ops_login_attempt(%(keys)s::text[], %(outcome)s, %(free)s, %(delay)s,
+                             %(max_delay)s, %(forget_after)s)
