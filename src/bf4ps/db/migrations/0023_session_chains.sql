@@ -46,3 +46,7 @@ BEGIN
     RETURN n;
 END;
 $$;
+
+-- The operators' flag list (console, API, `bf4ps flags list`) reads the newest flags in order:
+-- flags are kept for ever (gameplay history), so a sort of them all grew with every one cleared.
+CREATE INDEX ix_progress_flags_recent ON progress_flags (flagged_at DESC, flag_id DESC);
