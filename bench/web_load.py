@@ -48,9 +48,9 @@ from bf4ps.web.serve import free_port
 DB = "bf4ps_bench_web"
 OPS = ("bench", "bench-pass")
 # The server as production would run it: PostgreSQL's default 128 MB of shared buffers holds
-# a twentieth of this 2 GB database, and this machine's page cache is reclaimed by its host
-# within minutes, so random soldiers would be read from the virtual disk. A quarter of the
-# 24 GiB is PostgreSQL's own starting guidance; 2 GB holds the whole database.
+# a seventieth of this 9 GB database, and this machine's page cache is reclaimed by its host
+# within minutes, so random soldiers would be read from the virtual disk. 2 GB holds every
+# soldier's headline rows and the most active soldiers' pages are read from the page cache.
 SERVER_TUNING = {"shared_buffers": "2GB"}
 
 
