@@ -318,7 +318,7 @@ SAMPLE_SQL = [
 ]
 
 
-async def active_offset(rng: random.Random, n: int) -> int:
+def active_offset(rng: random.Random, n: int) -> int:
     """A random soldier of the most active tenth (his persona offset from BASE_PERSONA):
     offset * 7 mod 500 < ACTIVE_DAYS, and 143 is 7's inverse mod 500."""
     while True:
@@ -347,7 +347,7 @@ async def seed(url: str, n: int, sample: int) -> None:
     params = {"base": BASE_PERSONA, "n": n, "every": every, "active_days": ACTIVE_DAYS,
               "last": COLLECTIONS - 1, "template": 1}
     async with connection(url) as conn:
-        await _run(conn, SEED_SQL, params, f"{n:,} soldiers (detailed, state, history)")
+        await _run(conn, SEED_SQL, params, f"seeded {n:,} soldiers (detailed, state, history)")
         now = datetime.now(UTC)
         # the catalogs and the template soldier's lists and profile, by the collector's writers
         await write_weapons(conn, 1, parse_weapons((DATA / "weapon-stats.json").read_bytes()),
