@@ -186,7 +186,7 @@ def parse_eta_accuracy(out: str, quick: bool) -> list[Figure]:
     return figs
 
 
-WEB_LINE = re.compile(r"^(?P<name>.{34}) n=\s*(?P<n>\d+)\s+rps=\s*(?P<rps>[\d.]+)\s+"
+WEB_LINE = re.compile(r"^(?P<name>.+?) +n=\s*(?P<n>\d+)\s+rps=\s*(?P<rps>[\d.]+)\s+"
                       r"p50=\s*(?P<p50>[\d.]+)\s+p95=\s*(?P<p95>[\d.]+)\s+p99=\s*(?P<p99>[\d.]+)"
                       r".*?errors=(?P<errors>\d+)")
 

@@ -1,11 +1,14 @@
-"""Website latency at scale: 1,000,000 soldiers with detailed stats (history for a tenth, weapons
-and vehicles for a sample; ten collections of history, their intervals and this week's gains
-boards for the 100,000 most active) seeded with generate_series, the app served by uvicorn in a
-subprocess, and concurrent clients on soldier pages (with their progress), the soldier and
-progress API, this week's gains boards (page and API), the home page (recently
-collected, playing now, four leaderboards), the leaderboards' pages, paged name search, the
-operator console and the operator status API. Prints p50/p95/p99 per endpoint (targets: public
-pages p99 <= 50 ms, status/ops <= 200 ms). Prints figures, asserts nothing.
+"""Website latency at scale: 1,000,000 soldiers seeded in SQL (bench/web_seed.py: detailed
+stats for all, older history for a tenth, weapons and vehicles for a sample; for the 100,000
+most active ten collections of every resource with their intervals, events, play sessions,
+profiles and flags; this week's gains boards built as the scheduler builds them), the app
+served by uvicorn in a subprocess, and concurrent clients on soldier pages (any soldier, with
+weapons, and active soldiers: progress, last session, rank, medals, charts), the soldier API
+(overview, weapons, history, progress, last session), this week's gains boards per platform and
+per weapon and vehicle (page and API), the home page (recently collected, playing now, four
+leaderboards), the leaderboards' pages, paged name search, the operator console (with its flags
+card), the flags API and the operator status API. Prints p50/p95/p99 per endpoint (targets:
+public pages p99 <= 50 ms, status/ops <= 200 ms). Prints figures, asserts nothing.
 
 Latencies are measured by the client (aiohttp, its own process) and include its overhead; both
 processes share the machine's cores.
@@ -15,7 +18,8 @@ each request's scheduled time) and a closed loop (--concurrency clients back to 
 saturation throughput, where latency is mostly queueing).
 
 Run: ``python -m bench.web_load [--soldiers 1000000] [--sample 10000] [--requests 3000]
-      [--concurrency 16] [--workers 2] [--rate 100] [--seconds 30] [--reuse] [--open-only]``
+      [--concurrency 16] [--workers 2] [--rate 100] [--seconds 30] [--reuse] [--open-only]
+      [--seed-only]``
 """
 
 from __future__ import annotations
@@ -29,175 +33,25 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
 
 import aiohttp
 import httpx
 import psycopg
 
 from bench.common import fresh_database, machine, server_url
-from bf4ps.battlelog.parse_vehicles import parse_vehicles
-from bf4ps.battlelog.parse_weapons import parse_weapons
+from bench.web_seed import BASE_PERSONA, active_offset, seed
 from bf4ps.db import migrate
-from bf4ps.db.connect import connection, with_dbname
-from bf4ps.policy import Policy
+from bf4ps.db.connect import with_dbname
 from bf4ps.settings import child_env
-from bf4ps.stats import gains_boards
-from bf4ps.stats.store import write_vehicles, write_weapons
 from bf4ps.web.serve import free_port
 
 DB = "bf4ps_bench_web"
-DATA = Path(__file__).resolve().parents[1] / "src/bf4ps/sim/battlelog/data"
 OPS = ("bench", "bench-pass")
-BASE_PERSONA = 1_000_000_000
 # The server as production would run it: PostgreSQL's default 128 MB of shared buffers holds
-# a twentieth of this 2 GB database, and this machine's page cache is reclaimed by its host
-# within minutes, so random soldiers would be read from the virtual disk. A quarter of the
-# 24 GiB is PostgreSQL's own starting guidance; 2 GB holds the whole database.
+# a seventieth of this 9 GB database, and this machine's page cache is reclaimed by its host
+# within minutes, so random soldiers would be read from the virtual disk. 2 GB holds every
+# soldier's headline rows and the most active soldiers' pages are read from the page cache.
 SERVER_TUNING = {"shared_buffers": "2GB"}
-
-SEED_SQL = [
-    # soldiers: 65 % pc, 17 % ps4, 18 % xboxone
-    """INSERT INTO soldiers (persona_id, platform, current_name, first_seen_at, last_seen_at)
-       SELECT %(base)s + g,
-              CASE WHEN g %% 100 < 65 THEN 'pc' WHEN g %% 100 < 82 THEN 'ps4' ELSE 'xboxone' END,
-              'Bench' || g, now() - interval '600 days',
-              now() - (g %% 500) * interval '1 day' - (g %% 7200) * interval '1 second'
-       FROM generate_series(1, %(n)s) g""",
-    """INSERT INTO soldier_names (soldier_id, name, first_seen_at, last_seen_at)
-       SELECT soldier_id, current_name, first_seen_at, last_seen_at FROM soldiers""",
-    """INSERT INTO collection_state (soldier_id, resource, status, last_attempt_at,
-                                     last_success_at, next_due_at)
-       SELECT soldier_id, 'detailed', 'current', now() - interval '1 day',
-              now() - interval '1 day', now() + interval '6 days' FROM soldiers""",
-    """INSERT INTO collection_state (soldier_id, resource)
-       SELECT soldier_id, r FROM soldiers, unnest(ARRAY['profile', 'weapons', 'vehicles']) r""",
-    """INSERT INTO detailed_stats_current (
-           soldier_id, fetched_at, rank, skill, score, time_played_seconds, kills, deaths,
-           kill_assists, headshots, shots_fired, shots_hit, accuracy_percent, num_rounds, wins,
-           losses, score_per_minute, kills_per_minute, revives, heals, repairs, resupplies,
-           assault_score, engineer_score, support_score, recon_score, commander_score,
-           assault_time_seconds, engineer_time_seconds, support_time_seconds,
-           recon_time_seconds, commander_time_seconds)
-       SELECT soldier_id, now() - interval '1 day', 1 + soldier_id %% 140, 100 + soldier_id %% 400,
-              soldier_id * 37 %% 9000000, soldier_id * 7919 %% 2000000, soldier_id %% 50000,
-              1 + soldier_id %% 45000, soldier_id %% 9000, soldier_id %% 7000,
-              soldier_id %% 900000, soldier_id %% 130000, 14.5, soldier_id %% 3000,
-              soldier_id %% 1600, 1 + soldier_id %% 1400, 300 + soldier_id %% 500,
-              0.4 + (soldier_id %% 100) / 100.0, soldier_id %% 4000, soldier_id %% 5000,
-              soldier_id %% 2000, soldier_id %% 3000, soldier_id %% 900000,
-              soldier_id %% 800000, soldier_id %% 700000, soldier_id %% 600000,
-              soldier_id %% 10000, soldier_id %% 400000, soldier_id %% 300000,
-              soldier_id %% 200000, soldier_id %% 100000, soldier_id %% 1000
-       FROM soldiers""",
-    # five older snapshots for every tenth soldier (older and lower than the active soldiers'
-    # ten recent collections below, so that every soldier's history only grows)
-    """INSERT INTO detailed_stats_history (soldier_id, fetched_at, rank, skill, score, kills,
-                                           deaths, time_played_seconds, wins, losses,
-                                           shots_fired, shots_hit, headshots,
-                                           score_per_minute, kills_per_minute)
-       SELECT d.soldier_id, d.fetched_at - interval '8 days' - k * interval '9 days', d.rank,
-              d.skill - k, d.score - k * 1000 - 2000, d.kills - k * 50 - 100,
-              d.deaths - k * 40 - 100, d.time_played_seconds - k * 3000 - 6000, d.wins - k,
-              d.losses - k, d.shots_fired, d.shots_hit, d.headshots, d.score_per_minute,
-              d.kills_per_minute
-       FROM detailed_stats_current d, generate_series(1, 5) k
-       WHERE d.soldier_id %% 10 = 0""",
-]
-# The most active tenth (the soldiers seen in the last 50 of the seed's 500 days: persona
-# offset mod 500 < 50): ten detailed collections 16 hours apart over the last week, the nine
-# intervals between them (checked), and their weapons' intervals where they have weapons. The
-# gains boards are then built as the scheduler does (stats/gains_boards.py).
-ACTIVE_DAYS = 50
-ACTIVE_SQL = [
-    """INSERT INTO detailed_stats_history (soldier_id, fetched_at, rank, skill, score, kills,
-                                           deaths, time_played_seconds, wins, losses,
-                                           shots_fired, shots_hit, headshots,
-                                           score_per_minute, kills_per_minute)
-       SELECT d.soldier_id, d.fetched_at - k * interval '16 hours', d.rank, d.skill,
-              d.score - k * 9000, d.kills - k * 20, d.deaths - k * 16,
-              d.time_played_seconds - k * 1200, d.wins, d.losses, d.shots_fired - k * 300,
-              d.shots_hit - k * 45, d.headshots - k * 4, d.score_per_minute, d.kills_per_minute
-       FROM detailed_stats_current d
-       JOIN soldiers s ON s.soldier_id = d.soldier_id
-       CROSS JOIN generate_series(1, 9) k
-       WHERE (s.persona_id - %(base)s) %% 500 < %(active_days)s
-       ON CONFLICT DO NOTHING""",
-    """INSERT INTO soldier_intervals (soldier_id, platform, started_at, ended_at, kills, deaths,
-                                      score, seconds, headshots, shots_fired, shots_hit,
-                                      rank_from, rank_to, checked_at)
-       SELECT d.soldier_id, s.platform, d.fetched_at - (k + 1) * interval '16 hours',
-              d.fetched_at - k * interval '16 hours', 20 + (d.soldier_id * k) %% 11, 16,
-              9000 + (d.soldier_id * k) %% 3000, 1200, 4, 300, 45, d.rank, d.rank, now()
-       FROM detailed_stats_current d
-       JOIN soldiers s ON s.soldier_id = d.soldier_id
-       CROSS JOIN generate_series(0, 8) k
-       WHERE (s.persona_id - %(base)s) %% 500 < %(active_days)s""",
-    """INSERT INTO item_intervals (soldier_id, kind, item_id, platform, started_at, ended_at,
-                                   kills, seconds, headshots, shots_fired, shots_hit,
-                                   stars_from, stars_to, checked_at)
-       SELECT w.soldier_id, 'weapon', w.weapon_id, s.platform,
-              w.fetched_at - (k + 1) * interval '16 hours', w.fetched_at - k * interval '16 hours',
-              5 + (w.soldier_id + k) %% 7, 300, 1, 60, 9, w.service_stars, w.service_stars,
-              now()
-       FROM (SELECT soldier_id, weapon_id, fetched_at, service_stars,
-                    row_number() OVER (PARTITION BY soldier_id ORDER BY kills DESC) AS n
-             FROM soldier_weapon_stats) w
-       JOIN soldiers s ON s.soldier_id = w.soldier_id
-       CROSS JOIN generate_series(0, 8) k
-       WHERE w.n <= 5 AND (s.persona_id - %(base)s) %% 500 < %(active_days)s""",
-]
-SAMPLE_SQL = [
-    """INSERT INTO soldier_weapon_stats (soldier_id, weapon_id, fetched_at, kills, headshots,
-                                         shots_fired, shots_hit, accuracy_fraction,
-                                         time_equipped_seconds, service_stars)
-       SELECT s.soldier_id, w.weapon_id, now(), (s.soldier_id + w.weapon_id) %% 900,
-              (s.soldier_id + w.weapon_id) %% 90, 10000, 1500, 0.15,
-              ((s.soldier_id * w.weapon_id) %% 50000), (s.soldier_id + w.weapon_id) %% 10
-       FROM (SELECT soldier_id FROM soldiers WHERE soldier_id %% %(every)s = 1) s
-       CROSS JOIN weapon_catalog w
-       ON CONFLICT DO NOTHING""",
-    """INSERT INTO soldier_vehicle_stats (soldier_id, vehicle_id, fetched_at, kills,
-                                          time_in_seconds, destroy_x_in_y, service_stars)
-       SELECT s.soldier_id, v.vehicle_id, now(), (s.soldier_id + v.vehicle_id) %% 400,
-              (s.soldier_id * v.vehicle_id) %% 30000, (s.soldier_id + v.vehicle_id) %% 50,
-              (s.soldier_id + v.vehicle_id) %% 5
-       FROM (SELECT soldier_id FROM soldiers WHERE soldier_id %% %(every)s = 1) s
-       CROSS JOIN vehicle_catalog v
-       ON CONFLICT DO NOTHING""",
-    """UPDATE collection_state SET status = 'current', last_attempt_at = now(),
-              last_success_at = now(), next_due_at = now() + interval '7 days'
-       WHERE resource IN ('weapons', 'vehicles') AND soldier_id %% %(every)s = 1""",
-]
-
-
-async def seed(url: str, n: int, sample: int) -> None:
-    async with connection(url) as conn:
-        t0 = time.perf_counter()
-        for sql in SEED_SQL:
-            await conn.execute(sql, {"base": BASE_PERSONA, "n": n})  # type: ignore[arg-type]
-        print(f"seeded {n:,} soldiers (detailed, state, history) in "
-              f"{time.perf_counter() - t0:.0f} s", flush=True)
-        t0 = time.perf_counter()
-        now = datetime.now(UTC)
-        await write_weapons(conn, 1, parse_weapons((DATA / "weapon-stats.json").read_bytes()),
-                            now)
-        await write_vehicles(conn, 1, parse_vehicles((DATA / "vehicles-stats.json")
-                                                     .read_bytes()), now)
-        every = max(1, n // sample)
-        for sql in SAMPLE_SQL:
-            await conn.execute(sql, {"every": every})  # type: ignore[arg-type]
-        print(f"weapons and vehicles for every {every}th soldier in "
-              f"{time.perf_counter() - t0:.0f} s", flush=True)
-        t0 = time.perf_counter()
-        for sql in ACTIVE_SQL:
-            await conn.execute(sql, {"base": BASE_PERSONA,  # type: ignore[arg-type]
-                                     "active_days": ACTIVE_DAYS})
-        rows = await gains_boards.refresh(conn, Policy(), datetime.now(UTC))
-        await conn.execute("VACUUM ANALYZE")
-        print(f"ten collections of history and their intervals for the most active tenth, "
-              f"{rows:,} gains-board rows, in {time.perf_counter() - t0:.0f} s", flush=True)
 
 
 def fold_coverage(url: str) -> None:
@@ -305,10 +159,10 @@ def pct(values: list[float], p: float) -> float:
 def report(name: str, s: Sample, elapsed: float, target: float | None) -> None:
     lat = s.latencies
     if not lat:
-        print(f"{name:34} no samples", flush=True)
+        print(f"{name:38} no samples", flush=True)
         return
     p99 = pct(lat, 99)
-    print(f"{name:34} n={len(lat):5}  rps={len(lat) / elapsed:7.1f}  p50={pct(lat, 50):7.1f}  "
+    print(f"{name:38} n={len(lat):5}  rps={len(lat) / elapsed:7.1f}  p50={pct(lat, 50):7.1f}  "
           f"p95={pct(lat, 95):7.1f}  p99={p99:7.1f}  max={max(lat):7.1f} ms  "
           f"mean={statistics.fmean(lat):6.1f}  errors={s.errors}"
           + (f"  target p99<={target:.0f} ms: {'met' if p99 <= target else 'MISSED'}"
@@ -343,12 +197,18 @@ def board_paths(count: int) -> list[str]:
 
 
 def week_paths(count: int, prefix: str = "") -> list[str]:
-    """This week's gains boards: soldiers' kill and score rates, and the weapon boards (the
-    default item: the weapon with most soldiers)."""
+    """This week's gains boards: soldiers' kill and score rates, and the weapon and vehicle
+    boards (half of them the default item, the one with most soldiers; half a given one)."""
     rng = random.Random(count + len(prefix))
-    return [f"{prefix}/leaderboards/week?platform={rng.choice(['pc', 'ps4', 'xboxone'])}"
-            f"&by={rng.choice(['kpm', 'spm', 'weapon'])}&page={rng.randint(1, 40)}"
-            for _ in range(count)]
+    out = []
+    for _ in range(count):
+        by = rng.choice(["kpm", "spm", "weapon", "vehicle"])
+        item = ""
+        if by in ("weapon", "vehicle") and rng.random() < 0.5:
+            item = f"&item={rng.randint(1, 136 if by == 'weapon' else 53)}"
+        out.append(f"{prefix}/leaderboards/week?platform={rng.choice(['pc', 'ps4', 'xboxone'])}"
+                   f"&by={by}{item}&page={rng.randint(1, 40)}")
+    return out
 
 
 def active_paths(n: int, count: int, prefix: str = "", suffix: str = "") -> list[str]:
@@ -356,8 +216,7 @@ def active_paths(n: int, count: int, prefix: str = "", suffix: str = "") -> list
     rng = random.Random(count + 3 + len(suffix))
     out = []
     for _ in range(count):
-        g = min(n, rng.randrange(max(1, n // 500)) * 500 + rng.randrange(ACTIVE_DAYS))
-        g = max(1, g)
+        g = active_offset(rng, n)
         plat = "pc" if g % 100 < 65 else ("ps4" if g % 100 < 82 else "xboxone")
         out.append(f"{prefix}/soldiers/{plat}/{BASE_PERSONA + g}{suffix}")
     return out
@@ -397,6 +256,10 @@ async def run_load(base: str, n: int, every: int, requests: int, concurrency: in
          None, 50.0),
         ("GET /api/soldiers/.../progress", active_paths(n, requests // 2, "/api",
                                                         "/progress"), None, 50.0),
+        ("GET /api/soldiers/.../last-session", active_paths(n, requests // 2, "/api",
+                                                            "/last-session"), None, 50.0),
+        ("GET /api/soldiers/.../history", active_paths(n, requests // 2, "/api", "/history"),
+         None, 50.0),
         ("this week's gains boards (page)", week_paths(max(200, requests // 3)), None, 50.0),
         ("GET /api/leaderboards/week", [p.replace("/leaderboards", "/api/leaderboards")
                                         for p in week_paths(max(200, requests // 6))],
@@ -410,6 +273,8 @@ async def run_load(base: str, n: int, every: int, requests: int, concurrency: in
         ("search (prefix, page)", search_paths(n, max(200, requests // 3)), None, 50.0),
         ("GET /ops", ["/ops"] * max(200, requests // 10), OPS, 200.0),
         ("GET /api/ops/status", ["/api/ops/status"] * max(200, requests // 10), OPS, 200.0),
+        ("GET /api/ops/flags", ["/api/ops/flags", "/api/ops/flags?all=true"]
+         * max(100, requests // 20), OPS, 200.0),
     ]
     for _, paths, auth, _ in plans:  # warm up: every page, the pools grown, the caches read
         await drive(base, paths[:64], 16, auth)
@@ -443,6 +308,9 @@ def main() -> None:
     ap.add_argument("--reuse", action="store_true",
                     help="reuse an already seeded database (migrated to this schema)")
     ap.add_argument("--open-only", action="store_true", help="skip the closed-loop runs")
+    ap.add_argument("--seed-only", action="store_true",
+                    help="seed (or reuse) the database and stop: the load can then run alone "
+                         "with --reuse")
     args = ap.parse_args()
     print(f"machine: {machine()}", flush=True)
     url = with_dbname(server_url(SERVER_TUNING), DB)
@@ -452,6 +320,8 @@ def main() -> None:
     else:  # seeded by an earlier run: brought to this tree's schema first
         asyncio.run(migrate.upgrade(url))
     fold_coverage(url)
+    if args.seed_only:
+        return
     every = max(1, args.soldiers // args.sample)
     port = free_port()
     proc = start_server(url, port, args.workers)

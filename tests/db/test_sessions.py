@@ -151,3 +151,44 @@ async def find_soldier(conn: Conn, persona_id: int) -> Soldier:
     found = await find(conn, Platform.PC, persona_id)
     assert found is not None
     return found
+
+
+async def test_a_server_switch_is_refreshed_once_after_the_chain(conn: Conn) -> None:
+    """A session ended by a move to another server gets no refresh at the switch (the soldier
+    already plays on the new server, whose session the page shows): the chain's last session
+    closes, one final refresh brackets both, and the last session's report says it includes
+    the earlier one, with the whole chain's gains."""
+    sid = await soldier(conn, 1_700_000_009, success_ago=timedelta(hours=2))
+    found = await find_soldier(conn, 1_700_000_009)
+    start = NOW - timedelta(minutes=50)
+    await write_detailed(conn, sid, DetailedStats(
+        kills=100, deaths=80, score=50_000, time_played_seconds=36_000),
+        start - timedelta(hours=1))
+    for minutes, server in ((0, A), (5, A), (10, A), (13, B), (18, B), (23, B)):
+        await sessions.observe(conn, [(sid, start + timedelta(minutes=minutes), server)],
+                               POLICY)
+    # on server B now: server A's session is over, but nothing is made due
+    assert await sessions.close(conn, start + timedelta(minutes=25), POLICY) == 0
+    assert await count(conn, "SELECT count(*) FROM collection_state WHERE soldier_id = %(s)s "
+                             "AND status = 'due'", {"s": sid}) == 0
+    playing = (await view.last_session(conn, found)).session
+    assert playing is not None and playing.closing == "playing"
+    assert playing.server_name == "Server B"
+    # off every server: the chain's two sessions are considered, one refresh per resource
+    assert await sessions.close(conn, NOW, POLICY) == 2
+    assert await sessions.close(conn, NOW, POLICY) == 0
+    due = await conn.execute("SELECT resource, due_reason FROM collection_state "
+                             "WHERE soldier_id = %s AND status = 'due' ORDER BY resource", [sid])
+    assert [(r["resource"], r["due_reason"]) for r in await due.fetchall()] == [
+        ("detailed", "final_refresh"), ("weapons", "final_refresh")]
+    await write_detailed(conn, sid, DetailedStats(kills=140, deaths=95, score=66_000,
+                                                  time_played_seconds=37_500), NOW)
+    await conn.execute("INSERT INTO collection_events (event_type, soldier_id, resource) "
+                       "VALUES ('succeeded', %s, 'detailed')", [sid])
+    done = (await view.last_session(conn, found)).session
+    assert done is not None and done.server_name == "Server B"
+    assert done.closing == "collected" and done.earlier_sessions == 1 and not done.clean
+    assert done.before is not None and done.before.collected_at == start - timedelta(hours=1)
+    assert done.gains is not None
+    assert (done.gains.kills, done.gains.deaths, done.gains.score,
+            done.gains.time_seconds) == (40, 15, 16_000, 1500)

@@ -187,12 +187,29 @@ async def test_retention_removes_only_events_past_the_horizon(conn: Conn) -> Non
                        "VALUES (1, 'pc', 'Keep')")
     await conn.execute("INSERT INTO detailed_stats_current (soldier_id, fetched_at, kills) "
                        "SELECT soldier_id, now() - interval '2 years', 5 FROM soldiers")
+    # gameplay history derived from the snapshots: gains, their flags (cleared long ago) and
+    # play sessions are kept as the statistics are
+    old = now - timedelta(days=730)
+    await conn.execute(
+        "INSERT INTO soldier_intervals (soldier_id, platform, started_at, ended_at, kills, "
+        "deaths, score, seconds) SELECT soldier_id, 'pc', %(a)s, %(b)s, 1, 1, 1, 60 "
+        "FROM soldiers", {"a": old - timedelta(hours=1), "b": old})
+    await conn.execute(
+        "INSERT INTO progress_flags (soldier_id, kind, started_at, ended_at, reason, flagged_at,"
+        " cleared_at) SELECT soldier_id, 'soldier', %(a)s, %(b)s, 'kpm', %(b)s, %(b)s "
+        "FROM soldiers", {"a": old - timedelta(hours=1), "b": old})
+    await conn.execute(
+        "INSERT INTO play_sessions (soldier_id, started_at, last_seen_at, ended_at) "
+        "SELECT soldier_id, %(a)s, %(b)s, %(b)s FROM soldiers",
+        {"a": old - timedelta(hours=1), "b": old})
     report = await retention.run(conn, 180, batch=2, now=now)
     assert report.dropped_partitions  # whole old months went by DROP, not DELETE
     cur = await conn.execute("SELECT persona_id FROM collection_events ORDER BY persona_id")
     assert [r["persona_id"] for r in await cur.fetchall()] == [0, 10, 100, 179]
     assert await count(conn, "SELECT count(*) FROM detailed_stats_current") == 1
     assert await count(conn, "SELECT count(*) FROM soldiers") == 1
+    for kept in ("soldier_intervals", "progress_flags", "play_sessions"):
+        assert await count(conn, f"SELECT count(*) FROM {kept}") == 1, kept
 
 
 async def test_ledger_pruning_keeps_the_horizon_and_every_budget_window(conn: Conn) -> None:
