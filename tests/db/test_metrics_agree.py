@@ -7,12 +7,12 @@ it for good."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 from bf4ps.db.connect import Conn, connection
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.web.metrics import EventTally
+from tests import load
 
 FAILED = {"error_class": "unrecognized", "resource": "detailed", "lane": "background"}
 
@@ -40,8 +40,8 @@ async def late_commit(db_url: str, conn: Conn, tally: EventTally) -> None:
 
 
 async def settled(conn: Conn, tally: EventTally, want: int, timeout: float = 30) -> int:
-    deadline = time.monotonic() + timeout
-    while failures(tally) < want and time.monotonic() < deadline:
+    deadline = load.deadline(timeout)
+    while failures(tally) < want and not deadline.expired():
         await asyncio.sleep(0.2)
         await tally.advance(conn)
     return failures(tally)

@@ -18,7 +18,7 @@ import pytest
 from bf4ps.db import migrate
 from bf4ps.db.connect import connection, ensure_database, with_dbname
 from bf4ps.db.startup import transient
-from tests import pgctl
+from tests import load, pgctl
 from tests.fleet import Fleet, simulator
 from tests.helpers import seed_work, wait_for
 from tests.pgctl import private_server
@@ -46,10 +46,10 @@ async def test_a_collector_started_during_a_postgres_restart_joins(tmp_path: Pat
             # (a condition, not a guess of how long its start takes) the server comes back
             options = await asyncio.to_thread(pgctl.stop, pgdata)
             proc = fleet.start("late", "eg-late", "127.0.0.31")
-            deadline = time.monotonic() + 120
+            deadline = load.deadline(120)
             while RETRY_LINE not in fleet.log("late"):
                 assert proc.poll() is None, fleet.log("late")[-2000:]
-                assert time.monotonic() < deadline, fleet.log("late")[-2000:]
+                assert not deadline.expired(), fleet.log("late")[-2000:]
                 await asyncio.sleep(0.2)
             await asyncio.to_thread(pgctl.start, pgdata, options)
             async with connection(url) as conn:

@@ -54,7 +54,7 @@ class Site:
 
 def _wait_for_line(log: Path, text: str, proc: subprocess.Popen[str]) -> None:
     end = load.deadline(60)
-    while time.monotonic() < end:
+    while not end.expired():
         if text in log.read_text():
             return
         assert proc.poll() is None, log.read_text()[-3000:]
@@ -102,7 +102,7 @@ async def metric(c: httpx.AsyncClient, name: str, labels: str = "") -> float:
 async def until(what: str, check: object, site: Site, seconds: float = 60) -> None:
     """Poll `check` (an async callable returning a truth) until it holds, within a deadline."""
     end = load.deadline(seconds)
-    while time.monotonic() < end:
+    while not end.expired():
         if await check():  # type: ignore[operator]
             return
         await asyncio.sleep(0.1)
