@@ -20,7 +20,7 @@ def test_seconds_played_are_the_sessions_between_two_instants(
     a, b = ANCHOR + t0, ANCHOR + t0 + span
     played = S.played(pid, b) - S.played(pid, a)
     overlap = sum(min(s.end, b) - max(s.start, a) for s in S.between(pid, a, b))
-    assert played >= 0
+    assert played >= -1e-6  # a difference of two sums at epoch scale: float rounding only
     assert abs(played - overlap * SPEED) < 1e-3 * max(1.0, played)
 
 
