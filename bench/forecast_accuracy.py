@@ -157,28 +157,27 @@ async def rate(url: str, seconds: float) -> float:
         return int(row["n"]) * 3600 / min(seconds, float(row["span"]))
 
 
-async def left(url: str) -> int:
+async def _count(url: str, query: str, params: list[object] | None = None) -> int:
+    """A count (`... AS n`) on a fresh connection."""
     async with connection(url) as conn:
-        cur = await conn.execute("SELECT count(*) AS n FROM collection_state "
-                                 "WHERE status = 'never_attempted'")
+        cur = await conn.execute(query, params)
         row = await cur.fetchone()
         return int(row["n"]) if row else 0
+
+
+async def left(url: str) -> int:
+    return await _count(url, "SELECT count(*) AS n FROM collection_state "
+                             "WHERE status = 'never_attempted'")
 
 
 async def sent(url: str, since: datetime) -> int:
-    async with connection(url) as conn:
-        cur = await conn.execute("SELECT count(*) AS n FROM counted_requests "
-                                 "WHERE slot_at > %s AND slot_at <= clock_timestamp()", [since])
-        row = await cur.fetchone()
-        return int(row["n"]) if row else 0
+    return await _count(url, "SELECT count(*) AS n FROM counted_requests "
+                             "WHERE slot_at > %s AND slot_at <= clock_timestamp()", [since])
 
 
 async def throttles(url: str) -> int:
-    async with connection(url) as conn:
-        cur = await conn.execute("SELECT count(*) AS n FROM collection_events "
-                                 "WHERE event_type = 'egress_throttled'")
-        row = await cur.fetchone()
-        return int(row["n"]) if row else 0
+    return await _count(url, "SELECT count(*) AS n FROM collection_events "
+                             "WHERE event_type = 'egress_throttled'")
 
 
 async def active_age(url: str) -> float:
