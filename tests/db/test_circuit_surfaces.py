@@ -110,3 +110,28 @@ async def test_a_few_soldiers_or_one_egress_never_open_it(conn: Conn, tmp_path: 
     verdicts = [await fail(conn, one, await claim(conn, one)) for _ in range(8)]
     assert not any(v.hold for v in verdicts)  # 8 soldiers, but all on one egress
     assert await count(conn, "SELECT count(*) FROM circuit_breakers") == 0
+
+async def test_work_that_arrives_after_the_hold_waits_for_the_probe(
+        conn: Conn, tmp_path: Path) -> None:
+    """The claim itself obeys an open circuit: a job fed after the hold, or a retry that came
+    due, is not claimed while the circuit is open (collectors learn of it only at their next
+    heartbeat); the probe is the first pending job in claim order, held or not."""
+    one = await make_collector(conn, tmp_path, "cl-1", egress="cl-egress-1")
+    two = await make_collector(conn, tmp_path, "cl-2", egress="cl-egress-2")
+    for n in range(4):
+        await add_job(conn, await make_soldier(conn, 7100 + n))
+    for n in range(4):
+        await fail(conn, (one, two)[n % 2], await claim(conn, (one, two)[n % 2]))
+    assert await count(conn, "SELECT count(*) FROM circuit_breakers WHERE state = 'open'") == 1
+    late = await add_job(conn, await make_soldier(conn, 7200))  # fed after the hold, unheld
+    assert await count(conn, "SELECT count(*) FROM circuit_holds WHERE job_id = %(j)s",
+                       {"j": late.job_id}) == 0
+    assert await qclaim.claim(conn, one, 60) is None  # open: the unheld job waits too
+    await conn.execute("UPDATE circuit_breakers SET next_probe_at = now()")  # probe due
+    # the probe picks the first pending job in claim order among held and unheld work
+    first = await count(conn, "SELECT job_id FROM collection_jobs WHERE status = 'pending' "
+                              "ORDER BY rank, job_id LIMIT 1")
+    assert await circuit.release_probes(conn, one) == 1
+    probe = await claim(conn, one)
+    assert probe.job_id == first
+    assert await qclaim.claim(conn, two, 60) is None  # nothing else while open

@@ -46,19 +46,7 @@ async def events(conn: Conn, kind: str) -> int:
                        {"k": kind})
 
 
-# A known defect, found by two whole runs of the merged suite (load ~10 from its own workers;
-# this case passes alone in 27 s): 7 and 9 failures were recorded while the circuit was open
-# against 3 probes + 3 in flight. Collectors learn open circuits at their heartbeat and the
-# claim does not look at the circuit, so jobs fed after the hold are claimed and sent while it
-# is open; the fix belongs at the claim (skip a lane/resource whose circuit is open unless the
-# job is its probe). Not strict: it passes on a quiet machine.
-KNOWN_LATE_CIRCUIT = pytest.mark.xfail(
-    reason="claims ignore an open circuit until the collector's heartbeat learns of it",
-    strict=False)
-
-
-@pytest.mark.parametrize("outage", [
-    pytest.param(o, marks=KNOWN_LATE_CIRCUIT) if o == "everything_404" else o for o in OUTAGES])
+@pytest.mark.parametrize("outage", list(OUTAGES))
 async def test_an_outage_mid_run_opens_and_closes_the_circuit_and_parks_nothing(
         db_url: str, tmp_path: Path, outage: str) -> None:
     start_outage, end_outage, signature, may_park = OUTAGES[outage]
