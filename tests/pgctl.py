@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bf4ps.db import embedded
+from tests import load
 
 
 @contextmanager
@@ -27,30 +28,54 @@ def private_server() -> Iterator[tuple[str, Path]]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def restart(pgdata: Path, down_seconds: float = 0.0) -> None:
-    """`pg_ctl restart -m fast`: every connection is cut, the server is back in a moment; with
-    `down_seconds`, stop, stay down that long, then start again with the same options."""
-    if down_seconds <= 0:
-        _pg_ctl([_pg_ctl_path(), "-D", str(pgdata), "-w", "-m", "fast", "restart"])
-        return
-    options = stop(pgdata)
-    time.sleep(down_seconds)
+def restart(pgdata: Path, down_seconds: float = 0.0, fast_seconds: float = 20) -> str | None:
+    """`pg_ctl restart -m fast`, as a stop and a start (so the server keeps writing its log to
+    `pgdata/log`): every connection is cut, the server is back in a moment; with
+    `down_seconds`, it stays down that long. Returns None, or what held up a fast shutdown that
+    did not finish in time (its processes and the log's tail) when it had to be made immediate."""
+    options, stuck = stop(pgdata, fast_seconds)
+    time.sleep(max(0.0, down_seconds))
     start(pgdata, options)
+    return stuck
 
 
-def stop(pgdata: Path) -> list[str]:
-    """`pg_ctl stop -m fast`; returns the server's options, for start()."""
+def stop(pgdata: Path, fast_seconds: float = 20) -> tuple[list[str], str | None]:
+    """`pg_ctl stop -m fast`; returns the server's options, for start(), and a diagnosis when
+    the fast shutdown did not end within its (load-scaled) time and was made immediate."""
     # postmaster.opts: the command line the server was started with (binary first)
     args = shlex.split((pgdata / "postmaster.opts").read_text())[1:]
     if "-D" in args:
         at = args.index("-D")
         del args[at:at + 2]
-    _pg_ctl([_pg_ctl_path(), "-D", str(pgdata), "-w", "-m", "fast", "stop"])
-    return args
+    wait = max(1, round(load.scaled(fast_seconds)))
+    fast = [_pg_ctl_path(), "-D", str(pgdata), "-w", "-t", str(wait), "-m", "fast", "stop"]
+    try:
+        _pg_ctl(fast, timeout=wait + 30)
+        return args, None
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+        stuck = f"fast shutdown unfinished after {wait} s: {diagnose(pgdata)}"
+    _pg_ctl([_pg_ctl_path(), "-D", str(pgdata), "-w", "-m", "immediate", "stop"])
+    return args, stuck
 
 
 def start(pgdata: Path, options: list[str]) -> None:
-    _pg_ctl([_pg_ctl_path(), "-D", str(pgdata), "-w", "-o", shlex.join(options), "start"])
+    wait = round(load.scaled(30))
+    command = [_pg_ctl_path(), "-D", str(pgdata), "-w", "-t", str(wait), "-l",
+               str(pgdata / "log"), "-o", shlex.join(options), "start"]
+    try:
+        _pg_ctl(command, timeout=wait + 30)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+        raise RuntimeError(f"PostgreSQL did not start: {diagnose(pgdata)}") from e
+
+
+def diagnose(pgdata: Path) -> str:
+    """The server's processes (their titles say what each is doing) and its log's tail."""
+    procs = subprocess.run(["ps", "-e", "-o", "pid,stat,wchan:20,etimes,args"],
+                           capture_output=True, text=True, check=False).stdout.splitlines()
+    server = [line for line in procs if "postgres" in line and "ps -e" not in line]
+    log = pgdata / "log"
+    tail = log.read_text(errors="replace").splitlines()[-30:] if log.exists() else []
+    return "processes:\n" + "\n".join(server) + "\nlog:\n" + "\n".join(tail)
 
 
 def _pg_ctl_path() -> str:
@@ -59,8 +84,8 @@ def _pg_ctl_path() -> str:
     return str(POSTGRES_BIN_PATH / "pg_ctl")
 
 
-def _pg_ctl(command: list[str]) -> None:
+def _pg_ctl(command: list[str], timeout: float = 90) -> None:
     user = "embedded_postgres" if os.geteuid() == 0 else None
     # no pipes: the restarted postmaster would inherit them and keep run() waiting
     subprocess.run(command, check=True, user=user, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=60)
+                   stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=timeout)

@@ -402,10 +402,12 @@ class Chaos:
         self.pg_down = True
         self.say("pg_ctl restart -m fast")
         try:
-            await asyncio.to_thread(restart, pgdata)
+            stuck = await asyncio.to_thread(restart, pgdata)
         finally:
             r.ended = time.time()
             self.pg_down = False
+        if stuck is not None:  # made immediate (a crash and recovery): what held it is kept
+            self.rec.notes.append(f"a PostgreSQL restart's {stuck}")
         self.say(f"PostgreSQL back after {r.ended - r.began:.1f} s")
 
     async def _zombie(self, a: Action) -> None:

@@ -44,7 +44,7 @@ async def test_a_collector_started_during_a_postgres_restart_joins(tmp_path: Pat
                 "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": "0.1"})
             # the server stopped, the collector starts, and only once it has said it waits
             # (a condition, not a guess of how long its start takes) the server comes back
-            options = await asyncio.to_thread(pgctl.stop, pgdata)
+            options, _ = await asyncio.to_thread(pgctl.stop, pgdata)
             proc = fleet.start("late", "eg-late", "127.0.0.31")
             deadline = load.deadline(120)
             while RETRY_LINE not in fleet.log("late"):

@@ -4,7 +4,9 @@ transitions are logged at most once per outage, nothing is committed twice."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -71,3 +73,24 @@ async def test_collectors_survive_a_postgres_restart(tmp_path: Path) -> None:
             rows = await cur.fetchall()
             assert all(r["health"] == "stopped" for r in rows), rows
     assert stats["violations"]["total"] == 0, stats["violations"]["recent"][0]["early_by_seconds"]
+
+
+async def test_a_fast_shutdown_held_up_is_made_immediate_and_says_by_what() -> None:
+    """The harnesses' restart (tests/pgctl.py): a server process that cannot take its SIGTERM
+    (stopped) holds a fast shutdown; after its bounded wait the stop is made immediate, the
+    server comes back, and the diagnosis names the stuck process."""
+    with private_server() as (url, pgdata):
+        async with connection(url) as conn:
+            pid = int((await (await conn.execute("SELECT pg_backend_pid() AS p")).fetchone()
+                       or {"p": 0})["p"])
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                stuck = await asyncio.to_thread(restart, pgdata, 0.0, 2)
+            finally:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
+        assert stuck is not None and "fast shutdown unfinished" in stuck
+        assert any(line.split()[0] == str(pid) for line in stuck.splitlines()
+                   if line.strip() and line.split()[0].isdigit()), stuck
+        async with connection(url) as conn:
+            assert await count(conn, "SELECT 1") == 1
