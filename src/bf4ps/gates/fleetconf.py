@@ -1,7 +1,7 @@
 """Fleet settings have one source of truth, the database: egress pacing (egress_gates), the
 fleet budget (fleet_budget) and its class shares (the budget_* keys of the policy table). They
 are changed here, by operator commands (`bf4ps gate set`, `bf4ps budget set|remove`) through
-the audited functions of migration 0018 (bf4ps_gate_set, bf4ps_budget_set): the database's
+the audited functions bf4ps_gate_set and bf4ps_budget_set (db/schema.sql): the database's
 audit trigger writes each change's row (fleet_settings_changes: the database role that made it
 as session_user, old -> new, why; never pruned) and its fleet_settings_changed event, in the
 change's transaction, whoever changed it and how. A collector's environment only seeds what
@@ -19,8 +19,8 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one, one_row, q
 from bf4ps.settings import setting_default
 
-# `--share CLASS=F`: the active class has a cap, the others a floor (admission_slot(),
-# migration 0008; docs/architecture.md "Rate gates and the fleet budget")
+# `--share CLASS=F`: the active class has a cap, the others a floor (admission_slot() in
+# db/schema.sql; docs/architecture.md "Rate gates and the fleet budget")
 SHARES = {"active": "budget_cap_active", "interactive": "budget_floor_interactive",
           "bootstrap": "budget_floor_bootstrap", "retry": "budget_floor_retry"}
 FLOORS = ("interactive", "bootstrap", "retry")
