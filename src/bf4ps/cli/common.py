@@ -18,6 +18,7 @@ from uuid import UUID
 import click
 from pydantic import BaseModel
 
+from bf4ps.db.compat import application_name
 from bf4ps.settings import Settings
 
 P = ParamSpec("P")
@@ -29,6 +30,17 @@ def settings_of(ctx: click.Context) -> Settings:
     if not isinstance(obj, Settings):
         raise click.UsageError("internal: settings were not built by main()")
     return obj
+
+
+def session_name() -> str:
+    """The `application_name` of the running command's sessions (bf4ps.db.connect's
+    name_sessions): `bf4ps/<build> schema=<K> <command>`, e.g. `... collector run`."""
+    names: list[str] = []
+    ctx = click.get_current_context(silent=True)
+    while ctx is not None and ctx.parent is not None:  # the root's name is how it was run
+        names.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    return application_name(" ".join(names))
 
 
 def run_async(fn: Callable[P, Awaitable[R]]) -> Callable[P, R]:

@@ -14,8 +14,8 @@ import re
 import sys
 from typing import Any
 
-from bf4ps.db.connect import Conn, connection
-from bf4ps.db.queries import all_rows
+from bf4ps.db.connect import connection
+from bf4ps.db.queries import Conn, all_rows
 
 Schema = dict[str, Any]
 _QUALIFIER = re.compile(r"\b[a-z_][a-z0-9_]*\.(?=[a-z_])")

@@ -19,42 +19,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
-
-import click
 
 from bf4ps import __version__
-from bf4ps.db.connect import Conn, connection
-from bf4ps.db.queries import all_rows
+from bf4ps.db.connect import connection
+from bf4ps.db.migrate import known_schema
+from bf4ps.db.queries import Conn, all_rows
 
-_DECLARED = re.compile(r"^-- compatible-from: (\d{4})\s*$", re.MULTILINE)
 _APPLICATION = re.compile(r"^bf4ps/(\S+) schema=(\d+)(?: (.*))?$")
+
+__all__ = ["IncompatibleSchema", "SchemaState", "application_name", "known_schema",
+           "parse_application", "require", "state"]
 
 
 class IncompatibleSchema(RuntimeError):
     pass
 
 
-def compatible_from(version: int, text: str) -> int:
-    match = _DECLARED.search(text)
-    return int(match[1]) if match else version - 1
-
-
-@cache
-def known_schema() -> int:
-    from bf4ps.db.migrate import available  # migrate imports this module's neighbours
-
-    return available()[-1].version
-
-
-def application_name() -> str:
-    """`bf4ps/<build> schema=<K> <command>`, within PostgreSQL's 63 characters."""
-    names: list[str] = []
-    ctx = click.get_current_context(silent=True)
-    while ctx is not None and ctx.parent is not None:  # the root's name is how it was run
-        names.insert(0, ctx.info_name or "")
-        ctx = ctx.parent
-    command = " ".join(names)
+def application_name(command: str = "") -> str:
+    """`bf4ps/<build> schema=<K> <command>`, within PostgreSQL's 63 characters (the CLI
+    passes the command it runs, bf4ps.cli.common.session_name)."""
     return f"bf4ps/{__version__} schema={known_schema()} {command}".strip()[:63]
 
 

@@ -13,11 +13,11 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, LiteralString
+from typing import Any, LiteralString
 
-if TYPE_CHECKING:
-    from bf4ps.db.connect import Conn
+import psycopg
 
+Conn = psycopg.AsyncConnection[dict[str, Any]]  # what every query here runs on (dict rows)
 _HEADER = re.compile(r"^-- name: ([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 _COMMENT_LINE = re.compile(r"^[ \t]*--[^\n]*\n", re.MULTILINE)
 
