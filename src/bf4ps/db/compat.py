@@ -1,18 +1,13 @@
 """Which builds may run against which schema (expand/contract, one version of overlap).
 
-A build knows migrations 1..K ("schema K"). It works with a database at schema V when
-* V == K, or
-* V > K and every migration above K says it is compatible with builds of schema K: a migration
-  declares `-- compatible-from: NNNN` (the oldest build schema that still works once it is
-  applied); without the line it is an *expand* step, compatible with the schema just before it
-  (one version of overlap). A *contract* step (dropping what older builds use) declares its own
-  number, so older builds are refused.
-V < K is refused: the build needs migrations the database lacks (run `bf4ps db upgrade`).
-
-`bf4ps db upgrade` records each migration's declaration in schema_compat (migration 0013), so
-an older build, which does not know the newer files, can read them. Every long-running process
-checks at start, and names itself in `application_name` (build and schema) so that `bf4ps db
-status` can list what is connected and whether each can work with the schema.
+A build knows migrations 1..K ("schema K") and works with a database at schema V when V == K,
+or V > K and every migration above K declares it compatible with builds of schema K
+(`-- compatible-from: NNNN`, read by bf4ps.db.migrate; without the line a migration is an
+*expand* step, compatible with the schema just before it; a *contract* step declares its own
+number, refusing older builds). V < K is refused: run `bf4ps db upgrade`, which records the
+declarations in schema_compat so an older build, lacking the newer files, can read them. Every
+long-running process checks at start and names its sessions (application_name: build, schema,
+command) so that `bf4ps db status` can list what is connected and whether each can work.
 """
 
 from __future__ import annotations
