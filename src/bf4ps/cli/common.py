@@ -4,6 +4,7 @@ JSON output."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import socket
 import sys
@@ -54,6 +55,8 @@ def run_async(fn: Callable[P, Awaitable[R]]) -> Callable[P, R]:
 def _default(value: Any) -> Any:
     if isinstance(value, BaseModel):  # the read side's models (bf4ps.views)
         return value.model_dump()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # typed rows
+        return dataclasses.asdict(value)
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, Decimal):
