@@ -90,12 +90,6 @@ class StateStatus(StrEnum):
     UNAVAILABLE = "unavailable"
 
 
-class JobStatus(StrEnum):
-    PENDING = "pending"
-    CLAIMED = "claimed"
-    RUNNING = "running"
-
-
 class ErrorClass(StrEnum):
     """How a failed attempt is classified. Retryable classes back off; terminal ones park."""
 
@@ -139,10 +133,6 @@ class ErrorClass(StrEnum):
         """A sign that Battlelog (or the way to it) is not itself: it cools the egress and
         feeds the fleet circuit, and never counts toward parking."""
         return self in (ErrorClass.SERVER, ErrorClass.TIMEOUT)
-
-    @property
-    def is_throttle(self) -> bool:
-        return self is ErrorClass.THROTTLE
 
 
 class SourceType(StrEnum):

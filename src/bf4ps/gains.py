@@ -6,9 +6,8 @@ and a partial one (`ok=False`, or a required counter missing) is skipped, so the
 snapshot bridges from the last good one. A counter that went down between two good snapshots
 (Battlelog reset the soldier's stats) makes a *reset*: the interval carries no gains at all and
 is shown as a reset, never as negative numbers. Hence, over any sequence, the gains of the
-non-reset intervals plus the drops of the reset intervals sum to the total change.
-
-No database, no clock: the writers (stats/progress_store.py), the checks after storage
+non-reset intervals plus the drops of the reset intervals sum to the total change. No
+database, no clock: the writers (stats/progress_store.py), the checks after storage
 (stats/progress_check.py) and the read side (views/progress.py) all use these.
 """
 

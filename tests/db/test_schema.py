@@ -4,6 +4,7 @@ the migration runner is safe under concurrency and refuses drift."""
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import re
 import uuid
@@ -18,6 +19,8 @@ from bf4ps.domain import ErrorClass, Lane, Platform, PriorityClass, Resource, St
 from tests.conftest import create_database, drop_database
 
 EXPECTED = Path(__file__).resolve().parent.parent / "schema" / "expected_schema.json"
+SCHEMA_SQL = Path(catalog.__file__).resolve().parent / "schema.sql"
+REGENERATE = "python -m tests.schema.regenerate"
 
 
 async def test_migrations_produce_the_intended_schema(conn: Conn) -> None:
@@ -26,7 +29,19 @@ async def test_migrations_produce_the_intended_schema(conn: Conn) -> None:
     problems = catalog.diff(expected, actual)
     assert not problems, (
         "schema drift (if intended, regenerate tests/schema/expected_schema.json with "
-        "`python -m bf4ps.db.catalog URL`):\n" + "\n".join(problems[:40]))
+        f"`{REGENERATE}`):\n" + "\n".join(problems[:40]))
+
+
+async def test_the_readable_schema_is_the_migrated_one(conn: Conn) -> None:
+    """src/bf4ps/db/schema.sql is what the migrations make: a migration that changes the
+    schema fails here until the file is regenerated (and the change shows in its diff)."""
+    actual = await catalog.schema_sql(conn)
+    committed = SCHEMA_SQL.read_text()
+    drift = list(difflib.unified_diff(committed.splitlines(), actual.splitlines(),
+                                      "schema.sql (committed)", "migrated database", n=1,
+                                      lineterm=""))
+    assert not drift, (f"src/bf4ps/db/schema.sql is not the migrated schema; if the change is "
+                       f"intended run `{REGENERATE}`:\n" + "\n".join(drift[:60]))
 
 
 def _check_values(definition: str) -> set[str]:

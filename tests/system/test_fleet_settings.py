@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from bf4ps.cli.main import cli
 from bf4ps.db.connect import Conn, connection
 from bf4ps.gates import fleetconf
-from bf4ps.gates.seed import seed
+from bf4ps.gates.seed import Difference, seed
 from bf4ps.settings import Settings
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import start_in_thread
@@ -178,7 +178,7 @@ async def test_a_removed_budget_is_not_restored_by_a_collector_environment(
                                    remove=True)
         diffs = await seed(conn, env, me)
         assert (await rows(conn, "SELECT requests FROM fleet_budget"))[0]["requests"] is None
-        assert diffs["BF4PS_FLEET_BUDGET_REQUESTS"] == {"local": 50, "fleet": None}
+        assert diffs["BF4PS_FLEET_BUDGET_REQUESTS"] == Difference(local=50, fleet=None)
 
 
 def fetch(db_url: str | None, data_dir: Path, base_url: str, *args: str,

@@ -1,40 +1,13 @@
 """One response (or transport failure) -> one classified FetchResult.
 
-HTTP status first, then the body (the body's rules are envelope.py's; docs/battlelog.md has
-the evidence for each signal):
-
-==========================================  ============  ===================================
-what                                        class         why
-==========================================  ============  ===================================
-403, 429                                    THROTTLE      Battlelog/Akamai refusing our rate
-404, 410                                    NOT_FOUND     the URL (persona) does not exist
-3xx to a login URL (accounts.ea.com ...)    SERVER        signal login_redirect: an outage
-3xx to a maintenance URL                    SERVER        signal maintenance_redirect
-other 3xx (redirects are not followed)      SERVER        signal redirect
-other 4xx                                   SERVER        not about the soldier; retryable
-5xx                                         SERVER        signal http_5xx (Retry-After kept)
-2xx, HTML "errorpage"                       SERVER        Battlelog's error page
-2xx, HTML "that page doesn't exist"         NOT_FOUND     Battlelog's 404 page
-2xx, message TOOMANYSEARCHES / "too many"   THROTTLE
-2xx, "type": "error", transient wording     SERVER        "try again", "maintenance" ...
-2xx, "type": "error", any other wording     UNRECOGNIZED  never parks (login walls included)
-2xx, unknown HTML page, success w/o data    UNRECOGNIZED
-2xx, null body, stats object missing        MALFORMED     a soft throttle: cools the egress
-2xx, not JSON, wrong shapes                 MALFORMED     transient bad payloads (retryable)
-timeouts, connection errors                 TIMEOUT
-content-encoding errors, oversized body     MALFORMED
-a bug in BF4PS (any other exception)        INTERNAL
-==========================================  ============  ===================================
-
-``details["signal"]`` names what was recognized (envelope.SIGNALS, REDIRECT_SIGNALS,
+HTTP status first, then the body (the body's rules are envelope.py's). docs/battlelog.md
+"Classification" tabulates what becomes which class, and its "Evidence" the source of each
+signal. ``details["signal"]`` names what was recognized (envelope.SIGNALS, REDIRECT_SIGNALS,
 HTTP_5XX); ``details["soft_throttle"]`` is 1 for a soft throttle; ``details["retry_after_seconds"]``
-is a ``Retry-After`` header's delay (seconds or an HTTP date) on any non-2xx answer.
-Every "Battlelog is not itself" answer (``is_outage``: 5xx, redirects, error pages, timeouts,
-login walls and unknown HTML pages) cools the egress and feeds the fleet circuit; none of them
-counts toward parking (ErrorClass.parks).
-
-Messages are short reasons (status, exception type, a cleaned excerpt of Battlelog's own
-``message``), never payload bodies.
+is a ``Retry-After`` header's delay (seconds or an HTTP date) on any non-2xx answer. Every
+"Battlelog is not itself" answer (``is_outage``) cools the egress and feeds the fleet circuit;
+none counts toward parking (ErrorClass.parks). Messages are short reasons (status, exception
+type, a cleaned excerpt of Battlelog's own ``message``), never payload bodies.
 """
 
 from __future__ import annotations

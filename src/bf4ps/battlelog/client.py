@@ -1,41 +1,13 @@
 """The asynchronous Battlelog client: one call = one physical HTTP request, classified.
 
-* No retries (the queue engine retries), no proxies from the environment (``trust_env=False``:
-  the egress must be this host, or ``local_address``). Redirects are not followed, except by
-  the session page (the start page may bounce through a cookie-setting redirect): at most
-  ``SESSION_REDIRECTS`` hops on the same site, every cookie they set kept, each hop a request
-  of its own (``open_session``'s ``further`` gives each one its own counted slot).
-* ``timeout_seconds`` bounds each phase (connect, read, write, pool) and the whole request
-  (an overall deadline, so a server trickling bytes cannot hold a worker forever), plus a
-  send window's hold before its opening.
-* Bodies are read as a stream and cut at ``max_body_bytes`` (default 16 MiB; live weapons
-  bodies are about 0.6 MB): an oversized body is MALFORMED.
-* ``fetch``/``account_soldiers``/``search`` never raise for network, HTTP or payload problems:
-  they return a FetchResult with ``error_class``. Invalid arguments (a non-positive persona id,
-  a blank name) are programming errors and raise ValueError before any request is sent.
-* ``FetchResult.size_bytes`` is the decoded body length; ``details["wire_bytes"]`` the bytes
-  received (compressed); ``duration_seconds`` runs from sending (the end of a window's hold)
-  to the last body byte.
-* Search sends ``post-check-sum`` once ``open_session`` (one GET of the start page) has given
-  the client an anonymous session cookie, or ``use_session`` an operator's logged-in one; a
-  search that fails other than by throttle or timeout drops the session cookie (only that
-  cookie: the others, Akamai's say, stay), so the next lookup opens a fresh one.
-* Search never lies, and its trust is per answer, not per time: an answer with no BF4 persona
-  at all is UNRECOGNIZED ("search unavailable", signal ``unverified_empty``, retried) until
-  ``confirm_empty`` has checked it in the same session, with a search for a soldier known to
-  exist that must find that soldier (the canary; a request of its own, which a collector sends
-  in a counted slot). Only then is it believed ("no such soldier"). A session that found
-  personas a minute ago proves nothing about this answer: a login wall or a failing index can
-  begin at any moment, for anonymous and logged-in sessions alike.
-* ``window`` (a SendWindow, see window.py) is enforced at the socket: when the request headers
-  are about to be written, after connecting and everything else, they wait for ``window.at``;
-  past ``window.by`` the request is abandoned with SendTooLate and no byte of it is sent (the
-  caller takes a new slot).
-* A kept-alive connection is reused only when it will be written within ``reuse_within``
-  seconds of its last use, the hold up to ``connect_lead`` included: a server closes idle
-  connections (Apache httpd after 5 s by default, the shortest common default), and one closed
-  while its request was held for the slot failed with "server disconnected", a counted
-  attempt and a retry.
+No retries (the queue engine retries), no proxies from the environment, no redirects followed
+but the session page's; each phase and the whole request are bounded by ``timeout_seconds``;
+bodies are streamed and cut at ``max_body_bytes``. ``fetch``, ``account_soldiers`` and
+``search`` never raise for network, HTTP or payload problems: they return a FetchResult with
+``error_class`` (bad arguments raise ValueError before any request). A send window is kept at
+the socket, a kept-alive connection is reused only while a server still keeps it, and an empty
+search answer is believed only once ``confirm_empty`` checked it. docs/battlelog.md "The
+client" gives each rule and why.
 """
 
 from __future__ import annotations

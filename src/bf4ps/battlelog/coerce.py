@@ -1,18 +1,13 @@
-"""Defensive coercion of Battlelog values.
+"""Defensive coercion of Battlelog values, used by every parser.
 
 Battlelog sends the same counter as a JSON string ("4836", "12.0"), an int, a float (0.0) or
-null, depending on endpoint and year. The rules here, used by every parser:
-
-* ``None`` stays ``None``: a counter the payload did not give is never invented as 0.
-* ``bool`` is never a number (``True`` is an ``int`` in Python; here it is garbage).
-* Strings are stripped and read as ints, or as floats ("12.0", "1e3"). Anything else is garbage.
-* Garbage (lists, objects, words, NaN/inf, out-of-range numbers) becomes ``None``. Whether a
-  missing or wrong *structure* is an error is the parsers' call, not this module's.
-* Integers are limited to the signed 64-bit range, the width of the database columns.
-  A float given for an integer counter is rounded to the nearest integer (Battlelog sends
-  ``2.0`` and could send ``11.999999``); rounding never turns a missing value into a number.
-* Persona, user and other ids are positive 64-bit integers, taken from ints or digit strings
-  only (floats lose precision above 2**53, so a float id is refused).
+null, depending on endpoint and year. ``None`` stays ``None`` (a counter not given is never
+invented as 0); ``bool`` is never a number; strings are stripped and read as ints or floats;
+garbage (lists, objects, words, NaN/inf, out-of-range numbers) becomes ``None``. Integers are
+limited to the signed 64-bit range of the database columns; a float given for an integer
+counter is rounded to the nearest integer (``11.999999``), never making a missing value a
+number. Ids are positive 64-bit integers from ints or digit strings only (floats lose
+precision above 2**53). Whether a missing or wrong *structure* is an error is the parsers' call.
 """
 
 from __future__ import annotations

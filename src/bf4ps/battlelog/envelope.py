@@ -2,28 +2,12 @@
 
 ``open_envelope`` turns response bytes into the envelope's ``data`` or raises
 ``BattlelogParseError`` with the class the problem belongs to and, when it was recognized, the
-signal (one of SIGNALS; docs/battlelog.md has the table with the evidence for each):
-
-* a UTF-8 byte-order mark before the JSON is dropped (tolerated, not an error)
-* empty body, not JSON, not an object                            -> MALFORMED (retryable)
-* the JSON ``null`` body                                         -> MALFORMED, soft throttle
-* an HTML document: "errorpage" (AdKats)                        -> SERVER (retryable)
-  "that page doesn't exist" (Insane Limits: a 404)               -> NOT_FOUND
-  "too many requests"                                            -> THROTTLE
-  a login form                                                   -> UNRECOGNIZED, login wall
-  any other page                                                 -> UNRECOGNIZED
-* ``message`` saying TOOMANYSEARCHES / "too many" (any ``type``)   -> THROTTLE
-* ``"type": "error"`` saying the service failed ("try again", "internal error",
-  "temporarily", "maintenance")                                    -> SERVER (retryable)
-* ``"type": "error"`` naming a login wall (GATE_REDIRECT, "login") -> UNRECOGNIZED, login wall
-* ``"type": "error"`` with any other wording                      -> UNRECOGNIZED: no public
-  capture records Battlelog's wording for an unknown persona, so no wording parks a resource
-* ``type`` neither "success" nor "error", or a success without ``data`` -> UNRECOGNIZED
-* a success whose stats object/list is missing or null (the transient missing generalStats)
-                                                                   -> MALFORMED, soft throttle
-
-Messages are short reasons, never payload bodies: Battlelog's own ``message`` is quoted
-cleaned and cut to ``MESSAGE_LIMIT`` characters.
+signal (one of SIGNALS). A UTF-8 byte-order mark is dropped; an empty, non-JSON or non-object
+body is MALFORMED, the body ``null`` and a success without its stats a soft throttle; HTML
+pages, throttle messages, service failures, login walls and other error wordings are told
+apart as docs/battlelog.md "Classification" tabulates (no wording parks: no public capture
+records Battlelog's wording for an unknown persona). Messages are short reasons, never payload
+bodies: Battlelog's own ``message`` is quoted cleaned and cut to ``MESSAGE_LIMIT`` characters.
 """
 
 from __future__ import annotations

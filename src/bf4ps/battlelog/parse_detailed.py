@@ -1,19 +1,10 @@
 """`warsawdetailedstatspopulate` -> DetailedStats.
 
 ``data.generalStats`` must be an object: Battlelog transiently sends a success envelope
-without it (1.6-8.4 % of first attempts upstream), which is MALFORMED and retryable.
-
-Key choices (see also models.DetailedStats):
-
-* counters go through ``coerce.to_int`` (strings, ints, floats, null), ratios through
-  ``coerce.to_float``; ``accuracy`` is Battlelog's percent (11.44), kept as a percent;
-* class scores read the named key (``assault`` ...) and fall back to ``kitScores[kit id]``;
-* kit times read ``kitTimes`` by kit id: 1 assault, 2 engineer, 8 recon, 32 support,
-  2048 commander;
-* mode scores read the named keys; ``elimination`` is Defuse; ``conquest`` is the
-  Conquest total (in every capture it equals ``conquestlarge``);
-* carrier assault: the plain ``carrierassault`` key when it is given, otherwise the sum of
-  ``carrierassaultlarge`` and ``carrierassaultsmall`` when either is given, otherwise None.
+without it (1.6-8.4 % of first attempts upstream), which is MALFORMED and retryable. Counters
+go through ``coerce.to_int`` (strings, ints, floats, null), ratios through ``coerce.to_float``;
+``accuracy`` is Battlelog's percent (11.44), kept as a percent. How kits, modes and carrier
+assault are read: detailed_from_general_stats (see also models.DetailedStats).
 """
 
 from __future__ import annotations
@@ -111,6 +102,10 @@ def parse_detailed(
 
 
 def detailed_from_general_stats(stats: Mapping[str, Any]) -> DetailedStats:
+    """Class scores read the named key (``assault`` ...) and fall back to ``kitScores[kit id]``;
+    kit times read ``kitTimes`` by kit id (1 assault, 2 engineer, 8 recon, 32 support, 2048
+    commander); mode scores read the named keys: ``elimination`` is Defuse, ``conquest`` the
+    Conquest total (in every capture it equals ``conquestlarge``)."""
     values: dict[str, Any] = {field: to_int(stats.get(key)) for field, key in INT_KEYS}
     values.update({field: to_float(stats.get(key)) for field, key in FLOAT_KEYS})
     values.update(kit_values(stats))
@@ -130,6 +125,8 @@ def kit_values(stats: Mapping[str, Any]) -> dict[str, int | None]:
 
 
 def carrier_assault(stats: Mapping[str, Any]) -> int | None:
+    """The plain ``carrierassault`` key when it is given, otherwise the sum of
+    ``carrierassaultlarge`` and ``carrierassaultsmall`` when either is given, otherwise None."""
     plain = to_int(stats.get("carrierassault"))
     if plain is not None:
         return plain

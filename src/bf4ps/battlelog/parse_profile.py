@@ -1,17 +1,13 @@
 """`warsawoverviewpopulate` -> ProfileStats (the soldier overview).
 
-``data.overviewStats`` must be an object (else MALFORMED). Everything else is optional:
-
-* clan tag: ``viewedPersonaInfo.tag``; a null ``viewedPersonaInfo`` or a blank tag is None;
-* Battlelog user id: ``viewedPersonaInfo.userId`` only (``data.currentUserId`` is the viewer's
-  account, not the soldier's: never taken);
-* rank name: ``currentRankNeeded.name``; next rank score: ``nextRankNeeded.pointsNeeded``;
-* counters from ``overviewStats`` (same key family as generalStats; accuracy is a percent);
-* ``topWeapons`` / ``topVehicles`` -> TopItem, ``gameProgress`` -> Progress. An entry without
-  a guid (top items) or a slug (progress) is skipped.
-
-The overview carries no linked soldiers: ``linked_soldiers`` stays empty here (they come from
-``overviewBoxStats``, see parse_search.parse_account_soldiers).
+``data.overviewStats`` must be an object (else MALFORMED); everything else is optional. The
+clan tag is ``viewedPersonaInfo.tag`` (null or blank: None); the Battlelog user id is
+``viewedPersonaInfo.userId`` only (``data.currentUserId`` is the viewer's account, never
+taken); the rank name ``currentRankNeeded.name``, the next rank's score
+``nextRankNeeded.pointsNeeded``; counters from ``overviewStats`` (accuracy a percent).
+``topWeapons`` / ``topVehicles`` -> TopItem and ``gameProgress`` -> Progress skip entries
+without a guid or a slug. The overview carries no linked soldiers: they come from
+``overviewBoxStats`` (parse_search.parse_account_soldiers).
 """
 
 from __future__ import annotations

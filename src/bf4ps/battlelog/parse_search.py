@@ -2,22 +2,11 @@
 
 Both keep Battlefield 4 soldiers only (game bit 2048) on the platforms BF4PS knows
 (pc 1, xbox360 2, ps3 4, ps4 32, xboxone 64), drop entries without a usable persona id,
-name or platform, and drop repeats of the same (persona id, platform).
-
-Search (``data`` is a list of personas): a persona's ``games`` maps a platform number
-(string key) to a game bitmask (string or int); the persona yields one SearchHit per platform
-whose bitmask has the BF4 bit. ``gamesJson`` (the same map as a JSON string) is used when
-``games`` is not an object or is empty (Battlelog sends accounts with ``games: {}`` and the map
-in ``gamesJson`` only). With a ``name``, only exact, case-insensitive name matches stay.
-Search answers a name nobody has with an empty list, so its error envelope (other than a
-throttle) does not mean "no such soldier": the search itself was refused (a stale session
-check-sum, a login wall) and the class is UNRECOGNIZED, retryable, never NOT_FOUND. Whether an
-empty list may be believed is the caller's question (a session known to be good, see
-docs/battlelog.md).
-
-Account soldiers (``data.soldiersBox`` must be a list): one entry per (persona, game); the
-entry's ``game`` must have the BF4 bit (when ``game`` is absent, the persona's ``games`` map
-for the entry's ``platform`` decides).
+name or platform, and drop repeats of the same (persona id, platform). Search answers a name
+nobody has with an empty list, so its error envelope (other than a throttle) does not mean "no
+such soldier": the search itself was refused (a stale session check-sum, a login wall) and the
+class is UNRECOGNIZED, retryable, never NOT_FOUND. Whether an empty list may be believed is
+the caller's question (a session known to be good, see docs/battlelog.md).
 """
 
 from __future__ import annotations
@@ -37,7 +26,8 @@ KNOWN_PLATFORM_INTS = frozenset(PLATFORM_INTS.values())
 
 
 def parse_search(body: bytes, name: str | None = None) -> tuple[SearchHit, ...]:
-    """BF4 personas of a search response, optionally only those named exactly ``name``."""
+    """BF4 personas of a search response, optionally only those named exactly ``name``
+    (case-insensitive)."""
     try:
         data = open_envelope(body)
     except BattlelogParseError as exc:
@@ -58,6 +48,9 @@ def parse_search(body: bytes, name: str | None = None) -> tuple[SearchHit, ...]:
 
 
 def search_hits(entry: Mapping[str, Any]) -> Iterator[SearchHit]:
+    """``data`` is a list of personas; a persona's ``games`` maps a platform number (string key)
+    to a game bitmask (string or int), and it yields one SearchHit per platform whose bitmask
+    has the BF4 bit."""
     persona_id = to_id(entry.get("personaId"))
     name = to_text(entry.get("personaName"))
     if persona_id is None or name is None:
@@ -69,7 +62,9 @@ def search_hits(entry: Mapping[str, Any]) -> Iterator[SearchHit]:
 
 
 def games_map(persona: Mapping[str, Any]) -> dict[int, Any]:
-    """``games`` as {platform number: bitmask value}, ``gamesJson`` as a fallback."""
+    """``games`` as {platform number: bitmask value}; ``gamesJson`` (the same map as a JSON
+    string) when ``games`` is not an object or is empty (Battlelog sends accounts with
+    ``games: {}`` and the map in ``gamesJson`` only)."""
     games = persona.get("games")
     if not isinstance(games, dict) or not games:
         games = _games_from_json(persona.get("gamesJson"))
@@ -108,6 +103,9 @@ def parse_account_soldiers(body: bytes) -> tuple[LinkedSoldier, ...]:
 
 
 def linked_soldier(box: Mapping[str, Any]) -> LinkedSoldier | None:
+    """One entry of ``data.soldiersBox`` (a list: one entry per persona and game): its ``game``
+    must have the BF4 bit; when ``game`` is absent, the persona's ``games`` map for the
+    entry's ``platform`` decides."""
     persona = as_mapping(box.get("persona"))
     persona_id = to_id(persona.get("personaId"))
     name = to_text(persona.get("personaName"))

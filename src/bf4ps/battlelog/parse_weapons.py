@@ -2,14 +2,11 @@
 
 ``data.mainWeaponStats`` must be a list (else MALFORMED); an empty list is a valid answer.
 Only the per-weapon counters are kept; the unlock/UI catalogue (``weaponsByCategory``,
-``mainWeaponStatsMetadata``, ``unlocks`` ...) is ignored.
-
-* ``accuracy`` is a 0-1 fraction in weapon items and is kept as such (no range clamp).
-* Melee/"Special" items send null ``headshots``/``shotsFired``/``shotsHit``/``accuracy``/
-  ``timeEquipped``: they stay None (never 0).
-* Entries without a guid, and repeated guids, are dropped and counted
-  (``parse_weapon_batch(...).skipped``); the client records that count in
-  ``FetchResult.details["skipped_items"]``.
+``mainWeaponStatsMetadata``, ``unlocks`` ...) is ignored. ``accuracy`` is a 0-1 fraction in
+weapon items and kept as such (no range clamp); melee/"Special" items send null
+``headshots``/``shotsFired``/``shotsHit``/``accuracy``/``timeEquipped``, which stay None (never
+0). Entries without a guid, and repeated guids, are dropped and counted
+(``parse_weapon_batch(...).skipped``; the client records it in ``details["skipped_items"]``).
 """
 
 from __future__ import annotations

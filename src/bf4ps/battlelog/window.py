@@ -5,9 +5,9 @@ A request is begun ahead of its slot (the collector's connect lead), so that DNS
 are done by then; the trace hook below runs when the request headers are about to be written,
 after connecting and everything else, and holds them until the slot. Past the deadline it
 abandons the request (SendTooLate) before a byte of it is written. Without the lead a new
-connection to the real Battlelog (a TLS handshake: tens to hundreds of milliseconds) made
-every request on it late, and an abandoned request closes its connection, so the next one was
-late again.
+connection to the real Battlelog (a TLS handshake: tens to hundreds of milliseconds) would
+make every request on it late, and an abandoned request closes its connection, so the next
+one would be late again.
 """
 
 from __future__ import annotations

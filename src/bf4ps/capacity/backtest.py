@@ -3,12 +3,11 @@
 Per record made at t0 and a horizon H:
 - throughput (total and per resource): predicted requests per hour against the ledger's count
   in (t0, t0 + H], per hour; error = (predicted - actual) / actual.
-- bootstrap_10/25/50/90: the share of the never-attempted work at t0 that is done: the
-  predicted time against the time the fleet history first shows it (between two records:
-  linear), relative to the time it took from t0; a mark not reached yet is not compared.
-- backlog_age_<class>: for a record made in steady state (nothing left to bootstrap), the
-  predicted age against the mean of the fleet history's ages (oldest over resources) in
-  (t0, t0 + H].
+- bootstrap_10/25/50/90: the share of the never-attempted work at t0 that is done, the
+  predicted time against the time the fleet history first shows it (linear between records),
+  relative to the time it took from t0; a mark not reached yet is not compared.
+- backlog_age_<class>: for a record made in steady state, the predicted age against the mean
+  of the fleet history's ages (oldest over resources) in (t0, t0 + H].
 The summary per figure: mean signed error, mean absolute error, and the comparisons made.
 """
 

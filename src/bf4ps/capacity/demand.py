@@ -1,17 +1,13 @@
 """Steady-state demand per reason, class and resource, from the policy.
 
-Refresh model (the scheduler refreshes only active soldiers, those seen within the active
-window W; a soldier is due again F after it was collected and is collected some lateness L
-after that, so F below stands for F + L): with freshness F <= W an active soldier is
-collected every F while active, so the rate is A / F (A: soldiers active now); with F > W a
-soldier is collected at most once per F, so the rate is seen(F) / F, the soldiers seen in a
-period F (interpolated between the measured seen counts, linear in log time), and never
-fewer than the new soldiers' first collections (new per day / 24). Each collection is one
-attempt at the measured requests per attempt; its failures come back as the retry class's
-attempts (1 / success share - 1 per collection).
-
-Reasons beyond the active refresh slot in through `REASONS`: each names its feeder class and
-reads its policy keys (a reason whose keys turn it off asks nothing).
+The scheduler refreshes active soldiers (seen within the active window W); one is due again F
+after it was collected (F here includes the lateness after due). With F <= W an active soldier
+is collected every F while active: rate A / F (A: soldiers active now). With F > W at most once
+per F: rate seen(F) / F, the soldiers seen in a period F (linear in log time between the
+measured seen counts), never below the new soldiers' first collections (new per day / 24).
+Each collection is one attempt at the measured requests per attempt; its failures come back as
+the retry class's attempts (1 / success share - 1 per collection). Other reasons slot in
+through `REASONS`: each names its feeder class and policy keys (turned off: it asks nothing).
 """
 
 from __future__ import annotations

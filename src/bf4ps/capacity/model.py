@@ -1,16 +1,14 @@
 """The model stepped through time: each step the capacity (gates.py) is split by the feeder's
 rules (fill.py) among the steady demand (demand.py) and the never-attempted backlog of each
-class; inside the active class the backlog is served first (its work is the oldest, the
-feeder is FIFO), refresh demand grows with the soldiers already collected, and resources join
-the bootstrap mix at their watermarks (scheduler/mix.py). The class shares are the ones the
-feeder really gives: each pass splits its whole deficit by largest remainder
-(rules.fed_shares). The fleet budget holds the active class below its cap and
-below what the other classes' reserved floors leave while they have work (admission's
-budget_allowed_classes). A first attempt costs its failures' retries too. A lower class
-starved by a higher one waits at the start only while the working set still holds the
-higher class's jobs queued before the forecast (`holds`). Steps end where a backlog empties,
-such a wait ends or a watermark is crossed, so the answer does not depend on a step size: it
-holds at intervals of seconds as well as of weeks."""
+class. Inside the active class the backlog is served first (the feeder is FIFO), refresh
+demand grows with the soldiers already collected, and resources join the bootstrap mix at
+their watermarks (scheduler/mix.py). Class shares are the feeder's own: each pass splits its
+deficit by largest remainder (rules.fed_shares). The fleet budget holds the active class below
+its cap and below what the other classes' floors leave while they have work
+(budget_allowed_classes, db/schema.sql). A first attempt costs its failures' retries too. A
+lower class starved by a higher one waits at the start only while the working set still holds
+the higher class's jobs queued before the forecast (`holds`). Steps end where a backlog
+empties, such a wait ends or a watermark is crossed: the answer does not depend on a step."""
 
 from __future__ import annotations
 

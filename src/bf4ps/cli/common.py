@@ -4,6 +4,7 @@ JSON output."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import socket
 import sys
@@ -18,6 +19,7 @@ from uuid import UUID
 import click
 from pydantic import BaseModel
 
+from bf4ps.db.compat import application_name
 from bf4ps.settings import Settings
 
 P = ParamSpec("P")
@@ -31,6 +33,17 @@ def settings_of(ctx: click.Context) -> Settings:
     return obj
 
 
+def session_name() -> str:
+    """The `application_name` of the running command's sessions (bf4ps.db.connect's
+    name_sessions): `bf4ps/<build> schema=<K> <command>`, e.g. `... collector run`."""
+    names: list[str] = []
+    ctx = click.get_current_context(silent=True)
+    while ctx is not None and ctx.parent is not None:  # the root's name is how it was run
+        names.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    return application_name(" ".join(names))
+
+
 def run_async(fn: Callable[P, Awaitable[R]]) -> Callable[P, R]:
     @wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -42,6 +55,8 @@ def run_async(fn: Callable[P, Awaitable[R]]) -> Callable[P, R]:
 def _default(value: Any) -> Any:
     if isinstance(value, BaseModel):  # the read side's models (bf4ps.views)
         return value.model_dump()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # typed rows
+        return dataclasses.asdict(value)
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, Decimal):

@@ -10,7 +10,7 @@ import click
 from bf4ps.cli.common import echo_json, run_async, settings_of
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.gates import fleetconf
-from bf4ps.gates.fleetconf import FleetConfError, GateChange
+from bf4ps.gates.fleetconf import Budget, FleetConfError, GateChange, ListedGate
 
 
 @click.group(name="gate")
@@ -18,22 +18,22 @@ def gate_group() -> None:
     """Egress rate gates: pacing per egress (shared by every collector on it)."""
 
 
-def _window(g: dict[str, Any]) -> str:
-    if g["window_requests"] is None:
+def _window(g: ListedGate) -> str:
+    if g.window_requests is None:
         return "no window"
-    return f"at most {g['window_requests']} per {g['window_seconds']:g} s"
+    return f"at most {g.window_requests} per {g.window_seconds:g} s"
 
 
-def describe_gate(g: dict[str, Any]) -> str:
+def describe_gate(g: ListedGate) -> str:
     cool = ""
-    if g["cooling_down"]:
-        cool = f"  cooling down until {g['cooldown_until']:%H:%M:%S} UTC"
-    if g["throttle_streak"]:
-        cool += f"  throttled x{g['throttle_streak']}"
-    names = ", ".join(g["collectors"] or []) or "no collectors"
-    return (f"{g['egress_key']:24} every {g['min_interval_seconds']:g} s, {_window(g)}{cool}  "
-            f"[{names}; set by {g['updated_by'] or 'unknown'} "
-            f"{g['updated_at']:%Y-%m-%d %H:%M:%S} UTC]")
+    if g.cooling_down:
+        cool = f"  cooling down until {g.cooldown_until:%H:%M:%S} UTC"
+    if g.throttle_streak:
+        cool += f"  throttled x{g.throttle_streak}"
+    names = ", ".join(g.collectors or []) or "no collectors"
+    return (f"{g.egress_key:24} every {g.min_interval_seconds:g} s, {_window(g)}{cool}  "
+            f"[{names}; set by {g.updated_by or 'unknown'} "
+            f"{g.updated_at:%Y-%m-%d %H:%M:%S} UTC]")
 
 
 @gate_group.command(name="list")
@@ -91,7 +91,7 @@ async def gate_set(ctx: click.Context, egress: str, interval: float | None,
                                      create=create)
         except FleetConfError as exc:
             raise click.ClickException(str(exc)) from None
-        row = next(g for g in await fleetconf.gates(conn) if g["egress_key"] == egress)
+        row = next(g for g in await fleetconf.gates(conn) if g.egress_key == egress)
     click.echo(describe_gate(row))
 
 
@@ -114,22 +114,21 @@ def _parse_shares(values: tuple[str, ...]) -> dict[str, float]:
     return shares
 
 
-def render_budget(b: dict[str, Any]) -> list[str]:
-    if b["requests"] is None:
-        head = "no fleet budget" + (" (removed)" if b["configured_at"] else
-                                    " (never configured)")
+def render_budget(b: Budget) -> list[str]:
+    if b.requests is None:
+        head = "no fleet budget" + (" (removed)" if b.configured_at else " (never configured)")
     else:
-        head = (f"fleet budget: {b['requests']} requests per {b['window_seconds']:g} s "
-                f"({b['used']} used in the current window)")
+        head = (f"fleet budget: {b.requests} requests per {b.window_seconds:g} s "
+                f"({b.used} used in the current window)")
     lines = [head]
-    if b["updated_by"]:
-        lines.append(f"  set by {b['updated_by']} {b['updated_at']:%Y-%m-%d %H:%M:%S} UTC")
+    if b.updated_by:
+        lines.append(f"  set by {b.updated_by} {b.updated_at:%Y-%m-%d %H:%M:%S} UTC")
     lines.append("  shares: " + ", ".join(
-        f"{cls} {'cap' if cls == 'active' else 'floor'} {f:g}" for cls, f in b["shares"].items()))
-    for c in b["changes"]:
-        lines.append(f"  {c['changed_at']:%Y-%m-%d %H:%M:%S} UTC  {c['setting']}: "
-                     f"{change_text(c['old_value'], c['new_value'])} by {c['changed_by']}"
-                     + (f" ({c['reason']})" if c["reason"] else ""))
+        f"{cls} {'cap' if cls == 'active' else 'floor'} {f:g}" for cls, f in b.shares.items()))
+    for c in b.changes:
+        lines.append(f"  {c.changed_at:%Y-%m-%d %H:%M:%S} UTC  {c.setting}: "
+                     f"{change_text(c.old_value, c.new_value)} by {c.changed_by}"
+                     + (f" ({c.reason})" if c.reason else ""))
     return lines
 
 

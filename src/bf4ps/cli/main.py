@@ -28,8 +28,9 @@ from bf4ps.cli import (
     simulate,
     web,
 )
-from bf4ps.cli.common import fail
+from bf4ps.cli.common import fail, session_name
 from bf4ps.db.compat import IncompatibleSchema
+from bf4ps.db.connect import name_sessions
 from bf4ps.settings import Settings
 
 # what a query meets on a database that was never migrated (or is behind this version)
@@ -41,6 +42,7 @@ SCHEMA_MISSING = (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedColumn,
 @click.version_option(__version__, prog_name="bf4ps")
 def cli() -> None:
     """Battlefield 4 Player Stats: collection fleet, scheduler, website."""
+    name_sessions(session_name)
 
 
 for _module in (demo, db, collector, scheduler, web, request, bf4sw, battlelog, simulate,

@@ -1,18 +1,14 @@
 """Database time on a collector host. Send slots are computed on PostgreSQL's clock
-(clock_timestamp()); a collector times its sends on it too: it measures its clock's offset to
-the database (several round trips, the sample of the shortest round trip: offset = db_time -
-(t_send + t_recv) / 2, wrong by at most half that round trip) at start, every
-`clock_check_seconds` and at once when its wall clock is seen to step, and reads database time
-as its own clock plus that offset.
+(clock_timestamp()), and a collector times its sends on it too: its own clock plus an offset
+measured at start, every `clock_check_seconds` and at once when its wall clock is seen to step
+(several round trips, the sample of the shortest: offset = db_time - (t_send + t_recv) / 2,
+wrong by at most half that round trip).
 
-Beyond `clock_skew_limit_seconds` a collector takes no send slots (its time sync is broken or
-being corrected, so its offset may change by up to itself before the next check): one log line
-and a clock_skew event on the transition, clock_restored when it is back within. The offset is
-stored in the collectors registry (`bf4ps status`, the console, /metrics).
-
-Waits are slept on the event loop's monotonic clock: only the wall clock is compared with the
-database's, so a host whose wall clock is stepped while a collector sleeps loses nothing that
-the next check does not correct.
+Beyond `clock_skew_limit_seconds` a collector takes no send slots (its offset may change by up
+to itself before the next check): a log line and a clock_skew event on the transition,
+clock_restored when back within. The offset is in the collectors registry (`bf4ps status`, the
+console, /metrics). Waits sleep on the event loop's monotonic clock: only the wall clock is
+compared with the database's, so a clock stepped during a sleep loses nothing.
 """
 
 from __future__ import annotations

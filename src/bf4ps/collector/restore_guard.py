@@ -1,19 +1,13 @@
 """No sends after a restore until the ledger is consistent again.
 
-Restoring a backup rewinds request_ledger, so the budgets would allow again, within their
-windows, requests that were already sent. Before each admission the collector asks the
-database's restore guard (bf4ps_restore_check, migrations 0013 and 0018), which notices a
-restore from the database alone — the cluster's identity (system identifier, timeline), this
-database's oid, and request_ledger's own table oid (a dump restored in place with
-`pg_restore --clean` re-creates the table) against the ones the guard row recorded — so a
-collector whose data directory was lost or restored with the rest holds all the same. A
-rewind that keeps all of those (a base backup on the same timeline, a data-only restore) is
-noticed from what a running collector knows: the database's signed receipt of the newest
-ledger row it was counted in, which it shows at every check (migration 0023), and keeps in
-its data directory for its own next process (a forged or copied file holds nothing: the
-receipt is signed, and shows only a row the database once had). While
-the guard holds, nothing is claimed; the hold ends one budget window after the restore was
-noticed (docs/architecture.md "The restore guard").
+Restoring a backup rewinds request_ledger, so the budgets would allow again requests already
+sent. Before each admission the collector asks the database's restore guard
+(bf4ps_restore_check in db/schema.sql), which notices a restore from the database alone (the
+cluster's identity, this database's oid and request_ledger's table oid against the guard
+row's), and a rewind that keeps all of those from the signed receipt of the newest ledger row
+this collector was counted in (bf4ps_ledger_receipt): shown at every check, kept in its data
+directory for its next process. While the guard holds nothing is claimed; the hold ends one
+budget window after the restore was noticed (docs/architecture.md "The restore guard").
 """
 
 from __future__ import annotations

@@ -1,60 +1,38 @@
 """Which builds may run against which schema (expand/contract, one version of overlap).
 
-A build knows migrations 1..K ("schema K"). It works with a database at schema V when
-* V == K, or
-* V > K and every migration above K says it is compatible with builds of schema K: a migration
-  declares `-- compatible-from: NNNN` (the oldest build schema that still works once it is
-  applied); without the line it is an *expand* step, compatible with the schema just before it
-  (one version of overlap). A *contract* step (dropping what older builds use) declares its own
-  number, so older builds are refused.
-V < K is refused: the build needs migrations the database lacks (run `bf4ps db upgrade`).
-
-`bf4ps db upgrade` records each migration's declaration in schema_compat (migration 0013), so
-an older build, which does not know the newer files, can read them. Every long-running process
-checks at start, and names itself in `application_name` (build and schema) so that `bf4ps db
-status` can list what is connected and whether each can work with the schema.
+A build knows migrations 1..K ("schema K") and works with a database at schema V when V == K,
+or V > K and every migration above K declares it compatible with builds of schema K
+(`-- compatible-from: NNNN`, read by bf4ps.db.migrate; without the line a migration is an
+*expand* step, compatible with the schema just before it; a *contract* step declares its own
+number, refusing older builds). V < K is refused: run `bf4ps db upgrade`, which records the
+declarations in schema_compat so an older build, lacking the newer files, can read them. Every
+long-running process checks at start and names its sessions (application_name: build, schema,
+command) so that `bf4ps db status` can list what is connected and whether each can work.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
-
-import click
 
 from bf4ps import __version__
-from bf4ps.db.connect import Conn, connection
-from bf4ps.db.queries import all_rows
+from bf4ps.db.connect import connection
+from bf4ps.db.migrate import known_schema
+from bf4ps.db.queries import Conn, all_rows
 
-_DECLARED = re.compile(r"^-- compatible-from: (\d{4})\s*$", re.MULTILINE)
 _APPLICATION = re.compile(r"^bf4ps/(\S+) schema=(\d+)(?: (.*))?$")
+
+__all__ = ["IncompatibleSchema", "SchemaState", "application_name", "known_schema",
+           "parse_application", "require", "state"]
 
 
 class IncompatibleSchema(RuntimeError):
     pass
 
 
-def compatible_from(version: int, text: str) -> int:
-    match = _DECLARED.search(text)
-    return int(match[1]) if match else version - 1
-
-
-@cache
-def known_schema() -> int:
-    from bf4ps.db.migrate import available  # migrate imports this module's neighbours
-
-    return available()[-1].version
-
-
-def application_name() -> str:
-    """`bf4ps/<build> schema=<K> <command>`, within PostgreSQL's 63 characters."""
-    names: list[str] = []
-    ctx = click.get_current_context(silent=True)
-    while ctx is not None and ctx.parent is not None:  # the root's name is how it was run
-        names.insert(0, ctx.info_name or "")
-        ctx = ctx.parent
-    command = " ".join(names)
+def application_name(command: str = "") -> str:
+    """`bf4ps/<build> schema=<K> <command>`, within PostgreSQL's 63 characters (the CLI
+    passes the command it runs, bf4ps.cli.common.session_name)."""
     return f"bf4ps/{__version__} schema={known_schema()} {command}".strip()[:63]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -16,14 +16,34 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from bf4ps.db import embedded
+from bf4ps.db import embedded, queries
 from bf4ps.db.queries import q
 from bf4ps.settings import Settings
 
 BF4PS_DB = "bf4ps"
 BF4SW_DB = "bf4sw"
 
-Conn = psycopg.AsyncConnection[dict[str, Any]]
+Conn = queries.Conn
+
+
+def _unnamed() -> str | None:
+    return None
+
+
+_session_name: Callable[[], str | None] = _unnamed
+
+
+def name_sessions(namer: Callable[[], str | None]) -> None:
+    """How the sessions this process opens from now on name themselves (`application_name`,
+    which `bf4ps db status` reads): asked at each connect. The CLI names them after the
+    command it runs (bf4ps.cli.common.session_name); unnamed, libpq's default applies."""
+    global _session_name
+    _session_name = namer
+
+
+def _application() -> dict[str, str]:
+    name = _session_name()
+    return {"application_name": name} if name else {}
 
 
 def with_dbname(url: str, dbname: str) -> str:
@@ -164,8 +184,7 @@ async def open_pool(url: str, *, max_size: int = 4, min_size: int = 1,
         url,
         min_size=min_size,
         max_size=max_size,
-        kwargs={"row_factory": dict_row, "autocommit": True,
-                "application_name": _application()},
+        kwargs={"row_factory": dict_row, "autocommit": True, **_application()},
         configure=configure,
         open=False,
         reconnect_timeout=3600,
@@ -176,18 +195,12 @@ async def open_pool(url: str, *, max_size: int = 4, min_size: int = 1,
     return pool
 
 
-def _application() -> str:
-    from bf4ps.db.compat import application_name  # compat uses this module
-
-    return application_name()
-
-
 async def connect(url: str, **extra: Any) -> Conn:
     """One configured autocommit connection (the caller closes it). Its session bounds are
     the URL's (resolve_url)."""
     conn = await psycopg.AsyncConnection.connect(
         url, row_factory=dict_row, autocommit=True,
-        **({"application_name": _application()} | extra))
+        **(_application() | extra))
     await configure(conn)
     return conn
 

@@ -10,17 +10,25 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from importlib import resources
 from typing import cast
 
 import psycopg
 from psycopg.rows import dict_row
 
-from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one, one_row, q
+from bf4ps.db.queries import Conn, all_rows, one, one_row, q
 
 MIGRATION_LOCK = 0x4246_3450_5344_4231  # "BF4PSDB1"
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+_DECLARED = re.compile(r"^-- compatible-from: (\d{4})\s*$", re.MULTILINE)
+
+
+def compatible_from(version: int, text: str) -> int:
+    """The oldest build schema that works once migration `version` is applied: its
+    `-- compatible-from: NNNN` line, else the schema just before it (bf4ps.db.compat)."""
+    match = _DECLARED.search(text)
+    return int(match[1]) if match else version - 1
 
 
 @dataclass(frozen=True)
@@ -31,8 +39,6 @@ class Migration:
 
     @property
     def compatible_from(self) -> int:
-        from bf4ps.db.compat import compatible_from
-
         return compatible_from(self.version, self.text)
 
     @property
@@ -64,6 +70,12 @@ def available() -> list[Migration]:
     if versions != list(range(1, len(found) + 1)):
         raise MigrationError(f"migration numbers must run 1..n without gaps: {versions}")
     return found
+
+
+@cache
+def known_schema() -> int:
+    """The schema this build knows: its newest migration."""
+    return available()[-1].version
 
 
 async def _applied(conn: Conn, *, read_only: bool = False) -> dict[int, dict[str, object]]:

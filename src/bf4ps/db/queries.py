@@ -9,15 +9,23 @@ statements (the claim) are on the hot path.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, LiteralString
+from typing import TYPE_CHECKING, Any, LiteralString, TypeVar
+
+import psycopg
 
 if TYPE_CHECKING:
-    from bf4ps.db.connect import Conn
+    from _typeshed import DataclassInstance
 
+    Row = TypeVar("Row", bound=DataclassInstance)
+else:
+    Row = TypeVar("Row")
+
+Conn = psycopg.AsyncConnection[dict[str, Any]]  # what every query here runs on (dict rows)
 _HEADER = re.compile(r"^-- name: ([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 _COMMENT_LINE = re.compile(r"^[ \t]*--[^\n]*\n", re.MULTILINE)
 
@@ -95,3 +103,27 @@ async def batch(conn: Conn, *calls: tuple[str, Params]) -> list[list[dict[str, A
 async def execute(conn: Conn, name: str, params: Params = None) -> int:
     """Run the named statement; the number of rows it touched."""
     return (await conn.execute(q(name), params)).rowcount
+
+
+# Typed rows: a dataclass per row shape, filled from the dict row by field name (columns the
+# dataclass does not name are left out, so a migration that adds one breaks no reader).
+
+
+def as_row(cls: type[Row], row: Mapping[str, Any]) -> Row:
+    """`row` as a `cls` (a dataclass): each field from the column of its name."""
+    return cls(**{f.name: row[f.name] for f in dataclasses.fields(cls)})
+
+
+async def one_as(conn: Conn, cls: type[Row], name: str, params: Params = None) -> Row | None:
+    """The first row of the named query as a `cls`, or None when it returns none."""
+    row = await one(conn, name, params)
+    return None if row is None else as_row(cls, row)
+
+
+async def one_row_as(conn: Conn, cls: type[Row], name: str, params: Params = None) -> Row:
+    """The row the named query always returns, as a `cls`."""
+    return as_row(cls, await one_row(conn, name, params))
+
+
+async def all_as(conn: Conn, cls: type[Row], name: str, params: Params = None) -> list[Row]:
+    return [as_row(cls, row) for row in await all_rows(conn, name, params)]

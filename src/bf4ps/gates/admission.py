@@ -1,6 +1,6 @@
 """Admission: the next send slot for this egress (and the fleet budget), a job allowed to use
 it, and the request counted in the ledger before anything is sent. The gate, budget and ledger
-work is one server-side call (admission_slot, migration 0008), so no lock any other collector
+work is one server-side call (admission_slot in db/schema.sql), so no lock any other collector
 needs is held across a round trip to this one. Nothing is claimed unless the slot opens within
 the claim horizon (at least the connect lead: a request is begun that long before its slot, so
 no slot is sooner than that)."""
@@ -73,7 +73,7 @@ class _Answer:
 UNATTACHED_JOB_ID = 0
 """The job id of a request that belongs to no queue job (recon, `bf4ps battlelog fetch`): its
 slot is counted in the ledger like any other, in its job's budget class and resource, with no
-lease to fence (admission_slot, migration 0008)."""
+lease to fence (admission_slot in db/schema.sql)."""
 
 
 async def _call(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
@@ -111,7 +111,7 @@ def _budget_policy(policy: Policy) -> dict[str, float]:
 
 def effective_interval(min_interval: float, streak: int, margin: float) -> float:
     """After throttles the egress recovers gradually: slower pacing until the streak decays.
-    (admission_slot, migration 0008, advances the gate by the same rule; the ETA models it.)"""
+    (admission_slot in db/schema.sql advances the gate by the same rule; the ETA models it.)"""
     return min_interval * (1 + 0.5 * streak) + margin
 
 
@@ -143,7 +143,7 @@ async def admit(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
 
 def look_params(me: CollectorRef, cfg: GateSettings, policy: Policy) -> dict[str, Any]:
     """The look (admission_slot without a job) as a success's chained claim makes it on the
-    server (queue_succeed's p_gate, migration 0014): the next job is claimed in the success's
+    server (queue_succeed's p_gate, db/schema.sql): the next job is claimed in the success's
     transaction only when the egress opens within the horizon, for the classes it allows."""
     return {"egress": me.egress_key, "interactive": me.lane is Lane.INTERACTIVE,
             "margin": cfg.margin, "ahead": cfg.ahead, "connect_lead": cfg.connect_lead,

@@ -1,20 +1,14 @@
-"""The fleet circuit breaker: one answer everybody gets wrong is Battlelog's problem, not the
-soldiers'.
+"""The fleet circuit breaker: an answer everybody gets wrong is Battlelog's problem, not the
+soldiers'. A failure's signature is its class plus the recognized signal
+(``unrecognized:login_wall``, ``not_found``, ``malformed:soft_throttle`` ...).
 
-A failure's signature is its class plus the signal that was recognized (``unrecognized:
-login_wall``, ``not_found``, ``malformed:soft_throttle`` ...). When, within
-``circuit_window_seconds``, many distinct soldiers of one lane/resource failed with the same
-signature on more than one egress (and those failures are a real share of the attempts), the
-circuit of that lane/resource opens: its pending jobs are held back (circuit_holds), a failing
-job is held instead of retried or parked, and one held job is released per probe interval (by
-whichever collector's heartbeat sees the probe due). The share is of the attempts finished
-since the signature's first failure in the window (not of the whole window: a healthy quarter
-of an hour before the outage does not delay the opening), so a sudden outage opens it within
-``circuit_min_soldiers`` failures. Successes while open count toward closing, and a success
-short of ``circuit_close_successes`` releases the next probe at once (the circuit closes
-within about one probe interval of the heal, plus the probes' own round trips); at
-``circuit_close_successes`` the circuit closes and every held job is released.
-Opening and closing are events; the state is in the database, so every collector sees it.
+When, within ``circuit_window_seconds``, many distinct soldiers of one lane/resource failed
+with one signature on more than one egress, and those failures are a real share of the attempts
+finished since the signature's first failure in the window, its circuit opens: pending jobs are
+held back (circuit_holds), a failing job is held instead of retried or parked, and one held job
+is released per probe interval. Successes count toward closing (one short of
+``circuit_close_successes`` releases the next probe at once); at that count it closes and
+every held job is released. The state is in the database (docs/battlelog.md, the circuit).
 """
 
 from __future__ import annotations

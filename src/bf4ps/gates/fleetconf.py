@@ -1,7 +1,7 @@
 """Fleet settings have one source of truth, the database: egress pacing (egress_gates), the
 fleet budget (fleet_budget) and its class shares (the budget_* keys of the policy table). They
 are changed here, by operator commands (`bf4ps gate set`, `bf4ps budget set|remove`) through
-the audited functions of migration 0018 (bf4ps_gate_set, bf4ps_budget_set): the database's
+the audited functions bf4ps_gate_set and bf4ps_budget_set (db/schema.sql): the database's
 audit trigger writes each change's row (fleet_settings_changes: the database role that made it
 as session_user, old -> new, why; never pruned) and its fleet_settings_changed event, in the
 change's transaction, whoever changed it and how. A collector's environment only seeds what
@@ -10,17 +10,18 @@ was never configured (seed.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from psycopg.types.json import Jsonb
 
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one, one_row, q
+from bf4ps.db.queries import all_as, one, one_as, one_row_as, q
 from bf4ps.settings import setting_default
 
-# `--share CLASS=F`: the active class has a cap, the others a floor (admission_slot(),
-# migration 0008; docs/architecture.md "Rate gates and the fleet budget")
+# `--share CLASS=F`: the active class has a cap, the others a floor (admission_slot() in
+# db/schema.sql; docs/architecture.md "Rate gates and the fleet budget")
 SHARES = {"active": "budget_cap_active", "interactive": "budget_floor_interactive",
           "bootstrap": "budget_floor_bootstrap", "retry": "budget_floor_retry"}
 FLOORS = ("interactive", "bootstrap", "retry")
@@ -40,8 +41,71 @@ class GateChange:
     end_cooldown: bool = False  # end a cool-down and reset the throttle streak
 
 
-def budget_view(row: dict[str, Any]) -> dict[str, Any]:
-    return {"requests": row["requests"], "window_seconds": row["window_seconds"]}
+@dataclass(frozen=True)
+class Gate:
+    """An egress's gate as the database keeps it (egress_gates, db/schema.sql)."""
+
+    egress_key: str
+    min_interval_seconds: float
+    window_requests: int | None
+    window_seconds: float | None
+    next_slot_at: datetime
+    cooldown_until: datetime | None
+    throttle_streak: int
+    last_throttle_at: datetime | None
+    requests_total: int
+    updated_at: datetime
+    updated_by: str | None
+    last_outage_at: datetime | None
+
+
+@dataclass(frozen=True)
+class ListedGate(Gate):
+    """A gate as `bf4ps gate list` shows it: cooling down now, and its current collectors."""
+
+    cooling_down: bool
+    collectors: list[str] | None
+
+
+@dataclass(frozen=True)
+class BudgetRow:
+    """The fleet budget's single row (fleet_budget): requests None is no budget."""
+
+    budget_id: int
+    requests: int | None
+    window_seconds: float
+    updated_at: datetime
+    configured_at: datetime | None
+    updated_by: str | None
+
+
+@dataclass(frozen=True)
+class SettingsChange:
+    """One audited change of a fleet setting (fleet_settings_changes)."""
+
+    change_id: int
+    changed_at: datetime
+    setting: str
+    subject: str
+    old_value: dict[str, Any] | None  # the setting's JSON before and after
+    new_value: dict[str, Any] | None
+    changed_by: str
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The fleet budget as `bf4ps budget show` reports it: its row, its use in the current
+    window, the class shares, and its latest changes."""
+
+    requests: int | None
+    window_seconds: float
+    configured_at: datetime | None
+    updated_by: str | None
+    updated_at: datetime
+    used: int
+    shares: dict[str, float]
+    changes: list[SettingsChange]
 
 
 def shares_of(pol: policy_mod.Policy) -> dict[str, float]:
@@ -53,13 +117,13 @@ async def give_reason(conn: Conn, reason: str | None) -> None:
     await conn.execute(q("settings_reason"), {"reason": reason or ""})
 
 
-def _window(change: GateChange, old: dict[str, Any] | None) -> tuple[int | None, float | None]:
+def _window(change: GateChange, old: Gate | None) -> tuple[int | None, float | None]:
     if change.no_window:
         return None, None
     requests = change.window_requests if change.window_requests is not None else (
-        old["window_requests"] if old else None)
+        old.window_requests if old else None)
     seconds = change.window_seconds if change.window_seconds is not None else (
-        old["window_seconds"] if old else None)
+        old.window_seconds if old else None)
     if requests is None:
         if change.window_seconds is not None:
             raise FleetConfError("--window-seconds needs a window: give --window-requests N")
@@ -70,28 +134,28 @@ def _window(change: GateChange, old: dict[str, Any] | None) -> tuple[int | None,
 
 
 async def set_gate(conn: Conn, egress: str, change: GateChange, *, reason: str | None = None,
-                   create: bool = False) -> dict[str, Any]:
+                   create: bool = False) -> Gate:
     """Change (or with `create`, make) an egress's gate; the gate row after the change."""
     async with conn.transaction():
-        old = await one(conn, "gate_get_locked", {"egress_key": egress})
+        old = await one_as(conn, Gate, "gate_get_locked", {"egress_key": egress})
         if old is None and not create:
             raise FleetConfError(f"no egress gate {egress!r} (`bf4ps gate list` shows them; "
                                  "--create makes a new one)")
         requests, seconds = _window(change, old)
         interval = change.interval if change.interval is not None else (
-            old["min_interval_seconds"] if old else None)
+            old.min_interval_seconds if old else None)
         if interval is None:
             raise FleetConfError(f"a new egress gate needs --interval: {egress!r}")
         params = {"egress_key": egress, "min_interval": interval, "window_requests": requests,
                   "window_seconds": seconds, "reason": reason}
         if old is None:
-            return await one_row(conn, "gate_create", params)
-        return await one_row(conn, "gate_update", params | {
+            return await one_row_as(conn, Gate, "gate_create", params)
+        return await one_row_as(conn, Gate, "gate_update", params | {
             "cooldown_seconds": change.cooldown_seconds, "end_cooldown": change.end_cooldown})
 
 
-async def gates(conn: Conn) -> list[dict[str, Any]]:
-    return [dict(r) for r in await all_rows(conn, "gate_list")]
+async def gates(conn: Conn) -> list[ListedGate]:
+    return await all_as(conn, ListedGate, "gate_list")
 
 
 def _shares(current: policy_mod.Policy, given: dict[str, float]) -> policy_mod.Policy:
@@ -114,16 +178,16 @@ def _shares(current: policy_mod.Policy, given: dict[str, float]) -> policy_mod.P
 
 async def set_budget(conn: Conn, *, requests: int | None, window_seconds: float | None,
                      shares: dict[str, float], reason: str | None = None,
-                     remove: bool = False) -> dict[str, Any]:
+                     remove: bool = False) -> Budget:
     """Set the fleet budget (N requests per rolling window) and/or its class shares, or with
     `remove` end it (no budget; no collector's environment brings it back)."""
     async with conn.transaction():
-        old = await one_row(conn, "budget_get_locked")  # the single row the migration made
+        old = await one_row_as(conn, BudgetRow, "budget_get_locked")  # the migration made it
         new_requests = None if remove else (requests if requests is not None
-                                            else old["requests"])
-        window = window_seconds if window_seconds is not None else old["window_seconds"]
+                                            else old.requests)
+        window = window_seconds if window_seconds is not None else old.window_seconds
         if requests is not None or window_seconds is not None or remove:
-            await one_row(conn, "budget_store", {
+            await one_row_as(conn, BudgetRow, "budget_store", {
                 "requests": new_requests, "window_seconds": window, "reason": reason,
                 "configured": remove or new_requests is not None})
         if shares:
@@ -140,13 +204,12 @@ async def _store_shares(conn: Conn, shares: dict[str, float], reason: str | None
                                              "value": Jsonb(stored[SHARES[cls]])})
 
 
-async def show_budget(conn: Conn, history: int = 5) -> dict[str, Any]:
-    row = await one_row(conn, "budget_get")
+async def show_budget(conn: Conn, history: int = 5) -> Budget:
+    row = await one_row_as(conn, BudgetRow, "budget_get")
     use = await one(conn, "fleet_use")
-    changes = await all_rows(conn, "settings_changes_recent", {
+    changes = await all_as(conn, SettingsChange, "settings_changes_recent", {
         "settings": ["budget", "shares"], "subject": None, "limit": history})
-    return {**budget_view(row), "configured_at": row["configured_at"],
-            "updated_by": row["updated_by"], "updated_at": row["updated_at"],
-            "used": int(use["used"]) if use else 0,
-            "shares": shares_of(await policy_mod.load(conn)),
-            "changes": [dict(r) for r in changes]}
+    return Budget(requests=row.requests, window_seconds=row.window_seconds,
+                  configured_at=row.configured_at, updated_by=row.updated_by,
+                  updated_at=row.updated_at, used=int(use["used"]) if use else 0,
+                  shares=shares_of(await policy_mod.load(conn)), changes=changes)

@@ -1,4 +1,4 @@
-"""The restore guard's hold (bf4ps_restore_check, migrations 0013, 0018, 0023): after a restore
+"""The restore guard's hold (bf4ps_restore_check in db/schema.sql): after a restore
 rewound request_ledger, nothing is sent — by a collector, `bf4ps battlelog fetch` or
 `bf4ps recon` — until the budget windows no longer hold requests the restore forgot. The
 guard notices a restore from the database alone (docs/architecture.md "The restore guard")."""
@@ -20,10 +20,11 @@ class Hold:
 
 @dataclass(frozen=True)
 class Receipt:
-    """The database's signed word that a ledger row existed (migration 0023): a running
-    collector keeps its newest and shows it at every check, so a rewind that kept every
-    identity of the database (a base backup on the same timeline, a data-only restore) is
-    still noticed while a collector that was counted past the rewind runs."""
+    """The database's signed word that a ledger row existed (bf4ps_ledger_receipt in
+    db/schema.sql): a running collector keeps its newest and shows it at every check, so a
+    rewind that kept every identity of the database (a base backup on the same timeline, a
+    data-only restore) is still noticed while a collector that was counted past the rewind
+    runs."""
 
     request_id: int
     slot_at: datetime

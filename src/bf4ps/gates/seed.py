@@ -6,10 +6,11 @@ settings_mismatch event) and uses the database's."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from dataclasses import asdict, dataclass
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one
+from bf4ps.db.queries import one_as
+from bf4ps.gates.fleetconf import BudgetRow, Gate
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import CollectorRef
@@ -25,13 +26,24 @@ COMPARED = (("egress_min_interval_seconds", "min_interval_seconds", "gate"),
             ("fleet_budget_window_seconds", "window_seconds", "budget"))
 
 
-def differences(settings: Settings, gate: dict[str, Any], budget: dict[str, Any]
-                ) -> dict[str, dict[str, Any]]:
+Number = int | float
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A setting given to this host against the fleet's value of it (None: not set)."""
+
+    local: Number | None
+    fleet: Number | None
+
+
+def differences(settings: Settings, gate: Gate, budget: BudgetRow) -> dict[str, Difference]:
     """The explicitly given settings (environment or file) whose value the fleet's differs
-    from. A window length counts only with its window (a count of requests)."""
+    from, by variable name. A window length counts only with its window (a count of
+    requests)."""
     given = settings.model_fields_set
-    rows = {"gate": gate, "budget": budget}
-    out: dict[str, dict[str, Any]] = {}
+    rows: dict[str, Gate | BudgetRow] = {"gate": gate, "budget": budget}
+    out: dict[str, Difference] = {}
     for name, column, which in COMPARED:
         local = getattr(settings, name)
         if name not in given or (name == "egress_window_seconds"
@@ -39,45 +51,46 @@ def differences(settings: Settings, gate: dict[str, Any], budget: dict[str, Any]
                 or (name == "fleet_budget_window_seconds"
                     and settings.fleet_budget_requests is None):
             continue
-        fleet = rows[which][column]
+        fleet = getattr(rows[which], column)
         same = (local is None and fleet is None) or (
             local is not None and fleet is not None and abs(float(local) - float(fleet)) < 1e-9)
         if not same:
-            out[f"BF4PS_{name.upper()}"] = {"local": local, "fleet": fleet}
+            out[f"BF4PS_{name.upper()}"] = Difference(local, fleet)
     return out
 
 
-async def seed(conn: Conn, settings: Settings, me: CollectorRef) -> dict[str, dict[str, Any]]:
+async def seed(conn: Conn, settings: Settings, me: CollectorRef) -> dict[str, Difference]:
     """Seed what is absent, compare the rest; the differences (already said)."""
     by = f"collector {me.name} (seeded from its settings)"
     async with conn.transaction():
         mine = GateSettings.from_settings(settings)
-        gate = await one(conn, "gate_seed", {
+        gate = await one_as(conn, Gate, "gate_seed", {
             "egress_key": me.egress_key, "min_interval": mine.interval,
             "window_requests": mine.window_requests, "window_seconds": mine.window_seconds,
             "reason": f"{by}: first collector on this egress"})
         if gate is None:
-            gate = await one(conn, "gate_get", {"egress_key": me.egress_key})
+            gate = await one_as(conn, Gate, "gate_get", {"egress_key": me.egress_key})
         if settings.fleet_budget_requests is not None:
-            await one(conn, "budget_seed", {
+            await one_as(conn, BudgetRow, "budget_seed", {
                 "requests": settings.fleet_budget_requests,
                 "window_seconds": settings.fleet_budget_window_seconds,
                 "reason": f"{by}: no fleet budget was ever configured"})
-        budget = await one(conn, "budget_get")
+        budget = await one_as(conn, BudgetRow, "budget_get")
         assert gate is not None and budget is not None
         diffs = differences(settings, gate, budget)
         if diffs:
             await events.record(conn, EventType.SETTINGS_MISMATCH, **me.event_fields(),
-                                lane=me.lane.value, details={"differences": diffs})
-    if float(gate["min_interval_seconds"]) <= settings.clock_skew_limit_seconds:
+                                lane=me.lane.value, details={"differences": {
+                                    k: asdict(d) for k, d in diffs.items()}})
+    if gate.min_interval_seconds <= settings.clock_skew_limit_seconds:
         log.warning("collector %s: BF4PS_CLOCK_SKEW_LIMIT_SECONDS (%g) is not below egress %s's "
                     "interval (%g s): a clock corrected between two checks could move a send "
                     "by more than a whole interval; lower the bound", me.name,
                     settings.clock_skew_limit_seconds, me.egress_key,
-                    float(gate["min_interval_seconds"]))
+                    gate.min_interval_seconds)
     if diffs:
         log.warning("collector %s: its settings differ from the fleet's, which it uses instead "
                     "(`bf4ps gate set` / `bf4ps budget set` change the fleet's; remove these "
                     "from this host's environment): %s", me.name, "; ".join(
-                        f"{k} {v['local']} (fleet: {v['fleet']})" for k, v in diffs.items()))
+                        f"{k} {d.local} (fleet: {d.fleet})" for k, d in diffs.items()))
     return diffs

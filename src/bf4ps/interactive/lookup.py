@@ -20,7 +20,7 @@ from bf4ps.queue.jobs import ClaimedJob
 
 SEARCH_UNAVAILABLE_NOTE = "search unavailable, retried later"
 """What a look-up's request says while Battlelog's search answers in a way BF4PS does not
-recognize (written by the request_lookup_waits trigger of migration 0015, which owns the text;
+recognize (written by the request_lookup_waits trigger (db/schema.sql), which owns the text;
 tests/system/test_search_session.py checks the two agree)."""
 
 

@@ -1,25 +1,14 @@
 """The reconnaissance plan, pure: the rate ladder's stages, what counts as a throttle sign, the
-figures of a set of samples and the recommended pacing.
+figures of a set of samples and the recommended pacing (docs/battlelog.md, "Reconnaissance").
 
-The ladder starts at a conservative interval and multiplies it by ``step`` (< 1) stage by
-stage, never below the hard ``floor`` (the fastest BF4PS will ever try: the ceiling of the
-request rate). It stops at the first throttle sign (a 403/429 or a throttle message, a soft
-throttle, or a latency jump: a stage's median latency above ``latency_jump`` times the
-survey's) or after the floor's stage.
-
-A stage's rate is what it measured, not what it asked for: the median spacing of its requests'
-send instants (when their headers left, at the client's socket). The gate paces a stage at its
-interval plus the egress margin; a stage whose measured spacing stays more than
-``PACE_TOLERANCE`` above that did not reach its target pace, and the report says so. The
-threshold is the fastest spacing a clean stage measured; the recommendation is that times
-``safety`` (>= 1), so never below a spacing that was really sent without a throttle sign.
-After a sign it is verified by a back-off stage of ``verify_requests`` requests sent at that
-spacing on the wire (the gate paced at it minus the margin, which stays a margin on top) after
-a pause (the throttle's penalty, and a rolling window's memory, must be over); a back-off stage
-that is not clean moves the recommendation one step slower, a bounded number of times. A
-rolling-window limit (N per W seconds) shows in a stage only once the window is full of that
-stage's spacing, so a ladder stage may look clean at a pace the window refuses;
-``verify_requests`` above N is what catches it.
+The ladder multiplies a conservative interval by ``step`` (< 1) stage by stage, never below the
+hard ``floor``, and stops at the first throttle sign (a 403/429 or throttle message, a soft
+throttle, or a stage's median latency above ``latency_jump`` times the survey's). A stage's
+rate is what it sent: the median spacing of its requests' send instants, short of its target
+(interval plus egress margin) by more than ``PACE_TOLERANCE`` is reported. The recommendation
+is the fastest clean spacing times ``safety``; a back-off stage of ``verify_requests`` requests
+at that spacing verifies it (catching a rolling-window limit the ladder's short stages cannot
+show), one step slower each time it is not clean.
 """
 
 from __future__ import annotations

@@ -3,16 +3,11 @@ fleet budget (admission's Python API: the slot is counted in request_ledger befo
 sent, a missed slot is given up as unsent), stored in recon_samples.
 
 Recon registers a collector of its own (``recon-<egress>``, lane background) so that its
-ledger rows and its events name who sent them; it sets the egress gate's pacing to each
-stage's interval and puts the gate's previous pacing back at the end.
-
-A burst of requests is pipelined: the next slot is taken as soon as the previous request is
-begun (its connect lead before its slot), not after its answer. Taken after the answer, a slot
-is at least the connect lead (1 s by default) plus the latency after the previous one, so no
-stage could go faster than that whatever its interval; taken ahead, the slots are the gate's
-pacing apart and the answers overlap, as a collector's do. Each sample's ``sent_at`` is when
-its headers really left (the client's send instant at the socket), which the ladder measures
-its spacing by.
+ledger rows and events name who sent them; it sets the egress gate's pacing to each stage's
+interval and puts the previous pacing back at the end. A burst is pipelined: the next slot is
+taken as soon as the previous request is begun, not after its answer, so the slots are the
+gate's pacing apart and the answers overlap as a collector's do. Each sample's ``sent_at`` is
+when its headers really left, which the ladder measures its spacing by (docs/battlelog.md).
 """
 
 from __future__ import annotations

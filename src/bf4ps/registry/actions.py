@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from uuid import UUID
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one, q
+from bf4ps.db.queries import one_as, q
 from bf4ps.domain import Lane
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -16,7 +17,25 @@ class ControlError(LookupError):
     pass
 
 
-ACTIONS: dict[str, tuple[dict[str, Any], EventType]] = {
+@dataclass(frozen=True)
+class Controlled:
+    """The collector an action changed, as its registry row is after the change."""
+
+    collector_uuid: UUID
+    collector_name: str
+    hostname: str
+    egress_key: str
+    lane: str
+    enabled: bool
+    drained: bool
+
+    def ref(self) -> CollectorRef:
+        return CollectorRef(self.collector_uuid, self.collector_name, self.hostname,
+                            self.egress_key, Lane(self.lane))
+
+
+# the flags each action sets (None: left as it is)
+ACTIONS: dict[str, tuple[dict[str, bool | None], EventType]] = {
     "drain": ({"enabled": None, "drained": True}, EventType.COLLECTOR_DRAINED),
     "resume": ({"enabled": True, "drained": False}, EventType.COLLECTOR_RESUMED),
     "disable": ({"enabled": False, "drained": None}, EventType.COLLECTOR_DISABLED),
@@ -24,28 +43,27 @@ ACTIONS: dict[str, tuple[dict[str, Any], EventType]] = {
 
 
 async def act(conn: Conn, action: str, name: str,
-              reason: str = "operator requested") -> dict[str, Any]:
+              reason: str = "operator requested") -> Controlled:
     async with conn.transaction():
         if action == "retire":
             row = await _retire(conn, name)
             kind = EventType.COLLECTOR_RETIRED
         else:
             flags, kind = ACTIONS[action]
-            row = await one(conn, "collector_set_flags",
-                                     {"name": name, "reason": reason, **flags})
+            row = await one_as(conn, Controlled, "collector_set_flags",
+                               {"name": name, "reason": reason, **flags})
         if row is None:
             raise ControlError(f"no current collector named {name!r}")
-        ref = CollectorRef(row["collector_uuid"], row["collector_name"], row["hostname"],
-                           row["egress_key"], Lane(row["lane"]))
+        ref = row.ref()
         await events.record(conn, kind, **ref.event_fields(), lane=ref.lane.value,
                             result=action, details={"reason": reason})
         return row
 
 
-async def _retire(conn: Conn, name: str) -> dict[str, Any] | None:
-    row = await one(conn, "collector_by_name", {"name": name})
+async def _retire(conn: Conn, name: str) -> Controlled | None:
+    row = await one_as(conn, Controlled, "collector_by_name", {"name": name})
     if row is None:
         return None
-    await conn.execute(q("collector_retire"), {"collector_uuid": row["collector_uuid"],
+    await conn.execute(q("collector_retire"), {"collector_uuid": row.collector_uuid,
                                                "replaced_by": None})
     return row

@@ -1,20 +1,14 @@
 """BF4SW intake: soldiers and their activity from BF4SW's read-only database into BF4PS.
 
-* Discovery: alias rows past the id cursor (intake_state 'bf4sw'.last_alias_id), a batch at a
-  time; every alias of each identity in the batch is reloaded and imported; the cursor
-  advances in the same BF4PS transaction as the import, so a crash repeats a batch, never skips.
-* Reconciliation: last_seen keeps moving on old rows. Aliases with last_seen in
-  [watermark - overlap, source now] are re-imported, "now" being BF4SW's clock_timestamp(); the
-  first run looks back 24 h. The overlap also covers rows whose id was assigned before, but
-  committed after, a discovery batch read past it (sequence order is not commit order).
-* Each batch also copies the sightings into collection_state's activity class (the feeder's
-  view, scheduler/activity.py) and makes work actionable: see intake_materialize.
-* Play sessions (scheduler/sessions.py): each batch records the sightings of soldiers on a
-  server now; each reconciliation, having just looked, closes the sessions unseen for the gap
-  (which makes their final refreshes due).
-
-One importer at a time: each batch transaction takes a transaction-level advisory lock and a
-busy tick is skipped (sync_once reports busy=True). BF4SW is only ever read.
+Discovery reads alias rows past the id cursor (intake_state), a batch at a time, importing
+every alias of each identity and advancing the cursor in the import's transaction (a crash
+repeats a batch, never skips one). Reconciliation re-imports the aliases whose last_seen moved
+within [watermark - overlap, BF4SW's now] (the overlap also covers ids committed out of order).
+Each batch also sets the activity classes, makes work actionable (intake_materialize) and
+records play sessions; each reconciliation closes the sessions unseen for the gap
+(scheduler/sessions.py). One importer at a time (a transaction-level advisory lock; a busy
+tick is skipped, sync_once reports busy=True). BF4SW is only ever read. docs/architecture.md
+"The BF4SW intake" has the details.
 """
 
 from __future__ import annotations

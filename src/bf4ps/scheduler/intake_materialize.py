@@ -1,21 +1,13 @@
-"""What an imported batch makes actionable (architecture: "Job materialization policy" and
-"Activity and manual work bypass bootstrap age").
+"""What an imported batch makes actionable (docs/architecture.md, "The BF4SW intake").
 
-* A NEW soldier: its `detailed` resource becomes a background job at once (reason
-  bf4sw_discovery), classed by BF4SW activity: active (last seen within the active window),
-  recent (within the recent window) or bootstrap. Its rank is rank(import time, class): FIFO by
-  import order inside a class, since a batch is inserted in BF4SW discovery order. The other
-  resources stay never_attempted: the feeder materializes them progressively.
-* A soldier SEEN AGAIN within the active/recent window: its pending background jobs of a lower
-  class are promoted (enqueue() does it and writes the `promoted` event; the job keeps its
-  reason and its eligible_at, so a retry backoff is not skipped); a never-attempted `detailed`
-  without any job gets one; when active, its current-but-stale resources are marked due.
-
-Activity is measured on the source's clock (last_seen against BF4SW's now); queue times (rank,
-eligible_at, eligible_since) on BF4PS's clock.
-
-The look-ups of seen-again soldiers run unprepared: a generic plan cached while the tables were
-small (early in a 190k-soldier first import) could outlive the growth (see intake_analyze too).
+A NEW soldier's `detailed` becomes a background job at once (reason bf4sw_discovery), classed
+by BF4SW activity (active, recent or bootstrap) and ranked FIFO by import order in its class;
+its other resources are left to the feeder. A soldier SEEN AGAIN within the active or recent
+window has his pending background jobs of a lower class promoted (keeping their reason and
+eligible_at), a never-attempted `detailed` without a job gets one, and, when active, his
+current-but-stale resources are marked due. Activity is measured on the source's clock; queue
+times on BF4PS's. The seen-again look-ups run unprepared: a generic plan cached while the
+tables were small could outlive their growth (see intake_analyze too).
 """
 
 from __future__ import annotations

@@ -1,23 +1,14 @@
-"""Play sessions from BF4SW's sightings, and the refresh reasons they bring (architecture:
-"Play sessions and their refreshes").
+"""Play sessions from BF4SW's sightings, and their refreshes (docs/architecture.md).
 
-* Observe (each intake batch): a soldier whose latest sighting is within the session gap of
-  BF4SW's now is on a server. His open session is extended when the server is the same and
-  the sighting within the gap of the previous one; otherwise it is closed and a new one opens
-  (start = this first sighting). A sighting read again (the reconciliation's overlap) changes
-  nothing. The server comes from BF4SW's optional bf4_server_players table, else it is unknown.
-* Close (after each reconciliation, when BF4PS has just looked): open sessions unseen for the
-  gap end at their last sighting; each ended session makes policy.final_refresh_resources due
-  once (reason final_refresh) when they are older than final_refresh_min_age_seconds, unless a
-  success after the last sighting already brackets it.
-* Defer: a soldier on a server (an open session) is not marked due for staleness at a sighting
-  or by the due sweep: his stale resources are collected after the session, which closes it.
-* Sweep (the scheduler's sweeps): a session longer than session_refresh_seconds gets an active
-  refresh of detailed each interval; every known profile older than scheduled_profile_seconds
-  becomes due (scheduled_profile), a bounded batch at a time.
-
-The observation granularity is the reconciliation's interval (5 x bf4sw_sync_seconds): a
-session's start and end are known to within it.
+* Observe (each intake batch): a soldier sighted within the session gap of BF4SW's now is on a
+  server; his open session is extended (same server, within the gap) or closed and a new one
+  opened. A sighting read again changes nothing.
+* Close (after each reconciliation): sessions unseen for the gap end at their last sighting,
+  each making policy.final_refresh_resources due once (final_refresh) when old enough, unless
+  a success after the last sighting already brackets it.
+* Defer: a soldier on a server is not marked due for staleness until his session closes.
+* Sweep: long sessions get an active refresh of detailed each session_refresh_seconds; stale
+  known profiles become due (scheduled_profile), a bounded batch at a time.
 """
 
 from __future__ import annotations

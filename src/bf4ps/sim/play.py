@@ -1,16 +1,13 @@
 """Play sessions of the simulated world, shared by the BF4SW and Battlelog simulators.
 
 A deterministic function of (persona, wall-clock time, speed, anchor), so the two simulators
-agree without talking to each other: BF4SW sights a player on his server while a session is
-on, and Battlelog's counters of that player grow only while he plays (by the seconds played,
-every counter in proportion: kills, deaths, score, time, weapons and vehicles alike).
-
-Simulated time runs `speed` times faster than the wall clock from `anchor` (unix seconds);
-nothing is played before the anchor. Time is cut into cycles of CYCLE simulated seconds; in a
-cycle a player plays at most one session (with probability PLAY_SHARE), MIN..MAX simulated
-seconds long, at a random offset, on one of SERVERS. The draws repeat every PERIOD cycles, so
-the seconds played up to any instant are a closed sum (no walk over every cycle since the anchor).
-Which personas play sessions: a `players` share of them (persona_seed); the others never do.
+agree without talking: BF4SW sights a player on his server while a session is on, and
+Battlelog's counters of that player grow only while he plays, every counter in proportion to
+the seconds played. Simulated time runs `speed` times the wall clock from `anchor` (unix
+seconds; nothing is played before it). In each cycle of CYCLE simulated seconds a player plays
+at most one session (probability PLAY_SHARE), MIN..MAX seconds long at a random offset, on one
+of SERVERS. The draws repeat every PERIOD cycles, so the seconds played up to any instant are
+a closed sum. Only a `players` share of the personas (persona_seed) ever plays sessions.
 """
 
 from __future__ import annotations

@@ -1,16 +1,13 @@
 """The raw answers, kept for a while: the last ``archive_answers_kept`` bodies per soldier and
-resource, zlib-compressed, for ``archive_retention_days`` (policy keys).
+resource, zlib-compressed, for ``archive_retention_days`` (policy keys; docs/battlelog.md).
 
 A stored answer is archived in the finalize transaction that stores it (checked.py), a refused
 one (implausible, unrecognized, malformed ...) right after its failure is finalized: either way
 one INSERT that also drops the soldier+resource's oldest answers beyond the count
-(answers.sql ``archive_keep``), so the archive is bounded by count as it grows, and by age
-by the scheduler's upkeep (``archive_delete_batch``). Compression runs before any transaction
-opens, off the event loop for large bodies (a weapons body of about 586 KB compresses to
-about a tenth).
-
-``outcome`` is ``stored`` for an answer stored as current, else the failure's signature
-(``implausible``, ``unrecognized:login_wall`` ...).
+(answers.sql ``archive_keep``); the scheduler's upkeep deletes by age
+(``archive_delete_batch``). Compression runs before any transaction opens, off the event loop
+for large bodies (a weapons body of about 586 KB compresses to about a tenth). ``outcome`` is
+``stored`` for an answer stored as current, else the failure's signature.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Finding soldiers: the home page's lists (recently collected, playing now), the leaderboards
-and the paged search, each one index-ordered query (web.sql; migration 0011's indexes) read into
+and the paged search, each one index-ordered query (web.sql; the indexes in db/schema.sql) read into
 typed previews: who the soldier is and the headline stats a list shows (rank, K/D, SPM)."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class Board(StrEnum):
 
     @property
     def query(self) -> str:
-        """Its named query (web.sql), read in its partial index's order (migration 0011)."""
+        """Its named query (web.sql), read in its partial index's order (db/schema.sql)."""
         return {"spm": "web_board_spm", "kd": "web_board_kd", "skill": "web_board_skill",
                 "kills": "web_board_kills"}[self.value]
 

@@ -1,28 +1,14 @@
 """Per-item statistics (weapons, vehicles): catalog, current row per item, compact history.
 
-A write is two statements, each one round trip whatever the number of items (columns are sent
-as arrays and unnested server-side):
-
-1. `<kind>_catalog_sync`: insert the guids the catalog lacks, in guid order (several collectors
-   storing the same new weapons queue on the unique index in one order instead of deadlocking);
-   refresh a catalog row only when its name/slug/category/code changed, or its last_seen_at is
-   more than a day old, under SKIP LOCKED (no collector waits for another's refresh).
-2. `<kind>_stats_write`: a new statement, so it sees every catalog row committed meanwhile;
-   upserts only new or changed items and appends history for items whose counters changed.
-
-Choices (see stats.sql for the SQL):
-
-* Items missing from a list are kept, never deleted: Battlelog always sends the full list, so a
-  missing item means a partial or odd answer, and such an answer never erases last-known-good
-  stats. The page can tell by the item's fetched_at (the collection that last changed it).
-* An unchanged item is not rewritten: fetched_at of a current row is the collection that last
-  changed it; when the list as a whole was last collected is collection_state.last_success_at.
-* History: a row for an item whose counters changed since its current row; for an item seen
-  for the first time, only when one of its counters is positive (an unused weapon has no
-  history until first used: its baseline is zero). 175 weapons x 200k soldiers therefore adds
-  rows only for what was actually played.
-* No backwards: the whole write is skipped when a stored item of the soldier, or the resource's
-  last success, is as new as or newer than this fetch.
+A write is two statements, one round trip each whatever the number of items (columns sent as
+arrays, unnested server-side; stats.sql): `<kind>_catalog_sync` inserts the guids the catalog
+lacks, in guid order (concurrent collectors queue instead of deadlocking), and refreshes a
+changed or day-old row under SKIP LOCKED; `<kind>_stats_write`, a new statement that sees the
+catalog rows committed meanwhile, upserts only new or changed items and appends history for
+changed counters (a first-seen item only when a counter is positive: unused weapons have no
+history). Items missing from a list are kept, never deleted (a partial answer never erases
+last-known-good stats); an unchanged item is not rewritten, so fetched_at is the collection
+that last changed it. No backwards: the write is skipped when anything stored is as new.
 """
 
 from __future__ import annotations

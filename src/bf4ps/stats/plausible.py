@@ -1,21 +1,14 @@
 """Is an answer plausible against what BF4PS already knows? Lifetime counters never go down.
 
-Checked inside the finalize transaction, before the statistics are written (checked.py), on
-the current stored values:
-
-* an answer with a lifetime counter lower than the stored one (a career "erased" to zeros is
-  the worst case; a counter the answer leaves null where a positive one is stored counts as
-  lower) is IMPLAUSIBLE: nothing is written, the job is retried with backoff, never parked;
-* unless it is a genuine Battlelog stats reset: the run of such answers is kept in
-  answer_suspects, and once ``reset_confirmations`` answers agreeing with each other (none
-  lower than the one before) spanned at least ``reset_min_span_seconds``, the answer is stored
-  and a ``stats_reset`` event records the old values (their history rows stay);
-* a first answer (nothing stored) that is all zeros is stored, but flagged (answer_suspects
-  kind ``unconfirmed_zero``, a ``stats_unconfirmed`` event) until a second answer agrees.
-
-Counters (``COUNTERS``): detailed kills, deaths, score, time, rounds; the overview's kills,
-deaths, score, time; per weapon kills and time equipped, per vehicle kills and time in it
-(keyed ``guid:field``; an item the answer does not list is kept, so it is not compared).
+Checked in the finalize transaction, before the statistics are written (checked.py): an
+answer with a lifetime counter lower than the stored one (a null where a positive one is
+stored counts as lower) is IMPLAUSIBLE: nothing is written, the job is retried with backoff,
+never parked; unless it is a genuine stats reset: once ``reset_confirmations`` agreeing answers
+(answer_suspects) spanned ``reset_min_span_seconds``, it is stored with a ``stats_reset``
+event. A first answer of all zeros is stored but flagged (``unconfirmed_zero``) until a second
+agrees (docs/battlelog.md, "Plausibility"). Counters (``COUNTERS``): detailed kills, deaths,
+score, time, rounds; the overview's kills, deaths, score, time; per weapon kills and time
+equipped, per vehicle kills and time in it (``guid:field``; an unlisted item is not compared).
 """
 
 from __future__ import annotations

@@ -2,12 +2,10 @@
 transaction, so a gain exists exactly when its two snapshots are stored (bf4ps/gains.py has
 the arithmetic).
 
-* detailed: the interval runs from the soldier's newest good history row before this fetch
-  (a partial snapshot in between is bridged) to this one, when this one is good and changed
-  something (an unchanged collection gains nothing: no row);
-* weapons and vehicles: per item, from the stored current row (that item's last good snapshot:
-  an item missing from a partial answer keeps its row) to the new values, for the items whose
-  counters changed.
+* detailed: from the soldier's newest good history row before this fetch (a partial snapshot
+  in between is bridged) to this one, when this one is good and changed something;
+* weapons and vehicles: per item whose counters changed, from the stored current row (that
+  item's last good snapshot) to the new values.
 
 A failed collection writes nothing, so it never makes a gain; an outdated write (not newer than
 what is stored) neither. The checks after storage (progress_check.py) judge each new row.

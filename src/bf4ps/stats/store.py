@@ -3,14 +3,12 @@
     await finalize.succeed(conn, me, job, attempt, policy,
                            write_stats=writer_for(job.stats_resource, result.parsed))
 
-The writer runs inside succeed's fenced transaction, so the statistics commit together with the
-collection state, the `succeeded` event and the job's removal, or not at all: a writer that
-raises leaves every stored statistic as it was. fetched_at is succeed's `now`, the database's
-clock_timestamp() under the job lock: one clock for every collector, so the no-backwards
-comparisons never depend on a collector host's clock.
-
-The writers themselves (write_detailed, write_profile, write_weapons, write_vehicles) open no
-transaction; see snapshot.py and items.py for what each one writes.
+The writer runs inside succeed's fenced transaction: the statistics commit together with the
+collection state, the `succeeded` event and the job's removal, or not at all. fetched_at is
+succeed's `now`, the database's clock_timestamp() under the job lock, so the no-backwards
+comparisons never depend on a collector host's clock. The writers (write_detailed,
+write_profile, write_weapons, write_vehicles) open no transaction; snapshot.py and items.py
+say what each writes.
 """
 
 from __future__ import annotations

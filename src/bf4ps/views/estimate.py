@@ -1,19 +1,14 @@
 """When will a request's first Battlelog request be sent? A best-effort estimate from measured
-throughput and the work ahead of it (the read side's: the request status, the submission's
-answer and the stored eta_at all come from here; GateDefaults lives here too).
+throughput and the work ahead of it (the request status, the submission's answer and the
+stored eta_at all come from here; GateDefaults lives here too).
 
-The interactive lane serves its jobs one at a time per egress, FIFO by rank, each at a rate-gate
-slot. A job costs max(its physical requests x the gate interval, its measured started ->
-succeeded time + the connect lead): the gate paces short jobs, long ones pace themselves (a
-collector claims its next job when one is done, and no slot is sooner than the connect lead
-after its claim). So the first job of the request starts at
-
-    free_at + sum(cost of each pending job ahead)
-
-where free_at is when the egress can take the next job: its next slot (or cool-down end), after
-the jobs collectors hold now have used their remaining slots and finished, and never before the
-idle collector's next poll. Durations and requests per job are measured from the lane's recent
-events and request ledger; defaults stand in until something was measured.
+The interactive lane serves its jobs one at a time per egress, FIFO by rank, each at a gate
+slot. A job costs max(its requests x the gate interval, its measured started -> succeeded time
++ the connect lead), so the request's first job starts at free_at + the cost of each pending
+job ahead, free_at being when the egress can take the next job (its next slot or cool-down
+end, after the jobs held now finish, never before the idle collector's next poll). Durations
+and requests per job are measured from the lane's recent events and ledger; defaults stand in
+until something was measured (docs/architecture.md, "Interactive requests and their estimate").
 """
 
 from __future__ import annotations

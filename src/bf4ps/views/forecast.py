@@ -4,8 +4,6 @@ scheduler's check use. The inputs are read by views/forecast_inputs.py."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from bf4ps.capacity.demand import DemandLine, demand, refresh_per_hour, span
 from bf4ps.capacity.forecast import Age, Completion, Forecast, Served, forecast
 from bf4ps.capacity.gates import Capacity, capacity
@@ -20,12 +18,7 @@ from bf4ps.capacity.inputs import (
     Queued,
     ResourceCost,
 )
-from bf4ps.policy import Policy
 
 __all__ = ["DAY", "HOUR", "RESOURCES", "Age", "Capacity", "Completion", "DemandLine", "Egress",
            "Figure", "Forecast", "Inputs", "Population", "Queued", "ResourceCost", "Served",
-           "capacity", "demand", "forecast", "refresh_per_hour", "span", "with_policy"]
-
-
-def with_policy(inputs: Inputs, policy: Policy) -> Inputs:
-    return replace(inputs, policy=policy)
+           "capacity", "demand", "forecast", "refresh_per_hour", "span"]

@@ -1,17 +1,13 @@
 """A soldier's last play session (scheduler/sessions.py) and what it brought: where, when, how
-long, and the detailed snapshots that bracket it, the one before its start and the one after
-its last sighting, with the kills, deaths, score and time gained between them.
+long, and the detailed snapshots that bracket it (before its start, after its last sighting)
+with the kills, deaths, score and time gained between them.
 
-* `closing` says where the closing snapshot stands: "collected", "pending" (the session ended,
-  its final refresh is not collected yet) or "playing" (the session is still on).
-* `before_in_session`: the soldier had no snapshot before the session (first seen playing): the
-  first one taken during it opens the bracket, so the gains miss what came before it.
-* `earlier_sessions`: sessions played between the snapshot before and this one's start (the
-  policy's final_refresh_min_age_seconds did not close them): the gains include them too.
-* `clean` is False when the closing snapshot was taken after the next session had begun (the
-  gains include some of that one) or when earlier sessions are included.
-* A snapshot-to-snapshot difference that went down (a Battlelog stats reset) is no gain: the
-  gains are then None and `reset` is True.
+`closing` is "collected", "pending" (ended, final refresh not collected yet) or "playing";
+`before_in_session`: no snapshot before the session, so the first one during it opens the
+bracket; `earlier_sessions`: sessions between the snapshot before and this one's start, whose
+gains are included; `clean` is False when the closing snapshot came after the next session
+began or earlier sessions are included. A difference that went down (a stats reset) is no
+gain: the gains are None and `reset` is True.
 """
 
 from __future__ import annotations

@@ -75,10 +75,6 @@ class RequestStatus(Model):
     refreshable_at: datetime | None  # nothing was due: when a refresh would collect again
 
     @property
-    def nothing_due(self) -> bool:
-        return self.status == "done" and self.message == NOTHING_DUE
-
-    @property
     def is_open(self) -> bool:
         return self.status in OPEN
 

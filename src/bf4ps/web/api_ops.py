@@ -93,8 +93,8 @@ async def control(request: Request, name: str, action: str, reason: str | None,
             row = await act(conn, action, name, reason=(reason or f"{action} by {who}")[:200])
     except ControlError as exc:
         raise WebError(404, str(exc)) from None
-    return Controlled(collector=row["collector_name"], action=action,
-                      enabled=row["enabled"], drained=row["drained"])
+    return Controlled(collector=row.collector_name, action=action,
+                      enabled=row.enabled, drained=row.drained)
 
 
 @router.post("/collectors/{name}/{action}", dependencies=[Depends(json_body)],

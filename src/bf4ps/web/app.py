@@ -25,7 +25,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import Receive, Scope, Send
 
-from bf4ps.db.connect import Conn, bounded_url, open_pool, resolve_url
+from bf4ps.db.compat import application_name
+from bf4ps.db.connect import Conn, bounded_url, name_sessions, open_pool, resolve_url
 from bf4ps.interactive.submit import Limits
 from bf4ps.settings import Settings
 from bf4ps.views.estimate import GateDefaults
@@ -164,5 +165,7 @@ def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None
 
 
 def app_from_env() -> Starlette:
-    """For `uvicorn --factory bf4ps.web.app:app_from_env`: settings from BF4PS_* variables."""
+    """For `uvicorn --factory bf4ps.web.app:app_from_env`: settings from BF4PS_* variables;
+    its sessions are named like a CLI command's, without one (bf4ps.db.compat)."""
+    name_sessions(application_name)
     return create_app(Settings(), serving=True)

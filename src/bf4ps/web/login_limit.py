@@ -3,7 +3,7 @@ the first `free` failures within `forget_after` cost nothing, each further one l
 and that account out for twice as long as the one before (from `delay` up to `max_delay`);
 while locked, /ops answers 429 with Retry-After without looking at the password, so guessing
 goes no faster than the lock allows. A success clears both records. The counts live in the
-database (ops_login_failures, written only through bf4ps_ops_login_attempt, migration 0023), so
+database (ops_login_failures, written only through bf4ps_ops_login_attempt in db/schema.sql), so
 every web process and a restart share them; every failure and refusal is one log line
 (docs/operations.md gives the fail2ban filter) and counted in a metric."""
 

@@ -58,3 +58,77 @@ SELECT c.relname AS name, pg_get_viewdef(c.oid) AS definition
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
 WHERE c.relkind = 'v'
 ORDER BY 1
+
+-- The readable schema (bf4ps/db/schema.sql) needs, besides the above, the full text of each
+-- function, composite types, partition keys and who may use what.
+
+-- name: schema_function_texts
+SELECT p.oid::regprocedure::text AS signature, pg_get_functiondef(p.oid) AS definition
+FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace AND n.nspname = 'public'
+WHERE p.prokind IN ('f', 'p')
+ORDER BY 1
+
+-- name: schema_composite_types
+SELECT t.typname AS name,
+       string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', '
+                  ORDER BY a.attnum) AS definition
+FROM pg_type t
+JOIN pg_namespace n ON n.oid = t.typnamespace AND n.nspname = 'public'
+JOIN pg_class c ON c.oid = t.typrelid AND c.relkind = 'c'
+JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+GROUP BY t.typname
+ORDER BY 1
+
+-- name: schema_partition_keys
+SELECT c.relname AS table_name, pg_get_partkeydef(c.oid) AS definition
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+WHERE c.relkind = 'p' AND NOT c.relispartition
+ORDER BY 1
+
+-- name: schema_constraint_indexes
+SELECT i.relname AS name
+FROM pg_constraint k
+JOIN pg_class i ON i.oid = k.conindid
+JOIN pg_namespace n ON n.oid = i.relnamespace AND n.nspname = 'public'
+WHERE k.contype IN ('p', 'u', 'x')
+
+-- Who may use what beyond the owner, defaults spelled out (a function nobody revoked is
+-- PUBLIC's); the owner's name depends on who ran the migrations and is left out, and so is
+-- PUBLIC's use of the public schema (PostgreSQL's own default, which changed in 15).
+-- name: schema_grants
+WITH acl AS (
+    SELECT CASE c.relkind WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END AS kind,
+           c.relname::text AS object, NULL::text AS col, 0 AS attnum, x.grantee,
+           x.privilege_type, c.relowner AS owner
+    FROM pg_class c
+    JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+    CROSS JOIN LATERAL aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) x
+    WHERE c.relkind IN ('r', 'p', 'v', 'S') AND NOT c.relispartition
+    UNION ALL
+    SELECT 'TABLE', c.relname::text, a.attname::text, a.attnum, x.grantee, x.privilege_type,
+           c.relowner
+    FROM pg_class c
+    JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+    JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+    CROSS JOIN LATERAL aclexplode(a.attacl) x
+    WHERE NOT c.relispartition
+    UNION ALL
+    SELECT 'FUNCTION', p.oid::regprocedure::text, NULL, 0, x.grantee, x.privilege_type,
+           p.proowner
+    FROM pg_proc p
+    JOIN pg_namespace n ON n.oid = p.pronamespace AND n.nspname = 'public'
+    CROSS JOIN LATERAL aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) x
+    WHERE p.prokind IN ('f', 'p')
+    UNION ALL
+    SELECT 'SCHEMA', n.nspname::text, NULL, 0, x.grantee, x.privilege_type, n.nspowner
+    FROM pg_namespace n
+    CROSS JOIN LATERAL aclexplode(coalesce(n.nspacl, acldefault('n', n.nspowner))) x
+    WHERE n.nspname = 'public'
+)
+SELECT kind, object,
+       CASE WHEN grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(grantee)::text END AS grantee,
+       privilege_type AS privilege, string_agg(col, ', ' ORDER BY attnum) AS columns
+FROM acl
+WHERE grantee <> owner AND NOT (kind = 'SCHEMA' AND grantee = 0)
+GROUP BY kind, object, grantee, privilege_type, col IS NULL
+ORDER BY kind, object, 3, col IS NULL DESC, privilege_type

@@ -1,16 +1,13 @@
 """`bf4ps simulate bf4sw --live`: BF4SW keeps watching servers. Every tick some personas are
 seen (last_seen moves to now), a few new soldiers appear, now and then one changes name.
 
-Volumes at full scale (190,000 soldiers) and rate 1 follow the census (upstream-facts §3):
-~25,000 distinct soldiers seen per 24 h, ~2,400 new per day. Sightings are concentrated on the
-recently active like reality: half of them re-sight someone already seen today, the rest bring
-back soldiers last seen 1-7 days (35 %), 7-30 days (12 %) or longer (3 %) ago; ~45,000 sightings
-a day give ~25,000 distinct. Everything scales with soldiers / 190,000 and with `rate` (a demo
-at rate 60 lives an hour a minute).
-
-Session players (a `schedule.players` share of the personas, sim/play.py) are never sighted at
-random: every tick, those whose schedule has a session on are seen on its server (their alias's
-last_seen and bf4_server_players), at the same `rate` as everything else.
+At full scale (190,000 soldiers) and rate 1 the volumes follow the census (upstream-facts §3):
+~25,000 distinct soldiers seen per 24 h from ~45,000 sightings, ~2,400 new per day. Half the
+sightings re-sight someone already seen today; the rest bring back soldiers last seen 1-7 days
+(35 %), 7-30 days (12 %) or longer (3 %) ago. Everything scales with soldiers / 190,000 and
+with `rate` (a demo at rate 60 lives an hour a minute). Session players (a `schedule.players`
+share, sim/play.py) are never sighted at random: every tick those whose schedule has a session
+on are seen on its server (alias last_seen and bf4_server_players), at the same `rate`.
 """
 
 from __future__ import annotations

@@ -1,17 +1,14 @@
-"""The shape of the real BF4SW population (census 2026-10-06, 188,364 soldiers; upstream-facts
-§3), as quotas and samplers.
+"""The real BF4SW population's shape (census 2026-10-06, 188,364 soldiers; upstream-facts §3).
 
-* Platforms: PC 65 %, PS4 17 %, Xbox One 18 %, with BF4SW's own strings: "PC"; "PS4" (85 %) or
-  "PS5" (15 %); "XBox" (70 %), "XBoxOne" (25 %) or "XBoxSeries" (5 %). A persona keeps its
-  string, except ~1 % of console personas later seen under a second one (a console upgrade:
-  same name, a second alias row under the new string).
-* Last seen: < 1 h 2.1 %, 1-6 h 4.2 %, 6-24 h 7.0 %, 1-7 d 25.4 %, 7-30 d 42.8 %, older 18.6 %
-  (cumulative 2 / 13 / 39 / 81 %), the oldest up to two years back (density falling with age).
-* First seen: 15 % of the personas seen within 7 days are newcomers (first seen less than a day
-  before their last sighting: ~1.3 % of the population first seen in the last 24 h, i.e.
-  ~2,400 new per day at full scale); the others were first seen ~5 months (exponential) before.
+* Platforms: PC 65 %, PS4 17 %, Xbox One 18 %, in BF4SW's own strings: "PC"; "PS4" (85 %) or
+  "PS5" (15 %); "XBox" (70 %), "XBoxOne" (25 %) or "XBoxSeries" (5 %); ~1 % of console
+  personas are later seen under a second string too (a console upgrade: a second alias row).
+* Last seen: < 1 h 2.1 %, 1-6 h 4.2 %, 6-24 h 7.0 %, 1-7 d 25.4 %, 7-30 d 42.8 %, older 18.6 %,
+  the oldest up to two years back (density falling with age).
+* First seen: 15 % of those seen within 7 days are newcomers (first seen under a day before
+  their last sighting: ~2,400 new per day at full scale); the others ~5 months (exponential).
 * Name changes: 3 % of personas have 2 (75 %) or 3 (25 %) alias names over time.
-Quotas are exact (shuffled), so a 3,000-soldier population has the real proportions too.
+Quotas (exact, shuffled) and samplers: a 3,000-soldier population has the real proportions.
 """
 
 from __future__ import annotations
