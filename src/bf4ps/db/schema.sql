@@ -1474,6 +1474,17 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_circuit_hold_pending(text,text,double precision) TO bf4ps_collector;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_circuit_lets(p_job bigint, p_lane text, p_resource text)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT NOT EXISTS (SELECT 1 FROM circuit_breakers cb
+                       WHERE cb.lane = p_lane AND cb.resource = p_resource AND cb.state = 'open')
+        OR EXISTS (SELECT 1 FROM circuit_holds h WHERE h.job_id = p_job)
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_circuit_lets(bigint,text,text) TO PUBLIC;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_circuit_release_all(p_lane text, p_resource text)
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
@@ -1504,19 +1515,23 @@ CREATE OR REPLACE FUNCTION public.bf4ps_circuit_release_one(p_lane text, p_resou
  SET search_path TO '$user', 'public'
 AS $function$
 #variable_conflict use_column
+DECLARE
+    picked bigint;
 BEGIN
+    SELECT c.job_id INTO picked FROM collection_jobs c
+    WHERE c.lane = p_lane AND c.resource = p_resource AND c.status = 'pending'
+    ORDER BY c.rank, c.job_id
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED;
+    IF picked IS NULL THEN
+        RETURN;
+    END IF;
+    INSERT INTO circuit_holds (job_id, lane, resource) VALUES (picked, p_lane, p_resource)
+    ON CONFLICT ON CONSTRAINT circuit_holds_pkey DO NOTHING;
     RETURN QUERY
     UPDATE collection_jobs j
     SET eligible_at = clock_timestamp(), updated_at = clock_timestamp()
-    FROM (
-        SELECT c.job_id FROM circuit_holds h
-        JOIN collection_jobs c ON c.job_id = h.job_id AND c.status = 'pending'
-        WHERE h.lane = p_lane AND h.resource = p_resource
-        ORDER BY c.rank, c.job_id
-        LIMIT 1
-        FOR UPDATE OF c SKIP LOCKED
-    ) AS pick
-    WHERE j.job_id = pick.job_id
+    WHERE j.job_id = picked
     RETURNING j.job_id;
 END
 $function$;
@@ -3287,6 +3302,7 @@ BEGIN
       AND j.lease_expires_at <= clock_timestamp()
       AND bf4ps_claim_wanted(j.soldier_id, j.priority_class, j.last_error_at IS NOT NULL,
                              p_soldier, p_classes)
+      AND bf4ps_circuit_lets(j.job_id, j.lane, j.resource)
     ORDER BY j.rank, j.job_id
     LIMIT 1
     FOR UPDATE SKIP LOCKED;
@@ -3306,6 +3322,7 @@ BEGIN
                   AND f.eligible_at <= clock_timestamp()
                   AND bf4ps_claim_wanted(f.soldier_id, f.priority_class,
                                          f.last_error_at IS NOT NULL, p_soldier, p_classes)
+                  AND bf4ps_circuit_lets(f.job_id, f.lane, f.resource)
                 ORDER BY f.rank, f.job_id
                 LIMIT 1
                 FOR UPDATE SKIP LOCKED))
