@@ -164,9 +164,12 @@ async def test_bootstrap_keeps_its_share_and_a_bounded_wait_under_active_demand(
         await asyncio.sleep(0.02)
     boot_waits = [w for c, w in served if c == "bootstrap"]
     share = len(boot_waits) / len(served)
-    # the bound: the aging offset, plus draining the working set ahead of it at the rate seen
+    # the bound: the aging offset, plus draining the working set ahead of it at the rate seen,
+    # plus a second of slack for this process being descheduled mid-drain (scaled by the load:
+    # a serial run beside other work once saw a 3.26 s wait against a 3.10 s bound, every
+    # other wait 1.6 s — a stall adds to one wait but hardly moves the mean rate)
     rate = len(served) / 15
-    bound = aging + pol.working_set_background / rate + 1.0
+    bound = aging + pol.working_set_background / rate + load.scaled(1.0)
     print(f"served {len(served)}, bootstrap share {share:.2f}, max bootstrap wait "
           f"{max(boot_waits):.2f} s (bound {bound:.2f} s)")
     assert await count(conn, "SELECT count(*) FROM collection_state WHERE "
