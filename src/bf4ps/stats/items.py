@@ -20,13 +20,12 @@ from typing import Any, Generic, TypeVar
 
 from bf4ps.battlelog.models import VehicleItem, WeaponItem
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import batch, one_row
+from bf4ps.db.queries import FLOAT_COLUMNS, batch, one_row
 from bf4ps.domain import Resource
 from bf4ps.stats.progress_store import record_items
 from bf4ps.stats.written import Written
 
 CATALOG_FIELDS = ("guid", "name", "slug", "category", "code")
-FLOAT_FIELDS = frozenset({"accuracy_fraction", "service_stars_progress"})
 GUID_MAX_LENGTH = 64  # the catalogs' CHECK
 ItemT = TypeVar("ItemT", WeaponItem, VehicleItem)
 
@@ -92,7 +91,7 @@ def unique_by_guid(items: Sequence[WeaponItem | VehicleItem]) -> list[WeaponItem
 
 def column(items: Sequence[WeaponItem | VehicleItem], name: str) -> list[Any]:
     values = [getattr(item, name) for item in items]
-    if name in FLOAT_FIELDS:  # psycopg refuses lists mixing int and float (0 vs 0.5)
+    if name in FLOAT_COLUMNS:  # psycopg refuses lists mixing int and float (0 vs 0.5)
         return [None if v is None else float(v) for v in values]
     return values
 
