@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import TypedDict
+from typing import Any, TypeVar
 
 from bf4ps import gains
 from bf4ps.battlelog.models import VehicleItem, WeaponItem
@@ -128,42 +128,34 @@ class SoldierProgress(Model):
     progress: progress_view.Progress
 
 
-class ItemFields(TypedDict):
-    """What a weapon's and a vehicle's row both show."""
-
-    name: str
-    sid: str
-    slug: str | None
-    category: str
-    kills: int | None
-    kpm: float | None
-    time_seconds: int | None
-    service_stars: int | None
-    fetched_at: datetime
+RowT = TypeVar("RowT", Weapon, Vehicle)
 
 
-def item_fields(s: StoredItem[WeaponItem] | StoredItem[VehicleItem]) -> ItemFields:
+def item_row(model: type[RowT], s: StoredItem[WeaponItem] | StoredItem[VehicleItem],
+             **kind_fields: Any) -> RowT:
+    """A weapon's or vehicle's row: what both show, and the kind's own fields (the model
+    refuses a field it does not have)."""
     i = s.item
     minutes = (i.seconds or 0) / 60
-    return ItemFields(
+    return model(
         name=item_name(i.name, i.slug), sid=i.name, slug=i.slug,
         category=category_name(i.category), kills=i.kills,
         kpm=round(i.kills / minutes, 3) if i.kills is not None and minutes else None,
-        time_seconds=i.seconds, service_stars=i.service_stars, fetched_at=s.fetched_at)
+        time_seconds=i.seconds, service_stars=i.service_stars, fetched_at=s.fetched_at,
+        **kind_fields)
 
 
 def weapon_row(w: StoredItem[WeaponItem]) -> Weapon:
     i = w.item
-    return Weapon(
-        weapon_id=w.item_id, **item_fields(w), headshots=i.headshots,
-        shots_fired=i.shots_fired, shots_hit=i.shots_hit,
-        accuracy_percent=round(i.accuracy_fraction * 100, 2)
+    return item_row(
+        Weapon, w, weapon_id=w.item_id, headshots=i.headshots, shots_fired=i.shots_fired,
+        shots_hit=i.shots_hit, accuracy_percent=round(i.accuracy_fraction * 100, 2)
         if i.accuracy_fraction is not None else percent(i.shots_hit, i.shots_fired),
         headshot_percent=percent(i.headshots, i.kills))
 
 
 def vehicle_row(v: StoredItem[VehicleItem]) -> Vehicle:
-    return Vehicle(vehicle_id=v.item_id, **item_fields(v), destroyed=v.item.destroy_x_in_y)
+    return item_row(Vehicle, v, vehicle_id=v.item_id, destroyed=v.item.destroy_x_in_y)
 
 
 def _point_gain(a: HistoryPoint | None, b: HistoryPoint) -> gains.SoldierGain | None:
