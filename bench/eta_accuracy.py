@@ -29,9 +29,10 @@ from bench.common import machine
 from bench.fleetrun import Collectors, database, start_sim
 from bf4ps.db.connect import Conn, connection
 from bf4ps.interactive.submit import Limits, submit
+from bf4ps.interactive.target import parse_target
 from bf4ps.policy import Policy
+from bf4ps.settings import GateSettings
 from bf4ps.views import request_status
-from bf4ps.views.estimate import GateDefaults
 from bf4ps.views.request_status import SubmissionView
 
 BASE = 1_700_000_000
@@ -84,7 +85,7 @@ async def wait_collector(conn: Conn, timeout: float = 60) -> None:
 
 
 async def stream(url: str, n: int, mean_gap: float, burst: int,
-                 gate: GateDefaults) -> dict[UUID, SubmissionView]:
+                 gate: GateSettings) -> dict[UUID, SubmissionView]:
     """Submissions with exponential gaps, and one burst of `burst` at once in the middle;
     returns each request's submission (its queue position and estimates)."""
     rng = random.Random(11)
@@ -93,9 +94,9 @@ async def stream(url: str, n: int, mean_gap: float, burst: int,
     async with connection(url) as conn:
         await wait_collector(conn)
         for i in range(n):
-            sub = await submit(conn, platform="pc", persona_id=BASE + 1 + i,
+            sub = await submit(conn, parse_target(platform="pc", persona_id=BASE + 1 + i),
                                client_key=f"bench{i}", policy=policy, limits=Limits(1000, 60),
-                               estimator=request_status.estimator(gate))
+                               gate=gate)
             subs[sub.request_id] = await request_status.submission(conn, sub, gate)
             in_burst = n // 2 <= i < n // 2 + burst - 1
             if not in_burst:
@@ -203,7 +204,7 @@ def main() -> None:
            "BF4PS_IDLE_POLL_SECONDS": str(args.idle_poll), "BF4PS_HEARTBEAT_SECONDS": "2",
            "BF4PS_BATTLELOG_CONNECT_LEAD_SECONDS": str(lead)}
     fleet = Collectors(url, sim.base_url, env)
-    gate = GateDefaults(interval=args.interval, margin=margin, idle_poll=args.idle_poll,
+    gate = GateSettings(interval=args.interval, margin=margin, idle_poll=args.idle_poll,
                         connect_lead=lead)
     t0 = time.monotonic()
     try:

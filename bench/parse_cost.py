@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from bf4ps.battlelog.parse_weapons import parse_weapons
+from bf4ps.battlelog.parse_items import parse_weapons
 
 FIXTURE = (
     Path(__file__).resolve().parents[1] / "tests/fixtures/battlelog/2013-bf4intel/weapon-stats.json"

@@ -34,9 +34,8 @@ from typing import Any
 
 from bf4ps.battlelog.models import VehicleItem, WeaponItem
 from bf4ps.battlelog.parse_detailed import parse_detailed
+from bf4ps.battlelog.parse_items import parse_vehicles, parse_weapons
 from bf4ps.battlelog.parse_profile import parse_profile
-from bf4ps.battlelog.parse_vehicles import parse_vehicles
-from bf4ps.battlelog.parse_weapons import parse_weapons
 from bf4ps.db import embedded, migrate
 from bf4ps.db.connect import Conn, connection
 from bf4ps.stats.store import write_detailed, write_profile, write_vehicles, write_weapons

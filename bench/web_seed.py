@@ -22,9 +22,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bf4ps.battlelog.parse_items import parse_vehicles, parse_weapons
 from bf4ps.battlelog.parse_profile import parse_profile
-from bf4ps.battlelog.parse_vehicles import parse_vehicles
-from bf4ps.battlelog.parse_weapons import parse_weapons
 from bf4ps.db.connect import Conn, connection
 from bf4ps.policy import Policy
 from bf4ps.stats import gains_boards

@@ -293,8 +293,8 @@ class GateSettings:
     """What one process knows of the egress gate from its own settings: the seed of a new
     egress's pacing (the fleet's pacing itself is the database's, gates/fleetconf.py), and the
     timings of its side of a send slot. Collectors and recon pace by it (gates/admission.py);
-    the website's estimate stands it in for what the database cannot tell (views/estimate.py,
-    as GateDefaults). The defaults are the settings' own."""
+    the interactive estimate stands it in for what the database cannot tell (capacity/eta.py).
+    The defaults are the settings' own."""
 
     interval: float = setting_default("egress_min_interval_seconds")
     margin: float = setting_default("egress_safety_margin_seconds")

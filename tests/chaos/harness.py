@@ -45,6 +45,7 @@ from bf4ps.db import migrate
 from bf4ps.db.connect import Conn, connection, ensure_database, with_dbname
 from bf4ps.domain import Platform, bf4sw_platform
 from bf4ps.interactive.submit import RateLimited, UnknownSoldier, submit
+from bf4ps.interactive.target import parse_target
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import SimProcess, spawn
 from bf4ps.sim.bf4sw import population
@@ -579,7 +580,7 @@ class Chaos:
             try:
                 async with connection(self.url) as conn:
                     pol = await policy_mod.load(conn)
-                    sub = await submit(conn, client_key=key, policy=pol, **args)
+                    sub = await submit(conn, parse_target(**args), client_key=key, policy=pol)
                 self.rec.submissions[f"{kind}: {sub.status}"] += 1
             except RateLimited:
                 self.rec.submissions[f"{kind}: rate limited"] += 1

@@ -13,28 +13,28 @@ import pytest
 
 from bf4ps import soldiers
 from bf4ps.battlelog.models import SearchHit
+from bf4ps.capacity import eta
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane, Platform, PriorityClass, SourceType
 from bf4ps.interactive.inputs import InputError, parse_soldier_url
-from bf4ps.interactive.lookup import resolve_lookup
+from bf4ps.interactive.lookup import found, resolve_lookup
 from bf4ps.interactive.submit import Limits, RateLimited, UnknownSoldier, submit
+from bf4ps.interactive.target import parse_target
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
-from bf4ps.views import estimate as eta
+from bf4ps.settings import GateSettings
 from bf4ps.views import request_status as views
-from bf4ps.views.estimate import GateDefaults
 from bf4ps.views.request_status import SubmissionView, request_status
 from tests.helpers import add_job, count, interactive_gate, make_collector, make_soldier
 
 POLICY = Policy()
-GATE = GateDefaults(interval=2.0, margin=0.0, idle_poll=1.0, connect_lead=0.2)
+GATE = GateSettings(interval=2.0, margin=0.0, idle_poll=1.0, connect_lead=0.2)
 
 
 async def submitted(conn: Conn, **target: object) -> SubmissionView:
     """A submission storing the read side's estimate, and its answer as the API gives it."""
-    sub = await submit(conn, client_key="t", policy=POLICY,  # type: ignore[arg-type]
-                       estimator=views.estimator(GATE), **target)
+    sub = await submit(conn, parse_target(**target), client_key="t", policy=POLICY, gate=GATE)
     return await views.submission(conn, sub, GATE)
 
 
@@ -68,16 +68,17 @@ async def test_known_soldier_gets_four_interactive_jobs_and_an_eta(
 async def test_by_name_case_insensitive_and_former_name(conn: Conn) -> None:
     sid = await make_soldier(conn, 4002, name="OldName")
     await make_soldier(conn, 4002, name="NewName", seen=datetime(2027, 1, 1, tzinfo=UTC))
-    by_current = await submit(conn, platform="pc", name="newname", client_key="t",
+    by_current = await submit(conn, parse_target(platform="pc", name="newname"), client_key="t",
                               policy=POLICY)
     assert by_current.soldier_id == sid
     # the open request is reused for the same soldier, also when named by its former name
-    by_former = await submit(conn, platform="pc", name="OLDNAME", client_key="t",
+    by_former = await submit(conn, parse_target(platform="pc", name="OLDNAME"), client_key="t",
                              policy=POLICY)
     assert by_former.reused and by_former.request_id == by_current.request_id
     assert await count(conn, "SELECT count(*) FROM interactive_requests") == 1
     # other platforms are other soldiers
-    other = await submit(conn, platform="ps4", name="NewName", client_key="t", policy=POLICY)
+    other = await submit(conn, parse_target(platform="ps4", name="NewName"), client_key="t",
+                         policy=POLICY)
     assert other.soldier_id is None and other.resources == ("lookup",)
 
 
@@ -89,7 +90,8 @@ async def test_promotes_pending_background_work_and_attaches_to_running(
     me = await make_collector(conn, tmp_path, "bg-1", Lane.BACKGROUND, "bg-egress")
     claimed = await qclaim.claim(conn, me, 60, soldier_id=sid)
     assert claimed is not None and claimed.resource == "detailed"
-    sub = await submit(conn, platform="pc", persona_id=4003, client_key="t", policy=POLICY)
+    sub = await submit(conn, parse_target(platform="pc", persona_id=4003), client_key="t",
+                       policy=POLICY)
     assert sub.created == 2  # profile, vehicles; weapons promoted, detailed attached
     cur = await conn.execute("SELECT job_id, resource, lane, status, request_id FROM "
                              "collection_jobs ORDER BY resource")
@@ -110,26 +112,29 @@ async def test_fresh_resources_are_not_recollected(conn: Conn) -> None:
         "UPDATE collection_state SET status = 'current', last_success_at = now(), "
         "last_attempt_at = now(), next_due_at = now() + interval '1 day' "
         "WHERE soldier_id = %s AND resource IN ('detailed', 'weapons')", [sid])
-    sub = await submit(conn, platform="pc", persona_id=4004, client_key="t", policy=POLICY)
+    sub = await submit(conn, parse_target(platform="pc", persona_id=4004), client_key="t",
+                       policy=POLICY)
     assert sub.resources == ("profile", "vehicles")
     await conn.execute("UPDATE collection_state SET status = 'current', last_success_at = "
                        "now() - interval '2 hours', last_attempt_at = now() - interval "
                        "'2 hours', next_due_at = now() WHERE soldier_id = %s", [sid])
     await conn.execute("DELETE FROM collection_jobs")
     await conn.execute("UPDATE interactive_requests SET status = 'done'")
-    older = await submit(conn, platform="pc", persona_id=4004, client_key="t", policy=POLICY)
+    older = await submit(conn, parse_target(platform="pc", persona_id=4004), client_key="t",
+                         policy=POLICY)
     assert len(older.resources) == 4  # older than interactive_min_age_seconds (1 h)
     await conn.execute("DELETE FROM collection_jobs")
     await conn.execute("UPDATE interactive_requests SET status = 'done'")
     await conn.execute("UPDATE collection_state SET last_success_at = now() WHERE "
                        "soldier_id = %s", [sid])
-    fresh = await submit(conn, platform="pc", persona_id=4004, client_key="t", policy=POLICY)
+    fresh = await submit(conn, parse_target(platform="pc", persona_id=4004), client_key="t",
+                         policy=POLICY)
     assert fresh.status == "done" and fresh.resources == () and fresh.eta_at is None
     assert await count(conn, "SELECT count(*) FROM collection_jobs") == 0
 
 
 async def test_unknown_name_gets_one_lookup_job(conn: Conn) -> None:
-    sub = await submit(conn, platform="xboxone", name="Some Gamertag", client_key="t",
+    sub = await submit(conn, parse_target(platform="xboxone", name="Some Gamertag"), client_key="t",
                        policy=POLICY)
     assert sub.soldier_id is None and sub.lookup_name == "Some Gamertag" and sub.created == 1
     rows = await jobs(conn)
@@ -137,8 +142,8 @@ async def test_unknown_name_gets_one_lookup_job(conn: Conn) -> None:
                      "priority_class": "interactive", "reason": "lookup", "status": "pending",
                      "request_id": sub.request_id, "lookup_name": "Some Gamertag",
                      "lookup_platform": "xboxone"}]
-    again = await submit(conn, platform="xboxone", name="some gamertag", client_key="u",
-                         policy=POLICY)
+    again = await submit(conn, parse_target(platform="xboxone", name="some gamertag"),
+                         client_key="u", policy=POLICY)
     assert again.reused and again.request_id == sub.request_id
 
 
@@ -146,15 +151,16 @@ async def test_persona_url_registers_an_unknown_soldier(conn: Conn) -> None:
     ref = parse_soldier_url(
         "https://battlelog.battlefield.com/bf4/soldier/Url_Guy/stats/1003662931478/ps4/")
     assert (ref.persona_id, ref.platform, ref.name) == (1003662931478, Platform.PS4, "Url_Guy")
-    sub = await submit(conn, platform=ref.platform, persona_id=ref.persona_id, name=ref.name,
-                       client_key="t", policy=POLICY)
+    sub = await submit(conn, parse_target(platform=ref.platform, persona_id=ref.persona_id,
+                                          name=ref.name), client_key="t", policy=POLICY)
     assert sub.soldier_id is not None and sub.created == 4
     assert await count(conn, "SELECT count(*) FROM soldier_sources WHERE source_type = "
                              "'manual'") == 1
     # asked for is not seen playing: no last-seen time, so the soldier is not made active
     assert await count(conn, "SELECT count(*) FROM soldiers WHERE last_seen_at IS NULL") == 1
     with pytest.raises(UnknownSoldier):
-        await submit(conn, platform="pc", persona_id=77, client_key="t", policy=POLICY)
+        await submit(conn, parse_target(platform="pc", persona_id=77), client_key="t",
+                     policy=POLICY)
 
 
 async def test_requests_do_not_move_a_soldiers_last_seen_playing(conn: Conn) -> None:
@@ -163,7 +169,7 @@ async def test_requests_do_not_move_a_soldiers_last_seen_playing(conn: Conn) -> 
     Battlelog's own, becomes the current name."""
     seen = datetime(2026, 6, 1, tzinfo=UTC)
     sid = await make_soldier(conn, 4200, name="OldName", seen=seen)
-    await submit(conn, platform="pc", persona_id=4200, name="Typed", client_key="t",
+    await submit(conn, parse_target(platform="pc", persona_id=4200, name="Typed"), client_key="t",
                  policy=POLICY)
     cur = await conn.execute("SELECT current_name, last_seen_at FROM soldiers")
     assert await cur.fetchall() == [{"current_name": "OldName", "last_seen_at": seen}]
@@ -183,42 +189,47 @@ async def test_a_url_with_a_made_up_persona_cannot_take_a_real_soldiers_name(
     renamed = await make_soldier(conn, 4101, name="Bravo")
     await make_soldier(conn, 4101, name="Bravo2", seen=datetime(2027, 1, 1, tzinfo=UTC))
     for pid, name in ((424243, "alex-"), (424244, "BRAVO")):
-        fake = await submit(conn, platform="pc", persona_id=pid, name=name,
+        fake = await submit(conn, parse_target(platform="pc", persona_id=pid, name=name),
                             client_key="attacker", policy=POLICY)
         assert fake.soldier_id not in (None, real, renamed)
-    by_name = await submit(conn, platform="pc", name="Alex-", client_key="t", policy=POLICY)
+    by_name = await submit(conn, parse_target(platform="pc", name="Alex-"), client_key="t",
+                           policy=POLICY)
     assert by_name.soldier_id == real
-    by_former = await submit(conn, platform="pc", name="bravo", client_key="t", policy=POLICY)
+    by_former = await submit(conn, parse_target(platform="pc", name="bravo"), client_key="t",
+                             policy=POLICY)
     assert by_former.soldier_id == renamed
     # a name Battlelog's search confirmed is trusted like BF4SW's: the current holder of
     # "Bravo" found by a lookup wins over the BF4SW soldier who used to have the name
     await conn.execute("INSERT INTO soldier_sources (soldier_id, source_type, first_seen_at, "
                        "last_seen_at) SELECT soldier_id, 'battlelog', now(), now() FROM "
                        "soldiers WHERE persona_id = 424244")
-    assert (await submit(conn, platform="pc", name="bravo", client_key="t2",
+    assert (await submit(conn, parse_target(platform="pc", name="bravo"), client_key="t2",
                          policy=POLICY)).soldier_id not in (None, renamed)
     # a name only ever typed into a URL still resolves to that soldier
-    only = await submit(conn, platform="pc", persona_id=424245, name="Charlie",
+    only = await submit(conn, parse_target(platform="pc", persona_id=424245, name="Charlie"),
                         client_key="attacker", policy=POLICY)
-    again = await submit(conn, platform="pc", name="charlie", client_key="t", policy=POLICY)
+    again = await submit(conn, parse_target(platform="pc", name="charlie"), client_key="t",
+                         policy=POLICY)
     assert again.soldier_id == only.soldier_id and again.reused
 
 
 async def test_resolve_lookup(conn: Conn, tmp_path: Path) -> None:
     me = await make_collector(conn, tmp_path, "int-1", Lane.INTERACTIVE, "int-egress")
-    sub = await submit(conn, platform="pc", name="LookMeUp", client_key="t", policy=POLICY)
+    sub = await submit(conn, parse_target(platform="pc", name="LookMeUp"), client_key="t",
+                       policy=POLICY)
     later = await submitted(conn, platform="pc", name="Later")
     job = await qclaim.claim(conn, me, 60)
     assert job is not None and job.is_lookup and job.request_id == sub.request_id
     # no exact name on the platform: None, nothing written
-    assert await resolve_lookup(conn, job, (SearchHit(9, "LookMeUp2", 1),
-                                            SearchHit(8, "LookMeUp", 32)), POLICY) is None
+    assert found(job, (SearchHit(9, "LookMeUp2", 1), SearchHit(8, "LookMeUp", 32))) is None
     assert await count(conn, "SELECT count(*) FROM soldiers") == 0
     hits = (SearchHit(555, "LOOKMEUP", Platform.PS4.battlelog_int),
             SearchHit(556, "LookMeUpToo", Platform.PC.battlelog_int),
             SearchHit(557, "lookmeup", Platform.PC.battlelog_int))
+    hit = found(job, hits)
+    assert hit is not None
     async with conn.transaction():
-        sid = await resolve_lookup(conn, job, hits, POLICY)
+        sid = await resolve_lookup(conn, job, hit, POLICY)
     assert sid is not None
     cur = await conn.execute("SELECT persona_id, platform, current_name, last_seen_at "
                              "FROM soldiers")
@@ -254,14 +265,14 @@ async def test_resolve_lookup(conn: Conn, tmp_path: Path) -> None:
 async def test_rate_limit_per_client(conn: Conn) -> None:
     limits = Limits(requests=3, window_seconds=60)
     for i in range(3):
-        await submit(conn, platform="pc", name=f"Rate{i}", client_key="10.0.0.1",
+        await submit(conn, parse_target(platform="pc", name=f"Rate{i}"), client_key="10.0.0.1",
                      policy=POLICY, limits=limits)
     with pytest.raises(RateLimited) as exc:
-        await submit(conn, platform="pc", name="Rate9", client_key="10.0.0.1",
+        await submit(conn, parse_target(platform="pc", name="Rate9"), client_key="10.0.0.1",
                      policy=POLICY, limits=limits)
     assert 1 <= exc.value.retry_after <= 60
-    await submit(conn, platform="pc", name="Rate9", client_key="10.0.0.2", policy=POLICY,
-                 limits=limits)
+    await submit(conn, parse_target(platform="pc", name="Rate9"), client_key="10.0.0.2",
+                 policy=POLICY, limits=limits)
 
 
 async def test_eta_grows_with_the_queue_ahead(conn: Conn, tmp_path: Path) -> None:
@@ -360,7 +371,7 @@ async def test_measuring_the_lane_reads_only_interactive_successes(conn: Conn) -
 ])
 async def test_invalid_input(conn: Conn, kwargs: dict[str, object], field: str) -> None:
     with pytest.raises(InputError) as exc:
-        await submit(conn, client_key="t", policy=POLICY, **kwargs)  # type: ignore[arg-type]
+        await submit(conn, parse_target(**kwargs), client_key="t", policy=POLICY)
     assert exc.value.field == field
     if isinstance(kwargs["platform"], list):  # was "platform is required", though one was sent
         assert exc.value.message.startswith("platform must be text")

@@ -13,6 +13,7 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one
 from bf4ps.domain import ErrorClass, Lane, Platform, SourceType
 from bf4ps.interactive.submit import submit
+from bf4ps.interactive.target import parse_target
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
@@ -33,7 +34,7 @@ async def ended(conn: Conn, request_id: object) -> dict[str, object]:
 
 async def fail_lookup(conn: Conn, me: CollectorRef, name: str, error: ErrorClass,
                       message: str) -> object:
-    sub = await submit(conn, platform="pc", name=name, client_key="t", policy=POLICY)
+    sub = await submit(conn, parse_target(platform="pc", name=name), client_key="t", policy=POLICY)
     job = await qclaim.claim(conn, me, 60)
     assert job is not None and job.is_lookup and job.lookup_name == name
     await finalize.fail(conn, me, job, error, message, Attempt(200, 5, {}), POLICY)
@@ -63,7 +64,8 @@ async def test_a_look_up_that_gave_up_is_failed_never_no_such_soldier(
 async def test_a_done_request_says_how_much_was_collected(conn: Conn, tmp_path: Path) -> None:
     me = await make_collector(conn, tmp_path, "int-end-2", Lane.INTERACTIVE, "int-end-2")
     await make_soldier(conn, 4711, name="Collected")
-    sub = await submit(conn, platform="pc", persona_id=4711, client_key="t", policy=POLICY)
+    sub = await submit(conn, parse_target(platform="pc", persona_id=4711), client_key="t",
+                       policy=POLICY)
     # a parking class: an outage's 5xx never parks a resource (issue 35, item 2), it retries
     outcomes = {"detailed": None, "profile": None, "weapons": ErrorClass.MALFORMED,
                 "vehicles": None}

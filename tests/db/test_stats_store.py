@@ -21,9 +21,8 @@ from bf4ps.battlelog.models import (
     WeaponItem,
 )
 from bf4ps.battlelog.parse_detailed import parse_detailed
+from bf4ps.battlelog.parse_items import parse_vehicles, parse_weapons
 from bf4ps.battlelog.parse_profile import parse_profile
-from bf4ps.battlelog.parse_vehicles import parse_vehicles
-from bf4ps.battlelog.parse_weapons import parse_weapons
 from bf4ps.db.connect import Conn
 from bf4ps.domain import Resource, StateStatus
 from bf4ps.policy import Policy
@@ -31,7 +30,8 @@ from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
 from bf4ps.queue.finalize import Attempt
 from bf4ps.queue.jobs import ClaimedJob
-from bf4ps.stats.read import detailed_history, soldier_overview, vehicles_of, weapons_of
+from bf4ps.stats.items import VEHICLES, WEAPONS
+from bf4ps.stats.read import detailed_history, items_of, soldier_overview
 from bf4ps.stats.store import (
     write_detailed,
     write_profile,
@@ -171,7 +171,7 @@ async def test_weapons_fixture_stored_read_back_and_history_only_for_changes(
     assert (first.catalog_inserted, first.current_rows, first.history_rows) == (136, 136, played)
     assert await count(conn, "SELECT count(*) FROM weapon_catalog") == 136
 
-    stored = await weapons_of(conn, sid)
+    stored = await items_of(conn, WEAPONS, sid)
     assert len(stored) == 136
     by_guid = {s.item.guid: s for s in stored}
     u100 = by_guid["D245AAAD-A451-45FD-AFC5-851D966B5227"]
@@ -197,7 +197,7 @@ async def test_weapons_fixture_stored_read_back_and_history_only_for_changes(
         "SELECT c.guid, h.kills FROM soldier_weapon_history h JOIN weapon_catalog c "
         "USING (weapon_id) WHERE h.fetched_at = %s ORDER BY h.kills", [T3])
     assert await cur.fetchall() == [{"guid": b, "kills": 1}, {"guid": a, "kills": 300}]
-    by_guid = {s.item.guid: s for s in await weapons_of(conn, sid)}
+    by_guid = {s.item.guid: s for s in await items_of(conn, WEAPONS, sid)}
     assert by_guid[a].item.kills == 300 and by_guid[a].fetched_at == T3
     assert by_guid[weapons[1].guid].fetched_at == T1  # untouched rows keep their time
 
@@ -209,7 +209,7 @@ async def test_weapons_keep_last_known_good_and_never_go_backwards(conn: Conn) -
     partial = await write_weapons(conn, sid, weapons[:10], T2)  # items missing: kept
     assert partial.current_rows == 0
     assert (await write_weapons(conn, sid, (), T3)).current_rows == 0  # empty list: kept
-    assert len(await weapons_of(conn, sid)) == 136
+    assert len(await items_of(conn, WEAPONS, sid)) == 136
 
     changed = with_kills(weapons, {weapons[0].guid: 999})
     older = await write_weapons(conn, sid, changed, T0)
@@ -218,7 +218,7 @@ async def test_weapons_keep_last_known_good_and_never_go_backwards(conn: Conn) -
     assert (newer.current_rows, newer.history_rows) == (1, 1)
     stale = await write_weapons(conn, sid, with_kills(weapons, {weapons[1].guid: 5}), T3)
     assert stale.outdated  # T3 is older than the T4 data now stored
-    stored = {s.item.guid: s.item.kills for s in await weapons_of(conn, sid)}
+    stored = {s.item.guid: s.item.kills for s in await items_of(conn, WEAPONS, sid)}
     assert stored[weapons[0].guid] == 999 and stored[weapons[1].guid] == weapons[1].kills
 
 
@@ -232,7 +232,7 @@ async def test_catalog_is_shared_and_refreshed_only_when_changed(conn: Conn) -> 
     renamed = (replace(weapons[0], name="WARSAW_ID_P_WNAME_ULTIM_V2"), *weapons[1:])
     third = await write_weapons(conn, one, renamed, T3)
     assert (third.catalog_inserted, third.catalog_refreshed, third.current_rows) == (0, 1, 0)
-    assert [w.item.name for w in await weapons_of(conn, two)
+    assert [w.item.name for w in await items_of(conn, WEAPONS, two)
             if w.item.guid == weapons[0].guid] == ["WARSAW_ID_P_WNAME_ULTIM_V2"]
 
     next_day = await write_weapons(conn, two, renamed, T3 + timedelta(days=2))
@@ -251,7 +251,7 @@ async def test_vehicles_fixture_stored_read_back_and_history_only_for_changes(
 
     first = await write_vehicles(conn, sid, vehicles, T1)
     assert (first.catalog_inserted, first.current_rows, first.history_rows) == (53, 53, played)
-    stored = await vehicles_of(conn, sid)
+    stored = await items_of(conn, VEHICLES, sid)
     assert {s.item for s in stored} == set(vehicles)
     btr = next(s for s in stored if s.item.guid == "F998F5E4-220D-463A-A437-1C18D5C3A19E")
     assert (btr.item.slug, btr.item.kills, btr.item.time_in_seconds,
@@ -291,7 +291,7 @@ async def test_writer_for_stores_through_finalize(conn: Conn, tmp_path: Path) ->
     assert state.last_success_at is not None and state.last_attempt_at is not None
     assert overview.states[Resource.DETAILED].status is StateStatus.NEVER_ATTEMPTED
     assert overview.detailed is None and overview.profile is None
-    stored = await weapons_of(conn, sid)
+    stored = await items_of(conn, WEAPONS, sid)
     assert len(stored) == 136 and stored[0].fetched_at <= state.last_success_at
 
 
@@ -344,8 +344,8 @@ async def test_failing_writer_leaves_previous_stats_untouched(conn: Conn,
 
     with pytest.raises(RuntimeError):
         await finalize.succeed(conn, me, job, Attempt(200, 10), Policy(), broken)
-    assert {s.item for s in await weapons_of(conn, sid)} == set(weapons)
-    assert all(s.fetched_at == T1 for s in await weapons_of(conn, sid))
+    assert {s.item for s in await items_of(conn, WEAPONS, sid)} == set(weapons)
+    assert all(s.fetched_at == T1 for s in await items_of(conn, WEAPONS, sid))
     overview = await soldier_overview(conn, sid)
     assert overview.detailed is not None and overview.detailed.stats == stats
     assert await count(conn, "SELECT count(*) FROM soldier_weapon_history") == sum(

@@ -16,9 +16,8 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic import SecretStr
 
 from bf4ps.battlelog.parse_detailed import parse_detailed
+from bf4ps.battlelog.parse_items import parse_vehicles, parse_weapons
 from bf4ps.battlelog.parse_profile import parse_profile
-from bf4ps.battlelog.parse_vehicles import parse_vehicles
-from bf4ps.battlelog.parse_weapons import parse_weapons
 from bf4ps.db.connect import Conn, open_pool
 from bf4ps.domain import Lane, Platform
 from bf4ps.interactive.submit import Limits

@@ -11,6 +11,7 @@ import pytest
 from bf4ps.db.connect import connection
 from bf4ps.domain import Platform
 from bf4ps.interactive.submit import submit
+from bf4ps.interactive.target import parse_target
 from bf4ps.policy import Policy
 from bf4ps.sim.battlelog.lookup import name_platforms
 from bf4ps.sim.personas import persona_id_for
@@ -36,10 +37,10 @@ async def test_unknown_name_is_looked_up_then_chained(db_url: str, tmp_path: Pat
             "BF4PS_HEARTBEAT_SECONDS": "1"})
         fleet.start("web-interactive-01", "interactive-egress", "127.0.0.30", "interactive")
         async with connection(db_url) as conn:
-            found = await submit(conn, platform="pc", name=name, client_key="t1",
+            found = await submit(conn, parse_target(platform="pc", name=name), client_key="t1",
                                  policy=Policy())
-            missing = await submit(conn, platform="pc", name=absent,
-                                   client_key="t1", policy=Policy())
+            missing = await submit(conn, parse_target(platform="pc", name=absent), client_key="t1",
+                                   policy=Policy())
             assert found.resources == ("lookup",) and found.soldier_id is None
 
             await wait_for(conn, "SELECT count(*) FROM interactive_requests WHERE status = "

@@ -19,6 +19,7 @@ from bf4ps.db.connect import Conn, connection, open_pool
 from bf4ps.domain import Platform
 from bf4ps.interactive.lookup import SEARCH_UNAVAILABLE_NOTE
 from bf4ps.interactive.submit import Submission, submit
+from bf4ps.interactive.target import parse_target
 from bf4ps.policy import Policy
 from bf4ps.settings import Settings
 from bf4ps.sim.battlelog.lookup import name_platforms, search_body
@@ -55,11 +56,13 @@ async def test_a_refused_search_never_says_no_such_soldier(db_url: str, tmp_path
         fleet = Fleet(db_url, sim.base_url, tmp_path, dict(ENV))
         fleet.start("int-wall-1", "int-wall-egress", "127.0.0.50", "interactive")
         async with connection(db_url) as conn:
-            found = await submit(conn, platform="pc", name=name, client_key="t", policy=Policy())
-            missing = await submit(conn, platform="pc", name=absent, client_key="t",
+            found = await submit(conn, parse_target(platform="pc", name=name), client_key="t",
+                                 policy=Policy())
+            missing = await submit(conn, parse_target(platform="pc", name=absent), client_key="t",
                                    policy=Policy())
-            known = await submit(conn, platform="pc", name=by_id, client_key="t",
-                                 persona_id=persona_id_for(by_id, Platform.PC), policy=Policy())
+            known = await submit(conn, parse_target(
+                platform="pc", name=by_id, persona_id=persona_id_for(by_id, Platform.PC)),
+                client_key="t", policy=Policy())
             # both searches were refused (an empty answer, no good session) at least twice
             await wait_for(conn, "SELECT count(*) = 2 FROM collection_jobs WHERE resource = "
                                  "'lookup' AND attempt_count >= 2", timeout=60)
@@ -126,7 +129,8 @@ async def test_every_hop_of_a_redirecting_start_page_is_counted(db_url: str,
         fleet = Fleet(db_url, sim.base_url, tmp_path, dict(ENV))
         fleet.start("int-hops-1", "int-hops-egress", "127.0.0.51", "interactive")
         async with connection(db_url) as conn:
-            sub = await submit(conn, platform="pc", name=name, client_key="t", policy=Policy())
+            sub = await submit(conn, parse_target(platform="pc", name=name), client_key="t",
+                               policy=Policy())
             await wait_for(conn, "SELECT count(*) FROM collection_events WHERE resource = "
                                  "'lookup' AND event_type = 'succeeded'", timeout=60,
                            context=fleet.tails)

@@ -29,10 +29,14 @@ from bf4ps.battlelog.models import (
     WeaponItem,
 )
 from bf4ps.battlelog.parse_detailed import parse_detailed
+from bf4ps.battlelog.parse_items import (
+    parse_vehicle_batch,
+    parse_vehicles,
+    parse_weapon_batch,
+    parse_weapons,
+)
 from bf4ps.battlelog.parse_profile import parse_profile
 from bf4ps.battlelog.parse_search import parse_account_soldiers
-from bf4ps.battlelog.parse_vehicles import parse_vehicle_batch, parse_vehicles
-from bf4ps.battlelog.parse_weapons import parse_weapon_batch, parse_weapons
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "battlelog"
 Path_ = tuple[str | int, ...]

@@ -29,10 +29,14 @@ from bf4ps.battlelog.models import (
     TopItem,
 )
 from bf4ps.battlelog.parse_detailed import parse_detailed
+from bf4ps.battlelog.parse_items import (
+    parse_vehicle_batch,
+    parse_vehicles,
+    parse_weapon_batch,
+    parse_weapons,
+)
 from bf4ps.battlelog.parse_profile import parse_profile
 from bf4ps.battlelog.parse_search import parse_account_soldiers, parse_search
-from bf4ps.battlelog.parse_vehicles import parse_vehicle_batch, parse_vehicles
-from bf4ps.battlelog.parse_weapons import parse_weapon_batch, parse_weapons
 from bf4ps.domain import ErrorClass, Resource
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

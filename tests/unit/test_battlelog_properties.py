@@ -24,10 +24,9 @@ from hypothesis import strategies as st
 
 from bf4ps.battlelog.envelope import BOM, ItemBatch
 from bf4ps.battlelog.parse_detailed import parse_detailed
+from bf4ps.battlelog.parse_items import parse_vehicle_batch, parse_weapon_batch
 from bf4ps.battlelog.parse_profile import parse_profile
 from bf4ps.battlelog.parse_search import parse_account_soldiers
-from bf4ps.battlelog.parse_vehicles import parse_vehicle_batch
-from bf4ps.battlelog.parse_weapons import parse_weapon_batch
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "battlelog"
 PARSERS: dict[str, Callable[[bytes], Any]] = {

@@ -66,3 +66,29 @@ def test_every_named_query_is_used_by_the_code() -> None:
     mentioned = {s for t in texts for s in re.findall(r'"([a-z][a-z0-9_]*)"', t)}
     unused = sorted(set(all_queries()) - mentioned)
     assert not unused, f"named queries nothing uses: {unused}"
+
+
+def test_a_query_written_for_both_item_kinds_loads_once_per_kind() -> None:
+    text = ("-- name: {item}_x\nSELECT {item}_id, {p.counters} FROM soldier_{item}_stats p\n"
+            "-- note\nWHERE ({extras}) IS NOT NULL AND x = ANY(ARRAY[{arrays}])\n")
+    got = parse(text)
+    assert set(got) == {"weapon_x", "vehicle_x"}
+    assert got["vehicle_x"] == (
+        "SELECT vehicle_id, p.kills, p.time_in_seconds, p.destroy_x_in_y FROM "
+        "soldier_vehicle_stats p\nWHERE (service_stars, service_stars_progress) IS NOT NULL "
+        "AND x = ANY(ARRAY[%(kills)s::bigint[], %(time_in_seconds)s::bigint[], "
+        "%(destroy_x_in_y)s::bigint[], %(service_stars)s::bigint[], "
+        "%(service_stars_progress)s::float8[]])")
+    with pytest.raises(ValueError, match="defined twice"):
+        parse(text + "-- name: weapon_x\nSELECT 1\n")
+
+
+def test_the_item_columns_are_the_item_kinds_stats() -> None:
+    from bf4ps.db.queries import ITEM_COLUMNS
+    from bf4ps.stats.items import KINDS
+
+    assert set(ITEM_COLUMNS) == {kind.name for kind in KINDS}
+    for kind in KINDS:
+        cols = ITEM_COLUMNS[kind.name]
+        assert sorted(cols["counters"] + cols["extras"]) == sorted(kind.stat_fields[1:])
+        assert kind.catalog_query in all_queries() and kind.stats_query in all_queries()

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bf4ps.battlelog.models import WeaponItem
-from bf4ps.battlelog.parse_weapons import parse_weapons
+from bf4ps.battlelog.parse_items import parse_weapons
 from bf4ps.db.connect import Conn, connection
 from bf4ps.stats.store import write_weapons
 

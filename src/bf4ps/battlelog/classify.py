@@ -24,9 +24,8 @@ import httpx
 from bf4ps.battlelog.envelope import LOGIN_WALL, SOFT_THROTTLE, UNKNOWN_PAGE, ItemBatch, short
 from bf4ps.battlelog.models import BattlelogParseError, FetchResult, Parsed
 from bf4ps.battlelog.parse_detailed import parse_detailed
+from bf4ps.battlelog.parse_items import parse_vehicle_batch, parse_weapon_batch
 from bf4ps.battlelog.parse_profile import parse_profile
-from bf4ps.battlelog.parse_vehicles import parse_vehicle_batch
-from bf4ps.battlelog.parse_weapons import parse_weapon_batch
 from bf4ps.domain import ErrorClass, Resource
 
 Parser = Callable[[bytes], Parsed | ItemBatch[Any] | None]  # None: the body carries nothing

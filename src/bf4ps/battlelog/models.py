@@ -150,6 +150,11 @@ class WeaponItem:
     service_stars: int | None
     service_stars_progress: float | None
 
+    @property
+    def seconds(self) -> int | None:
+        """Time used (the kinds' one measure of it)."""
+        return self.time_equipped_seconds
+
 
 @dataclass(frozen=True, slots=True)
 class VehicleItem:
@@ -163,6 +168,10 @@ class VehicleItem:
     destroy_x_in_y: int | None
     service_stars: int | None
     service_stars_progress: float | None
+
+    @property
+    def seconds(self) -> int | None:
+        return self.time_in_seconds
 
 
 @dataclass(frozen=True, slots=True)

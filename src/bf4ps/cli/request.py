@@ -7,15 +7,22 @@ from datetime import UTC, datetime
 
 import click
 
-from bf4ps import policy as policy_mod
 from bf4ps.cli.common import echo_json, fail, run_async, settings_of
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.domain import Platform
-from bf4ps.interactive.inputs import InputError, looks_like_url, parse_soldier_url
+from bf4ps.interactive.inputs import InputError
 from bf4ps.interactive.submit import RateLimited, UnknownSoldier, submit
+from bf4ps.interactive.target import parse_target
+from bf4ps.settings import GateSettings
 from bf4ps.views import request_status
-from bf4ps.views.estimate import GateDefaults
 from bf4ps.views.request_status import SubmissionView
+
+
+def _refusal(exc: InputError, platform: str | None) -> str:
+    """An input refusal in the CLI's words (a URL is its NAME argument; --platform an option)."""
+    if exc.field == "platform" and platform is None:
+        return "platform: --platform is required with a soldier name"
+    return f"{'NAME' if exc.field == 'url' else exc.field}: {exc.message}"
 
 
 def _describe(sub: SubmissionView) -> str:
@@ -53,22 +60,13 @@ async def request(ctx: click.Context, name: str, platform: str | None, as_json: 
     interactive work, never a synchronous Battlelog call."""
     settings = settings_of(ctx)
     try:
-        persona_id: int | None = None
-        soldier_name: str | None = name
-        if looks_like_url(name):
-            ref = parse_soldier_url(name, "NAME")
-            platform, persona_id, soldier_name = ref.platform.value, ref.persona_id, ref.name
-        elif platform is None:
-            raise InputError("platform", "--platform is required with a soldier name")
-        gate = GateDefaults.from_settings(settings)
+        target = parse_target(name=name, platform=platform)
+        gate = GateSettings.from_settings(settings)
         async with connection(await resolve_url(settings)) as conn:
-            policy = await policy_mod.load(conn)
-            sub = await submit(conn, platform=platform, name=soldier_name,
-                               persona_id=persona_id, client_key=f"cli:{getpass.getuser()}",
-                               policy=policy, estimator=request_status.estimator(gate))
+            sub = await submit(conn, target, client_key=f"cli:{getpass.getuser()}", gate=gate)
             view = await request_status.submission(conn, sub, gate)
     except InputError as exc:
-        fail(f"{exc.field}: {exc.message}", 2)
+        fail(_refusal(exc, platform), 2)
         return
     except (RateLimited, UnknownSoldier) as exc:
         fail(str(exc), 3)

@@ -6,7 +6,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
@@ -25,7 +25,7 @@ from bf4ps.db.errors import OUTAGE_ERRORS
 from bf4ps.domain import ErrorClass, Resource
 from bf4ps.gates import circuit, throttle
 from bf4ps.gates.admission import Admitted, Pause, no_pause
-from bf4ps.interactive.lookup import resolve_lookup
+from bf4ps.interactive import lookup
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
@@ -225,32 +225,18 @@ async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: Fetc
     return outcome
 
 
-class _NoSuchSoldier(Exception):
-    pass
-
-
 async def _finalize_lookup(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResult,
                            attempt: Attempt, policy: Policy) -> Outcome:
     """A name search answered: the soldier is recorded and its request becomes collection work
     in the same fenced transaction as the lookup job's removal; no match is a not-found."""
     parsed = result.parsed if isinstance(result.parsed, tuple) else ()
-    hits = tuple(h for h in parsed if isinstance(h, SearchHit))
-    found: list[int] = []
-
-    async def resolve(c: Conn, j: ClaimedJob, now: datetime) -> None:
-        soldier_id = await resolve_lookup(c, j, hits, policy)
-        if soldier_id is None:
-            raise _NoSuchSoldier
-        found.append(soldier_id)
-
-    try:
-        outcome = await finalize.succeed(conn, ctx.me, job, attempt, policy, resolve)
-    except _NoSuchSoldier:
-        platform = job.lookup_platform.value if job.lookup_platform else "?"
+    hit = lookup.found(job, tuple(h for h in parsed if isinstance(h, SearchHit)))
+    if hit is None:
         return await judged.fail(conn, ctx.me, ctx.heartbeat, job, ErrorClass.NOT_FOUND,
-                                 f"no BF4 soldier named {job.lookup_name!r} on {platform}",
-                                 attempt, policy, None)
-    ctx.resolved_soldier = found[0] if found and outcome.committed else None
+                                 lookup.not_found_message(job), attempt, policy, None)
+    resolution = lookup.Resolution(hit, policy)
+    outcome = await finalize.succeed(conn, ctx.me, job, attempt, policy, resolution)
+    ctx.resolved_soldier = resolution.soldier_id if outcome.committed else None
     if outcome.committed:
         await judged.circuit_success(conn, ctx.me, ctx.heartbeat, job)
     return outcome

@@ -2,7 +2,10 @@
 of running one (one, one_row, scalar, all_rows, batch, execute).
 
 Each query starts with a header line `-- name: <query_name>`; the lines up to the next header are
-its text. Parameters use psycopg's %(name)s style. Whole-line comments document the files and are
+its text. Parameters use psycopg's %(name)s style. A query named with `{item}` is written once for
+both item kinds and loads as one query per kind (ITEM_COLUMNS): `{item}` becomes the kind, and
+`{counters}`, `{extras}`, `{stats}` (both), `{seconds}` and `{arrays}` (typed array parameters)
+its columns, `{p.counters}` each qualified. Whole-line comments document the files and are
 dropped on loading: psycopg caches the parse of a query text only up to 4 KiB, and the longest
 statements (the claim) are on the hot path.
 """
@@ -26,18 +29,53 @@ else:
     Row = TypeVar("Row")
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]  # what every query here runs on (dict rows)
-_HEADER = re.compile(r"^-- name: ([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
+_HEADER = re.compile(r"^-- name: ((?:[a-z_]|\{item\})(?:[a-z0-9_]|\{item\})*)\s*$", re.MULTILINE)
+ITEM = "{item}"
+# The item kinds, as their tables name them, with the columns of their stats tables: the
+# counters (also kept in history), the extras (current row only) and the time used (a counter).
+# Floats are float8.
+ITEM_COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
+    "weapon": {"counters": ("kills", "headshots", "shots_fired", "shots_hit",
+                            "time_equipped_seconds"),
+               "extras": ("accuracy_fraction", "service_stars", "service_stars_progress"),
+               "seconds": ("time_equipped_seconds",)},
+    "vehicle": {"counters": ("kills", "time_in_seconds", "destroy_x_in_y"),
+                "extras": ("service_stars", "service_stars_progress"),
+                "seconds": ("time_in_seconds",)},
+}
+FLOAT_COLUMNS = frozenset({"accuracy_fraction", "service_stars_progress"})
+_COLUMNS = re.compile(r"\{(?:(\w+)\.)?(counters|extras|stats|seconds|arrays)\}")
 _COMMENT_LINE = re.compile(r"^[ \t]*--[^\n]*\n", re.MULTILINE)
 
 
 def parse(text: str) -> dict[str, str]:
     parts = _HEADER.split(text)
     found: dict[str, str] = {}
-    for name, body in zip(parts[1::2], parts[2::2], strict=True):
-        if name in found:
-            raise ValueError(f"query {name!r} defined twice")
-        found[name] = _COMMENT_LINE.sub("", body.strip() + "\n").strip()
+    for header, body in zip(parts[1::2], parts[2::2], strict=True):
+        text = _COMMENT_LINE.sub("", body.strip() + "\n").strip()
+        kinds = tuple(ITEM_COLUMNS) if ITEM in header else ("",)
+        for kind in kinds:
+            name = header.replace(ITEM, kind)
+            if name in found:
+                raise ValueError(f"query {name!r} defined twice")
+            found[name] = _for_kind(text, kind) if kind else text
     return found
+
+
+def _for_kind(text: str, kind: str) -> str:
+    """A query written for both item kinds, as `kind`'s."""
+    cols = ITEM_COLUMNS[kind]
+    stats = cols["counters"] + cols["extras"]
+
+    def columns(m: re.Match[str]) -> str:
+        prefix, which = m[1], m[2]
+        if which == "arrays":
+            return ", ".join(f"%({c})s::{'float8' if c in FLOAT_COLUMNS else 'bigint'}[]"
+                             for c in stats)
+        names = stats if which == "stats" else cols[which]
+        return ", ".join(f"{prefix}.{c}" if prefix else c for c in names)
+
+    return _COLUMNS.sub(columns, text.replace(ITEM, kind))
 
 
 @cache

@@ -19,7 +19,7 @@ from bf4ps.soldiers import ALL_RESOURCES
 
 
 @dataclass(frozen=True, slots=True)
-class Target:
+class KnownSoldier:
     """A known soldier."""
 
     soldier_id: int
@@ -28,7 +28,7 @@ class Target:
     name: str
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Target:
+    def from_row(cls, row: dict[str, Any]) -> KnownSoldier:
         return cls(int(row["soldier_id"]), int(row["persona_id"]), Platform(row["platform"]),
                    str(row["current_name"]))
 
@@ -51,7 +51,7 @@ async def stale_resources(conn: Conn, soldier_id: int, policy: Policy) -> tuple[
     return tuple(str(r["resource"]) for r in rows)
 
 
-async def plan(conn: Conn, target: Target, request_id: UUID, since: datetime,
+async def plan(conn: Conn, target: KnownSoldier, request_id: UUID, since: datetime,
                policy: Policy) -> Planned:
     """Enqueue the stale resources of `target` as interactive work of `request_id`, ranked at
     `since` (FIFO among interactive requests). Runs in the caller's transaction."""

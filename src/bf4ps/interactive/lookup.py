@@ -1,9 +1,11 @@
 """Resolving a lookup job: the interactive collector searched Battlelog for a name; this picks
-the persona, records the soldier and turns the request into collection work. Called inside the
-collector's fenced success transaction, so all of it commits (or not) with the job's removal."""
+the persona (`found`: none is a not-found), then, as the writer of the collector's fenced
+success transaction (`Resolution`), records the soldier and turns the request into collection
+work, so all of it commits (or not) with the job's removal."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bf4ps import soldiers
@@ -12,7 +14,7 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import execute, one
 from bf4ps.domain import JobKind, Platform, SourceType
 from bf4ps.interactive import demand
-from bf4ps.interactive.demand import Target
+from bf4ps.interactive.demand import KnownSoldier
 from bf4ps.policy import Policy
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -33,21 +35,42 @@ def pick(hits: tuple[SearchHit, ...], name: str, platform: Platform) -> SearchHi
     return None
 
 
-async def resolve_lookup(conn: Conn, job: ClaimedJob, hits: tuple[SearchHit, ...],
-                         policy: Policy) -> int | None:
-    """The soldier id the lookup found (upserted, source battlelog, seen now), with its request
-    attached to it and its stale resources enqueued as interactive jobs of that request (ranked
-    at the request's submission, so it keeps its place); None when no hit matches (the caller
-    records not-found). Writes a lookup_resolved event. Runs in the caller's transaction."""
+def found(job: ClaimedJob, hits: tuple[SearchHit, ...]) -> SearchHit | None:
+    """The lookup job's soldier among the search's hits (None: not found)."""
     if job.lookup_name is None or job.lookup_platform is None or job.request_id is None:
         raise ValueError(f"job {job.job_id} is not a lookup job")
-    hit = pick(hits, job.lookup_name, job.lookup_platform)
-    if hit is None:
-        return None
+    return pick(hits, job.lookup_name, job.lookup_platform)
+
+
+def not_found_message(job: ClaimedJob) -> str:
+    platform = job.lookup_platform.value if job.lookup_platform else "?"
+    return f"no BF4 soldier named {job.lookup_name!r} on {platform}"
+
+
+@dataclass(slots=True)
+class Resolution:
+    """The writer of a lookup's success (queue.finalize.StatsWriter): records `hit` as the job's
+    soldier; `soldier_id` says which once it ran."""
+
+    hit: SearchHit
+    policy: Policy
+    soldier_id: int | None = None
+
+    async def __call__(self, conn: Conn, job: ClaimedJob, now: datetime) -> None:
+        self.soldier_id = await resolve_lookup(conn, job, self.hit, self.policy)
+
+
+async def resolve_lookup(conn: Conn, job: ClaimedJob, hit: SearchHit, policy: Policy) -> int:
+    """The soldier id of `hit` (upserted, source battlelog, seen now), with the job's request
+    attached to it and its stale resources enqueued as interactive jobs of that request (ranked
+    at the request's submission, so it keeps its place). Writes a lookup_resolved event. Runs
+    in the caller's transaction."""
+    if job.lookup_platform is None or job.request_id is None:
+        raise ValueError(f"job {job.job_id} is not a lookup job")
     now = datetime.now(UTC)
     up = await soldiers.upsert(conn, soldiers.Sighting(
         hit.persona_id, job.lookup_platform, hit.name, now, now, SourceType.BATTLELOG))
-    target = Target(up.soldier_id, hit.persona_id, job.lookup_platform, hit.name)
+    target = KnownSoldier(up.soldier_id, hit.persona_id, job.lookup_platform, hit.name)
     await demand.lock(conn, f"soldier:{target.soldier_id}")
     row = await one(conn, "interactive_request_attach_soldier",
                     {"request_id": job.request_id, "soldier_id": target.soldier_id})

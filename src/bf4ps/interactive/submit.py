@@ -1,34 +1,32 @@
-"""A player's submission: validated, rate limited per client, and turned into interactive work
+"""Request a collection: the one use case behind the website's submit button, the API and
+`bf4ps request`. A parsed target (target.py), rate limited per client, becomes interactive work
 in one transaction. Never calls Battlelog: a known soldier's stale resources become interactive
 jobs (existing work is coalesced or promoted by the queue engine); an unknown name becomes one
-lookup job that the interactive collector resolves (see lookup.py). The estimate is the read
-side's (views/estimate.py): the caller passes an Estimator, whose first send is stored as the
-request's eta_at; the answer people read is views/request_status.submission."""
+lookup job that the interactive collector resolves (lookup.py). With the gate settings, the
+lane's estimate (capacity/eta.py) is made in the same transaction and stored as eta_at."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 from uuid import UUID, uuid4
 
+from bf4ps import policy as policy_mod
 from bf4ps import soldiers
+from bf4ps.capacity import eta
+from bf4ps.capacity.eta import Estimate
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import execute, one, one_row
 from bf4ps.domain import JobKind, JobReason, Lane, Platform, PriorityClass, SourceType
 from bf4ps.interactive import demand
-from bf4ps.interactive.demand import Target
-from bf4ps.interactive.inputs import (
-    InputError,
-    parse_client_key,
-    parse_name,
-    parse_persona_id,
-    parse_platform,
-)
+from bf4ps.interactive.demand import KnownSoldier
+from bf4ps.interactive.inputs import parse_client_key
+from bf4ps.interactive.target import ByName, ByPersona, Target
 from bf4ps.policy import Policy
 from bf4ps.queue.enqueue import Demand, enqueue
 from bf4ps.queue.ranking import rank
+from bf4ps.settings import GateSettings
 
 
 class SubmitError(Exception):
@@ -57,22 +55,6 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
-class Estimated(Protocol):
-    """An estimate of the read side (views/estimate.py): when the first Battlelog request of
-    the request should be sent, stored as its eta_at."""
-
-    @property
-    def eta_at(self) -> datetime: ...
-
-
-# The estimate of a request just planned (None: nothing waits), made in its transaction.
-Estimator = Callable[[Conn, UUID], Awaitable[Estimated | None]]
-
-
-async def no_estimate(conn: Conn, request_id: UUID) -> Estimated | None:
-    return None
-
-
 @dataclass(frozen=True, slots=True)
 class Submission:
     request_id: UUID
@@ -83,47 +65,38 @@ class Submission:
     resources: tuple[str, ...]  # what the request collects ("lookup" first for unknown names)
     reused: bool = False  # an open request for the same soldier/name was returned instead
     lookup_name: str | None = None
-    estimate: Estimated | None = None  # the estimator's, for a request planned just now
+    estimate: Estimate | None = None  # made in its transaction, for a request planned now
 
 
-async def submit(conn: Conn, *, platform: Platform | str, name: str | None = None,
-                 persona_id: int | str | None = None, client_key: str, policy: Policy,
-                 limits: Limits = DEFAULT_LIMITS,
-                 estimator: Estimator = no_estimate) -> Submission:
-    """Submit a collection request for a soldier named by persona id (+ platform) or by name.
-    Raises InputError, RateLimited or UnknownSoldier (a persona id not known here and no name
-    to register it under)."""
-    plat = parse_platform(platform)
-    clean_name = parse_name(name) if name is not None else None
-    pid = parse_persona_id(persona_id) if persona_id is not None else None
-    if clean_name is None and pid is None:
-        raise InputError("name", "a soldier name or persona id is required")
+async def submit(conn: Conn, target: Target, *, client_key: str,
+                 policy: Policy | None = None, limits: Limits = DEFAULT_LIMITS,
+                 gate: GateSettings | None = None) -> Submission:
+    """Submit a collection request for `target`; with `gate`, its estimate is stored as its
+    eta_at. Raises RateLimited, or UnknownSoldier (a persona id not known here and no name to
+    register it under)."""
     key = parse_client_key(client_key)
+    if policy is None:
+        policy = await policy_mod.load(conn)
     async with conn.transaction():
         await _rate_check(conn, key, limits)
-        target = await find(conn, plat, clean_name, pid)
-        if target is None and pid is not None:
-            if clean_name is None:
-                raise UnknownSoldier(f"persona {pid} on {plat} is not known here and came "
-                                     "without a usable soldier name; submit it by name, or "
-                                     "by its Battlelog URL with the name in it")
-            target = await _register(conn, pid, plat, clean_name)
-        if target is not None:
-            return await _for_soldier(conn, target, key, policy, estimator)
-        assert clean_name is not None
-        return await _for_lookup(conn, clean_name, plat, key, policy, estimator)
+        known = await find(conn, target)
+        if known is None and isinstance(target, ByPersona):
+            known = await _register(conn, target)
+        if known is not None:
+            return await _for_soldier(conn, known, key, policy, gate)
+        assert isinstance(target, ByName)
+        return await _for_lookup(conn, target, key, policy, gate)
 
 
-async def find(conn: Conn, platform: Platform, name: str | None,
-               persona_id: int | None) -> Target | None:
+async def find(conn: Conn, target: Target) -> KnownSoldier | None:
     """A known soldier by persona id + platform, else by name (current or former)."""
-    if persona_id is not None:
+    if isinstance(target, ByPersona):
         row = await one(conn, "interactive_soldier_by_persona",
-                        {"persona_id": persona_id, "platform": platform.value})
+                        {"persona_id": target.persona_id, "platform": target.platform.value})
     else:
         row = await one(conn, "interactive_soldier_by_name",
-                        {"name": name, "platform": platform.value})
-    return Target.from_row(row) if row else None
+                        {"name": target.name, "platform": target.platform.value})
+    return KnownSoldier.from_row(row) if row else None
 
 
 async def _rate_check(conn: Conn, key: str, limits: Limits) -> None:
@@ -135,11 +108,15 @@ async def _rate_check(conn: Conn, key: str, limits: Limits) -> None:
         raise RateLimited(max(1.0, wait), limits)
 
 
-async def _register(conn: Conn, persona_id: int, platform: Platform, name: str) -> Target:
+async def _register(conn: Conn, target: ByPersona) -> KnownSoldier:
+    if target.name is None:
+        raise UnknownSoldier(f"persona {target.persona_id} on {target.platform} is not known "
+                             "here and came without a usable soldier name; submit it by name, "
+                             "or by its Battlelog URL with the name in it")
     now = datetime.now(UTC)
-    up = await soldiers.upsert(conn, soldiers.Sighting(persona_id, platform, name, now, now,
-                                                       SourceType.MANUAL))
-    return Target(up.soldier_id, persona_id, platform, name)
+    up = await soldiers.upsert(conn, soldiers.Sighting(
+        target.persona_id, target.platform, target.name, now, now, SourceType.MANUAL))
+    return KnownSoldier(up.soldier_id, target.persona_id, target.platform, target.name)
 
 
 async def _insert(conn: Conn, request_id: UUID, platform: Platform, key: str,
@@ -151,8 +128,8 @@ async def _insert(conn: Conn, request_id: UUID, platform: Platform, key: str,
     return created_at
 
 
-async def _for_soldier(conn: Conn, target: Target, key: str, policy: Policy,
-                       estimator: Estimator) -> Submission:
+async def _for_soldier(conn: Conn, target: KnownSoldier, key: str, policy: Policy,
+                       gate: GateSettings | None) -> Submission:
     await demand.lock(conn, f"soldier:{target.soldier_id}")
     existing = await one(conn, "interactive_open_for_soldier",
                          {"soldier_id": target.soldier_id})
@@ -169,15 +146,16 @@ async def _for_soldier(conn: Conn, target: Target, key: str, policy: Policy,
         await _planned(conn, request_id, planned.resources, None, done=True, message=message)
         return Submission(request_id, target.soldier_id, "done", None, planned.created,
                           planned.resources)
-    est = await estimator(conn, request_id)
+    est = await _estimate(conn, request_id, gate)
     eta_at = est.eta_at if est else None
     await _planned(conn, request_id, planned.resources, eta_at)
     return Submission(request_id, target.soldier_id, "queued", eta_at, planned.created,
                       planned.resources, estimate=est)
 
 
-async def _for_lookup(conn: Conn, name: str, platform: Platform, key: str, policy: Policy,
-                      estimator: Estimator) -> Submission:
+async def _for_lookup(conn: Conn, target: ByName, key: str, policy: Policy,
+                      gate: GateSettings | None) -> Submission:
+    name, platform = target.name, target.platform
     await demand.lock(conn, f"lookup:{platform.value}:{name.lower()}")
     existing = await one(conn, "interactive_open_for_name",
                          {"name": name, "platform": platform.value})
@@ -190,11 +168,17 @@ async def _for_lookup(conn: Conn, name: str, platform: Platform, key: str, polic
         priority_class=PriorityClass.INTERACTIVE,
         rank=rank(since, PriorityClass.INTERACTIVE, policy), reason=JobReason.LOOKUP,
         eligible_at=since, request_id=request_id, lookup_name=name, lookup_platform=platform))
-    est = await estimator(conn, request_id)
+    est = await _estimate(conn, request_id, gate)
     eta_at = est.eta_at if est else None
     await _planned(conn, request_id, (), eta_at)
     return Submission(request_id, None, "queued", eta_at, 1, (JobKind.LOOKUP.value,),
                       lookup_name=name, estimate=est)
+
+
+async def _estimate(conn: Conn, request_id: UUID,
+                    gate: GateSettings | None) -> Estimate | None:
+    """The lane's estimate of a request just planned (None: nothing waits, or no gate)."""
+    return await eta.estimate(conn, request_id, gate) if gate is not None else None
 
 
 async def _planned(conn: Conn, request_id: UUID, resources: tuple[str, ...],

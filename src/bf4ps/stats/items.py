@@ -14,24 +14,20 @@ that last changed it. No backwards: the write is skipped when anything stored is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from bf4ps.battlelog.models import VehicleItem, WeaponItem
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import batch, one_row
+from bf4ps.db.queries import FLOAT_COLUMNS, batch, one_row
+from bf4ps.domain import Resource
 from bf4ps.stats.progress_store import record_items
 from bf4ps.stats.written import Written
 
 CATALOG_FIELDS = ("guid", "name", "slug", "category", "code")
-WEAPON_STAT_FIELDS = ("guid", "kills", "headshots", "shots_fired", "shots_hit",
-                      "accuracy_fraction", "time_equipped_seconds", "service_stars",
-                      "service_stars_progress")
-VEHICLE_STAT_FIELDS = ("guid", "kills", "time_in_seconds", "destroy_x_in_y", "service_stars",
-                       "service_stars_progress")
-FLOAT_FIELDS = frozenset({"accuracy_fraction", "service_stars_progress"})
 GUID_MAX_LENGTH = 64  # the catalogs' CHECK
+ItemT = TypeVar("ItemT", WeaponItem, VehicleItem)
 
 
 class CatalogMismatch(ValueError):
@@ -40,20 +36,42 @@ class CatalogMismatch(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class ItemKind:
-    """The queries and stat columns of one item kind."""
+class ItemKind(Generic[ItemT]):
+    """One item kind, from its queries to its rows: the Battlelog item, the resource and the
+    named queries that write and read it."""
 
+    name: str  # weapon | vehicle: item_intervals.kind, and <name>_id names a catalog row
+    resource: Resource
+    item: type[ItemT]
     catalog_query: str
     stats_query: str
-    stat_fields: tuple[str, ...]
-    name: str  # item_intervals.kind
     before_query: str  # the stored items, where each one's next interval starts
+    of_query: str  # the soldier's items with their catalog names, most kills first
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The item's fields, in order (the catalog's, then the counters)."""
+        return tuple(f.name for f in fields(self.item))
+
+    @property
+    def stat_fields(self) -> tuple[str, ...]:
+        """The columns of the stats write: the guid and the counters."""
+        return ("guid", *self.fields[len(CATALOG_FIELDS):])
+
+    @property
+    def id_column(self) -> str:
+        return f"{self.name}_id"
 
 
-WEAPONS = ItemKind("weapon_catalog_sync", "weapon_stats_write", WEAPON_STAT_FIELDS, "weapon",
-                   "weapons_before_write")
-VEHICLES = ItemKind("vehicle_catalog_sync", "vehicle_stats_write", VEHICLE_STAT_FIELDS,
-                    "vehicle", "vehicles_before_write")
+WEAPONS: ItemKind[WeaponItem] = ItemKind(
+    "weapon", Resource.WEAPONS, WeaponItem, "weapon_catalog_sync", "weapon_stats_write",
+    "weapons_before_write", "weapons_of")
+VEHICLES: ItemKind[VehicleItem] = ItemKind(
+    "vehicle", Resource.VEHICLES, VehicleItem, "vehicle_catalog_sync", "vehicle_stats_write",
+    "vehicles_before_write", "vehicles_of")
+KINDS = (WEAPONS, VEHICLES)
+WEAPON_STAT_FIELDS = WEAPONS.stat_fields
+VEHICLE_STAT_FIELDS = VEHICLES.stat_fields
 
 
 def unique_by_guid(items: Sequence[WeaponItem | VehicleItem]) -> list[WeaponItem | VehicleItem]:
@@ -73,7 +91,7 @@ def unique_by_guid(items: Sequence[WeaponItem | VehicleItem]) -> list[WeaponItem
 
 def column(items: Sequence[WeaponItem | VehicleItem], name: str) -> list[Any]:
     values = [getattr(item, name) for item in items]
-    if name in FLOAT_FIELDS:  # psycopg refuses lists mixing int and float (0 vs 0.5)
+    if name in FLOAT_COLUMNS:  # psycopg refuses lists mixing int and float (0 vs 0.5)
         return [None if v is None else float(v) for v in values]
     return values
 
@@ -83,8 +101,8 @@ def columns(items: Sequence[WeaponItem | VehicleItem], fields: tuple[str, ...]) 
     return {name: column(items, name) for name in fields}
 
 
-async def write_items(conn: Conn, kind: ItemKind, soldier_id: int,
-                      items: Sequence[WeaponItem | VehicleItem], fetched_at: datetime) -> Written:
+async def write_items(conn: Conn, kind: ItemKind[ItemT], soldier_id: int,
+                      items: Sequence[ItemT], fetched_at: datetime) -> Written:
     """Catalog sync, then current rows and history: two statements, whatever the item count."""
     unique = unique_by_guid(items)
     if not unique:

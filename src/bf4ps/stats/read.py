@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from datetime import datetime
 from operator import itemgetter
-from typing import Any
+from typing import Any, Generic
 
 from bf4ps.battlelog.models import (
     DetailedStats,
@@ -14,19 +14,16 @@ from bf4ps.battlelog.models import (
     ProfileStats,
     Progress,
     TopItem,
-    VehicleItem,
-    WeaponItem,
 )
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, batch
 from bf4ps.domain import ErrorClass, Resource, StateStatus
+from bf4ps.stats.items import ItemKind, ItemT
 
 DETAILED_FIELDS = tuple(f.name for f in fields(DetailedStats))
 PROFILE_SCALARS = tuple(f.name for f in fields(ProfileStats)
                         if f.name not in ("top_weapons", "top_vehicles", "progress",
                                           "linked_soldiers"))
-WEAPON_FIELDS = tuple(f.name for f in fields(WeaponItem))
-VEHICLE_FIELDS = tuple(f.name for f in fields(VehicleItem))
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,17 +58,12 @@ class SoldierOverview:
 
 
 @dataclass(frozen=True, slots=True)
-class StoredWeapon:
-    weapon_id: int
-    fetched_at: datetime  # the collection that last changed this weapon's values
-    item: WeaponItem
+class StoredItem(Generic[ItemT]):
+    """A soldier's stored weapon or vehicle."""
 
-
-@dataclass(frozen=True, slots=True)
-class StoredVehicle:
-    vehicle_id: int
-    fetched_at: datetime
-    item: VehicleItem
+    item_id: int  # weapon_id / vehicle_id
+    fetched_at: datetime  # the collection that last changed this item's values
+    item: ItemT
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,26 +135,15 @@ async def soldier_overview(conn: Conn, soldier_id: int) -> SoldierOverview:
     return overview_from(soldier_id, *await batch(conn, *overview_reads(soldier_id)))
 
 
-def weapons_from(rows: list[dict[str, Any]]) -> list[StoredWeapon]:
-    item = itemgetter(*WEAPON_FIELDS)  # the item's fields in order (some 170 rows a page)
-    return [StoredWeapon(row["weapon_id"], row["fetched_at"], WeaponItem(*item(row)))
-            for row in rows]
+def items_from(kind: ItemKind[ItemT], rows: list[dict[str, Any]]) -> list[StoredItem[ItemT]]:
+    item = itemgetter(*kind.fields)  # the item's fields in order (some 170 rows a page)
+    make, key = kind.item, kind.id_column
+    return [StoredItem(row[key], row["fetched_at"], make(*item(row))) for row in rows]
 
 
-def vehicles_from(rows: list[dict[str, Any]]) -> list[StoredVehicle]:
-    item = itemgetter(*VEHICLE_FIELDS)
-    return [StoredVehicle(row["vehicle_id"], row["fetched_at"], VehicleItem(*item(row)))
-            for row in rows]
-
-
-async def weapons_of(conn: Conn, soldier_id: int) -> list[StoredWeapon]:
-    """The soldier's weapons with their catalog names, most kills first."""
-    return weapons_from(await all_rows(conn, "weapons_of", {"soldier_id": soldier_id}))
-
-
-async def vehicles_of(conn: Conn, soldier_id: int) -> list[StoredVehicle]:
-    """The soldier's vehicles with their catalog names, most kills first."""
-    return vehicles_from(await all_rows(conn, "vehicles_of", {"soldier_id": soldier_id}))
+async def items_of(conn: Conn, kind: ItemKind[ItemT], soldier_id: int) -> list[StoredItem[ItemT]]:
+    """The soldier's weapons or vehicles with their catalog names, most kills first."""
+    return items_from(kind, await all_rows(conn, kind.of_query, {"soldier_id": soldier_id}))
 
 
 async def detailed_history(conn: Conn, soldier_id: int, limit: int = 100) -> list[HistoryPoint]:

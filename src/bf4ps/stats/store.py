@@ -17,12 +17,20 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import TypeGuard
 
-from bf4ps.battlelog.models import DetailedStats, Parsed, ProfileStats, VehicleItem, WeaponItem
+from bf4ps.battlelog.models import DetailedStats, Parsed, ProfileStats
 from bf4ps.db.connect import Conn
 from bf4ps.domain import Resource
 from bf4ps.queue.finalize import StatsWriter
 from bf4ps.queue.jobs import ClaimedJob
-from bf4ps.stats.items import write_vehicles, write_weapons
+from bf4ps.stats.items import (
+    VEHICLES,
+    WEAPONS,
+    ItemKind,
+    ItemT,
+    write_items,
+    write_vehicles,
+    write_weapons,
+)
 from bf4ps.stats.snapshot import write_detailed, write_profile
 from bf4ps.stats.written import Written
 
@@ -32,12 +40,8 @@ __all__ = ["Written", "write_detailed", "write_profile", "write_vehicles", "writ
 BoundWrite = Callable[[Conn, int, datetime], Awaitable[Written]]
 
 
-def _weapons(value: object) -> TypeGuard[tuple[WeaponItem, ...]]:
-    return isinstance(value, tuple) and all(isinstance(v, WeaponItem) for v in value)
-
-
-def _vehicles(value: object) -> TypeGuard[tuple[VehicleItem, ...]]:
-    return isinstance(value, tuple) and all(isinstance(v, VehicleItem) for v in value)
+def _items_of(value: object, kind: ItemKind[ItemT]) -> TypeGuard[tuple[ItemT, ...]]:
+    return isinstance(value, tuple) and all(isinstance(v, kind.item) for v in value)
 
 
 def bind(resource: Resource, parsed: Parsed) -> BoundWrite:
@@ -49,12 +53,12 @@ def bind(resource: Resource, parsed: Parsed) -> BoundWrite:
     if resource is Resource.PROFILE and isinstance(parsed, ProfileStats):
         profile = parsed
         return lambda conn, sid, at: write_profile(conn, sid, profile, at)
-    if resource is Resource.WEAPONS and _weapons(parsed):
+    if resource is Resource.WEAPONS and _items_of(parsed, WEAPONS):
         weapons = parsed
-        return lambda conn, sid, at: write_weapons(conn, sid, weapons, at)
-    if resource is Resource.VEHICLES and _vehicles(parsed):
+        return lambda conn, sid, at: write_items(conn, WEAPONS, sid, weapons, at)
+    if resource is Resource.VEHICLES and _items_of(parsed, VEHICLES):
         vehicles = parsed
-        return lambda conn, sid, at: write_vehicles(conn, sid, vehicles, at)
+        return lambda conn, sid, at: write_items(conn, VEHICLES, sid, vehicles, at)
     raise TypeError(f"cannot store {type(parsed).__name__} as {resource.value} statistics")
 
 

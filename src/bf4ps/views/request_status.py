@@ -11,13 +11,13 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
+from bf4ps.capacity import eta
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one
 from bf4ps.domain import JobKind, Platform
-from bf4ps.interactive.submit import Estimator, Submission
+from bf4ps.interactive.submit import Submission
+from bf4ps.settings import GateSettings
 from bf4ps.soldiers import ALL_RESOURCES
-from bf4ps.views import estimate as eta
-from bf4ps.views.estimate import Estimate, GateDefaults
 from bf4ps.views.fields import BattlelogUrl, PersonaId, PlatformName, SoldierName
 
 OPEN = ("queued", "collecting")
@@ -107,18 +107,10 @@ class SubmissionView(Model):
     api_url: str
 
 
-def estimator(gate: GateDefaults) -> Estimator:
-    """submit()'s estimate of a request it planned (its first send is stored as eta_at)."""
-    async def estimate(conn: Conn, request_id: UUID) -> Estimate | None:
-        return await eta.estimate(conn, request_id, gate)
-
-    return estimate
-
-
-async def submission(conn: Conn, sub: Submission, gate: GateDefaults) -> SubmissionView:
+async def submission(conn: Conn, sub: Submission, gate: GateSettings) -> SubmissionView:
     """The submission's answer with its estimate: the one made in its transaction, or (for a
     reused open request) a live one."""
-    est = sub.estimate if isinstance(sub.estimate, Estimate) else None
+    est = sub.estimate
     if est is None and sub.status in OPEN:
         est = await eta.estimate(conn, sub.request_id, gate)
     return SubmissionView(
@@ -131,7 +123,7 @@ async def submission(conn: Conn, sub: Submission, gate: GateDefaults) -> Submiss
         status_url=f"/requests/{sub.request_id}", api_url=f"/api/requests/{sub.request_id}")
 
 
-async def request_status(conn: Conn, request_id: UUID, gate: GateDefaults,
+async def request_status(conn: Conn, request_id: UUID, gate: GateSettings,
                          min_age_seconds: float | None = None) -> RequestStatus | None:
     """`min_age_seconds` (the policy's interactive minimum age) lets a request that found
     nothing due say when the soldier becomes refreshable."""

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 from bf4ps import gains
+from bf4ps.battlelog.models import VehicleItem, WeaponItem
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import batch
 from bf4ps.stats import history as history_series
 from bf4ps.stats import read
 from bf4ps.stats.history import ItemSeries, VehiclePoint, WeaponPoint
+from bf4ps.stats.items import VEHICLES, WEAPONS
 from bf4ps.stats.progress_store import history_snapshot
-from bf4ps.stats.read import HistoryPoint, StoredVehicle, StoredWeapon
+from bf4ps.stats.read import HistoryPoint, StoredItem
 from bf4ps.views import career as career_view
 from bf4ps.views import progress as progress_view
 from bf4ps.views.soldier import (
@@ -125,30 +128,34 @@ class SoldierProgress(Model):
     progress: progress_view.Progress
 
 
-def weapon_row(w: StoredWeapon) -> Weapon:
-    i = w.item
-    minutes = (i.time_equipped_seconds or 0) / 60
-    return Weapon(
-        weapon_id=w.weapon_id, name=item_name(i.name, i.slug), sid=i.name, slug=i.slug,
-        category=category_name(i.category), kills=i.kills, headshots=i.headshots,
-        shots_fired=i.shots_fired, shots_hit=i.shots_hit,
-        accuracy_percent=round(i.accuracy_fraction * 100, 2)
-        if i.accuracy_fraction is not None else percent(i.shots_hit, i.shots_fired),
-        headshot_percent=percent(i.headshots, i.kills),
-        kpm=round(i.kills / minutes, 3) if i.kills is not None and minutes else None,
-        time_seconds=i.time_equipped_seconds, service_stars=i.service_stars,
-        fetched_at=w.fetched_at)
+RowT = TypeVar("RowT", Weapon, Vehicle)
 
 
-def vehicle_row(v: StoredVehicle) -> Vehicle:
-    i = v.item
-    minutes = (i.time_in_seconds or 0) / 60
-    return Vehicle(
-        vehicle_id=v.vehicle_id, name=item_name(i.name, i.slug), sid=i.name, slug=i.slug,
+def item_row(model: type[RowT], s: StoredItem[WeaponItem] | StoredItem[VehicleItem],
+             **kind_fields: Any) -> RowT:
+    """A weapon's or vehicle's row: what both show, and the kind's own fields (the model
+    refuses a field it does not have)."""
+    i = s.item
+    minutes = (i.seconds or 0) / 60
+    return model(
+        name=item_name(i.name, i.slug), sid=i.name, slug=i.slug,
         category=category_name(i.category), kills=i.kills,
         kpm=round(i.kills / minutes, 3) if i.kills is not None and minutes else None,
-        time_seconds=i.time_in_seconds, destroyed=i.destroy_x_in_y,
-        service_stars=i.service_stars, fetched_at=v.fetched_at)
+        time_seconds=i.seconds, service_stars=i.service_stars, fetched_at=s.fetched_at,
+        **kind_fields)
+
+
+def weapon_row(w: StoredItem[WeaponItem]) -> Weapon:
+    i = w.item
+    return item_row(
+        Weapon, w, weapon_id=w.item_id, headshots=i.headshots, shots_fired=i.shots_fired,
+        shots_hit=i.shots_hit, accuracy_percent=round(i.accuracy_fraction * 100, 2)
+        if i.accuracy_fraction is not None else percent(i.shots_hit, i.shots_fired),
+        headshot_percent=percent(i.headshots, i.kills))
+
+
+def vehicle_row(v: StoredItem[VehicleItem]) -> Vehicle:
+    return item_row(Vehicle, v, vehicle_id=v.item_id, destroyed=v.item.destroy_x_in_y)
 
 
 def _point_gain(a: HistoryPoint | None, b: HistoryPoint) -> gains.SoldierGain | None:
@@ -183,12 +190,12 @@ def _round(value: float | None, digits: int) -> float | None:
 
 async def weapons(conn: Conn, s: Soldier) -> Weapons:
     return Weapons(soldier=s, weapons=[weapon_row(w) for w in
-                                       await read.weapons_of(conn, s.soldier_id)])
+                                       await read.items_of(conn, WEAPONS, s.soldier_id)])
 
 
 async def vehicles(conn: Conn, s: Soldier) -> Vehicles:
     return Vehicles(soldier=s, vehicles=[vehicle_row(v) for v in
-                                         await read.vehicles_of(conn, s.soldier_id)])
+                                         await read.items_of(conn, VEHICLES, s.soldier_id)])
 
 
 async def history(conn: Conn, s: Soldier, limit: int = 100) -> History:
@@ -234,15 +241,16 @@ async def page(conn: Conn, s: Soldier, now: datetime | None = None) -> SoldierPa
      open_requests, weapon_rows, vehicle_rows, intervals, item_intervals, flags) = await batch(
         conn, *read.overview_reads(s.soldier_id),
         *history_series.page_series_reads(s.soldier_id),
-        ("interactive_open_for_soldier", sid), ("weapons_of", sid), ("vehicles_of", sid),
+        ("interactive_open_for_soldier", sid), (WEAPONS.of_query, sid),
+        (VEHICLES.of_query, sid),
         *progress_view.reads(s.soldier_id, now))
     stored = read.overview_from(s.soldier_id, detailed, profile, states)
     ov = overview_of(s, stored)
     series = history_series.page_series_from(changes, weapon_changes, vehicle_changes,
                                              collections)
     return SoldierPage(
-        **dict(ov), weapons=[weapon_row(w) for w in read.weapons_from(weapon_rows)],
-        vehicles=[vehicle_row(v) for v in read.vehicles_from(vehicle_rows)],
+        **dict(ov), weapons=[weapon_row(w) for w in read.items_from(WEAPONS, weapon_rows)],
+        vehicles=[vehicle_row(v) for v in read.items_from(VEHICLES, vehicle_rows)],
         history=history_rows(series.detailed),
         weapon_history=item_chart(series.weapons), vehicle_history=item_chart(series.vehicles),
         open_request=f"/requests/{open_requests[0]['request_id']}" if open_requests else None,

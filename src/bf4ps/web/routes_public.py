@@ -136,10 +136,8 @@ async def soldier_page(request: Request) -> Response:
         last = await last_session_view.last_session(conn, found)
     return render(request, "soldier.html", {
         "s": data, "platforms": PLATFORMS, **_charts(data), "last_session": last.session,
-        "weapons_html": tables.weapon_rows(data.weapons, data.progress.weapons),
-        "vehicles_html": tables.vehicle_rows(data.vehicles, data.progress.vehicles),
-        "weapon_categories": sorted({w.category for w in data.weapons}),
-        "vehicle_categories": sorted({v.category for v in data.vehicles})})
+        "item_tables": [tables.WEAPONS.render(data.weapons, data.progress.weapons),
+                        tables.VEHICLES.render(data.vehicles, data.progress.vehicles)]})
 
 
 def _charts(data: page_view.SoldierPage) -> dict[str, Any]:

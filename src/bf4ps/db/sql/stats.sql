@@ -206,214 +206,93 @@ WITH cur AS (
 SELECT (SELECT count(*) FROM cur) AS current_written,
        (SELECT count(*) FROM linked) AS user_linked
 
--- name: weapon_catalog_sync
--- Statement 1 of a weapons write. Inserts the guids the catalog lacks in guid order, so that
--- collectors storing the same new weapons at once take the unique-index locks in one order
+-- name: {item}_catalog_sync
+-- Statement 1 of a weapons or vehicles write (written once, named weapon_catalog_sync and
+-- vehicle_catalog_sync: db/queries.py). Inserts the guids the catalog lacks in guid order, so
+-- that collectors storing the same new items at once take the unique-index locks in one order
 -- (they queue behind each other, they cannot deadlock). Refreshes name/slug/category/code only
--- when they changed, and last_seen_at at most once a day per weapon; those rows are locked
--- with SKIP LOCKED, so a collector never waits for another one refreshing the same row.
+-- when they changed, and last_seen_at at most once a day per item; those rows are locked with
+-- SKIP LOCKED, so a collector never waits for another one refreshing the same row.
 WITH input AS (
     SELECT *
     FROM unnest(%(guid)s::text[], %(name)s::text[], %(slug)s::text[], %(category)s::text[],
                 %(code)s::text[]) AS t(guid, name, slug, category, code)
 ), missing AS (
-    INSERT INTO weapon_catalog (guid, name, slug, category, code, first_seen_at, last_seen_at)
+    INSERT INTO {item}_catalog (guid, name, slug, category, code, first_seen_at, last_seen_at)
     SELECT i.guid, i.name, i.slug, i.category, i.code, %(seen_at)s, %(seen_at)s
     FROM input i
-    WHERE NOT EXISTS (SELECT 1 FROM weapon_catalog w WHERE w.guid = i.guid)
+    WHERE NOT EXISTS (SELECT 1 FROM {item}_catalog c WHERE c.guid = i.guid)
     ORDER BY i.guid
     ON CONFLICT (guid) DO NOTHING
-    RETURNING weapon_id
+    RETURNING {item}_id
 ), stale AS (
-    SELECT w.weapon_id
-    FROM weapon_catalog w
-    JOIN input i ON i.guid = w.guid
-    WHERE (w.last_seen_at <= %(seen_at)s
-           AND (w.name, w.slug, w.category, w.code)
+    SELECT c.{item}_id
+    FROM {item}_catalog c
+    JOIN input i ON i.guid = c.guid
+    WHERE (c.last_seen_at <= %(seen_at)s
+           AND (c.name, c.slug, c.category, c.code)
                IS DISTINCT FROM (i.name, i.slug, i.category, i.code))
-       OR w.last_seen_at < %(seen_at)s::timestamptz - interval '1 day'
-    ORDER BY w.weapon_id
-    FOR NO KEY UPDATE OF w SKIP LOCKED
+       OR c.last_seen_at < %(seen_at)s::timestamptz - interval '1 day'
+    ORDER BY c.{item}_id
+    FOR NO KEY UPDATE OF c SKIP LOCKED
 ), refreshed AS (
-    UPDATE weapon_catalog w
+    UPDATE {item}_catalog c
     SET name = i.name, slug = i.slug, category = i.category, code = i.code,
-        last_seen_at = GREATEST(w.last_seen_at, %(seen_at)s)
+        last_seen_at = GREATEST(c.last_seen_at, %(seen_at)s)
     FROM stale s, input i
-    WHERE w.weapon_id = s.weapon_id AND i.guid = w.guid AND w.last_seen_at <= %(seen_at)s
-    RETURNING w.weapon_id
+    WHERE c.{item}_id = s.{item}_id AND i.guid = c.guid AND c.last_seen_at <= %(seen_at)s
+    RETURNING c.{item}_id
 )
 SELECT (SELECT count(*) FROM missing) AS catalog_inserted,
        (SELECT count(*) FROM refreshed) AS catalog_refreshed
 
--- name: vehicle_catalog_sync
--- Statement 1 of a vehicles write: as weapon_catalog_sync.
-WITH input AS (
-    SELECT *
-    FROM unnest(%(guid)s::text[], %(name)s::text[], %(slug)s::text[], %(category)s::text[],
-                %(code)s::text[]) AS t(guid, name, slug, category, code)
-), missing AS (
-    INSERT INTO vehicle_catalog (guid, name, slug, category, code, first_seen_at, last_seen_at)
-    SELECT i.guid, i.name, i.slug, i.category, i.code, %(seen_at)s, %(seen_at)s
-    FROM input i
-    WHERE NOT EXISTS (SELECT 1 FROM vehicle_catalog v WHERE v.guid = i.guid)
-    ORDER BY i.guid
-    ON CONFLICT (guid) DO NOTHING
-    RETURNING vehicle_id
-), stale AS (
-    SELECT v.vehicle_id
-    FROM vehicle_catalog v
-    JOIN input i ON i.guid = v.guid
-    WHERE (v.last_seen_at <= %(seen_at)s
-           AND (v.name, v.slug, v.category, v.code)
-               IS DISTINCT FROM (i.name, i.slug, i.category, i.code))
-       OR v.last_seen_at < %(seen_at)s::timestamptz - interval '1 day'
-    ORDER BY v.vehicle_id
-    FOR NO KEY UPDATE OF v SKIP LOCKED
-), refreshed AS (
-    UPDATE vehicle_catalog v
-    SET name = i.name, slug = i.slug, category = i.category, code = i.code,
-        last_seen_at = GREATEST(v.last_seen_at, %(seen_at)s)
-    FROM stale s, input i
-    WHERE v.vehicle_id = s.vehicle_id AND i.guid = v.guid AND v.last_seen_at <= %(seen_at)s
-    RETURNING v.vehicle_id
-)
-SELECT (SELECT count(*) FROM missing) AS catalog_inserted,
-       (SELECT count(*) FROM refreshed) AS catalog_refreshed
-
--- name: weapon_stats_write
--- Statement 2 of a weapons write (a new statement, so it sees every catalog row committed while
--- statement 1 waited). Skipped as a whole when it is not newer than what is stored for the
--- soldier (a stored item or the resource's last success). Current rows: only new or changed
--- items are written; items absent from this list are kept (last-known-good). History: a row per
--- item whose counters changed since its current row; for an item seen for the first time, only
+-- name: {item}_stats_write
+-- Statement 2 of a weapons or vehicles write (a new statement, so it sees every catalog row
+-- committed while statement 1 waited; {counters}, {extras} and {stats} are the kind's columns,
+-- db/queries.py). Skipped as a whole when it is not newer than what is stored for the soldier
+-- (a stored item or the resource's last success). Current rows: only new or changed items are
+-- written; items absent from this list are kept (last-known-good). History: a row per item
+-- whose counters changed since its current row; for an item seen for the first time, only
 -- when it has a positive counter (an all-zero item has no history until it is first used).
 WITH input AS (
     SELECT *
-    FROM unnest(%(guid)s::text[], %(kills)s::bigint[], %(headshots)s::bigint[],
-                %(shots_fired)s::bigint[], %(shots_hit)s::bigint[],
-                %(accuracy_fraction)s::float8[], %(time_equipped_seconds)s::bigint[],
-                %(service_stars)s::bigint[], %(service_stars_progress)s::float8[])
-        AS t(guid, kills, headshots, shots_fired, shots_hit, accuracy_fraction,
-             time_equipped_seconds, service_stars, service_stars_progress)
+    FROM unnest(%(guid)s::text[], {arrays}) AS t(guid, {stats})
 ), outdated AS (
     SELECT EXISTS (
-        SELECT 1 FROM soldier_weapon_stats
+        SELECT 1 FROM soldier_{item}_stats
         WHERE soldier_id = %(soldier_id)s AND fetched_at >= %(fetched_at)s
     ) OR EXISTS (
         SELECT 1 FROM collection_state
-        WHERE soldier_id = %(soldier_id)s AND resource = 'weapons'
+        WHERE soldier_id = %(soldier_id)s AND resource = '{item}s'
           AND last_success_at > %(fetched_at)s
     ) AS yes
 ), items AS (
-    SELECT w.weapon_id, i.*, p.weapon_id IS NULL AS first_seen,
-           (p.kills, p.headshots, p.shots_fired, p.shots_hit, p.time_equipped_seconds)
-               IS DISTINCT FROM (i.kills, i.headshots, i.shots_fired, i.shots_hit,
-                                 i.time_equipped_seconds) AS counters_changed,
-           (p.accuracy_fraction, p.service_stars, p.service_stars_progress)
-               IS DISTINCT FROM (i.accuracy_fraction, i.service_stars,
-                                 i.service_stars_progress) AS extras_changed
+    SELECT c.{item}_id, i.*, p.{item}_id IS NULL AS first_seen,
+           ({p.counters}) IS DISTINCT FROM ({i.counters}) AS counters_changed,
+           ({p.extras}) IS DISTINCT FROM ({i.extras}) AS extras_changed
     FROM input i
-    JOIN weapon_catalog w ON w.guid = i.guid
-    LEFT JOIN soldier_weapon_stats p
-           ON p.soldier_id = %(soldier_id)s AND p.weapon_id = w.weapon_id
+    JOIN {item}_catalog c ON c.guid = i.guid
+    LEFT JOIN soldier_{item}_stats p
+           ON p.soldier_id = %(soldier_id)s AND p.{item}_id = c.{item}_id
     WHERE NOT (SELECT yes FROM outdated)
 ), up AS (
-    INSERT INTO soldier_weapon_stats AS s (
-        soldier_id, weapon_id, fetched_at, kills, headshots, shots_fired, shots_hit,
-        accuracy_fraction, time_equipped_seconds, service_stars, service_stars_progress)
-    SELECT %(soldier_id)s, weapon_id, %(fetched_at)s, kills, headshots, shots_fired, shots_hit,
-           accuracy_fraction, time_equipped_seconds, service_stars, service_stars_progress
+    INSERT INTO soldier_{item}_stats AS s (soldier_id, {item}_id, fetched_at, {stats})
+    SELECT %(soldier_id)s, {item}_id, %(fetched_at)s, {stats}
     FROM items
     WHERE first_seen OR counters_changed OR extras_changed
-    ORDER BY weapon_id
-    ON CONFLICT (soldier_id, weapon_id) DO UPDATE SET (
-        fetched_at, kills, headshots, shots_fired, shots_hit, accuracy_fraction,
-        time_equipped_seconds, service_stars, service_stars_progress
-    ) = ROW(
-        excluded.fetched_at, excluded.kills, excluded.headshots, excluded.shots_fired,
-        excluded.shots_hit, excluded.accuracy_fraction, excluded.time_equipped_seconds,
-        excluded.service_stars, excluded.service_stars_progress)
+    ORDER BY {item}_id
+    ON CONFLICT (soldier_id, {item}_id) DO UPDATE SET (fetched_at, {stats})
+        = ROW(excluded.fetched_at, {excluded.stats})
     WHERE s.fetched_at < excluded.fetched_at
-    RETURNING s.weapon_id
+    RETURNING s.{item}_id
 ), hist AS (
-    INSERT INTO soldier_weapon_history (
-        soldier_id, weapon_id, fetched_at, kills, headshots, shots_fired, shots_hit,
-        time_equipped_seconds)
-    SELECT %(soldier_id)s, i.weapon_id, %(fetched_at)s, i.kills, i.headshots, i.shots_fired,
-           i.shots_hit, i.time_equipped_seconds
+    INSERT INTO soldier_{item}_history (soldier_id, {item}_id, fetched_at, {counters})
+    SELECT %(soldier_id)s, i.{item}_id, %(fetched_at)s, {i.counters}
     FROM items i
-    JOIN up ON up.weapon_id = i.weapon_id
-    WHERE CASE WHEN i.first_seen
-               THEN GREATEST(i.kills, i.headshots, i.shots_fired, i.shots_hit,
-                             i.time_equipped_seconds) > 0
+    JOIN up ON up.{item}_id = i.{item}_id
+    WHERE CASE WHEN i.first_seen THEN GREATEST({i.counters}) > 0
                ELSE i.counters_changed END
-    ON CONFLICT (soldier_id, weapon_id, fetched_at) DO NOTHING
-    RETURNING 1
-)
-SELECT (SELECT yes FROM outdated) AS outdated,
-       (SELECT count(*) FROM items) AS matched,
-       (SELECT count(*) FROM up) AS current_written,
-       (SELECT count(*) FROM hist) AS history_written
-
--- name: vehicle_stats_write
--- Statement 2 of a vehicles write: as weapon_stats_write (counters: kills, time_in_seconds,
--- destroy_x_in_y).
-WITH input AS (
-    SELECT *
-    FROM unnest(%(guid)s::text[], %(kills)s::bigint[], %(time_in_seconds)s::bigint[],
-                %(destroy_x_in_y)s::bigint[], %(service_stars)s::bigint[],
-                %(service_stars_progress)s::float8[])
-        AS t(guid, kills, time_in_seconds, destroy_x_in_y, service_stars,
-             service_stars_progress)
-), outdated AS (
-    SELECT EXISTS (
-        SELECT 1 FROM soldier_vehicle_stats
-        WHERE soldier_id = %(soldier_id)s AND fetched_at >= %(fetched_at)s
-    ) OR EXISTS (
-        SELECT 1 FROM collection_state
-        WHERE soldier_id = %(soldier_id)s AND resource = 'vehicles'
-          AND last_success_at > %(fetched_at)s
-    ) AS yes
-), items AS (
-    SELECT v.vehicle_id, i.*, p.vehicle_id IS NULL AS first_seen,
-           (p.kills, p.time_in_seconds, p.destroy_x_in_y)
-               IS DISTINCT FROM (i.kills, i.time_in_seconds, i.destroy_x_in_y)
-               AS counters_changed,
-           (p.service_stars, p.service_stars_progress)
-               IS DISTINCT FROM (i.service_stars, i.service_stars_progress) AS extras_changed
-    FROM input i
-    JOIN vehicle_catalog v ON v.guid = i.guid
-    LEFT JOIN soldier_vehicle_stats p
-           ON p.soldier_id = %(soldier_id)s AND p.vehicle_id = v.vehicle_id
-    WHERE NOT (SELECT yes FROM outdated)
-), up AS (
-    INSERT INTO soldier_vehicle_stats AS s (
-        soldier_id, vehicle_id, fetched_at, kills, time_in_seconds, destroy_x_in_y,
-        service_stars, service_stars_progress)
-    SELECT %(soldier_id)s, vehicle_id, %(fetched_at)s, kills, time_in_seconds, destroy_x_in_y,
-           service_stars, service_stars_progress
-    FROM items
-    WHERE first_seen OR counters_changed OR extras_changed
-    ORDER BY vehicle_id
-    ON CONFLICT (soldier_id, vehicle_id) DO UPDATE SET (
-        fetched_at, kills, time_in_seconds, destroy_x_in_y, service_stars,
-        service_stars_progress
-    ) = ROW(
-        excluded.fetched_at, excluded.kills, excluded.time_in_seconds, excluded.destroy_x_in_y,
-        excluded.service_stars, excluded.service_stars_progress)
-    WHERE s.fetched_at < excluded.fetched_at
-    RETURNING s.vehicle_id
-), hist AS (
-    INSERT INTO soldier_vehicle_history (
-        soldier_id, vehicle_id, fetched_at, kills, time_in_seconds, destroy_x_in_y)
-    SELECT %(soldier_id)s, i.vehicle_id, %(fetched_at)s, i.kills, i.time_in_seconds,
-           i.destroy_x_in_y
-    FROM items i
-    JOIN up ON up.vehicle_id = i.vehicle_id
-    WHERE CASE WHEN i.first_seen
-               THEN GREATEST(i.kills, i.time_in_seconds, i.destroy_x_in_y) > 0
-               ELSE i.counters_changed END
-    ON CONFLICT (soldier_id, vehicle_id, fetched_at) DO NOTHING
+    ON CONFLICT (soldier_id, {item}_id, fetched_at) DO NOTHING
     RETURNING 1
 )
 SELECT (SELECT yes FROM outdated) AS outdated,
@@ -433,22 +312,13 @@ FROM collection_state
 WHERE soldier_id = %(soldier_id)s
 ORDER BY resource
 
--- name: weapons_of
-SELECT w.weapon_id, w.guid, w.name, w.slug, w.category, w.code, s.fetched_at, s.kills,
-       s.headshots, s.shots_fired, s.shots_hit, s.accuracy_fraction, s.time_equipped_seconds,
-       s.service_stars, s.service_stars_progress
-FROM soldier_weapon_stats s
-JOIN weapon_catalog w ON w.weapon_id = s.weapon_id
+-- name: {item}s_of
+-- The soldier's weapons or vehicles with their catalog names, most kills first.
+SELECT c.{item}_id, c.guid, c.name, c.slug, c.category, c.code, s.fetched_at, {s.stats}
+FROM soldier_{item}_stats s
+JOIN {item}_catalog c ON c.{item}_id = s.{item}_id
 WHERE s.soldier_id = %(soldier_id)s
-ORDER BY s.kills DESC NULLS LAST, s.time_equipped_seconds DESC NULLS LAST, w.weapon_id
-
--- name: vehicles_of
-SELECT v.vehicle_id, v.guid, v.name, v.slug, v.category, v.code, s.fetched_at, s.kills,
-       s.time_in_seconds, s.destroy_x_in_y, s.service_stars, s.service_stars_progress
-FROM soldier_vehicle_stats s
-JOIN vehicle_catalog v ON v.vehicle_id = s.vehicle_id
-WHERE s.soldier_id = %(soldier_id)s
-ORDER BY s.kills DESC NULLS LAST, s.time_in_seconds DESC NULLS LAST, v.vehicle_id
+ORDER BY s.kills DESC NULLS LAST, {s.seconds} DESC NULLS LAST, c.{item}_id
 
 -- name: detailed_history_of
 SELECT fetched_at, kills, deaths, score, time_played_seconds, skill, rank, wins, losses,
@@ -472,26 +342,15 @@ CROSS JOIN LATERAL (
     LIMIT %(limit)s
 ) e
 
--- name: weapon_history_of
--- The history of the soldier's most-used weapons (by kills), newest rows first per weapon.
-SELECT h.weapon_id, w.name, w.slug, h.fetched_at, h.kills, h.shots_fired, h.shots_hit,
-       h.time_equipped_seconds
-FROM (SELECT weapon_id FROM soldier_weapon_stats WHERE soldier_id = %(soldier_id)s
-      ORDER BY kills DESC NULLS LAST, weapon_id LIMIT %(items)s) AS top
-JOIN weapon_catalog w ON w.weapon_id = top.weapon_id
+-- name: {item}_history_of
+-- The history of the soldier's most-used weapons or vehicles (by kills), newest rows first per
+-- item.
+SELECT h.{item}_id, c.name, c.slug, h.fetched_at, {h.counters}
+FROM (SELECT {item}_id FROM soldier_{item}_stats WHERE soldier_id = %(soldier_id)s
+      ORDER BY kills DESC NULLS LAST, {item}_id LIMIT %(items)s) AS top
+JOIN {item}_catalog c ON c.{item}_id = top.{item}_id
 CROSS JOIN LATERAL (
-    SELECT weapon_id, fetched_at, kills, shots_fired, shots_hit, time_equipped_seconds
-    FROM soldier_weapon_history
-    WHERE soldier_id = %(soldier_id)s AND weapon_id = top.weapon_id
-    ORDER BY fetched_at DESC LIMIT %(limit)s) AS h
-
--- name: vehicle_history_of
-SELECT h.vehicle_id, v.name, v.slug, h.fetched_at, h.kills, h.time_in_seconds, h.destroy_x_in_y
-FROM (SELECT vehicle_id FROM soldier_vehicle_stats WHERE soldier_id = %(soldier_id)s
-      ORDER BY kills DESC NULLS LAST, vehicle_id LIMIT %(items)s) AS top
-JOIN vehicle_catalog v ON v.vehicle_id = top.vehicle_id
-CROSS JOIN LATERAL (
-    SELECT vehicle_id, fetched_at, kills, time_in_seconds, destroy_x_in_y
-    FROM soldier_vehicle_history
-    WHERE soldier_id = %(soldier_id)s AND vehicle_id = top.vehicle_id
+    SELECT {item}_id, fetched_at, {counters}
+    FROM soldier_{item}_history
+    WHERE soldier_id = %(soldier_id)s AND {item}_id = top.{item}_id
     ORDER BY fetched_at DESC LIMIT %(limit)s) AS h

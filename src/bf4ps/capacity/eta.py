@@ -1,6 +1,6 @@
 """When will a request's first Battlelog request be sent? A best-effort estimate from measured
-throughput and the work ahead of it (the request status, the submission's answer and the
-stored eta_at all come from here; GateDefaults lives here too).
+throughput and the work ahead of it (the submission stores its eta_at from here; the request
+status and the submission's answer in views/ read it live).
 
 The interactive lane serves its jobs one at a time per egress, FIFO by rank, each at a gate
 slot. A job costs max(its requests x the gate interval, its measured started -> succeeded time
@@ -35,11 +35,6 @@ DEFAULT_REQUESTS: dict[str, float] = {
 OVERHEAD_SECONDS = 0.05  # finalize + next claim, when a job outlasts the gate interval
 MEASURE_WINDOW_SECONDS = 6 * 3600.0
 MEASURE_LIMIT = 200
-
-
-# Collector settings the estimate needs when the database cannot tell: the one gate-settings
-# type (interval, margin, idle_poll, horizon, connect_lead; from_settings), under its old name.
-GateDefaults = GateSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +76,7 @@ class Estimate:
     done_at: datetime  # when its last job should be done (best effort: see finish_at)
 
 
-async def costs(conn: Conn, defaults: GateDefaults) -> Costs:
+async def costs(conn: Conn, defaults: GateSettings) -> Costs:
     gates = await all_rows(conn, "interactive_gates", {})
     rows = await all_rows(conn, "interactive_measured_durations",
                           {"window_seconds": MEASURE_WINDOW_SECONDS, "limit": MEASURE_LIMIT})
@@ -100,7 +95,7 @@ async def costs(conn: Conn, defaults: GateDefaults) -> Costs:
 
 
 async def _gate_model(conn: Conn, gates: list[dict[str, Any]],
-                      defaults: GateDefaults) -> tuple[float, datetime, datetime, bool]:
+                      defaults: GateSettings) -> tuple[float, datetime, datetime, bool]:
     """Combined interval of the interactive egresses (rates add up), their earliest slot."""
     if not gates:
         row = await one_row(conn, "interactive_now")
@@ -116,7 +111,7 @@ async def _gate_model(conn: Conn, gates: list[dict[str, Any]],
     return 1.0 / rate, min(slots), now, serving
 
 
-async def estimate(conn: Conn, request_id: UUID, defaults: GateDefaults,
+async def estimate(conn: Conn, request_id: UUID, defaults: GateSettings,
                    model: Costs | None = None) -> Estimate | None:
     """The request's place in the interactive queue and when its first request should go out;
     None when it has no job left in the queue."""
@@ -152,7 +147,7 @@ def finish_at(c: Costs, first_start: datetime, resources: list[str]) -> datetime
     return max(c.now, first_start + timedelta(seconds=seconds))
 
 
-def _free_at(c: Costs, leased: list[dict[str, Any]], defaults: GateDefaults) -> datetime:
+def _free_at(c: Costs, leased: list[dict[str, Any]], defaults: GateSettings) -> datetime:
     """When the lane can start the next pending job."""
     free_at = c.next_free
     if not leased:  # an idle collector finds new work at its next poll, for a slot the
