@@ -58,7 +58,8 @@ class Collector:
         self.pause = PausePoints.of(settings)
         self.clock = DbClock()
         self.guard: ClockGuard | None = None
-        self.restore = RestoreGuard(receipt_file(settings.data_dir, want.name))
+        self.restore = RestoreGuard(receipt_file(settings.data_dir, want.name)
+                                    if settings.restore_receipt_file else None)
         self.policy = policy_mod.Policy()  # the last one loaded (a chained claim's budget)
 
     def request_stop(self) -> None:

@@ -1,5 +1,5 @@
-"""The restore guard's hold (bf4ps_restore_check, migrations 0013, 0018, 0023): after a restore
-rewound request_ledger, nothing is sent — by a collector, `bf4ps battlelog fetch` or
+"""The restore guard's hold (bf4ps_restore_check, migrations 0013, 0018, 0023, 0025): after a
+restore rewound request_ledger, nothing is sent — by a collector, `bf4ps battlelog fetch` or
 `bf4ps recon` — until the budget windows no longer hold requests the restore forgot. The
 guard notices a restore from the database alone (docs/architecture.md "The restore guard")."""
 
@@ -38,11 +38,28 @@ async def receipt(conn: Conn, request_id: int) -> Receipt | None:
     return Receipt(int(row["request_id"]), row["slot_at"], str(row["receipt"]))
 
 
-async def current_hold(conn: Conn, seen: Receipt | None = None) -> Hold | None:
-    """The restore guard's hold now (None: not held), shown the caller's newest receipt."""
+@dataclass
+class Marks:
+    """What a running process shows the guard (migration 0025): the newest mark the database
+    handed it (where the database stood: its WAL position, the ledger's newest row, the
+    server's start; signed) and, for a collector, its newest ledger receipt. Held in memory
+    only: a database that no longer reaches a mark was rewound, whatever files were lost."""
+
+    seen: Receipt | None = None
+    mark: str | None = None
+
+
+async def current_hold(conn: Conn, marks: Marks | None = None) -> Hold | None:
+    """The restore guard's hold now (None: not held), shown the caller's marks, which take the
+    new mark the database hands back."""
+    marks = marks if marks is not None else Marks()
+    seen = marks.seen
     row = await one(conn, "restore_check", {
         "request_id": seen.request_id if seen else None,
-        "slot_at": seen.slot_at if seen else None, "receipt": seen.receipt if seen else None})
+        "slot_at": seen.slot_at if seen else None, "receipt": seen.receipt if seen else None,
+        "mark": marks.mark})
+    if row is not None and row["mark"] is not None:
+        marks.mark = str(row["mark"])
     if row is None or row["hold_until"] is None or row["hold_until"] <= row["now"]:
         return None
     return Hold(row["hold_until"], str(row["reason"] or "unknown"))
