@@ -244,7 +244,6 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         ("SELECT * FROM ops_login_failures", OK, None),
         # events only through bf4ps_event_record, under the rules of the roles it holds (0025)
         NO_DIRECT_EVENT,
-        ("DELETE FROM collection_events", DENIED, "permission denied for table"),
         (event("succeeded", OWN_LEASE), DENIED, "may not record succeeded events"),
         (event("lease_expired", OWN_LEASE), DENIED, "may not record lease_expired events"),
         (event("failed", OWN_LEASE), DENIED, "events of its own registration only"),

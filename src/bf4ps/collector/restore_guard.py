@@ -2,18 +2,18 @@
 
 Restoring a backup rewinds request_ledger, so the budgets would allow again, within their
 windows, requests that were already sent. Before each admission the collector asks the
-database's restore guard (bf4ps_restore_check, migrations 0013 and 0018), which notices a
-restore from the database alone — the cluster's identity (system identifier, timeline), this
-database's oid, and request_ledger's own table oid (a dump restored in place with
-`pg_restore --clean` re-creates the table) against the ones the guard row recorded — so a
-collector whose data directory was lost or restored with the rest holds all the same. A
-rewind that keeps all of those (a base backup on the same timeline, a data-only restore) is
-noticed from what a running collector knows: the database's signed receipt of the newest
-ledger row it was counted in, which it shows at every check (migration 0023), and keeps in
-its data directory for its own next process (a forged or copied file holds nothing: the
-receipt is signed, and shows only a row the database once had). While
-the guard holds, nothing is claimed; the hold ends one budget window after the restore was
-noticed (docs/architecture.md "The restore guard").
+database's restore guard (bf4ps_restore_check, migrations 0013, 0018, 0023, 0025), which
+notices a restore from the database and the fleet's running processes, never from a file: the
+cluster's identity (system identifier, timeline), this database's oid and request_ledger's own
+table oid against the ones the guard row recorded; and the signed mark the previous check
+handed this collector (its WAL position, the ledger's newest row, the server's start), which
+a rewound database no longer reaches (a base backup on the same timeline, a data-only
+restore). A server start no running process has vouched for is held one window from its
+start. The collector's signed receipt of the newest ledger row it was counted in is a second
+signal, kept also in its data directory for its own next process (BF4PS_RESTORE_RECEIPT_FILE;
+a forged or copied file holds nothing: the receipt is signed, and shows only a row the
+database once had). While the guard holds, nothing is claimed; the hold ends one budget window
+after the restore was noticed (docs/architecture.md "The restore guard").
 """
 
 from __future__ import annotations

@@ -149,8 +149,8 @@ BEGIN
 END
 $$;
 
-REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON collection_events
-    FROM bf4ps_operator, bf4ps_collector, bf4ps_web, bf4ps_scheduler;
+-- (retention's DELETE of old events stays the scheduler's, and its operators')
+REVOKE INSERT ON collection_events FROM bf4ps_operator;
 
 -- ---------------------------------------------------------------- 3. the fleet's marks
 -- This server's run (its postmaster start) and the WAL position at the guard's first look at
@@ -165,6 +165,16 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
     SELECT encode(sha256(k.secret || sha256(k.secret || convert_to('mark:' || p_payload,
                                                                    'UTF8'))), 'hex')
     FROM ledger_receipt_key k
+$$;
+
+-- What a process saw at `t` (a mark's issue, a receipt's slot) adds nothing to a hold that
+-- lasts past `t`: nothing is admitted while the fleet is held, so every row the process saw
+-- was admitted before that hold was noticed, and leaves every window by the hold's end.
+-- (0023's receipts alone compared with the detection's instant: a row whose slot lay just
+-- after it was noticed again once the hold ended, and named that rewind instead.)
+CREATE FUNCTION bf4ps_guard_after(g restore_guard, t timestamptz) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT g.hold_until IS NULL OR t > g.hold_until
 $$;
 
 -- A mark: system identifier : server start (µs) : WAL position : ledger's newest row id :
@@ -220,9 +230,9 @@ BEGIN
                     || 'started at ' || started || ', at WAL ' || g.run_lsn || ': the database '
                     || 'was rewound (a base backup or a copy of the data directory restored)'
             END;
-            IF why IS NOT NULL AND (g.detected_at IS NULL OR g.detected_at < m_issued) THEN
+            IF why IS NOT NULL AND bf4ps_guard_after(g, m_issued) THEN
                 SELECT * INTO g FROM restore_guard FOR UPDATE;
-                IF g.detected_at IS NULL OR g.detected_at < m_issued THEN
+                IF bf4ps_guard_after(g, m_issued) THEN
                     UPDATE restore_guard x
                     SET hold_until = greatest(x.hold_until, now() + make_interval(secs => span)),
                         detected_at = now(), reason = left(why, 500), updated_at = now(),
@@ -241,7 +251,7 @@ BEGIN
     END IF;
     payload := sysid || ':' || started_us || ':' || pg_current_wal_lsn() || ':' || newest
         || ':' || (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
-    RETURN QUERY
+    RETURN QUERY  -- a receipt, too, adds nothing to a hold that lasts past its slot
     SELECT CASE WHEN run_hold > COALESCE(h.hold_until, '-infinity') THEN run_hold
                 ELSE h.hold_until END,
            CASE WHEN run_hold > COALESCE(h.hold_until, '-infinity') THEN
@@ -250,7 +260,8 @@ BEGIN
                     || 'looks the same)'
                 ELSE h.reason END,
            payload || ':' || bf4ps_mark_sign(payload)
-    FROM bf4ps_restore_check(p_request, p_slot_at, p_receipt) h;
+    FROM bf4ps_restore_check(CASE WHEN bf4ps_guard_after(g, p_slot_at) THEN p_request END,
+                             p_slot_at, p_receipt) h;
 END
 $$;
 
