@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bf4ps.db import embedded
+from bf4ps.db import embedded, migrate
+from bf4ps.db.connect import ensure_database, with_dbname
 from tests import load
 
 
@@ -26,6 +27,14 @@ def private_server() -> Iterator[tuple[str, Path]]:
     finally:
         embedded.stop(pgdata)
         shutil.rmtree(base, ignore_errors=True)
+
+
+async def migrated_database(server_url: str) -> str:
+    """The private server's `bf4ps` database, made and migrated: its URL."""
+    await ensure_database(server_url, "bf4ps")
+    url = with_dbname(server_url, "bf4ps")
+    await migrate.upgrade(url)
+    return url
 
 
 def restart(pgdata: Path, down_seconds: float = 0.0, fast_seconds: float = 20) -> str | None:
@@ -78,10 +87,40 @@ def diagnose(pgdata: Path) -> str:
     return "processes:\n" + "\n".join(server) + "\nlog:\n" + "\n".join(tail)
 
 
+def base_backup(server_url: str, pgdata: Path) -> Path:
+    """A copy of the running server's data directory (`pg_basebackup`, its WAL streamed along),
+    beside `pgdata`: what an operator keeps as a physical backup."""
+    backup = pgdata.parent / "base-backup"
+    backup.mkdir(mode=0o700)
+    if os.geteuid() == 0:
+        shutil.chown(backup, "embedded_postgres", "embedded_postgres")
+    _pg_ctl([_bin("pg_basebackup"), "-d", server_url, "-D", str(backup), "-X", "stream",
+             "-c", "fast", "--no-sync"])
+    return backup
+
+
+def put_back(pgdata: Path, backup: Path) -> None:
+    """Restore a base backup onto the same cluster, as an operator would: the server stopped,
+    its data directory set aside, the backup's put in its place, the server started (crash
+    recovery replays the backup's WAL: the same system identifier and timeline)."""
+    options, _ = stop(pgdata)
+    pgdata.rename(pgdata.parent / "data-after-backup")
+    # the socket's lock file: this server keeps its socket in the data directory, so the copy
+    # took the old server's lock along (a runtime file, like postmaster.pid, which it omits)
+    for lock in backup.glob(".s.PGSQL.*.lock"):
+        lock.unlink()
+    backup.rename(pgdata)
+    start(pgdata, options)
+
+
 def _pg_ctl_path() -> str:
+    return _bin("pg_ctl")
+
+
+def _bin(name: str) -> str:
     from embedded_postgres._commands import POSTGRES_BIN_PATH
 
-    return str(POSTGRES_BIN_PATH / "pg_ctl")
+    return str(POSTGRES_BIN_PATH / name)
 
 
 def _pg_ctl(command: list[str], timeout: float = 90) -> None:

@@ -135,6 +135,11 @@ class Settings(BaseSettings):
     clock_skew_limit_seconds: float = Field(
         1.0, gt=0, description="A collector whose clock is further than this from the "
         "database's takes no send slots until it is back within (docs/operations.md, 'Time').")
+    restore_receipt_file: bool = Field(
+        True, description="A collector keeps its newest ledger receipt in its data directory "
+        "too, so that its own restart still shows it to the restore guard: a second signal "
+        "for a data-only restore under which every process restarted. The guard does not "
+        "depend on it (docs/operations.md, 'Backups and restores').")
     db_start_wait_seconds: float = Field(
         300.0, ge=0, description="How long a starting collector waits out a database that "
         "refuses connections, is shutting down or starting up (retrying with a backoff of "

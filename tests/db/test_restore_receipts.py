@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from bf4ps.db.connect import Conn
-from bf4ps.gates.restore import Receipt, current_hold, receipt
+from bf4ps.gates.restore import Marks, Receipt, current_hold, receipt
 
 
 async def a_row(conn: Conn, ago: float = 0.0) -> int:
@@ -33,19 +33,19 @@ async def test_a_lost_row_a_collector_was_counted_in_holds_the_fleet_once(budget
     conn = budget
     seen = await receipt(conn, await a_row(conn))
     assert seen is not None
-    assert await current_hold(conn, seen) is None  # the row is there
+    assert await current_hold(conn, Marks(seen)) is None  # the row is there
     await conn.execute("DELETE FROM request_ledger")  # the rewind: a data-only restore's
     # ... whose rewound sequence hands the same id out again, for another request
     await conn.execute("INSERT INTO request_ledger (request_id, slot_at, egress_key, "
                        "budget_class) OVERRIDING SYSTEM VALUE VALUES (%s, now() + "
                        "interval '1 second', 'eg-r', 'bootstrap')", (seen.request_id,))
-    held = await current_hold(conn, seen)
+    held = await current_hold(conn, Marks(seen))
     assert held is not None and "the database was rewound" in held.reason, held
     guard = await (await conn.execute(
         "SELECT hold_until - detected_at AS span, detected_at FROM restore_guard")).fetchone()
     assert guard is not None and guard["span"] == timedelta(seconds=30)
     # shown again: the running hold covers it (not extended)
-    again = await current_hold(conn, seen)
+    again = await current_hold(conn, Marks(seen))
     after = await (await conn.execute("SELECT detected_at FROM restore_guard")).fetchone()
     assert again == held and after == {"detected_at": guard["detected_at"]}
 
@@ -59,7 +59,7 @@ async def test_forged_present_and_old_receipts_hold_nothing(budget: Conn) -> Non
     forged = Receipt(kept.request_id + 1000, kept.slot_at, kept.receipt)
     resigned = Receipt(old.request_id, kept.slot_at, old.receipt)  # a later slot, old sig
     for shown in (kept, old, forged, resigned):
-        assert await current_hold(conn, shown) is None, shown
+        assert await current_hold(conn, Marks(shown)) is None, shown
     assert await (await conn.execute("SELECT hold_until FROM restore_guard")).fetchone() \
         == {"hold_until": None}
 

@@ -15,8 +15,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from bf4ps.db import migrate
-from bf4ps.db.connect import connection, ensure_database, with_dbname
+from bf4ps.db.connect import connection, with_dbname
 from bf4ps.db.startup import transient
 from tests import load, pgctl
 from tests.fleet import Fleet, simulator
@@ -32,9 +31,7 @@ RETRY_LINE = "database unavailable at collector start"
                     reason="restarts a private embedded server")
 async def test_a_collector_started_during_a_postgres_restart_joins(tmp_path: Path) -> None:
     with private_server() as (server, pgdata):
-        await ensure_database(server, "bf4ps")
-        url = with_dbname(server, "bf4ps")
-        await migrate.upgrade(url)
+        url = await pgctl.migrated_database(server)
         async with connection(url) as conn:
             await seed_work(conn, 20)
         with simulator(speed=20, min_interval=0.3) as sim:

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bf4ps.db import migrate
-from bf4ps.db.connect import connection, ensure_database, with_dbname
+from bf4ps.db.connect import connection
 from tests.fleet import Fleet, sim_stats, simulator
 from tests.helpers import count, seed_work, wait_for
-from tests.pgctl import private_server, restart
+from tests.pgctl import migrated_database, private_server, restart
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     bool(os.environ.get("BF4PS_TEST_DATABASE_URL")),
@@ -24,9 +23,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(
 
 async def test_collectors_survive_a_postgres_restart(tmp_path: Path) -> None:
     with private_server() as (server, pgdata):
-        await ensure_database(server, "bf4ps")
-        url = with_dbname(server, "bf4ps")
-        await migrate.upgrade(url)
+        url = await migrated_database(server)
         async with connection(url) as conn:
             await seed_work(conn, 400, resources=("detailed", "vehicles"))
         with simulator(speed=20, min_interval=1.0) as sim:

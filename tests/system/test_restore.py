@@ -23,9 +23,10 @@ from psycopg.conninfo import conninfo_to_dict
 
 from bf4ps.collector.supervise import EXIT_FAILED
 from bf4ps.db.connect import Conn, connection, with_dbname
-from tests import load
+from tests import load, pgctl
 from tests.fleet import Fleet, sim_stats, simulator
 from tests.helpers import count, seed_work, wait_for
+from tests.pgctl import private_server
 
 FAST = {"BF4PS_HEARTBEAT_SECONDS": "1", "BF4PS_IDLE_POLL_SECONDS": "0.3",
         "BF4PS_CLAIM_HORIZON_SECONDS": "0.5", "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "1.0",
@@ -273,3 +274,40 @@ async def test_a_restore_under_running_collectors_holds_them(
     logs = {n: fleet.log(n) for n in codes}
     assert set(codes.values()) == {0}, (codes, {n: t[-1500:] for n, t in logs.items()})
     assert_held_then_resumed(guard, UNDER_RUNNING[kind], 30.0, logs, stats, before)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(os.environ.get("BF4PS_TEST_DATABASE_URL")),
+                    reason="restores a private embedded server's data directory")
+async def test_a_base_backup_restored_on_the_same_timeline_holds_the_fleet(
+        tmp_path: Path) -> None:
+    """A base backup (`pg_basebackup` of the running server) put back onto the same cluster:
+    the system identifier, the timeline, the database's oid and the ledger's table oid are all
+    as they were, and no collector keeps a receipt file (BF4PS_RESTORE_RECEIPT_FILE=false: a
+    restarted collector knows nothing of the database it ran against). The fleet's running
+    processes remember the database's signed marks (migration 0026): the restored server began
+    its run at a WAL position below the marks they were handed, and the ledger's newest row
+    they saw is gone — the guard holds one window."""
+    with private_server() as (server, pgdata):
+        url = await pgctl.migrated_database(server)
+        async with connection(url) as conn:
+            await seed_work(conn, 3000)
+        with simulator(speed=40, min_interval=1.0, fleet_budget=12, fleet_window=30.0) as sim:
+            fleet = Fleet(url, sim.base_url, tmp_path / "hosts",
+                          IN_PLACE | {"BF4PS_RESTORE_RECEIPT_FILE": "false"})
+            fleet.data_dir.mkdir()
+            start_three(fleet)
+            async with connection(url) as conn:
+                await wait_for(conn, f"SELECT ({SENT}) >= 4", timeout=90)
+                backup = await asyncio.to_thread(pgctl.base_backup, server, pgdata)
+                taken = await count(conn, SENT)
+                # the burst: the rest of the window's budget, which the backup does not have
+                await wait_for(conn, f"SELECT ({SENT}) >= %(n)s", {"n": taken + 8}, timeout=90)
+            before = sim_stats(sim)["requests_total"]
+            await asyncio.to_thread(pgctl.put_back, pgdata, backup)
+            guard, codes, stats = await run_out(fleet, url, sim, taken + 4, 150)
+        logs = {n: fleet.log(n) for n in codes}
+    assert set(codes.values()) == {0}, (codes, {n: t[-1500:] for n, t in logs.items()})
+    assert_held_then_resumed(guard, "the database was rewound", 30.0, logs, stats, before)
+    assert "a running process saw" in guard["reason"], guard  # a mark's, not a receipt's
+    assert not list(fleet.data_dir.glob("collectors/*.receipt.json"))

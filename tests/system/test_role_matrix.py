@@ -2,11 +2,13 @@
 runtime role (a login made for the test, given its group role by `bf4ps db grant`) runs each
 statement of its row, and each is refused (permission denied, or the function's own rule) or
 allowed as documented — the direct UPDATEs of the budget, the gates and the ledger, a forged
-restore hold, temporary functions, other collectors' lease tokens and players' addresses
-among them. Then: every fleet-settings change is audited with session_user (an operator's
-through the audited functions, a superuser's direct UPDATE), `bf4ps gate list` names the
-database role, and every function a runtime role may execute that writes is SECURITY DEFINER
-with a fixed search_path (a later migration that re-creates one is caught)."""
+restore hold, temporary functions, other collectors' lease tokens and players' addresses,
+another login's collector's heartbeat, clock or stop, and every role's direct write of the
+event log (an operator's too) among them. Then: every fleet-settings change is audited with
+session_user (an operator's through the audited functions, a superuser's direct UPDATE),
+`bf4ps gate list` names the database role, and every function a runtime role may execute that
+writes is SECURITY DEFINER with a fixed search_path (a later migration that re-creates one is
+caught)."""
 
 from __future__ import annotations
 
@@ -53,6 +55,7 @@ def event(kind: str, args: str = "") -> str:
 NO_DIRECT_EVENT = ("INSERT INTO collection_events (event_type, job_id, lease_token) "
                    "VALUES ('succeeded', %(job)s, %(tok)s)", DENIED,
                    "permission denied for table collection_events")
+NOT_OWN = "only its own registration"
 OWN_LEASE = "collector_uuid => %(ca)s, job_id => %(job)s, lease_token => %(tok)s"
 SCHEDULER_BATCHES = [
     "SELECT bf4ps_feed_class('bootstrap', 'detailed', 0, 0)",
@@ -149,6 +152,13 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         ("SELECT * FROM bf4ps_ledger_receipt(%(new_ledger)s)", ROWS, 1),
         *NOT_THE_SCHEDULERS,
         (LOGIN_ATTEMPT, DENIED, "permission denied for function"),
+        # the lifecycle of its own registration only (0026): not another login's collector
+        ("SELECT * FROM bf4ps_collector_heartbeat(%(cb)s)", DENIED, NOT_OWN),
+        ("SELECT * FROM bf4ps_collector_clock(%(cb)s, 9.0, 0.1, true)", DENIED, NOT_OWN),
+        ("SELECT * FROM bf4ps_collector_stopped(%(cb)s)", DENIED, NOT_OWN),
+        ("SELECT * FROM bf4ps_collector_clock(%(ca)s, 0.01, 0.1, false)", ROWS, 1),
+        ("SELECT * FROM bf4ps_collector_stopped(%(ca)s)", ROWS, 1),
+        ("SELECT * FROM bf4ps_collector_heartbeat(%(ca)s)", ROWS, 1),
     ],
     "web": [*FOR_NOBODY,
         ("UPDATE collection_jobs SET lane = 'interactive'", DENIED, "permission denied for table"),
@@ -232,6 +242,17 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         ("UPDATE collectors SET enabled = false", DENIED, "permission denied for table"),
         *[(b, ROWS, n) for b, n in SCHEDULER_ALLOWED],
         ("SELECT * FROM ops_login_failures", OK, None),
+        # events only through bf4ps_event_record, under the rules of the roles it holds (0026)
+        NO_DIRECT_EVENT,
+        (event("succeeded", OWN_LEASE), DENIED, "may not record succeeded events"),
+        (event("lease_expired", OWN_LEASE), DENIED, "may not record lease_expired events"),
+        (event("failed", OWN_LEASE), DENIED, "events of its own registration only"),
+        (event("created", "job_id => %(job)s, lease_token => %(tok)s"), DENIED,
+         "carries no lease token"),
+        (event("collector_resumed", "collector_uuid => %(cb)s, collector_name => 'forged'"),
+         ROWS, 1),
+        # an operator may act on any registration's lifecycle (it runs `bf4ps collector`)
+        ("SELECT * FROM bf4ps_collector_clock(%(cb)s, 0.01, 0.1, false)", ROWS, 1),
     ],
 }
 
@@ -329,6 +350,17 @@ async def test_each_role_is_refused_or_allowed_as_documented(logins: Logins, con
     for w in written:
         if w["event_type"] in ("failed", "retry_scheduled"):
             assert {k: w[k] for k in job} == job and w["lease_token"] == params["tok"], w
+    resumed = await (await conn.execute(
+        "SELECT collector_name, egress_key FROM collection_events "
+        "WHERE event_type = 'collector_resumed'")).fetchall()
+    assert resumed == [{"collector_name": "mx-b", "egress_key": "mx-b"}], resumed
+    # a foreign collector's clock was never reported by the collector's login (the operator's
+    # report is the last word), its registration never stopped
+    other = await (await conn.execute(
+        "SELECT health, clock_offset_seconds, clock_skewed_since FROM collectors "
+        "WHERE collector_uuid = %s", (params["cb"],))).fetchone()
+    assert other == {"health": "healthy", "clock_offset_seconds": 0.01,
+                     "clock_skewed_since": None}, other
     web_created = [w for w in written if w["event_type"] == "created"][-1]
     assert {k: web_created[k] for k in job} == job, web_created
 

@@ -2,12 +2,13 @@
 
 Restoring a backup rewinds request_ledger, so the budgets would allow again requests already
 sent. Before each admission the collector asks the database's restore guard
-(bf4ps_restore_check in db/schema.sql), which notices a restore from the database alone (the
-cluster's identity, this database's oid and request_ledger's table oid against the guard
-row's), and a rewind that keeps all of those from the signed receipt of the newest ledger row
-this collector was counted in (bf4ps_ledger_receipt): shown at every check, kept in its data
-directory for its next process. While the guard holds nothing is claimed; the hold ends one
-budget window after the restore was noticed (docs/architecture.md "The restore guard").
+(bf4ps_restore_check in db/schema.sql), which notices a restore from the database and the
+fleet's running processes, never from a file alone: the cluster's identity, this database's oid
+and request_ledger's table oid against the guard row's, and the signed mark the previous check
+handed this collector, which a rewound database no longer reaches. A server start no running
+process vouched for is held one window. The signed receipt of the newest ledger row it was
+counted in is a second signal (BF4PS_RESTORE_RECEIPT_FILE). While the guard holds nothing is
+claimed (docs/architecture.md "The restore guard").
 """
 
 from __future__ import annotations
@@ -15,14 +16,14 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from psycopg.pq import TransactionStatus
 
 from bf4ps.db.connect import Conn
-from bf4ps.gates.restore import Receipt, current_hold, receipt
+from bf4ps.gates.restore import Marks, Receipt, current_hold, receipt
 
 log = logging.getLogger(__name__)
 
@@ -61,26 +62,26 @@ class RestoreGuard:
 
     path: Path | None = None
     held_until: datetime | None = None  # the hold last logged
-    seen: Receipt | None = None  # the newest ledger row this collector was counted in
+    marks: Marks = field(default_factory=Marks)  # shown at every check
 
     def __post_init__(self) -> None:
-        self.seen = _load(self.path)
+        self.marks.seen = _load(self.path)
 
     async def saw(self, conn: Conn, request_id: int) -> None:
         """Keep the receipt of a ledger row just committed for this collector (outside any
         transaction: a row that could still roll back is never shown as lost)."""
         if conn.info.transaction_status != TransactionStatus.IDLE:
             return
-        if self.seen is not None and request_id <= self.seen.request_id:
+        if self.marks.seen is not None and request_id <= self.marks.seen.request_id:
             return
         got = await receipt(conn, request_id)
         if got is not None:
-            self.seen = got
+            self.marks.seen = got
             _keep(self.path, got)
 
     async def hold(self, conn: Conn) -> datetime | None:
         """Until when sends are held (None: not held); a new hold is logged once."""
-        held = await current_hold(conn, self.seen)
+        held = await current_hold(conn, self.marks)
         if held is None:
             return None
         if held.until != self.held_until:

@@ -58,7 +58,8 @@ class Collector:
         self.pause = PausePoints.of(settings)
         self.clock = DbClock()
         self.guard: ClockGuard | None = None
-        self.restore = RestoreGuard(receipt_file(settings.data_dir, want.name))
+        self.restore = RestoreGuard(receipt_file(settings.data_dir, want.name)
+                                    if settings.restore_receipt_file else None)
         self.policy = policy_mod.Policy()  # the last one loaded (a chained claim's budget)
 
     def request_stop(self) -> None:
@@ -134,12 +135,23 @@ class Collector:
             failure = Failure("heartbeat", beat.lost)
             log.error("collector failing: %s; the process exits", failure)
         if failure is not None:
+            await self._last_check(pool)
             await self._let_go(pool, ctx, ctx.abandoned or ctx.held)
             await self._stopped(pool, me, failure)
             return EXIT_FAILED
         await self._let_go(pool, ctx, ctx.held, "shutdown")
         await self._stopped(pool, me)
         return 0
+
+    async def _last_check(self, pool) -> None:  # type: ignore[no-untyped-def]
+        """A failing process shows the restore guard its mark once more before it exits: a
+        lease lost under it may be the first sign of a restore, and what it remembers of the
+        database goes with the process (docs/architecture.md "The restore guard")."""
+        try:
+            async with pool.connection(timeout=STOP_TIMEOUT) as conn:
+                await self.restore.hold(conn)
+        except DB_ERRORS as exc:
+            log.warning("the restore guard's last check failed: %s", exc)
 
     def _chain_next(self, ctx: Context) -> NextClaim | None:
         """The next claim a background success makes in its own transaction (the admission's

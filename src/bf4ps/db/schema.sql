@@ -149,7 +149,7 @@ CREATE INDEX ix_events_throttle ON ONLY public.collection_events USING btree (eg
 CREATE INDEX ix_events_time ON ONLY public.collection_events USING btree (occurred_at DESC);
 CREATE INDEX ix_events_type ON ONLY public.collection_events USING btree (event_type, occurred_at DESC) WHERE ((event_type)::text <> ALL (ARRAY['succeeded'::text, 'failed'::text, 'retry_scheduled'::text, 'created'::text]));
 GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at) ON TABLE collection_events TO bf4ps_collector;
-GRANT INSERT, SELECT ON TABLE collection_events TO bf4ps_operator;
+GRANT SELECT ON TABLE collection_events TO bf4ps_operator;
 GRANT DELETE, SELECT ON TABLE collection_events TO bf4ps_scheduler;
 GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at) ON TABLE collection_events TO bf4ps_web;
 
@@ -926,6 +926,9 @@ CREATE TABLE restore_guard (
     reason text,
     updated_at timestamp with time zone NOT NULL DEFAULT now(),
     ledger_relid oid,
+    run_started_at timestamp with time zone,
+    run_lsn pg_lsn,
+    run_vouched_at timestamp with time zone,
     CONSTRAINT restore_guard_guard_id_check CHECK ((guard_id = 1)),
     CONSTRAINT restore_guard_pkey PRIMARY KEY (guard_id),
     CONSTRAINT restore_guard_reason_check CHECK ((length(reason) <= 500))
@@ -1591,6 +1594,20 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_clock(p_collector uuid, p_offs
  SECURITY DEFINER
  SET search_path TO '$user', 'public'
 AS $function$
+BEGIN
+    PERFORM bf4ps_collector_own(p_collector, 'report the clock of');
+    RETURN QUERY SELECT * FROM bf4ps_collector_clock_any(p_collector, p_offset, p_rtt,
+                                                         p_skewed);
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_collector_clock(uuid,double precision,double precision,boolean) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_collector_clock_any(p_collector uuid, p_offset double precision, p_rtt double precision, p_skewed boolean)
+ RETURNS TABLE(was_skewed_since timestamp with time zone)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
 #variable_conflict use_column
 BEGIN
     RETURN QUERY
@@ -1605,9 +1622,21 @@ BEGIN
     RETURNING prev.skewed;
 END
 $function$;
-GRANT EXECUTE ON FUNCTION bf4ps_collector_clock(uuid,double precision,double precision,boolean) TO bf4ps_collector;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_collector_heartbeat(p_collector uuid)
+ RETURNS TABLE(enabled boolean, drained boolean, retired_at timestamp with time zone, previous_health text, lost_since timestamp with time zone)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+BEGIN
+    PERFORM bf4ps_collector_own(p_collector, 'heartbeat');
+    RETURN QUERY SELECT * FROM bf4ps_collector_heartbeat_any(p_collector);
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_collector_heartbeat(uuid) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_collector_heartbeat_any(p_collector uuid)
  RETURNS TABLE(enabled boolean, drained boolean, retired_at timestamp with time zone, previous_health text, lost_since timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -1625,7 +1654,6 @@ BEGIN
     RETURNING c.enabled, c.drained, c.retired_at, prev.previous_health::text, prev.lost;
 END
 $function$;
-GRANT EXECUTE ON FUNCTION bf4ps_collector_heartbeat(uuid) TO bf4ps_collector;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_collector_insert(p_collector uuid, p_name text, p_hostname text, p_lane text, p_egress text, p_source_address text, p_version text)
  RETURNS SETOF collectors
@@ -1663,6 +1691,25 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_collector_mark_lost(uuid) TO bf4ps_collector;
 GRANT EXECUTE ON FUNCTION bf4ps_collector_mark_lost(uuid) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_collector_own(p_collector uuid, p_action text)
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+DECLARE
+    owner text;
+BEGIN
+    SELECT x.db_login INTO owner FROM collectors x WHERE x.collector_uuid = p_collector;
+    IF owner IS NOT NULL AND owner <> session_user::text
+            AND NOT bf4ps_caller_holds('bf4ps_operator') THEN
+        RAISE EXCEPTION 'a collector may % only its own registration (collector %, registered '
+            'by login %, not %)', p_action, p_collector, owner, session_user
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END
+$function$;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_collector_replaced_by(p_collector uuid, p_replaced_by uuid)
  RETURNS void
@@ -1771,6 +1818,19 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_stopped(p_collector uuid)
  SECURITY DEFINER
  SET search_path TO '$user', 'public'
 AS $function$
+BEGIN
+    PERFORM bf4ps_collector_own(p_collector, 'stop');
+    RETURN QUERY SELECT * FROM bf4ps_collector_stopped_any(p_collector);
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_collector_stopped(uuid) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_collector_stopped_any(p_collector uuid)
+ RETURNS TABLE(collector_uuid uuid)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
 #variable_conflict use_column
 BEGIN
     RETURN QUERY
@@ -1781,7 +1841,6 @@ BEGIN
     RETURNING c.collector_uuid;
 END
 $function$;
-GRANT EXECUTE ON FUNCTION bf4ps_collector_stopped(uuid) TO bf4ps_collector;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_collectors_mark_silent(p_silence_seconds double precision)
  RETURNS TABLE(collector_name text)
@@ -2151,10 +2210,12 @@ DECLARE
     r text;
     mine text[] := '{}';
     c collectors;
+    free boolean := session_user::text = current_user::text
+        OR (SELECT a.rolsuper FROM pg_roles a WHERE a.rolname = session_user);
 BEGIN
     e := ROW(NULL, clock_timestamp(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
              $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)::collection_events;
-    IF NOT bf4ps_caller_holds('bf4ps_operator') THEN
+    IF NOT free THEN
         FOREACH r IN ARRAY ARRAY['bf4ps_collector', 'bf4ps_web', 'bf4ps_scheduler'] LOOP
             IF bf4ps_caller_holds(r) AND e.event_type = ANY(bf4ps_event_types_of(r)) THEN
                 mine := mine || r;
@@ -2173,7 +2234,7 @@ BEGIN
     END IF;
     IF e.collector_uuid IS NOT NULL THEN  -- who it names: as the registry says
         SELECT * INTO c FROM collectors x WHERE x.collector_uuid = e.collector_uuid;
-        IF FOUND OR NOT bf4ps_caller_holds('bf4ps_operator') THEN
+        IF FOUND OR NOT free THEN
             e.collector_name := c.collector_name; e.hostname := c.hostname;
             e.egress_key := c.egress_key;
         END IF;
@@ -2442,6 +2503,15 @@ BEGIN
 END;
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_grant_role(text,text) TO PUBLIC;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_guard_after(g restore_guard, t timestamp with time zone)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT g.hold_until IS NULL OR t > g.hold_until
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_guard_after(restore_guard,timestamp with time zone) TO PUBLIC;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_intake_enqueue(p_soldiers bigint[], p_classes text[], p_ranks timestamp with time zone[], p_resource text, p_reason text, p_now timestamp with time zone)
  RETURNS TABLE(soldier_id bigint, job_id bigint)
@@ -2792,6 +2862,17 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_ledger_unsent_operator(bigint) TO bf4ps_operator;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_mark_sign(p_payload text)
+ RETURNS text
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+    SELECT encode(sha256(k.secret || sha256(k.secret || convert_to('mark:' || p_payload,
+                                                                   'UTF8'))), 'hex')
+    FROM ledger_receipt_key k
+$function$;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_no_temporary()
  RETURNS void
@@ -3163,6 +3244,96 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_restore_check(bigint,timestamp with time zone,text) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_restore_check(p_request bigint, p_slot_at timestamp with time zone, p_receipt text, p_mark text)
+ RETURNS TABLE(hold_until timestamp with time zone, reason text, mark text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+DECLARE
+    g restore_guard;
+    started timestamptz := pg_postmaster_start_time();
+    started_us bigint := (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint;
+    sysid bigint := (SELECT c.system_identifier FROM pg_control_system() c);
+    newest bigint := COALESCE((SELECT max(l.request_id) FROM request_ledger l), 0);
+    part text[];
+    m_issued timestamptz;
+    why text;
+    run_hold timestamptz;
+    span double precision := greatest(1.0,
+        (SELECT b.window_seconds FROM fleet_budget b WHERE b.requests IS NOT NULL),
+        (SELECT max(greatest(e.window_seconds, e.min_interval_seconds)) FROM egress_gates e));
+    payload text;
+BEGIN
+    SELECT * INTO g FROM restore_guard;
+    IF NOT FOUND OR NOT EXISTS (SELECT 1 FROM ledger_receipt_key) THEN  -- a restore under way
+        RETURN QUERY SELECT h.hold_until, h.reason, NULL::text
+            FROM bf4ps_restore_check(p_request, p_slot_at, p_receipt) h;
+        RETURN;
+    END IF;
+    -- a run the guard has not seen: where it began (before any of its own writes count)
+    IF g.run_started_at IS DISTINCT FROM started THEN
+        SELECT * INTO g FROM restore_guard FOR UPDATE;
+        IF g.run_started_at IS DISTINCT FROM started THEN
+            UPDATE restore_guard x
+            SET run_started_at = started, run_lsn = pg_current_wal_lsn(), updated_at = now(),
+                run_vouched_at = CASE WHEN x.run_started_at IS NULL THEN now() END
+            RETURNING * INTO g;
+        END IF;
+    END IF;
+    -- the caller's mark, if the database signed it (a forged or foreign one shows nothing)
+    IF p_mark ~ '^[0-9]+:[0-9]+:[0-9A-F]+/[0-9A-F]+:[0-9]+:[0-9]+:[0-9a-f]{64}$' THEN
+        part := string_to_array(p_mark, ':');
+        IF part[1]::bigint = sysid
+                AND bf4ps_mark_sign(array_to_string(part[1:5], ':')) = part[6] THEN
+            m_issued := to_timestamp(part[5]::double precision / 1000000);
+            why := CASE
+                WHEN part[4]::bigint > newest THEN
+                    'the ledger''s newest row a running process saw (request ' || part[4]
+                    || ', at ' || m_issued || ') is gone (now ' || newest || '): the '
+                    || 'database was rewound (a base backup or a data-only restore)'
+                WHEN part[2]::bigint <> started_us AND part[3]::pg_lsn > g.run_lsn THEN
+                    'a running process saw WAL position ' || part[3] || ' before this server '
+                    || 'started at ' || started || ', at WAL ' || g.run_lsn || ': the database '
+                    || 'was rewound (a base backup or a copy of the data directory restored)'
+            END;
+            IF why IS NOT NULL AND bf4ps_guard_after(g, m_issued) THEN
+                SELECT * INTO g FROM restore_guard FOR UPDATE;
+                IF bf4ps_guard_after(g, m_issued) THEN
+                    UPDATE restore_guard x
+                    SET hold_until = greatest(x.hold_until, now() + make_interval(secs => span)),
+                        detected_at = now(), reason = left(why, 500), updated_at = now(),
+                        run_vouched_at = COALESCE(x.run_vouched_at, now())
+                    RETURNING * INTO g;
+                END IF;
+            ELSIF why IS NULL AND part[2]::bigint <> started_us AND g.run_vouched_at IS NULL THEN
+                UPDATE restore_guard x SET run_vouched_at = now(), updated_at = now()
+                WHERE x.run_vouched_at IS NULL
+                RETURNING * INTO g;
+            END IF;
+        END IF;
+    END IF;
+    IF g.run_vouched_at IS NULL THEN  -- nobody vouched for this run yet: one window from its start
+        run_hold := started + make_interval(secs => span);
+    END IF;
+    payload := sysid || ':' || started_us || ':' || pg_current_wal_lsn() || ':' || newest
+        || ':' || (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
+    RETURN QUERY  -- a receipt, too, adds nothing to a hold that lasts past its slot
+    SELECT CASE WHEN run_hold > COALESCE(h.hold_until, '-infinity') THEN run_hold
+                ELSE h.hold_until END,
+           CASE WHEN run_hold > COALESCE(h.hold_until, '-infinity') THEN
+                    'the server started at ' || started || ' and no running process has '
+                    || 'vouched yet that it is the database it knew (a restored base backup '
+                    || 'looks the same)'
+                ELSE h.reason END,
+           payload || ':' || bf4ps_mark_sign(payload)
+    FROM bf4ps_restore_check(CASE WHEN bf4ps_guard_after(g, p_slot_at) THEN p_request END,
+                             p_slot_at, p_receipt) h;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_restore_check(bigint,timestamp with time zone,text,text) TO bf4ps_collector;
+GRANT EXECUTE ON FUNCTION bf4ps_restore_check(bigint,timestamp with time zone,text,text) TO bf4ps_scheduler;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_settings_audit()
  RETURNS trigger

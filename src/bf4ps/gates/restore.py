@@ -39,11 +39,28 @@ async def receipt(conn: Conn, request_id: int) -> Receipt | None:
     return Receipt(int(row["request_id"]), row["slot_at"], str(row["receipt"]))
 
 
-async def current_hold(conn: Conn, seen: Receipt | None = None) -> Hold | None:
-    """The restore guard's hold now (None: not held), shown the caller's newest receipt."""
+@dataclass
+class Marks:
+    """What a running process shows the guard (migration 0026): the newest mark the database
+    handed it (where the database stood: its WAL position, the ledger's newest row, the
+    server's start; signed) and, for a collector, its newest ledger receipt. Held in memory
+    only: a database that no longer reaches a mark was rewound, whatever files were lost."""
+
+    seen: Receipt | None = None
+    mark: str | None = None
+
+
+async def current_hold(conn: Conn, marks: Marks | None = None) -> Hold | None:
+    """The restore guard's hold now (None: not held), shown the caller's marks, which take the
+    new mark the database hands back."""
+    marks = marks if marks is not None else Marks()
+    seen = marks.seen
     row = await one(conn, "restore_check", {
         "request_id": seen.request_id if seen else None,
-        "slot_at": seen.slot_at if seen else None, "receipt": seen.receipt if seen else None})
+        "slot_at": seen.slot_at if seen else None, "receipt": seen.receipt if seen else None,
+        "mark": marks.mark})
+    if row is not None and row["mark"] is not None:
+        marks.mark = str(row["mark"])
     if row is None or row["hold_until"] is None or row["hold_until"] <= row["now"]:
         return None
     return Hold(row["hold_until"], str(row["reason"] or "unknown"))

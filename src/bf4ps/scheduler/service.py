@@ -22,6 +22,7 @@ from bf4ps.db.connect import Conn, connection, resolve_url
 from bf4ps.db.errors import DB_ERRORS
 from bf4ps.db.locks import SCHEDULER_LOCK
 from bf4ps.db.queries import all_rows, one, q
+from bf4ps.gates.restore import Marks, current_hold
 from bf4ps.queue import events, figures
 from bf4ps.queue.events import EventType
 from bf4ps.queue.reaper import reap_expired
@@ -92,6 +93,9 @@ class Scheduler:
         self.progress = progress.ProgressStep()
         self.leading_since = time.monotonic()
         self.checked = False
+        # the restore guard's mark (migration 0026), kept across database restarts: after a
+        # server start the scheduler vouches for the database it knew, or notices a rewind
+        self.marks = Marks()
 
     async def run(self) -> None:
         url = await resolve_url(self.settings)
@@ -144,6 +148,7 @@ class Scheduler:
     def _periodic(self, conn: Conn) -> list[Every]:
         s = self.settings
         return [Every(0, lambda: self.tick(conn)),
+                Every(1.0, lambda: self.vouch(conn)),
                 Every(s.sweep_seconds, lambda: self.sweeps(conn)),
                 Every(s.history_record_seconds,
                       lambda: history.record(conn, s.history_record_seconds)),
@@ -155,6 +160,11 @@ class Scheduler:
 
     async def _forecast(self, conn: Conn, window: float) -> Forecast | None:
         return await forecasting.take(conn, window, forecast_inputs.timings(self.settings))
+
+    async def vouch(self, conn: Conn) -> None:
+        """Show the restore guard the scheduler's mark: it vouches for a restarted server that
+        is the database the scheduler knew, or makes the guard hold the fleet after a rewind."""
+        await current_hold(conn, self.marks)
 
     async def first_check(self, conn: Conn) -> None:
         """The capacity check, once, when the collectors have served a window since this

@@ -35,10 +35,12 @@ SELECT b.requests, b.window_seconds,
 FROM fleet_budget b WHERE b.budget_id = 1
 
 -- name: restore_check
--- The restore guard (migrations 0013, 0018, 0023): when sends are held after a restore, and
--- why. A running collector presents its newest ledger receipt (NULLs: none).
-SELECT hold_until, reason, now() AS now
-FROM bf4ps_restore_check(%(request_id)s::bigint, %(slot_at)s::timestamptz, %(receipt)s::text)
+-- The restore guard (migrations 0013, 0018, 0023, 0026): when sends are held after a restore,
+-- and why. A running process presents its newest ledger receipt and its newest mark (NULLs:
+-- none) and is handed a new mark to show next time.
+SELECT hold_until, reason, mark, now() AS now
+FROM bf4ps_restore_check(%(request_id)s::bigint, %(slot_at)s::timestamptz, %(receipt)s::text,
+                         %(mark)s::text)
 
 -- name: ledger_receipt
 -- The database's signed receipt of a ledger row (migration 0023), taken after its admission.
