@@ -106,8 +106,10 @@ GROUP BY 1, 2, 3
 
 -- name: failures_by_class
 -- Failed attempts of the window by class (status, console): unrecognized answers counted apart.
+-- The window's bound is now() (stable: an index condition on ix_events_time, so the window's
+-- events are read, not the whole log; see web.sql web_budget_by_class).
 SELECT COALESCE(error_class, '') AS error_class, count(*) AS n
 FROM collection_events
 WHERE event_type = 'failed'
-  AND occurred_at > clock_timestamp() - make_interval(secs => %(window_seconds)s)
+  AND occurred_at > now() - make_interval(secs => %(window_seconds)s)
 GROUP BY 1 ORDER BY 2 DESC
