@@ -1,7 +1,8 @@
-"""Website latency at scale: 1,000,000 soldiers seeded in SQL (bench/web_seed.py: detailed
-stats for all, older history for a tenth, weapons and vehicles for a sample; for the 100,000
-most active ten collections of every resource with their intervals, events, play sessions,
-profiles and flags; this week's gains boards built as the scheduler builds them), the app
+"""Website latency at scale: 1,000,000 soldiers seeded in SQL (bench/web_seed.py: detailed stats
+for all, older history for a tenth, weapons and vehicles for a sample; for the 100,000 most
+active ten collections of every resource with their intervals, events, play sessions, profiles
+and flags, spread over the time the documented fleet budget needs for them (1,296 requests an
+hour: 129 days at 1M); this week's gains boards built as the scheduler builds them), the app
 served by uvicorn in a subprocess, and concurrent clients on soldier pages (any soldier, with
 weapons, and active soldiers: progress, last session, rank, medals, charts), the soldier API
 (overview, weapons, history, progress, last session), this week's gains boards per platform and
