@@ -113,7 +113,7 @@ def _index_conditions(plan: dict[str, Any]) -> list[str]:
     return found
 
 
-async def test_status_windows_are_read_through_an_index(conn: Conn) -> None:
+async def test_window_reads_are_read_through_an_index(conn: Conn) -> None:
     """With sequential scans priced out, each window read bounds an index scan by its window
     (a volatile bound such as clock_timestamp() cannot be an index condition: it is then a
     filter over every row of the log, however short the window)."""
@@ -122,7 +122,15 @@ async def test_status_windows_are_read_through_an_index(conn: Conn) -> None:
     reads = {"failures_by_class": ("occurred_at", {"window_seconds": 3600}),
              "throughput": ("occurred_at", {"window_seconds": 3600}),
              "web_recent_throttles": ("occurred_at", {"window_seconds": 86400, "limit": 20}),
-             "web_budget_by_class": ("slot_at", {"window_seconds": 3600})}
+             "web_budget_by_class": ("slot_at", {"window_seconds": 3600}),
+             # the scheduler's and the collectors' windows over the same log and ledger
+             "refresh_lag": ("occurred_at", {"window_seconds": 3600}),
+             "forecast_costs": ("occurred_at", {"window_seconds": 3600}),
+             "forecast_sent": ("slot_at", {"window_seconds": 3600}),
+             "requests_by_egress": ("slot_at", {"window_seconds": 60}),
+             "circuit_window": ("occurred_at", {
+                 "resource": "detailed", "lane": "background", "window_seconds": 600,
+                 "who": 1, "egress_key": "eg-1", "signature": "unrecognized:login_wall"})}
     for name, (column, params) in reads.items():
         cur = await conn.execute(f"EXPLAIN (FORMAT JSON) {q(name)}",  # type: ignore[arg-type]
                                  params)
