@@ -4,10 +4,12 @@
 * every soldier: a name, detailed stats, collection state; every tenth five older detailed
   snapshots; every `every`-th the whole weapon and vehicle lists;
 * the most active tenth (persona offset * 7 mod 500 < ACTIVE_DAYS, 100,000 at 1M, on every
-  platform): ten good collections of every resource, as a collector leaves them, made at the
-  rate a budgeted fleet makes them (FLEET_RATE requests an hour: one round of the tenth's four
-  resources takes `step`, 12.9 days at 1M and 31 hours at 100k, each soldier at his own phase
-  of it, so the event log holds FLEET_RATE events an hour over ten rounds, 129 days at 1M):
+  platform): ten good collections of every resource 16 hours apart (a week of play), as a
+  collector leaves them, at the rate a budgeted fleet makes them: the soldiers are in cohorts
+  of 5,184 (FLEET_RATE requests an hour over four resources: one collection of each of them
+  in 16 hours), and the cohorts' weeks follow each other back from now (19.3 cohorts over 129
+  days at 1M, 1.9 over 12.9 days at 100k), so the event log holds FLEET_RATE events an hour
+  at any time, and this week's boards rank the newest cohort:
   detailed history (a row per collection), the whole weapon and vehicle lists (the five weapons
   and three vehicles played in each collection have a history row per collection), a profile
   (rank name, medals, assignments, linked soldiers), a `succeeded` event per collection and
@@ -37,6 +39,7 @@ DATA = Path(__file__).resolve().parents[1] / "src/bf4ps/sim/battlelog/data"
 BASE_PERSONA = 1_000_000_000
 ACTIVE_DAYS = 50  # seen in the last 50 of the seed's 500 days (offset * 7 mod 500)
 COLLECTIONS = 10
+STEP = timedelta(hours=16)  # between two collections of an active soldier
 # The documented fleet's budget (docs/architecture.md: 1,296 requests an hour): the seed's
 # collections are spread so that the fleet could have made them, one request each.
 FLEET_RATE = 1296
@@ -49,10 +52,12 @@ REPLICA = "SET session_replication_role = replica"
 PROFILE_COPY = "-- the profile copy"
 ORIGIN = "SET session_replication_role = origin"
 
-# When a soldier's detailed stats were last collected: the active tenth at his own phase of
-# the fleet's round (within `step` of now), every other soldier a day ago.
-COLLECTED = """CASE WHEN (persona_id - %(base)s) * 7 %% 500 < %(active_days)s
-           THEN now() - ((persona_id * 7919 %% 100003) / 100003.0)::float8 * %(step)s::interval
+# When a soldier's detailed stats were last collected: the active tenth at the end of his
+# cohort's week (_H, uniform in [0, cohorts): its whole part picks the cohort, its fraction the
+# time within the cohort's 16 hours), every other soldier a day ago.
+_H = "((persona_id * 7919 %% 100003) / 100003.0 * %(cohorts)s)"
+COLLECTED = f"""CASE WHEN (persona_id - %(base)s) * 7 %% 500 < %(active_days)s
+           THEN now() - (floor({_H}) * %(collections)s + {_H} - floor({_H})) * %(step)s::interval
            ELSE now() - interval '1 day' END"""
 
 SEED_SQL = [
@@ -329,11 +334,11 @@ SAMPLE_SQL = [
 ]
 
 
-def fleet_step(n: int) -> timedelta:
-    """One round of the active tenth's four resources at FLEET_RATE requests an hour: the time
-    between two collections of one active soldier."""
+def fleet_cohorts(n: int) -> float:
+    """How many cohorts the active tenth makes: a cohort is the soldiers whose four resources
+    FLEET_RATE requests an hour collect once in STEP."""
     active = n * ACTIVE_DAYS // 500
-    return timedelta(hours=active * RESOURCES / FLEET_RATE)
+    return active * RESOURCES / (FLEET_RATE * STEP.total_seconds() / 3600)
 
 
 def active_offset(rng: random.Random, n: int) -> int:
@@ -362,12 +367,14 @@ async def _run(conn: Conn, statements: list[str], params: dict[str, object],
 async def seed(url: str, n: int, sample: int) -> None:
     """The whole database (see the module docstring)."""
     every = max(1, n // sample)
-    step = fleet_step(n)
+    cohorts = fleet_cohorts(n)
+    spread = STEP * COLLECTIONS * cohorts
     params = {"base": BASE_PERSONA, "n": n, "every": every, "active_days": ACTIVE_DAYS,
-              "last": COLLECTIONS - 1, "template": 1, "step": step,
-              "older": step * COLLECTIONS + timedelta(days=1)}
-    print(f"the active tenth's collections {step.total_seconds() / 3600:,.1f} h apart "
-          f"({FLEET_RATE:,} requests an hour)", flush=True)
+              "last": COLLECTIONS - 1, "template": 1, "step": STEP, "cohorts": cohorts,
+              "collections": COLLECTIONS, "older": spread + timedelta(days=1)}
+    print(f"the active tenth in {cohorts:.1f} cohorts, their weeks of collections over "
+          f"{spread.total_seconds() / 86400:,.1f} days ({FLEET_RATE:,} requests an hour)",
+          flush=True)
     async with connection(url) as conn:
         await _run(conn, SEED_SQL, params, f"seeded {n:,} soldiers (detailed, state, history)")
         now = datetime.now(UTC)
