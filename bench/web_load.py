@@ -251,9 +251,13 @@ def soldier_paths(n: int, every: int, count: int, sampled: bool, prefix: str = "
     return out
 
 
-async def run_load(base: str, n: int, every: int, requests: int, concurrency: int,
-                   rate: float, seconds: float, open_only: bool = False) -> None:
-    plans = [
+Plan = tuple[str, list[str], tuple[str, str] | None, float]
+
+
+def plans(n: int, every: int, requests: int) -> list[Plan]:
+    """The endpoints of the load: (name, paths, operator credentials or None, p99 target ms).
+    bench/web_cpu.py measures the same mix."""
+    return [
         ("soldier page (with weapons)", soldier_paths(n, every, requests, True), None, 50.0),
         ("soldier page (any soldier)", soldier_paths(n, every, requests, False), None, 50.0),
         ("soldier page (active: 10 collections)", active_paths(n, requests), None, 50.0),
@@ -281,22 +285,27 @@ async def run_load(base: str, n: int, every: int, requests: int, concurrency: in
         ("GET /api/ops/flags", ["/api/ops/flags", "/api/ops/flags?all=true"]
          * max(100, requests // 20), OPS, 200.0),
     ]
-    for _, paths, auth, _ in plans:  # warm up: every page, the pools grown, the caches read
+
+
+async def run_load(base: str, n: int, every: int, requests: int, concurrency: int,
+                   rate: float, seconds: float, open_only: bool = False) -> None:
+    mix = plans(n, every, requests)
+    for _, paths, auth, _ in mix:  # warm up: every page, the pools grown, the caches read
         await drive(base, paths[:64], 16, auth)
     print(f"-- open loop: {rate:.0f} requests/s (Poisson) for {seconds:.0f} s, mixed "
           "endpoints", flush=True)
-    results = await open_loop(base, [(name, paths, auth) for name, paths, auth, _ in plans],
+    results = await open_loop(base, [(name, paths, auth) for name, paths, auth, _ in mix],
                               rate, seconds)
-    for name, _, _, target in plans:
+    for name, _, _, target in mix:
         report(name, results[name], seconds, target)
     if open_only:
         return
     print(f"-- closed loop: {concurrency} clients back to back (saturation)", flush=True)
-    for name, paths, auth, _ in plans:
+    for name, paths, auth, _ in mix:
         sample, elapsed = await drive(base, paths, concurrency, auth)
         report(name, sample, elapsed, None)
     print("-- one client (service time)", flush=True)
-    for name, paths, auth, _ in plans:
+    for name, paths, auth, _ in mix:
         sample, elapsed = await drive(base, paths[: len(paths) // 4], 1, auth)
         report(name, sample, elapsed, None)
 
