@@ -42,19 +42,9 @@ def postgres_cpu() -> float:
     return cpu_seconds(p for p in psutil.process_iter(["name"]) if p.info["name"] == "postgres")
 
 
-def mix(n: int, every: int, count: int) -> list[tuple[str, list[str]]]:
-    return [
-        ("soldier page (with weapons)", wl.soldier_paths(n, every, count, True)),
-        ("soldier page (any soldier)", wl.soldier_paths(n, every, count, False)),
-        ("GET /api/soldiers/{p}/{id}", wl.soldier_paths(n, every, count, False, "/api")),
-        ("GET /api/soldiers/.../weapons",
-         wl.soldier_paths(n, every, count, True, "/api", "/weapons")),
-        ("home page", ["/", "/?platform=ps4", "/?platform=xboxone"] * (count // 3)),
-        ("leaderboards", wl.board_paths(count)),
-        ("search", wl.search_paths(n, count)),
-        ("GET /ops", ["/ops"] * count),
-        ("GET /api/ops/status", ["/api/ops/status"] * count),
-    ]
+def mix(n: int, every: int, count: int) -> list[tuple[str, list[str], tuple[str, str] | None]]:
+    """web_load's endpoints (wl.plans), `count` requests of each at most."""
+    return [(name, paths[:count], auth) for name, paths, auth, _ in wl.plans(n, every, count)]
 
 
 async def measure(base: str, server_pid: int,
@@ -66,8 +56,7 @@ async def measure(base: str, server_pid: int,
     done = 0
     every = max(1, args.soldiers // args.sample)
     await wl.drive(base, wl.soldier_paths(args.soldiers, every, 20, True), 1, None)  # warm up
-    for name, paths in mix(args.soldiers, every, args.requests):
-        auth = wl.OPS if "ops" in name else None
+    for name, paths, auth in mix(args.soldiers, every, args.requests):
         before = (tree_cpu(server), postgres_cpu(), sum(me.cpu_times()[:2]))
         sample, _ = await wl.drive(base, paths, 1, auth)
         if sample.errors:
@@ -77,7 +66,7 @@ async def measure(base: str, server_pid: int,
         for key, ms in zip(totals, used, strict=True):
             totals[key] += ms * len(paths)
         done += len(paths)
-        print(f"{name:32s} server {used[0]:6.2f}  postgres {used[1]:6.2f}  "
+        print(f"{name:38s} server {used[0]:6.2f}  postgres {used[1]:6.2f}  "
               f"client {used[2]:6.2f} ms CPU per request", flush=True)
     return totals, done
 

@@ -1,7 +1,8 @@
-"""Website latency at scale: 1,000,000 soldiers seeded in SQL (bench/web_seed.py: detailed
-stats for all, older history for a tenth, weapons and vehicles for a sample; for the 100,000
-most active ten collections of every resource with their intervals, events, play sessions,
-profiles and flags; this week's gains boards built as the scheduler builds them), the app
+"""Website latency at scale: 1,000,000 soldiers seeded in SQL (bench/web_seed.py: detailed stats
+for all, older history for a tenth, weapons and vehicles for a sample; for the 100,000 most
+active ten collections of every resource with their intervals, events, play sessions, profiles
+and flags, spread over the time the documented fleet budget needs for them (1,296 requests an
+hour: 129 days at 1M); this week's gains boards built as the scheduler builds them), the app
 served by uvicorn in a subprocess, and concurrent clients on soldier pages (any soldier, with
 weapons, and active soldiers: progress, last session, rank, medals, charts), the soldier API
 (overview, weapons, history, progress, last session), this week's gains boards per platform and
@@ -57,9 +58,13 @@ SERVER_TUNING = {"shared_buffers": "2GB"}
 def fold_coverage(url: str) -> None:
     """Fold the coverage deltas the seed's updates appended into the counters, as the
     scheduler does every tick: a running fleet never has 20,000 of them unfolded, and the
-    operator pages would otherwise sum them on every request."""
+    operator pages would otherwise sum them on every request. Then vacuumed, as autovacuum
+    keeps the table of a running fleet (a few rows between two ticks): the fold leaves the
+    seed's ~370,000 deltas dead in 3,000 pages, which every coverage read scanned (17 ms at 1M)
+    until autovacuum came by."""
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SELECT bf4ps_coverage_fold()")
+        conn.execute("VACUUM ANALYZE coverage_deltas")
 
 
 def seeded_count(url: str) -> int:
@@ -246,9 +251,13 @@ def soldier_paths(n: int, every: int, count: int, sampled: bool, prefix: str = "
     return out
 
 
-async def run_load(base: str, n: int, every: int, requests: int, concurrency: int,
-                   rate: float, seconds: float, open_only: bool = False) -> None:
-    plans = [
+Plan = tuple[str, list[str], tuple[str, str] | None, float]
+
+
+def plans(n: int, every: int, requests: int) -> list[Plan]:
+    """The endpoints of the load: (name, paths, operator credentials or None, p99 target ms).
+    bench/web_cpu.py measures the same mix."""
+    return [
         ("soldier page (with weapons)", soldier_paths(n, every, requests, True), None, 50.0),
         ("soldier page (any soldier)", soldier_paths(n, every, requests, False), None, 50.0),
         ("soldier page (active: 10 collections)", active_paths(n, requests), None, 50.0),
@@ -276,22 +285,27 @@ async def run_load(base: str, n: int, every: int, requests: int, concurrency: in
         ("GET /api/ops/flags", ["/api/ops/flags", "/api/ops/flags?all=true"]
          * max(100, requests // 20), OPS, 200.0),
     ]
-    for _, paths, auth, _ in plans:  # warm up: every page, the pools grown, the caches read
+
+
+async def run_load(base: str, n: int, every: int, requests: int, concurrency: int,
+                   rate: float, seconds: float, open_only: bool = False) -> None:
+    mix = plans(n, every, requests)
+    for _, paths, auth, _ in mix:  # warm up: every page, the pools grown, the caches read
         await drive(base, paths[:64], 16, auth)
     print(f"-- open loop: {rate:.0f} requests/s (Poisson) for {seconds:.0f} s, mixed "
           "endpoints", flush=True)
-    results = await open_loop(base, [(name, paths, auth) for name, paths, auth, _ in plans],
+    results = await open_loop(base, [(name, paths, auth) for name, paths, auth, _ in mix],
                               rate, seconds)
-    for name, _, _, target in plans:
+    for name, _, _, target in mix:
         report(name, results[name], seconds, target)
     if open_only:
         return
     print(f"-- closed loop: {concurrency} clients back to back (saturation)", flush=True)
-    for name, paths, auth, _ in plans:
+    for name, paths, auth, _ in mix:
         sample, elapsed = await drive(base, paths, concurrency, auth)
         report(name, sample, elapsed, None)
     print("-- one client (service time)", flush=True)
-    for name, paths, auth, _ in plans:
+    for name, paths, auth, _ in mix:
         sample, elapsed = await drive(base, paths[: len(paths) // 4], 1, auth)
         report(name, sample, elapsed, None)
 

@@ -4,8 +4,12 @@
 * every soldier: a name, detailed stats, collection state; every tenth five older detailed
   snapshots; every `every`-th the whole weapon and vehicle lists;
 * the most active tenth (persona offset * 7 mod 500 < ACTIVE_DAYS, 100,000 at 1M, on every
-  platform): ten good
-  collections of every resource 16 hours apart over the last week, as a collector leaves them:
+  platform): ten good collections of every resource 16 hours apart (a week of play), as a
+  collector leaves them, at the rate a budgeted fleet makes them: the soldiers are in cohorts
+  of 5,184 (FLEET_RATE requests an hour over four resources: one collection of each of them
+  in 16 hours), and the cohorts' weeks follow each other back from now (19.3 cohorts over 129
+  days at 1M, 1.9 over 12.9 days at 100k), so the event log holds FLEET_RATE events an hour
+  at any time, and this week's boards rank the newest cohort:
   detailed history (a row per collection), the whole weapon and vehicle lists (the five weapons
   and three vehicles played in each collection have a history row per collection), a profile
   (rank name, medals, assignments, linked soldiers), a `succeeded` event per collection and
@@ -19,7 +23,7 @@ from __future__ import annotations
 
 import random
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bf4ps.battlelog.parse_items import parse_vehicles, parse_weapons
@@ -34,7 +38,11 @@ DATA = Path(__file__).resolve().parents[1] / "src/bf4ps/sim/battlelog/data"
 BASE_PERSONA = 1_000_000_000
 ACTIVE_DAYS = 50  # seen in the last 50 of the seed's 500 days (offset * 7 mod 500)
 COLLECTIONS = 10
-STEP = "16 hours"  # between two collections of an active soldier
+STEP = timedelta(hours=16)  # between two collections of an active soldier
+# The documented fleet's budget (docs/architecture.md: 1,296 requests an hour): the seed's
+# collections are spread so that the fleet could have made them, one request each.
+FLEET_RATE = 1296
+RESOURCES = 4
 
 # Bulk inserts whose foreign keys hold by construction run without their per-row checks (the
 # seed's server is its own: the admin role may); collection_state's statements run with their
@@ -42,6 +50,14 @@ STEP = "16 hours"  # between two collections of an active soldier
 REPLICA = "SET session_replication_role = replica"
 PROFILE_COPY = "-- the profile copy"
 ORIGIN = "SET session_replication_role = origin"
+
+# When a soldier's detailed stats were last collected: the active tenth at the end of his
+# cohort's week (_H, uniform in [0, cohorts): its whole part picks the cohort, its fraction the
+# time within the cohort's 16 hours), every other soldier a day ago.
+_H = "((persona_id * 7919 %% 100003) / 100003.0 * %(cohorts)s)"
+COLLECTED = f"""CASE WHEN (persona_id - %(base)s) * 7 %% 500 < %(active_days)s
+           THEN now() - (floor({_H}) * %(collections)s + {_H} - floor({_H})) * %(step)s::interval
+           ELSE now() - interval '1 day' END"""
 
 SEED_SQL = [
     # soldiers: 65 % pc, 17 % ps4, 18 % xboxone
@@ -55,14 +71,14 @@ SEED_SQL = [
     """INSERT INTO soldier_names (soldier_id, name, first_seen_at, last_seen_at)
        SELECT soldier_id, current_name, first_seen_at, last_seen_at FROM soldiers""",
     ORIGIN,
-    """INSERT INTO collection_state (soldier_id, resource, status, last_attempt_at,
+    f"""INSERT INTO collection_state (soldier_id, resource, status, last_attempt_at,
                                      last_success_at, next_due_at)
-       SELECT soldier_id, 'detailed', 'current', now() - interval '1 day',
-              now() - interval '1 day', now() + interval '6 days' FROM soldiers""",
+       SELECT soldier_id, 'detailed', 'current', {COLLECTED}, {COLLECTED},
+              now() + interval '6 days' FROM soldiers""",
     """INSERT INTO collection_state (soldier_id, resource)
        SELECT soldier_id, r FROM soldiers, unnest(ARRAY['profile', 'weapons', 'vehicles']) r""",
     # totals large enough that ten collections' gains and the older snapshots stay >= 0
-    """INSERT INTO detailed_stats_current (
+    f"""INSERT INTO detailed_stats_current (
            soldier_id, fetched_at, rank, skill, score, time_played_seconds, kills, deaths,
            kill_assists, headshots, shots_fired, shots_hit, accuracy_percent, num_rounds, wins,
            losses, score_per_minute, kills_per_minute, revives, heals, repairs, resupplies,
@@ -70,7 +86,7 @@ SEED_SQL = [
            assault_time_seconds, engineer_time_seconds, support_time_seconds,
            recon_time_seconds, commander_time_seconds, conquest_score, rush_score,
            domination_score, team_deathmatch_score)
-       SELECT soldier_id, now() - interval '1 day', 10 + soldier_id %% 130,
+       SELECT soldier_id, {COLLECTED}, 10 + soldier_id %% 130,
               100 + soldier_id %% 400, 500000 + soldier_id * 37 %% 9000000,
               50000 + soldier_id * 7919 %% 2000000, 2000 + soldier_id %% 50000,
               2000 + soldier_id %% 45000, soldier_id %% 9000, 500 + soldier_id %% 7000,
@@ -86,12 +102,12 @@ SEED_SQL = [
        FROM soldiers""",
     REPLICA,
     # five older snapshots for every tenth soldier (older and lower than the active soldiers'
-    # ten recent collections below, so that every soldier's history only grows)
+    # ten collections below, so that every soldier's history only grows)
     """INSERT INTO detailed_stats_history (soldier_id, fetched_at, rank, skill, score, kills,
                                            deaths, time_played_seconds, wins, losses,
                                            shots_fired, shots_hit, headshots,
                                            score_per_minute, kills_per_minute)
-       SELECT d.soldier_id, d.fetched_at - interval '8 days' - k * interval '9 days',
+       SELECT d.soldier_id, now() - %(older)s - k * interval '9 days',
               d.rank - 3, d.skill - k, d.score - 200000 - k * 1000, d.kills - 600 - k * 50,
               d.deaths - 500 - k * 40, d.time_played_seconds - 20000 - k * 3000,
               d.wins - 10 - k, d.losses - 10 - k, d.shots_fired - 20000, d.shots_hit - 5000,
@@ -116,7 +132,7 @@ ACTIVE_SQL = [
                                            deaths, time_played_seconds, wins, losses,
                                            shots_fired, shots_hit, headshots,
                                            score_per_minute, kills_per_minute)
-       SELECT d.soldier_id, a.f - k * interval '16 hours', d.rank - k / 4, d.skill,
+       SELECT d.soldier_id, a.f - k * %(step)s, d.rank - k / 4, d.skill,
               d.score - k * a.ds, d.kills - k * a.dk, d.deaths - k * 16,
               d.time_played_seconds - k * 1200, d.wins - k, d.losses - k,
               d.shots_fired - k * 300, d.shots_hit - k * 45, d.headshots - k * 4,
@@ -158,7 +174,7 @@ ACTIVE_SQL = [
        ORDER BY a.soldier_id, w.weapon_id""",
     """INSERT INTO soldier_weapon_history (soldier_id, weapon_id, fetched_at, kills, headshots,
                                            shots_fired, shots_hit, time_equipped_seconds)
-       SELECT s.soldier_id, s.weapon_id, a.f - k * interval '16 hours',
+       SELECT s.soldier_id, s.weapon_id, a.f - k * %(step)s,
               s.kills - k * (5 + a.soldier_id %% 7), s.headshots - k,
               s.shots_fired - k * 40, s.shots_hit - k * 10, s.time_equipped_seconds - k * 400
        FROM bench_active a
@@ -179,7 +195,7 @@ ACTIVE_SQL = [
        ORDER BY a.soldier_id, v.vehicle_id""",
     """INSERT INTO soldier_vehicle_history (soldier_id, vehicle_id, fetched_at, kills,
                                             time_in_seconds, destroy_x_in_y)
-       SELECT s.soldier_id, s.vehicle_id, a.f - k * interval '16 hours',
+       SELECT s.soldier_id, s.vehicle_id, a.f - k * %(step)s,
               s.kills - k * (3 + a.soldier_id %% 5), s.time_in_seconds - k * 600,
               s.destroy_x_in_y - k
        FROM bench_active a
@@ -227,7 +243,7 @@ ACTIVE_SQL = [
     """INSERT INTO collection_events (occurred_at, event_type, collector_name, lane, soldier_id,
                                       persona_id, platform, resource, priority_class,
                                       attempt_number, result, duration_ms, http_status)
-       SELECT a.f - k * interval '16 hours' + r.i * interval '20 seconds', 'succeeded',
+       SELECT a.f - k * %(step)s + r.i * interval '20 seconds', 'succeeded',
               'bench-c' || a.soldier_id %% 8, 'background', a.soldier_id, a.persona_id,
               a.platform, r.resource, 'active', 1, 'ok', 300 + a.soldier_id %% 500, 200
        FROM bench_active a
@@ -246,7 +262,7 @@ ACTIVE_SQL = [
               x.started + (50 + a.soldier_id %% 90) * interval '1 minute'
        FROM bench_active a
        CROSS JOIN generate_series(0, %(last)s) j
-       CROSS JOIN LATERAL (SELECT a.f - (j + 1) * interval '16 hours' + interval '1 hour'
+       CROSS JOIN LATERAL (SELECT a.f - (j + 1) * %(step)s + interval '1 hour'
                            AS started) x""",
     """INSERT INTO play_sessions (soldier_id, server_guid, server_name, started_at,
                                   last_seen_at, sightings)
@@ -317,6 +333,13 @@ SAMPLE_SQL = [
 ]
 
 
+def fleet_cohorts(n: int) -> float:
+    """How many cohorts the active tenth makes: a cohort is the soldiers whose four resources
+    FLEET_RATE requests an hour collect once in STEP."""
+    active = n * ACTIVE_DAYS // 500
+    return active * RESOURCES / (FLEET_RATE * STEP.total_seconds() / 3600)
+
+
 def active_offset(rng: random.Random, n: int) -> int:
     """A random soldier of the most active tenth (his persona offset from BASE_PERSONA):
     offset * 7 mod 500 < ACTIVE_DAYS, and 143 is 7's inverse mod 500."""
@@ -343,8 +366,14 @@ async def _run(conn: Conn, statements: list[str], params: dict[str, object],
 async def seed(url: str, n: int, sample: int) -> None:
     """The whole database (see the module docstring)."""
     every = max(1, n // sample)
+    cohorts = fleet_cohorts(n)
+    spread = STEP * COLLECTIONS * cohorts
     params = {"base": BASE_PERSONA, "n": n, "every": every, "active_days": ACTIVE_DAYS,
-              "last": COLLECTIONS - 1, "template": 1}
+              "last": COLLECTIONS - 1, "template": 1, "step": STEP, "cohorts": cohorts,
+              "collections": COLLECTIONS, "older": spread + timedelta(days=1)}
+    print(f"the active tenth in {cohorts:.1f} cohorts, their weeks of collections over "
+          f"{spread.total_seconds() / 86400:,.1f} days ({FLEET_RATE:,} requests an hour)",
+          flush=True)
     async with connection(url) as conn:
         await _run(conn, SEED_SQL, params, f"seeded {n:,} soldiers (detailed, state, history)")
         now = datetime.now(UTC)

@@ -1,7 +1,9 @@
 -- Capacity: the forecast's measured inputs, the backlog-age probe, the refresh lag, and the
 -- fleet history the scheduler records (0012). Nothing here scans collection_state: the probe
 -- reads the first entry of an index per class and resource, the lag joins the window's
--- successes to their state rows by primary key.
+-- successes to their state rows by primary key. Windows over the event log and the ledger are
+-- bounded by now() (stable: an index condition, so only the window's rows are read; see
+-- web.sql web_budget_by_class); the callers run in autocommit, so now() is the statement's start.
 
 -- name: backlog_oldest
 -- The oldest eligible work not yet served, per class and resource: never attempted or due
@@ -44,7 +46,7 @@ FROM collection_events e
 JOIN collection_state cs ON cs.soldier_id = e.soldier_id AND cs.resource = e.resource
 CROSS JOIN LATERAL (SELECT extract(epoch FROM e.occurred_at - cs.eligible_since) AS lag) AS l
 WHERE e.event_type = 'succeeded'
-  AND e.occurred_at > clock_timestamp() - make_interval(secs => %(window_seconds)s)
+  AND e.occurred_at > now() - make_interval(secs => %(window_seconds)s)
   AND e.soldier_id IS NOT NULL AND cs.eligible_since <= e.occurred_at
 GROUP BY e.priority_class, e.resource
 
@@ -52,8 +54,8 @@ GROUP BY e.priority_class, e.resource
 -- Physical requests counted per egress over the last interval, beside its pacing limit.
 SELECT g.egress_key, g.min_interval_seconds,
        (SELECT count(*) FROM counted_requests l WHERE l.egress_key = g.egress_key
-          AND l.slot_at > clock_timestamp() - make_interval(secs => %(window_seconds)s)
-          AND l.slot_at <= clock_timestamp()) AS requests
+          AND l.slot_at > now() - make_interval(secs => %(window_seconds)s)
+          AND l.slot_at <= now()) AS requests
 FROM egress_gates g ORDER BY g.egress_key
 
 -- name: history_record
@@ -108,7 +110,7 @@ SELECT checked_at, feasible, demand_per_hour, capacity_per_hour, summary FROM ca
 -- (the event log), with the mean duration of the successes.
 SELECT r.resource,
        (SELECT count(*) FROM counted_requests l WHERE l.resource = r.resource
-          AND l.slot_at > clock_timestamp() - make_interval(secs => %(window_seconds)s))
+          AND l.slot_at > now() - make_interval(secs => %(window_seconds)s))
            AS requests,
        count(*) FILTER (WHERE e.event_type = 'succeeded') AS succeeded,
        count(*) FILTER (WHERE e.event_type = 'failed') AS failed,
@@ -116,7 +118,7 @@ SELECT r.resource,
 FROM unnest(ARRAY['detailed', 'profile', 'weapons', 'vehicles', 'lookup']) AS r(resource)
 LEFT JOIN collection_events e ON e.resource = r.resource
   AND e.event_type IN ('succeeded', 'failed')
-  AND e.occurred_at > clock_timestamp() - make_interval(secs => %(window_seconds)s)
+  AND e.occurred_at > now() - make_interval(secs => %(window_seconds)s)
 GROUP BY r.resource
 
 -- name: forecast_sent
@@ -126,8 +128,8 @@ SELECT count(*) FILTER (WHERE budget_class <> 'interactive') AS background,
        count(*) FILTER (WHERE budget_class = 'interactive') AS interactive,
        extract(epoch FROM clock_timestamp() - min(slot_at))::float8 AS span_seconds
 FROM counted_requests
-WHERE slot_at > clock_timestamp() - make_interval(secs => %(window_seconds)s)
-  AND slot_at <= clock_timestamp()
+WHERE slot_at > now() - make_interval(secs => %(window_seconds)s)
+  AND slot_at <= now()
 
 -- name: forecast_population
 -- Soldiers seen within the active window, 24 h, 7 d and 30 d (ix_soldiers_last_seen), and

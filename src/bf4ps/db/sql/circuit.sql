@@ -1,5 +1,7 @@
 -- The fleet circuit breaker (gates/circuit.py) and the request page's note for a look-up whose
--- search was unavailable. The circuit's rows are per lane + resource (migration 0009).
+-- search was unavailable. The circuit's rows are per lane + resource (migration 0009). The
+-- windows over the event log are bounded by now(), an index condition (see web.sql
+-- web_budget_by_class): a failure's judgement reads its window, not the whole log.
 
 -- name: circuit_state
 SELECT state, signature, opened_at, next_probe_at FROM circuit_breakers
@@ -14,7 +16,7 @@ WITH recent AS (
     FROM collection_events
     WHERE resource = %(resource)s AND lane = %(lane)s
       AND event_type IN ('succeeded', 'failed')
-      AND occurred_at > clock_timestamp() - make_interval(secs => %(window_seconds)s)
+      AND occurred_at > now() - make_interval(secs => %(window_seconds)s)
     UNION ALL
     SELECT 'failed', %(who)s::bigint, %(egress_key)s::text, %(signature)s::text,
            NULL::timestamptz
@@ -106,8 +108,10 @@ GROUP BY 1, 2, 3
 
 -- name: failures_by_class
 -- Failed attempts of the window by class (status, console): unrecognized answers counted apart.
+-- The window's bound is now() (stable: an index condition on ix_events_time, so the window's
+-- events are read, not the whole log; see web.sql web_budget_by_class).
 SELECT COALESCE(error_class, '') AS error_class, count(*) AS n
 FROM collection_events
 WHERE event_type = 'failed'
-  AND occurred_at > clock_timestamp() - make_interval(secs => %(window_seconds)s)
+  AND occurred_at > now() - make_interval(secs => %(window_seconds)s)
 GROUP BY 1 ORDER BY 2 DESC
