@@ -152,8 +152,9 @@ async def test_the_history_api_and_the_console_behind_authentication(
 
 
 async def test_the_forecast_reads_the_working_set_per_class(conn: Conn) -> None:
-    """Per class: its background jobs and the rank of its first pending one, from now (the
-    model's wait for a starved class); the interactive lane is not the working set."""
+    """Per class: its background jobs, the rank of its first pending one and the ranks of its
+    pending first attempts, from now (the model's wait for a starved class, and the queued
+    jobs it serves as their ranks come); the interactive lane is not the working set."""
     a, b, c = [await make_soldier(conn, 9_100 + i) for i in range(3)]
     for soldier, klass, lane, rank in ((a, "active", "background", "-5 seconds"),
                                        (b, "bootstrap", "background", "30 seconds"),
@@ -166,3 +167,10 @@ async def test_the_forecast_reads_the_working_set_per_class(conn: Conn) -> None:
     assert set(queued) == {"active", "bootstrap"}
     assert queued["active"].jobs == 1 and -6 < queued["active"].first < -4
     assert queued["bootstrap"].jobs == 1 and 28 < queued["bootstrap"].first < 31
+    # and the ranks of its pending first attempts (never-attempted work), lowest first
+    assert len(queued["bootstrap"].ranks) == 1 and 28 < queued["bootstrap"].ranks[0] < 31
+    await conn.execute("UPDATE collection_state SET status = 'current', "
+                       "last_success_at = now(), next_due_at = now() + interval '1 day' "
+                       "WHERE soldier_id = %s AND resource = 'detailed'", [a])
+    again = {q.klass: q for q in (await forecast_inputs.load(conn, 3600)).queued}
+    assert again["active"].jobs == 1 and again["active"].ranks == ()

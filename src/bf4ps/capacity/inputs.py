@@ -81,11 +81,13 @@ class Population:
 class Queued:
     """The jobs of one class in the working set when the forecast is taken (pending, claimed
     or running) and the rank of its first pending one, in seconds from now (negative: already
-    passed)."""
+    passed); `ranks`: the ranks of its pending first attempts (never-attempted work), in
+    seconds from now, lowest first."""
 
     klass: str
     jobs: int
     first: float = 0.0
+    ranks: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,10 @@ feeder really gives: each pass splits its whole deficit by largest remainder
 below what the other classes' reserved floors leave while they have work (admission's
 budget_allowed_classes). A first attempt costs its failures' retries too. A lower class
 starved by a higher one waits at the start only while the working set still holds the
-higher class's jobs queued before the forecast (`holds`). Steps end where a backlog empties,
-such a wait ends or a watermark is crossed, so the answer does not depend on a step size: it
+higher class's jobs queued before the forecast (`holds`); its own jobs queued then are
+taken first by its share, and any whose rank comes before that goes ahead of the higher
+class's later jobs, at the whole capacity (`_Ranked`). Steps end where a backlog empties,
+such a wait ends, a queued job's rank comes or a watermark is crossed, so the answer does not depend on a step size: it
 holds at intervals of seconds as well as of weeks."""
 
 from __future__ import annotations
@@ -120,6 +122,67 @@ def _attempted(inputs: Inputs, left: dict[str, dict[str, float]], r: str) -> flo
     return max(0.0, 1 - sum(left[c][r] for c in left) / total)
 
 
+class _Ranked:
+    """The pending first attempts of a starvable class (recent, bootstrap) queued at the
+    forecast's instant, by rank (hours from now, lowest first). Inside the class the claim is
+    FIFO, so the class's fed share takes them from the front (`eaten`); one whose rank comes
+    before that goes ahead of every higher-class job fed after its rank (queue/ranking.py):
+    it is claimed then, at the whole capacity, on top of the share."""
+
+    def __init__(self, inputs: Inputs, left: dict[str, dict[str, float]]) -> None:
+        self.ranks: dict[str, list[float]] = {}
+        for q in inputs.queued:
+            if q.klass in ("recent", "bootstrap") and q.ranks:
+                most = int(sum(left.get(q.klass, {}).values()))
+                self.ranks[q.klass] = sorted(x / HOUR for x in q.ranks)[:most]
+        self.eaten = dict.fromkeys(self.ranks, 0.0)
+
+    def due(self, hours: float) -> dict[str, float]:
+        """Jobs per class whose rank has come and that the share has not yet taken."""
+        out = {}
+        for c, ranks in self.ranks.items():
+            come = sum(1 for x in ranks if x <= hours + 1e-12)
+            if come - self.eaten[c] > 1e-9:
+                out[c] = come - self.eaten[c]
+        return out
+
+    def next(self, hours: float) -> float | None:
+        """Hours to the next rank still ahead and not yet taken by the share."""
+        ahead = [x for c, ranks in self.ranks.items()
+                 for x in ranks[int(self.eaten[c] + 1e-9):] if x > hours + 1e-12]
+        return min(ahead) - hours if ahead else None
+
+    def take(self, klass: str, jobs: float) -> None:
+        if klass in self.eaten:
+            self.eaten[klass] = min(float(len(self.ranks[klass])), self.eaten[klass] + jobs)
+
+
+def _burst(inputs: Inputs, left: dict[str, dict[str, float]], wants: dict[Key, Want],
+           due: dict[str, float], background: float) -> tuple[dict[Key, float], float]:
+    """Queued jobs whose rank has come, claimed ahead of the rest at the whole background
+    capacity (each class's resources by its mix weight, else by what is left): jobs per hour
+    per key and the hours they take."""
+    rates: dict[Key, float] = {}
+    hours = 0.0
+    for c, n in due.items():
+        weights = {r: (wants[(c, r)].weight if (c, r) in wants else 0.0)
+                   for r in RESOURCES if left[c][r] > 0}
+        if sum(weights.values()) <= 0:
+            weights = {r: left[c][r] for r in RESOURCES if left[c][r] > 0}
+        total = sum(weights.values())
+        if total <= 0:
+            continue
+        split = {r: w / total for r, w in weights.items() if w > 0}
+        cost = sum(p * (wants[(c, r)].cost if (c, r) in wants
+                        else inputs.costs[r].requests_per_collection)
+                   for r, p in split.items())
+        hours += n * cost / background if background > 0 else math.inf
+        rates.update({(c, r): p * n for r, p in split.items()})  # jobs, made rates below
+    if not rates or not 0 < hours < math.inf:
+        return {}, 0.0
+    return {k: n / hours for k, n in rates.items()}, hours
+
+
 def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
         pol: Policy | None = None) -> Run:
     pol = pol or inputs.policy
@@ -128,6 +191,7 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
     bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
     fed = shares(inputs, pol, bg)
     wait = holds(inputs, pol, fed, bg)
+    ranked = _Ranked(inputs, left)
     retries = any(c == "retry" and v > 0 for (c, _), v in steady.items())
     start = {r: sum(left[c][r] for c in left) for r in RESOURCES}
     marks: dict[str, dict[float, float | None]] = {r: {} for r in RESOURCES}
@@ -146,17 +210,19 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
         alloc = fill_capped(bg, most, wants, fed)
         if not first:
             first, wants0 = alloc, wants
-        # inside a class the backlog is the oldest work: it is served first; a starved lower
-        # class waits while the higher class's queued jobs go first
-        held = _held(alloc, wants, hours, wait)
-        backlog = {(c, r): 0.0 if c in held else alloc.get((c, r), 0.0)
-                   for c in left for r in RESOURCES if left[c][r] > 0}
-        if not backlog or hours >= HORIZON_HOURS:
+        if not any(left[c][r] > 0 for c in left for r in RESOURCES) or hours >= HORIZON_HOURS:
             break
-        dt = _step(inputs, pol, left, backlog, attempted, start, done)
-        if held:  # the step ends where the first wait is over
-            ends = min(held.values()) - hours
-            dt = ends if dt is None else min(dt, ends)
+        # queued jobs whose rank has come go ahead of all else; otherwise inside a class the
+        # backlog is the oldest work: it is served first; a starved lower class waits while
+        # the higher class's queued jobs go first
+        backlog, burst = _burst(inputs, left, wants, ranked.due(hours), bg)
+        held = {} if backlog else _held(alloc, wants, hours, wait)
+        if not backlog:
+            backlog = {(c, r): 0.0 if c in held else alloc.get((c, r), 0.0)
+                       for c in left for r in RESOURCES if left[c][r] > 0}
+        dt = _ends(_step(inputs, pol, left, backlog, attempted, start, done),
+                   [burst] if burst else [ranked.next(hours),
+                                          *(until - hours for until in held.values())])
         if dt is None:
             break
         _cross(start, marks, done, backlog, hours, dt)
@@ -164,8 +230,19 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
             left[c][r] = max(0.0, left[c][r] - rate * dt)
             if left[c][r] < 1e-6:
                 left[c][r] = 0.0
+        for c in ranked.eaten:
+            ranked.take(c, sum(v for (k, _), v in backlog.items() if k == c) * dt)
         hours += dt
     return Run(marks, first, wants0)
+
+
+def _ends(dt: float | None, ends: list[float | None]) -> float | None:
+    """The step's length: `_step`'s next event or, if sooner, the burst's end, a wait's end or
+    the next queued job's rank."""
+    out = [e for e in ends if e is not None and e > 0]
+    if not out:
+        return dt
+    return min(out) if dt is None else min(dt, *out)
 
 
 def holds(inputs: Inputs, pol: Policy, fed: dict[str, float], background: float

@@ -173,7 +173,8 @@ def timings(settings: Settings) -> dict[str, float]:
 
 
 def queued(rows: list[dict[str, Any]]) -> tuple[Queued, ...]:
-    return tuple(Queued(str(r["priority_class"]), int(r["jobs"]), float(r["first_s"] or 0.0))
+    return tuple(Queued(str(r["priority_class"]), int(r["jobs"]), float(r["first_s"] or 0.0),
+                        tuple(float(x) for x in r.get("ranks_s") or ()))
                  for r in rows)
 
 

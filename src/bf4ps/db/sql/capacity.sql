@@ -166,11 +166,18 @@ WHERE status = 'never_attempted'
 GROUP BY activity_class, resource
 
 -- name: forecast_queued
--- The background working set per class (pending, claimed or running) and the rank of its first
--- pending job, in seconds from now (the claim takes the lowest rank).
-SELECT priority_class, count(*) AS jobs,
-       extract(epoch FROM min(rank) FILTER (WHERE status = 'pending')
-                          - clock_timestamp())::float8 AS first_s
-FROM collection_jobs
-WHERE lane = 'background'
-GROUP BY priority_class
+-- The background working set per class (pending, claimed or running), the rank of its first
+-- pending job and the ranks of its pending first attempts (never-attempted work), lowest
+-- first, in seconds from now (the claim takes the lowest rank). The working set is bounded
+-- (working_set_background), so the ranks are few.
+SELECT j.priority_class, count(*) AS jobs,
+       extract(epoch FROM min(j.rank) FILTER (WHERE j.status = 'pending')
+                          - clock_timestamp())::float8 AS first_s,
+       coalesce(array_agg(extract(epoch FROM j.rank - clock_timestamp())::float8
+                          ORDER BY j.rank)
+                FILTER (WHERE j.status = 'pending' AND s.status = 'never_attempted'),
+                '{}') AS ranks_s
+FROM collection_jobs j
+LEFT JOIN collection_state s ON s.soldier_id = j.soldier_id AND s.resource = j.resource
+WHERE j.lane = 'background'
+GROUP BY j.priority_class
