@@ -290,6 +290,21 @@ def test_queued_bootstrap_jobs_with_early_ranks_advance_the_bootstrap_marks() ->
         pytest.approx({m: after(at) for m, at in base.bootstrap[0].marks.items()}, rel=1e-6)
 
 
+def test_the_shares_follow_the_measured_feeder_pass() -> None:
+    """A pass takes its work's time on top of the tick's sleep: measured at 0.7 s (the
+    queue's pass times), 7 jobs leave a pass of the fleet's 10 a second and the bootstrap's
+    15 % is 1 of them (recent's remainder wins the last one), 1/0.7 a second: its 100 jobs
+    in 70 s. Never below the tick: a shorter measure is the tick's 5 a pass, 2 a second."""
+    over = small(interval=0.1, freshness=20.0, backlog={"bootstrap": {"detailed": 100}},
+                 coverage={"detailed": {"current": 1000, "never_attempted": 100}})
+    assert replace(over, pass_seconds=0.7).pass_period == 0.7
+    assert after(forecast(replace(over, pass_seconds=0.7)).bootstrap[0].at) == \
+        pytest.approx(70.0, rel=1e-4)
+    assert replace(over, pass_seconds=0.1).pass_period == over.tick_seconds
+    assert after(forecast(replace(over, pass_seconds=0.1)).bootstrap[0].at) == \
+        pytest.approx(50.0, rel=1e-4)
+
+
 def test_a_few_jobs_a_feeder_pass_starve_a_small_share() -> None:
     """The feeder splits each pass's whole deficit by largest remainder: with 1-3 jobs a pass
     the bootstrap's 15 % gets none (the active class wins the remainders), with 4 one in

@@ -117,7 +117,17 @@ class Inputs:
     # the working set at `now`, per class (empty: nothing queued)
     queued: tuple[Queued, ...] = ()
     connect_lead_seconds: float = 0.0  # a collector's slot is at least this after its claim
+    # the feeder's passes as the queue shows them (a pass takes its work's time on top of the
+    # tick's sleep): a low quantile of the gaps between consecutive pass times (ranks) of each
+    # class's pending jobs; None: not seen, the tick
+    pass_seconds: float | None = None
     margin_seconds: float = 0.0  # the gate moves past a slot by its interval plus this
+
+    @property
+    def pass_period(self) -> float:
+        """Seconds from one feeder pass to the next: the measured period, never below the
+        tick (the scheduler sleeps a tick between passes)."""
+        return max(self.tick_seconds, self.pass_seconds or 0.0)
 
     def never_attempted(self) -> dict[str, dict[str, float]]:
         """Never-attempted work per feeder class and resource."""

@@ -10,9 +10,11 @@ budget_allowed_classes). A first attempt costs its failures' retries too. A lowe
 starved by a higher one waits at the start only while the working set still holds the
 higher class's jobs queued before the forecast (`holds`); its own jobs queued then are
 taken first by its share, and any whose rank comes before that goes ahead of the higher
-class's later jobs, at the whole capacity (`_Ranked`). Steps end where a backlog empties,
-such a wait ends, a queued job's rank comes or a watermark is crossed, so the answer does not depend on a step size: it
-holds at intervals of seconds as well as of weeks."""
+class's later jobs, at the whole capacity (`_Ranked`). How many jobs leave a feeder pass
+(and so the shares) follows the jobs' real cost and the measured pass period. Steps end
+where a backlog empties, such a wait ends, a queued job's rank comes or a watermark is
+crossed, so the answer does not depend on a step size: it holds at intervals of seconds as
+well as of weeks."""
 
 from __future__ import annotations
 
@@ -58,12 +60,24 @@ def steady_wants(inputs: Inputs, pol: Policy, lines: tuple[DemandLine, ...]
     return out
 
 
-def shares(inputs: Inputs, pol: Policy, background: float) -> dict[str, float]:
-    """The class shares the feeder gives at this capacity: the jobs leaving the working set
-    in one scheduler tick, each serving egress's at its share of the background capacity."""
+def job_cost(inputs: Inputs, alloc: dict[Key, float] | None = None) -> float:
+    """Requests per job leaving the working set: over the jobs of `alloc` (jobs per hour per
+    key: the work the fleet is given), else the mean over the resources."""
+    jobs = sum(alloc.values()) if alloc else 0.0
+    if alloc and jobs > 0:
+        return max(sum(n * inputs.costs[r].requests_per_attempt.value
+                       for (_, r), n in alloc.items()) / jobs, 1e-9)
     costs = [c.requests_per_attempt.value for c in inputs.costs.values()]
-    per_job = max(sum(costs) / len(costs) if costs else 1.0, 1e-9)
-    jobs = background / per_job * inputs.tick_seconds / HOUR
+    return max(sum(costs) / len(costs) if costs else 1.0, 1e-9)
+
+
+def shares(inputs: Inputs, pol: Policy, background: float, per_job: float | None = None
+           ) -> dict[str, float]:
+    """The class shares the feeder gives at this capacity: the jobs leaving the working set
+    in one feeder pass (the measured pass period, else the scheduler's tick), each serving
+    egress's at its share of the background capacity."""
+    per_job = per_job or job_cost(inputs)
+    jobs = background / per_job * inputs.pass_period / HOUR
     dur = mean_duration(inputs)
     paced = [HOUR / spacing(inputs, e.min_interval_seconds, e.serving, dur)
              for e in inputs.egresses if e.serving > 0]
@@ -71,6 +85,16 @@ def shares(inputs: Inputs, pol: Policy, background: float) -> dict[str, float]:
     if whole <= 0:
         return fed_shares(pol, [jobs])
     return fed_shares(pol, [jobs * p / whole for p in paced])
+
+
+def mixed_shares(inputs: Inputs, pol: Policy, background: float, most: float,
+                 wants: dict[Key, Want]) -> tuple[dict[str, float], float]:
+    """The feeder's shares with the jobs' real mix, and that mix's requests per job: how many
+    jobs leave a pass depends on what they cost, so the work given at the resources' mean
+    cost sets the cost the shares are then worked out at."""
+    per_job = job_cost(inputs, fill_capped(background, most, wants,
+                                           shares(inputs, pol, background)))
+    return shares(inputs, pol, background, per_job), per_job
 
 
 def active_cap(inputs: Inputs, cap: Capacity, pol: Policy, bootstrap_left: bool,
@@ -189,10 +213,12 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
     steady = steady_wants(inputs, pol, lines)
     left = inputs.never_attempted()
     bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
-    fed = shares(inputs, pol, bg)
-    wait = holds(inputs, pol, fed, bg)
-    ranked = _Ranked(inputs, left)
     retries = any(c == "retry" and v > 0 for (c, _), v in steady.items())
+    wants = _wants(inputs, pol, steady, left, _attempted(inputs, left, "detailed"))
+    most = active_cap(inputs, cap, pol, any(left["bootstrap"].values()), retries)
+    fed, per_job = mixed_shares(inputs, pol, bg, most, wants)
+    wait = holds(inputs, pol, fed, bg, per_job)
+    ranked = _Ranked(inputs, left)
     start = {r: sum(left[c][r] for c in left) for r in RESOURCES}
     marks: dict[str, dict[float, float | None]] = {r: {} for r in RESOURCES}
     hours = 0.0
@@ -245,8 +271,8 @@ def _ends(dt: float | None, ends: list[float | None]) -> float | None:
     return min(out) if dt is None else min(dt, *out)
 
 
-def holds(inputs: Inputs, pol: Policy, fed: dict[str, float], background: float
-          ) -> dict[str, float]:
+def holds(inputs: Inputs, pol: Policy, fed: dict[str, float], background: float,
+          per_job: float | None = None) -> dict[str, float]:
     """Hours each lower class waits at the start when a higher class is starved. The claim
     takes the lowest rank (queue/ranking.py: feed time plus the class's aging offset), but
     the feeder refills only what left the working set, each class its share: the higher
@@ -256,8 +282,7 @@ def holds(inputs: Inputs, pol: Policy, fed: dict[str, float], background: float
     service) or until
     its own first rank comes (its first queued job's, else a new job's aging offset),
     whichever is sooner; with no higher-class job queued, not at all."""
-    costs = [c.requests_per_attempt.value for c in inputs.costs.values()]
-    jobs = background / max(sum(costs) / len(costs) if costs else 1.0, 1e-9)
+    jobs = background / (per_job or job_cost(inputs))
     queued = {q.klass: q for q in inputs.queued}
     out: dict[str, float] = {}
     for c in ("recent", "bootstrap"):
@@ -265,7 +290,7 @@ def holds(inputs: Inputs, pol: Policy, fed: dict[str, float], background: float
         share = sum(fed.get(h, 0.0) for h in higher)
         # what one pass feeds them is served within the pass anyway: only more waits
         ahead = max(0.0, sum(queued[h].jobs for h in higher if h in queued)
-                    - share * jobs * inputs.tick_seconds / HOUR)
+                    - share * jobs * inputs.pass_period / HOUR)
         own = queued.get(c)
         rank = (max(0.0, own.first) if own is not None and own.jobs > 0
                 else pol.aging(PriorityClass(c))) / HOUR
@@ -340,8 +365,8 @@ def steady_state(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
     wants = _wants(inputs, pol, steady, none_left, 1.0)
     bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
     retries = any(c == "retry" and v > 0 for (c, _), v in steady.items())
-    alloc = fill_capped(bg, active_cap(inputs, cap, pol, False, retries), wants,
-                        shares(inputs, pol, bg))
+    most = active_cap(inputs, cap, pol, False, retries)
+    alloc = fill_capped(bg, most, wants, mixed_shares(inputs, pol, bg, most, wants)[0])
     return Steady({k: w.demand for k, w in wants.items()}, alloc)
 
 

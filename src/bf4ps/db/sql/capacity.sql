@@ -181,3 +181,17 @@ FROM collection_jobs j
 LEFT JOIN collection_state s ON s.soldier_id = j.soldier_id AND s.resource = j.resource
 WHERE j.lane = 'background'
 GROUP BY j.priority_class
+
+-- name: forecast_pass_seconds
+-- The feeder's pass period as the queue shows it: every job a pass feeds carries the pass's
+-- time plus its class's aging offset as its rank, so the gaps between consecutive distinct
+-- ranks of each class's pending jobs are whole pass periods (one, or several where a pass fed
+-- the class nothing): their lower quartile, with how many gaps there were.
+SELECT percentile_cont(0.25) WITHIN GROUP (ORDER BY gap) AS pass_s, count(*) AS gaps
+FROM (
+    SELECT extract(epoch FROM rank - lag(rank) OVER (PARTITION BY priority_class
+                                                     ORDER BY rank))::float8 AS gap
+    FROM (SELECT DISTINCT priority_class, rank FROM collection_jobs
+          WHERE lane = 'background' AND status = 'pending') d
+) g
+WHERE gap > 0
