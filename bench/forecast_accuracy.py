@@ -21,6 +21,12 @@ collector's request cycle binds, the same in the warm-up as after). The refresh 
 set from the configured capacity, and the collected soldiers' due times are spread over one
 interval. Prints one line per figure; asserts nothing.
 
+The steady window is one refresh interval, two for the bootstrap-heavy fleet (30 soldiers)
+and three for the slowed one (40): each soldier is refreshed once an interval, so a window
+holds its refreshes give or take one and the count's own spread is at most sqrt(N)/2 whatever
+the window's length — about 5 % of the count or less in every scenario (printed in a note;
+an infeasible policy's count is its pacing's, not its soldiers').
+
 Run: ``python -m bench.forecast_accuracy [--scenario NAME ...] [--steady-periods 2]``
 """
 
@@ -30,11 +36,12 @@ import argparse
 import asyncio
 import math
 import os
+import pickle
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bench.common import machine
@@ -48,6 +55,7 @@ TICK, SWEEP, IDLE_POLL = 1.0, 2.0, 0.3  # the scheduler's tick, due sweep; an id
 LEAD, MARGIN = 0.1, 0.05  # connect lead and safety margin (production: 1 s at a 5 s interval;
 # a margin of 0.01 s let scheduling jitter put two requests < 0.4 s apart at the simulator: a
 # throttle, and the egress cooled down for a minute)
+TRACE = False  # --dump: also the bootstrap's progress, for the model's own checks
 BARS = {"throughput": 0.15, "bootstrap": 0.15, "age": 0.25}
 
 
@@ -61,13 +69,14 @@ class Scenario:
     budget: tuple[int, float] | None = None  # fleet budget: requests per window (s)
     speed: float = 20.0  # the simulator's speed: its answers take ~0.8 s / speed
     collectors: int = 3
+    steady: float = 1.0  # the steady window, in refresh intervals (at least 20 s)
 
 
 SCENARIOS = {s.name: s for s in (
     Scenario("feasible", collected=120, old=300, load=0.4),
     Scenario("infeasible", collected=200, old=230, load=1.5),
-    Scenario("bootstrap-heavy", collected=30, old=200, load=0.15, budget=(5, 1.0)),
-    Scenario("slowed", collected=40, old=160, load=0.3, speed=1.0),
+    Scenario("bootstrap-heavy", collected=30, old=200, load=0.15, budget=(5, 1.0), steady=2.0),
+    Scenario("slowed", collected=40, old=160, load=0.3, speed=1.0, steady=3.0),
 )}
 
 
@@ -216,8 +225,10 @@ async def bootstrap(url: str, s: Scenario, fc: Forecast, timeout: float, out: Ou
     det = fc.bootstrap[0]
     n0 = det.remaining
     reached: dict[float, float] = {}
+    trace: list[tuple[float, int]] = []
     while _since(t0) < timeout:
         n, at = await left(url), _since(t0)
+        trace.append((at, n0 - n))
         for m in (*MARKS, 1.0):
             if m not in reached and n0 > 0 and 1 - n / n0 >= m - 1e-9:
                 reached[m] = at
@@ -235,6 +246,9 @@ async def bootstrap(url: str, s: Scenario, fc: Forecast, timeout: float, out: Ou
             continue
         out.lines.append(Line(s.name, f"bootstrap {100 * m:.0f} % (s from forecast)", p, a,
                               BARS["bootstrap"], " s"))
+    if TRACE:
+        out.notes.append(f"{s.name}: attempted since the forecast, every 2 s: " + " ".join(
+            str(max((d for a, d in trace if a <= t), default=0)) for t in range(0, 62, 2)))
     done = det.at
     throttled = await throttles(url)
     if throttled:
@@ -255,12 +269,14 @@ async def measure(url: str, s: Scenario, fc: Forecast, freshness: float, args: A
     # unmet refresh settles where each soldier's interval has stretched: give it one interval
     await asyncio.sleep(2 * SWEEP if fc.fits else max(2 * SWEEP, freshness))
     wall_s, t_s = datetime.now(UTC), time.monotonic()
-    steady_s = max(20.0, args.steady_periods * freshness)
+    steady_s = max(20.0, (args.steady_periods or s.steady) * freshness)
     samples: list[tuple[float, float]] = []
     while time.monotonic() - t_s < steady_s:
         samples.append((time.monotonic() - t_s, await active_age(url)))
         await asyncio.sleep(0.2)
     n_steady = await sent(url, wall_s)
+    out.notes.append(await spread(url, s.name, round(s.collected * args.scale), wall_s, steady_s,
+                                  freshness, n_steady))
     out.lines.append(Line(s.name, "throughput, steady state", fc.steady_throughput_per_hour,
                           n_steady * 3600 / (time.monotonic() - t_s), BARS["throughput"], "/h"))
     age = fc.backlog_age["active"]
@@ -273,6 +289,25 @@ async def measure(url: str, s: Scenario, fc: Forecast, freshness: float, args: A
     return out
 
 
+async def spread(url: str, name: str, soldiers: int, since: datetime, seconds: float,
+                 freshness: float, n: int) -> str:
+    """The steady count's own sampling spread: each collected soldier is refreshed once an
+    interval P, so a window of W holds W/P of its refreshes give or take one (a variance of
+    at most 1/4 each): the whole count is n +- sqrt(N)/2 at most, whatever W; and the
+    requests of each whole interval inside the window."""
+    bound = math.sqrt(soldiers) / 2 / n if n else math.inf
+    per: list[int] = []
+    for i in range(int(seconds // freshness)):
+        a, b = since + timedelta(seconds=i * freshness), since + timedelta(
+            seconds=(i + 1) * freshness)
+        per.append(await _count(url, "SELECT count(*) AS n FROM counted_requests "
+                                     "WHERE slot_at > %s AND slot_at <= %s", [a, b]))
+    return (f"{name}: steady window {seconds:.0f} s ({seconds / freshness:.1f} refresh "
+            f"intervals of {soldiers} soldiers), {n} requests, counting spread at most "
+            f"+-{100 * bound:.1f} % (sqrt(N)/2 of n); requests per interval: "
+            f"{', '.join(map(str, per)) or '-'}")
+
+
 def _slope(samples: list[tuple[float, float]]) -> float:
     n = len(samples)
     mt = sum(t for t, _ in samples) / n
@@ -280,6 +315,15 @@ def _slope(samples: list[tuple[float, float]]) -> float:
     num = sum((t - mt) * (a - ma) for t, a in samples)
     den = sum((t - mt) ** 2 for t, _ in samples) or 1.0
     return num / den
+
+
+def queued(fc: Forecast) -> str:
+    """The working set at the forecast per class: jobs, and its pending first attempts' ranks
+    (the model serves them as their ranks come)."""
+    return "; ".join(
+        f"{q.klass} {q.jobs} (first attempts ranked {len(q.ranks)}"
+        + (f", {min(q.ranks):+.1f}..{max(q.ranks):+.1f} s" if q.ranks else "") + ")"
+        for q in fc.inputs.queued) or "none"
 
 
 def scheduler(env: dict[str, str], log_path: str) -> subprocess.Popen[bytes]:
@@ -326,6 +370,10 @@ def run(s: Scenario, args: argparse.Namespace) -> Outcome:
               f"{cap.measured_per_hour or 0:,.0f}/h, saturated {fc.inputs.saturated}); demand "
               f"{fc.demand_per_hour:,.0f}/h; fits {fc.fits}; load "
               f"{os.getloadavg()[0]:.1f}", flush=True)
+        print(f"{s.name}: queued at the forecast: {queued(fc)}", flush=True)
+        if args.dump:
+            with open(f"{args.dump}-{s.name}.pickle", "wb") as f:
+                pickle.dump(fc.inputs, f)
         return asyncio.run(measure(url, s, fc, freshness, args))
     finally:
         fleet.stop()
@@ -339,10 +387,14 @@ def main() -> None:
     ap.add_argument("--scenario", action="append", choices=sorted(SCENARIOS))
     ap.add_argument("--scale", type=float, default=1.0, help="soldier counts times this")
     ap.add_argument("--warmup", type=float, default=10.0, help="measurement window, s")
-    ap.add_argument("--steady-periods", type=float, default=1.0,
-                    help="steady-state sampling, in refresh intervals (at least 20 s)")
+    ap.add_argument("--steady-periods", type=float, default=None,
+                    help="steady-state sampling, in refresh intervals (at least 20 s; default: "
+                         "the scenario's, 1 to 3)")
     ap.add_argument("--timeout", type=float, default=240.0, help="longest bootstrap, s")
+    ap.add_argument("--dump", help="pickle each scenario's forecast inputs to DUMP-NAME.pickle")
     args = ap.parse_args()
+    global TRACE
+    TRACE = bool(args.dump)
     print(f"machine: {machine()}", flush=True)
     outcomes = [run(SCENARIOS[name], args) for name in (args.scenario or list(SCENARIOS))]
     for o in outcomes:

@@ -152,8 +152,9 @@ async def test_the_history_api_and_the_console_behind_authentication(
 
 
 async def test_the_forecast_reads_the_working_set_per_class(conn: Conn) -> None:
-    """Per class: its background jobs and the rank of its first pending one, from now (the
-    model's wait for a starved class); the interactive lane is not the working set."""
+    """Per class: its background jobs, the rank of its first pending one and the ranks of its
+    pending first attempts, from now (the model's wait for a starved class, and the queued
+    jobs it serves as their ranks come); the interactive lane is not the working set."""
     a, b, c = [await make_soldier(conn, 9_100 + i) for i in range(3)]
     for soldier, klass, lane, rank in ((a, "active", "background", "-5 seconds"),
                                        (b, "bootstrap", "background", "30 seconds"),
@@ -166,3 +167,33 @@ async def test_the_forecast_reads_the_working_set_per_class(conn: Conn) -> None:
     assert set(queued) == {"active", "bootstrap"}
     assert queued["active"].jobs == 1 and -6 < queued["active"].first < -4
     assert queued["bootstrap"].jobs == 1 and 28 < queued["bootstrap"].first < 31
+    # and the ranks of its pending first attempts (never-attempted work), lowest first
+    assert len(queued["bootstrap"].ranks) == 1 and 28 < queued["bootstrap"].ranks[0] < 31
+    await conn.execute("UPDATE collection_state SET status = 'current', "
+                       "last_success_at = now(), next_due_at = now() + interval '1 day' "
+                       "WHERE soldier_id = %s AND resource = 'detailed'", [a])
+    again = {q.klass: q for q in (await forecast_inputs.load(conn, 3600)).queued}
+    assert again["active"].jobs == 1 and again["active"].ranks == ()
+
+
+async def test_the_forecast_measures_the_feeder_pass_from_the_queue(conn: Conn) -> None:
+    """Each pass's jobs carry its time (plus the class's aging offset) as their rank: the gaps
+    between a class's consecutive pass times are the pass period (a pass that fed the class
+    nothing leaves a double gap; the lower quartile is the period). Too few passes: none."""
+    base = datetime.now(UTC)
+
+    async def job(persona: int, klass: str, seconds: float) -> None:
+        soldier = await make_soldier(conn, persona)
+        await conn.execute(
+            "INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, "
+            "reason) VALUES (%s, 'detailed', 'background', %s, %s, 'bootstrap')",
+            [soldier, klass, base + timedelta(seconds=seconds)])
+
+    await job(9_200, "bootstrap", 0.0)
+    await job(9_201, "bootstrap", 1.3)
+    assert (await forecast_inputs.load(conn, 3600)).pass_seconds is None
+    for i, at in enumerate((1.3, 2.6, 3.9, 6.5, 7.8)):  # 5.2 fed none: a double gap
+        await job(9_210 + i, "active", at - 20)
+    await job(9_202, "bootstrap", 2.6)
+    measured = (await forecast_inputs.load(conn, 3600)).pass_seconds
+    assert measured is not None and measured == pytest.approx(1.3, abs=1e-6)

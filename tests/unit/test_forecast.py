@@ -264,6 +264,47 @@ def test_a_starved_class_is_served_at_its_share_once_the_queued_higher_work_is_g
     assert after(forecast(slow).bootstrap[0].at) == pytest.approx(aging + 100 / 2, rel=1e-4)
 
 
+def test_queued_bootstrap_jobs_with_early_ranks_advance_the_bootstrap_marks() -> None:
+    """The same starved bootstrap (2 a second of a fleet's 10), with 40 of its jobs already
+    queued, ranked at 10 s from now (fed earlier, plus its aging offset). The share takes the
+    class's queued jobs first, FIFO: 20 by 10 s; then the other 20's rank comes and they go
+    ahead of every refresh job fed after it, at the fleet's 10 a second (2 s): 40 by 12 s;
+    the rest at the share again. 25 % (25 jobs) at 10.5 s, 50 % at 12 + 10 / 2, done at
+    12 + 60 / 2; without those ranks 12.5, 25 and 50 s."""
+    over = small(interval=0.1, freshness=20.0, backlog={"bootstrap": {"detailed": 100}},
+                 coverage={"detailed": {"current": 1000, "never_attempted": 100}})
+    early = replace(over, queued=(Queued("bootstrap", 40, 10.0, (10.0,) * 40),))
+    fc, base = forecast(early), forecast(over)
+    marks = {m: after(at) for m, at in fc.bootstrap[0].marks.items()}
+    assert marks == pytest.approx({0.10: 5.0, 0.25: 10.5, 0.50: 17.0, 0.90: 37.0, 1.0: 42.0},
+                                  rel=1e-4)
+    assert after(base.bootstrap[0].marks[0.25]) == pytest.approx(12.5, rel=1e-4)
+    # what the fleet sends is the same: the burst is borrowed from the refresh
+    assert fc.throughput_per_hour == pytest.approx(base.throughput_per_hour)
+    # ranks already passed: all 40 go first (4 s), then 60 at 2 a second
+    passed = replace(over, queued=(Queued("bootstrap", 40, -5.0, (-5.0,) * 40),))
+    assert after(forecast(passed).bootstrap[0].at) == pytest.approx(4 + 60 / 2, rel=1e-4)
+    # ranks that come after the share has taken them change nothing
+    late = replace(over, queued=(Queued("bootstrap", 40, 1000.0, (1000.0,) * 40),))
+    assert {m: after(at) for m, at in forecast(late).bootstrap[0].marks.items()} == \
+        pytest.approx({m: after(at) for m, at in base.bootstrap[0].marks.items()}, rel=1e-6)
+
+
+def test_the_shares_follow_the_measured_feeder_pass() -> None:
+    """A pass takes its work's time on top of the tick's sleep: measured at 0.7 s (the
+    queue's pass times), 7 jobs leave a pass of the fleet's 10 a second and the bootstrap's
+    15 % is 1 of them (recent's remainder wins the last one), 1/0.7 a second: its 100 jobs
+    in 70 s. Never below the tick: a shorter measure is the tick's 5 a pass, 2 a second."""
+    over = small(interval=0.1, freshness=20.0, backlog={"bootstrap": {"detailed": 100}},
+                 coverage={"detailed": {"current": 1000, "never_attempted": 100}})
+    assert replace(over, pass_seconds=0.7).pass_period == 0.7
+    assert after(forecast(replace(over, pass_seconds=0.7)).bootstrap[0].at) == \
+        pytest.approx(70.0, rel=1e-4)
+    assert replace(over, pass_seconds=0.1).pass_period == over.tick_seconds
+    assert after(forecast(replace(over, pass_seconds=0.1)).bootstrap[0].at) == \
+        pytest.approx(50.0, rel=1e-4)
+
+
 def test_a_few_jobs_a_feeder_pass_starve_a_small_share() -> None:
     """The feeder splits each pass's whole deficit by largest remainder: with 1-3 jobs a pass
     the bootstrap's 15 % gets none (the active class wins the remainders), with 4 one in

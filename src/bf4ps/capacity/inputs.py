@@ -81,11 +81,13 @@ class Population:
 class Queued:
     """The jobs of one class in the working set when the forecast is taken (pending, claimed
     or running) and the rank of its first pending one, in seconds from now (negative: already
-    passed)."""
+    passed); `ranks`: the ranks of its pending first attempts (never-attempted work), in
+    seconds from now, lowest first."""
 
     klass: str
     jobs: int
     first: float = 0.0
+    ranks: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,17 @@ class Inputs:
     # the working set at `now`, per class (empty: nothing queued)
     queued: tuple[Queued, ...] = ()
     connect_lead_seconds: float = 0.0  # a collector's slot is at least this after its claim
+    # the feeder's passes as the queue shows them (a pass takes its work's time on top of the
+    # tick's sleep): a low quantile of the gaps between consecutive pass times (ranks) of each
+    # class's pending jobs; None: not seen, the tick
+    pass_seconds: float | None = None
     margin_seconds: float = 0.0  # the gate moves past a slot by its interval plus this
+
+    @property
+    def pass_period(self) -> float:
+        """Seconds from one feeder pass to the next: the measured period, never below the
+        tick (the scheduler sleeps a tick between passes)."""
+        return max(self.tick_seconds, self.pass_seconds or 0.0)
 
     def never_attempted(self) -> dict[str, dict[str, float]]:
         """Never-attempted work per feeder class and resource."""

@@ -2,13 +2,13 @@
 rules (fill.py) among the steady demand (demand.py) and the never-attempted backlog of each
 class. Inside the active class the backlog is served first (the feeder is FIFO), refresh
 demand grows with the soldiers already collected, and resources join the bootstrap mix at
-their watermarks (scheduler/mix.py). Class shares are the feeder's own: each pass splits its
-deficit by largest remainder (rules.fed_shares). The fleet budget holds the active class below
-its cap and below what the other classes' floors leave while they have work
-(budget_allowed_classes, db/schema.sql). A first attempt costs its failures' retries too. A
-lower class starved by a higher one waits at the start only while the working set still holds
-the higher class's jobs queued before the forecast (`holds`). Steps end where a backlog
-empties, such a wait ends or a watermark is crossed: the answer does not depend on a step."""
+their watermarks (scheduler/mix.py). Class shares are the feeder's own (rules.fed_shares),
+with the jobs' real cost and the measured pass period. The fleet budget holds the active class
+below its cap and what the other classes' floors leave (budget_allowed_classes, db/schema.sql).
+A first attempt costs its failures' retries too. A starved lower class waits only while the
+higher class's jobs queued before the forecast remain (`holds`); its own queued jobs go first,
+any whose rank comes earlier at the whole capacity (`_Ranked`). Steps end where a backlog
+empties, a wait ends, a queued rank comes or a watermark is crossed: no step size matters."""
 
 from __future__ import annotations
 
@@ -54,12 +54,24 @@ def steady_wants(inputs: Inputs, pol: Policy, lines: tuple[DemandLine, ...]
     return out
 
 
-def shares(inputs: Inputs, pol: Policy, background: float) -> dict[str, float]:
-    """The class shares the feeder gives at this capacity: the jobs leaving the working set
-    in one scheduler tick, each serving egress's at its share of the background capacity."""
+def job_cost(inputs: Inputs, alloc: dict[Key, float] | None = None) -> float:
+    """Requests per job leaving the working set: over the jobs of `alloc` (jobs per hour per
+    key: the work the fleet is given), else the mean over the resources."""
+    jobs = sum(alloc.values()) if alloc else 0.0
+    if alloc and jobs > 0:
+        return max(sum(n * inputs.costs[r].requests_per_attempt.value
+                       for (_, r), n in alloc.items()) / jobs, 1e-9)
     costs = [c.requests_per_attempt.value for c in inputs.costs.values()]
-    per_job = max(sum(costs) / len(costs) if costs else 1.0, 1e-9)
-    jobs = background / per_job * inputs.tick_seconds / HOUR
+    return max(sum(costs) / len(costs) if costs else 1.0, 1e-9)
+
+
+def shares(inputs: Inputs, pol: Policy, background: float, per_job: float | None = None
+           ) -> dict[str, float]:
+    """The class shares the feeder gives at this capacity: the jobs leaving the working set
+    in one feeder pass (the measured pass period, else the scheduler's tick), each serving
+    egress's at its share of the background capacity."""
+    per_job = per_job or job_cost(inputs)
+    jobs = background / per_job * inputs.pass_period / HOUR
     dur = mean_duration(inputs)
     paced = [HOUR / spacing(inputs, e.min_interval_seconds, e.serving, dur)
              for e in inputs.egresses if e.serving > 0]
@@ -67,6 +79,16 @@ def shares(inputs: Inputs, pol: Policy, background: float) -> dict[str, float]:
     if whole <= 0:
         return fed_shares(pol, [jobs])
     return fed_shares(pol, [jobs * p / whole for p in paced])
+
+
+def mixed_shares(inputs: Inputs, pol: Policy, background: float, most: float,
+                 wants: dict[Key, Want]) -> tuple[dict[str, float], float]:
+    """The feeder's shares with the jobs' real mix, and that mix's requests per job: how many
+    jobs leave a pass depends on what they cost, so the work given at the resources' mean
+    cost sets the cost the shares are then worked out at."""
+    per_job = job_cost(inputs, fill_capped(background, most, wants,
+                                           shares(inputs, pol, background)))
+    return shares(inputs, pol, background, per_job), per_job
 
 
 def active_cap(inputs: Inputs, cap: Capacity, pol: Policy, bootstrap_left: bool,
@@ -118,15 +140,79 @@ def _attempted(inputs: Inputs, left: dict[str, dict[str, float]], r: str) -> flo
     return max(0.0, 1 - sum(left[c][r] for c in left) / total)
 
 
+class _Ranked:
+    """The pending first attempts of a starvable class (recent, bootstrap) queued at the
+    forecast's instant, by rank (hours from now, lowest first). Inside the class the claim is
+    FIFO, so the class's fed share takes them from the front (`eaten`); one whose rank comes
+    before that goes ahead of every higher-class job fed after its rank (queue/ranking.py):
+    it is claimed then, at the whole capacity, on top of the share."""
+
+    def __init__(self, inputs: Inputs, left: dict[str, dict[str, float]]) -> None:
+        self.ranks: dict[str, list[float]] = {}
+        for q in inputs.queued:
+            if q.klass in ("recent", "bootstrap") and q.ranks:
+                most = int(sum(left.get(q.klass, {}).values()))
+                self.ranks[q.klass] = sorted(x / HOUR for x in q.ranks)[:most]
+        self.eaten = dict.fromkeys(self.ranks, 0.0)
+
+    def due(self, hours: float) -> dict[str, float]:
+        """Jobs per class whose rank has come and that the share has not yet taken."""
+        out = {}
+        for c, ranks in self.ranks.items():
+            come = sum(1 for x in ranks if x <= hours + 1e-12)
+            if come - self.eaten[c] > 1e-9:
+                out[c] = come - self.eaten[c]
+        return out
+
+    def next(self, hours: float) -> float | None:
+        """Hours to the next rank still ahead and not yet taken by the share."""
+        ahead = [x for c, ranks in self.ranks.items()
+                 for x in ranks[int(self.eaten[c] + 1e-9):] if x > hours + 1e-12]
+        return min(ahead) - hours if ahead else None
+
+    def take(self, klass: str, jobs: float) -> None:
+        if klass in self.eaten:
+            self.eaten[klass] = min(float(len(self.ranks[klass])), self.eaten[klass] + jobs)
+
+
+def _burst(inputs: Inputs, left: dict[str, dict[str, float]], wants: dict[Key, Want],
+           due: dict[str, float], background: float) -> tuple[dict[Key, float], float]:
+    """Queued jobs whose rank has come, claimed ahead of the rest at the whole background
+    capacity (each class's resources by its mix weight, else by what is left): jobs per hour
+    per key and the hours they take."""
+    rates: dict[Key, float] = {}
+    hours = 0.0
+    for c, n in due.items():
+        weights = {r: (wants[(c, r)].weight if (c, r) in wants else 0.0)
+                   for r in RESOURCES if left[c][r] > 0}
+        if sum(weights.values()) <= 0:
+            weights = {r: left[c][r] for r in RESOURCES if left[c][r] > 0}
+        total = sum(weights.values())
+        if total <= 0:
+            continue
+        split = {r: w / total for r, w in weights.items() if w > 0}
+        cost = sum(p * (wants[(c, r)].cost if (c, r) in wants
+                        else inputs.costs[r].requests_per_collection)
+                   for r, p in split.items())
+        hours += n * cost / background if background > 0 else math.inf
+        rates.update({(c, r): p * n for r, p in split.items()})  # jobs, made rates below
+    if not rates or not 0 < hours < math.inf:
+        return {}, 0.0
+    return {k: n / hours for k, n in rates.items()}, hours
+
+
 def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
         pol: Policy | None = None) -> Run:
     pol = pol or inputs.policy
     steady = steady_wants(inputs, pol, lines)
     left = inputs.never_attempted()
     bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
-    fed = shares(inputs, pol, bg)
-    wait = holds(inputs, pol, fed, bg)
     retries = any(c == "retry" and v > 0 for (c, _), v in steady.items())
+    wants = _wants(inputs, pol, steady, left, _attempted(inputs, left, "detailed"))
+    most = active_cap(inputs, cap, pol, any(left["bootstrap"].values()), retries)
+    fed, per_job = mixed_shares(inputs, pol, bg, most, wants)
+    wait = holds(inputs, pol, fed, bg, per_job)
+    ranked = _Ranked(inputs, left)
     start = {r: sum(left[c][r] for c in left) for r in RESOURCES}
     marks: dict[str, dict[float, float | None]] = {r: {} for r in RESOURCES}
     hours = 0.0
@@ -144,17 +230,19 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
         alloc = fill_capped(bg, most, wants, fed)
         if not first:
             first, wants0 = alloc, wants
-        # inside a class the backlog is the oldest work: it is served first; a starved lower
-        # class waits while the higher class's queued jobs go first
-        held = _held(alloc, wants, hours, wait)
-        backlog = {(c, r): 0.0 if c in held else alloc.get((c, r), 0.0)
-                   for c in left for r in RESOURCES if left[c][r] > 0}
-        if not backlog or hours >= HORIZON_HOURS:
+        if not any(left[c][r] > 0 for c in left for r in RESOURCES) or hours >= HORIZON_HOURS:
             break
-        dt = _step(inputs, pol, left, backlog, attempted, start, done)
-        if held:  # the step ends where the first wait is over
-            ends = min(held.values()) - hours
-            dt = ends if dt is None else min(dt, ends)
+        # queued jobs whose rank has come go ahead of all else; otherwise inside a class the
+        # backlog is the oldest work: it is served first; a starved lower class waits while
+        # the higher class's queued jobs go first
+        backlog, burst = _burst(inputs, left, wants, ranked.due(hours), bg)
+        held = {} if backlog else _held(alloc, wants, hours, wait)
+        if not backlog:
+            backlog = {(c, r): 0.0 if c in held else alloc.get((c, r), 0.0)
+                       for c in left for r in RESOURCES if left[c][r] > 0}
+        dt = _ends(_step(inputs, pol, left, backlog, attempted, start, done),
+                   [burst] if burst else [ranked.next(hours),
+                                          *(until - hours for until in held.values())])
         if dt is None:
             break
         _cross(start, marks, done, backlog, hours, dt)
@@ -162,12 +250,23 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
             left[c][r] = max(0.0, left[c][r] - rate * dt)
             if left[c][r] < 1e-6:
                 left[c][r] = 0.0
+        for c in ranked.eaten:
+            ranked.take(c, sum(v for (k, _), v in backlog.items() if k == c) * dt)
         hours += dt
     return Run(marks, first, wants0)
 
 
-def holds(inputs: Inputs, pol: Policy, fed: dict[str, float], background: float
-          ) -> dict[str, float]:
+def _ends(dt: float | None, ends: list[float | None]) -> float | None:
+    """The step's length: `_step`'s next event or, if sooner, the burst's end, a wait's end or
+    the next queued job's rank."""
+    out = [e for e in ends if e is not None and e > 0]
+    if not out:
+        return dt
+    return min(out) if dt is None else min(dt, *out)
+
+
+def holds(inputs: Inputs, pol: Policy, fed: dict[str, float], background: float,
+          per_job: float | None = None) -> dict[str, float]:
     """Hours each lower class waits at the start when a higher class is starved. The claim
     takes the lowest rank (queue/ranking.py: feed time plus the class's aging offset), but
     the feeder refills only what left the working set, each class its share: the higher
@@ -177,8 +276,7 @@ def holds(inputs: Inputs, pol: Policy, fed: dict[str, float], background: float
     service) or until
     its own first rank comes (its first queued job's, else a new job's aging offset),
     whichever is sooner; with no higher-class job queued, not at all."""
-    costs = [c.requests_per_attempt.value for c in inputs.costs.values()]
-    jobs = background / max(sum(costs) / len(costs) if costs else 1.0, 1e-9)
+    jobs = background / (per_job or job_cost(inputs))
     queued = {q.klass: q for q in inputs.queued}
     out: dict[str, float] = {}
     for c in ("recent", "bootstrap"):
@@ -186,7 +284,7 @@ def holds(inputs: Inputs, pol: Policy, fed: dict[str, float], background: float
         share = sum(fed.get(h, 0.0) for h in higher)
         # what one pass feeds them is served within the pass anyway: only more waits
         ahead = max(0.0, sum(queued[h].jobs for h in higher if h in queued)
-                    - share * jobs * inputs.tick_seconds / HOUR)
+                    - share * jobs * inputs.pass_period / HOUR)
         own = queued.get(c)
         rank = (max(0.0, own.first) if own is not None and own.jobs > 0
                 else pol.aging(PriorityClass(c))) / HOUR
@@ -261,8 +359,8 @@ def steady_state(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
     wants = _wants(inputs, pol, steady, none_left, 1.0)
     bg = max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
     retries = any(c == "retry" and v > 0 for (c, _), v in steady.items())
-    alloc = fill_capped(bg, active_cap(inputs, cap, pol, False, retries), wants,
-                        shares(inputs, pol, bg))
+    most = active_cap(inputs, cap, pol, False, retries)
+    alloc = fill_capped(bg, most, wants, mixed_shares(inputs, pol, bg, most, wants)[0])
     return Steady({k: w.demand for k, w in wants.items()}, alloc)
 
 

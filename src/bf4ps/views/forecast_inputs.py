@@ -173,8 +173,19 @@ def timings(settings: Settings) -> dict[str, float]:
 
 
 def queued(rows: list[dict[str, Any]]) -> tuple[Queued, ...]:
-    return tuple(Queued(str(r["priority_class"]), int(r["jobs"]), float(r["first_s"] or 0.0))
+    return tuple(Queued(str(r["priority_class"]), int(r["jobs"]), float(r["first_s"] or 0.0),
+                        tuple(float(x) for x in r.get("ranks_s") or ()))
                  for r in rows)
+
+
+MIN_PASSES = 3  # gaps between pass times needed to trust the queue's pass period
+
+
+def pass_seconds(row: dict[str, Any]) -> float | None:
+    """The feeder's measured pass period (None: too few passes queued to tell)."""
+    if not row or row.get("pass_s") is None or int(row.get("gaps") or 0) < MIN_PASSES:
+        return None
+    return float(row["pass_s"])
 
 
 async def load(conn: Conn, window_seconds: float = DAY, *, sweep_seconds: float = 60.0,
@@ -217,4 +228,5 @@ async def load(conn: Conn, window_seconds: float = DAY, *, sweep_seconds: float 
                   sweep_seconds=sweep_seconds, tick_seconds=tick_seconds,
                   idle_poll_seconds=idle_poll_seconds,
                   queued=queued(await _rows(conn, "forecast_queued")),
+                  pass_seconds=pass_seconds(await _one(conn, "forecast_pass_seconds")),
                   connect_lead_seconds=connect_lead_seconds, margin_seconds=margin_seconds)

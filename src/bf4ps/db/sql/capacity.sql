@@ -168,11 +168,32 @@ WHERE status = 'never_attempted'
 GROUP BY activity_class, resource
 
 -- name: forecast_queued
--- The background working set per class (pending, claimed or running) and the rank of its first
--- pending job, in seconds from now (the claim takes the lowest rank).
-SELECT priority_class, count(*) AS jobs,
-       extract(epoch FROM min(rank) FILTER (WHERE status = 'pending')
-                          - clock_timestamp())::float8 AS first_s
-FROM collection_jobs
-WHERE lane = 'background'
-GROUP BY priority_class
+-- The background working set per class (pending, claimed or running), the rank of its first
+-- pending job and the ranks of its pending first attempts (never-attempted work), lowest
+-- first, in seconds from now (the claim takes the lowest rank). The working set is bounded
+-- (working_set_background), so the ranks are few.
+SELECT j.priority_class, count(*) AS jobs,
+       extract(epoch FROM min(j.rank) FILTER (WHERE j.status = 'pending')
+                          - clock_timestamp())::float8 AS first_s,
+       coalesce(array_agg(extract(epoch FROM j.rank - clock_timestamp())::float8
+                          ORDER BY j.rank)
+                FILTER (WHERE j.status = 'pending' AND s.status = 'never_attempted'),
+                '{}') AS ranks_s
+FROM collection_jobs j
+LEFT JOIN collection_state s ON s.soldier_id = j.soldier_id AND s.resource = j.resource
+WHERE j.lane = 'background'
+GROUP BY j.priority_class
+
+-- name: forecast_pass_seconds
+-- The feeder's pass period as the queue shows it: every job a pass feeds carries the pass's
+-- time plus its class's aging offset as its rank, so the gaps between consecutive distinct
+-- ranks of each class's pending jobs are whole pass periods (one, or several where a pass fed
+-- the class nothing): their lower quartile, with how many gaps there were.
+SELECT percentile_cont(0.25) WITHIN GROUP (ORDER BY gap) AS pass_s, count(*) AS gaps
+FROM (
+    SELECT extract(epoch FROM rank - lag(rank) OVER (PARTITION BY priority_class
+                                                     ORDER BY rank))::float8 AS gap
+    FROM (SELECT DISTINCT priority_class, rank FROM collection_jobs
+          WHERE lane = 'background' AND status = 'pending') d
+) g
+WHERE gap > 0
