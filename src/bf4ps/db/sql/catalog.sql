@@ -37,7 +37,9 @@ WHERE NOT g.tgisinternal
 ORDER BY 1, 2
 
 -- name: catalog_functions
-SELECT p.proname AS name, md5(pg_get_functiondef(p.oid)) AS definition
+-- by signature: an overloaded name is two functions (by name alone one hid the other, and
+-- which one depended on the server's order)
+SELECT p.oid::regprocedure::text AS name, md5(pg_get_functiondef(p.oid)) AS definition
 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace AND n.nspname = 'public'
 ORDER BY 1
 
