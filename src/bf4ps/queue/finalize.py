@@ -13,7 +13,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import execute, one
+from bf4ps.db.queries import execute, one, one_as
 from bf4ps.domain import ErrorClass, Lane
 from bf4ps.policy import Policy
 from bf4ps.queue import events
@@ -46,9 +46,17 @@ async def _now(conn: Conn) -> datetime:
     return row["now"]
 
 
-async def _lock(conn: Conn, job: ClaimedJob, statuses: list[str]) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """The locked job's claim and start, carried by the event that ends its lease."""
+
+    claimed_at: datetime | None
+    started_at: datetime | None
+
+
+async def _lock(conn: Conn, job: ClaimedJob, statuses: list[str]) -> _Held:
     lease = job.lease
-    row = await one(conn, "lock_owned_job", {
+    row = await one_as(conn, _Held, "lock_owned_job", {
         "job_id": lease.job_id, "collector_uuid": lease.collector_uuid,
         "lease_token": lease.lease_token, "statuses": statuses})
     if row is None:
@@ -114,17 +122,13 @@ async def succeed(conn: Conn, me: CollectorRef, job: ClaimedJob, attempt: Attemp
               "gate": Jsonb(then.gate) if then and then.gate else None}
     try:
         if write_stats is None:
-            row = await _finalize_success(conn, params)
-        else:
-            async with conn.transaction():
-                now = await _lock_now(conn, params)
-                await write_stats(conn, job, now)
-                row = await _finalize_success(conn, params)
+            return await _finalize_success(conn, params, me)
+        async with conn.transaction():
+            now = await _lock_now(conn, params)
+            await write_stats(conn, job, now)
+            return await _finalize_success(conn, params, me)
     except _LeaseLost:
         return await _reject(conn, me, job, "succeed")
-    nxt = (ClaimedJob.from_row(row, me.collector_uuid) if row["job_id"] is not None else None)
-    return Outcome(True, EventType.SUCCEEDED, next_job=nxt,
-                   gate_wait_until=row["gate_wait_until"])
 
 
 async def _lock_now(conn: Conn, params: dict[str, Any]) -> datetime:
@@ -136,11 +140,14 @@ async def _lock_now(conn: Conn, params: dict[str, Any]) -> datetime:
     return now
 
 
-async def _finalize_success(conn: Conn, params: dict[str, Any]) -> dict[str, Any]:
+async def _finalize_success(conn: Conn, params: dict[str, Any], me: CollectorRef) -> Outcome:
+    """The success committed, with the next claim it made (if any)."""
     row = await one(conn, "finalize_success", params)
     if row is None or row["finished"] is None:
         raise _LeaseLost
-    return row
+    nxt = (ClaimedJob.from_row(row, me.collector_uuid) if row["job_id"] is not None else None)
+    return Outcome(True, EventType.SUCCEEDED, next_job=nxt,
+                   gate_wait_until=row["gate_wait_until"])
 
 
 async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass, message: str,
@@ -159,7 +166,7 @@ async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass,
                 conn, EventType.FAILED, result=error.value, error_class=error.value,
                 error_message=message, http_status=attempt.http_status,
                 duration_ms=attempt.duration_ms, details=attempt.details,
-                claimed_at=held["claimed_at"], started_at=held["started_at"],
+                claimed_at=held.claimed_at, started_at=held.started_at,
                 **me.event_fields(), **job_event_fields(job))
             if (hold_seconds is None
                     and is_terminal(failures, error, policy, lookup=not job.kind.has_state)

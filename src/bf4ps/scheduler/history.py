@@ -34,8 +34,8 @@ async def record(conn: Conn, interval_seconds: float) -> None:
         "interval_seconds": interval_seconds,
         "soldiers": sum(coverage.get("detailed", {}).values()),
         "coverage": Jsonb(coverage),
-        "finished": Jsonb({r: {"succeeded": int(v.get("succeeded", 0)),
-                               "failed": int(v.get("failed", 0))} for r, v in finished.items()}),
+        "finished": Jsonb({r: {"succeeded": v.succeeded, "failed": v.failed}
+                           for r, v in finished.items()}),
         "requests": Jsonb(requests), "backlog_age": Jsonb(await backlog.ages(conn)),
         "refresh_lag": Jsonb({k: {r: {"p50": v.p50, "p95": v.p95, "n": v.n}
                                   for r, v in by.items()} for k, by in lag.items()})})

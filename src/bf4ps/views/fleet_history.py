@@ -5,7 +5,7 @@ from the scheduler's fleet_history records (a few hundred rows), never from the 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,9 +36,6 @@ class Series:
     limits: dict[str, list[float | None]] = field(default_factory=dict)  # per egress, /h
     backlog: dict[str, list[float | None]] = field(default_factory=dict)  # per class, s
     projections: list[Projection] = field(default_factory=list)
-
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def attempted_percent(counts: dict[str, int]) -> float | None:
