@@ -12,8 +12,8 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bf4ps import gains
-from bf4ps.gains import ItemSnapshot, SoldierSnapshot
+from bf4ps.stats import gains
+from bf4ps.stats.gains import ItemSnapshot, SoldierSnapshot
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REQUIRED = gains.SOLDIER_REQUIRED

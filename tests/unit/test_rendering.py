@@ -45,7 +45,6 @@ def test_an_error_class_without_a_message_has_no_dangling_colon() -> None:
 def test_the_demo_summary_reads_as_text() -> None:
     """It used to print Python dicts: {'detailed': 38, ...}, {'per_ip': 0, 'fleet': 0}."""
     from bf4ps.cli.demo import render_summary
-
     from bf4ps.demo import figures as f
 
     line = render_summary(f.Summary(

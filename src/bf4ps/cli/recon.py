@@ -18,7 +18,7 @@ from bf4ps.cli.common import echo_json, fail, run_async, settings_of
 from bf4ps.db.connect import Conn, connection, resolve_url
 from bf4ps.db.queries import all_rows, one_row
 from bf4ps.domain import Platform
-from bf4ps.gates.seed import seed
+from bf4ps.fleet.seed import seed
 from bf4ps.recon.ladder import Plan, PlanError, Report
 from bf4ps.recon.run import Persona, Recon, ReconError, begin, finish
 from bf4ps.recon.steps import reconnoitre

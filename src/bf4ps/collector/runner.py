@@ -33,9 +33,9 @@ from bf4ps.db.connect import Conn, open_pool, resolve_url
 from bf4ps.db.errors import DB_ERRORS
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane
+from bf4ps.fleet.seed import seed
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted, Wait
-from bf4ps.gates.seed import seed
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType

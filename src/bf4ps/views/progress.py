@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from bf4ps import gains
+from bf4ps.stats import gains
 from bf4ps.stats.progress_check import item_gain_of, soldier_gain_of
 from bf4ps.views.soldier import Model
 

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one_as
-from bf4ps.gates.fleetconf import BudgetRow, Gate
+from bf4ps.fleet.conf import BudgetRow, Gate
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import CollectorRef
