@@ -21,7 +21,7 @@ T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 # Test set-up of a gate and the fleet budget, written straight to their tables (operators use
-# `bf4ps gate set` / `bf4ps budget set`, which audit each change: gates/fleetconf.py).
+# `bf4ps gate set` / `bf4ps budget set`, which audit each change: fleet/conf.py).
 GATE_ENSURE = (
     "INSERT INTO egress_gates (egress_key, min_interval_seconds, window_requests, window_seconds) "
     "VALUES (%(egress_key)s, %(min_interval)s, %(window_requests)s, %(window_seconds)s) "

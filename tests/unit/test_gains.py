@@ -1,4 +1,4 @@
-"""bf4ps/gains.py over arbitrary snapshot sequences (gaps, failed and partial collections,
+"""stats/gains.py over arbitrary snapshot sequences (gaps, failed and partial collections,
 Battlelog stats resets): gains are never negative, a reset carries none and is shown as one,
 gains start and end only at good snapshots, and they sum to the total change (less the jumps
 of the reset intervals)."""

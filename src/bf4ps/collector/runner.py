@@ -5,7 +5,7 @@ Drained, or its clock beyond the skew bound (clock.py): keeps heartbeating, clai
 Disabled or retired: exits. Both reach the loop within one heartbeat period, whatever it waits
 for. A side task (the heartbeat) that dies, or a lease the heartbeat finds lost, ends the loop
 and the process exits non-zero (supervise.py). The fleet's pacing and budget are the
-database's (gates/seed.py).
+database's (fleet/seed.py).
 """
 
 from __future__ import annotations

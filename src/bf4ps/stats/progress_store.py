@@ -1,5 +1,5 @@
 """The intervals a snapshot write ends: written with the snapshot, in finalize.succeed's fenced
-transaction, so a gain exists exactly when its two snapshots are stored (bf4ps/gains.py has
+transaction, so a gain exists exactly when its two snapshots are stored (stats/gains.py has
 the arithmetic).
 
 * detailed: from the soldier's newest good history row before this fetch (a partial snapshot
