@@ -29,8 +29,7 @@ from bf4ps.collector.supervise import EXIT_FAILED, Failure, supervise
 from bf4ps.collector.testhook import PausePoints
 from bf4ps.collector.work import Context, run_job
 from bf4ps.db import compat, startup
-from bf4ps.db.connect import Conn, open_pool, resolve_url
-from bf4ps.db.errors import DB_ERRORS
+from bf4ps.db.connect import DB_ERRORS, Conn, open_pool, resolve_url
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane
 from bf4ps.fleet.seed import seed
