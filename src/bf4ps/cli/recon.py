@@ -16,8 +16,9 @@ import click
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.cli.common import echo_json, fail, run_async, settings_of
 from bf4ps.db.connect import Conn, connection, resolve_url
-from bf4ps.db.queries import all_rows, one_row
+from bf4ps.db.queries import all_rows
 from bf4ps.domain import Platform
+from bf4ps.fleet import conf as fleetconf
 from bf4ps.fleet.seed import seed
 from bf4ps.recon.ladder import Plan, PlanError, Report
 from bf4ps.recon.run import Persona, Recon, ReconError, begin, finish
@@ -95,8 +96,9 @@ async def _run(conn: Conn, settings: Settings, egress: str, source: str | None, 
         raise ReconError("no known soldiers to sample: name some with --persona")
     me, run_id = await begin(conn, settings.data_dir, egress, source, plan, personas)
     await seed(conn, settings, me)  # a new egress's gate, from this host's settings
-    gate = await one_row(conn, "gate_get", {"egress_key": egress})
-    interval = float(gate["min_interval_seconds"])  # the fleet's pacing, put back afterwards
+    gate = await fleetconf.gate(conn, egress)  # seeded just now when it was missing
+    assert gate is not None
+    interval = gate.min_interval_seconds  # the fleet's pacing, put back afterwards
     async with BattlelogClient(settings.battlelog_base_url, settings.battlelog_user_agent,
                                settings.battlelog_timeout_seconds, source,
                                connect_lead=settings.battlelog_connect_lead_seconds) as client:
