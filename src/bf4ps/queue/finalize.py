@@ -122,13 +122,17 @@ async def succeed(conn: Conn, me: CollectorRef, job: ClaimedJob, attempt: Attemp
               "gate": Jsonb(then.gate) if then and then.gate else None}
     try:
         if write_stats is None:
-            return await _finalize_success(conn, params, me)
-        async with conn.transaction():
-            now = await _lock_now(conn, params)
-            await write_stats(conn, job, now)
-            return await _finalize_success(conn, params, me)
+            row = await _finalize_success(conn, params)
+        else:
+            async with conn.transaction():
+                now = await _lock_now(conn, params)
+                await write_stats(conn, job, now)
+                row = await _finalize_success(conn, params)
     except _LeaseLost:
         return await _reject(conn, me, job, "succeed")
+    nxt = (ClaimedJob.from_row(row, me.collector_uuid) if row["job_id"] is not None else None)
+    return Outcome(True, EventType.SUCCEEDED, next_job=nxt,
+                   gate_wait_until=row["gate_wait_until"])
 
 
 async def _lock_now(conn: Conn, params: dict[str, Any]) -> datetime:
@@ -140,14 +144,11 @@ async def _lock_now(conn: Conn, params: dict[str, Any]) -> datetime:
     return now
 
 
-async def _finalize_success(conn: Conn, params: dict[str, Any], me: CollectorRef) -> Outcome:
-    """The success committed, with the next claim it made (if any)."""
+async def _finalize_success(conn: Conn, params: dict[str, Any]) -> dict[str, Any]:
     row = await one(conn, "finalize_success", params)
     if row is None or row["finished"] is None:
         raise _LeaseLost
-    nxt = (ClaimedJob.from_row(row, me.collector_uuid) if row["job_id"] is not None else None)
-    return Outcome(True, EventType.SUCCEEDED, next_job=nxt,
-                   gate_wait_until=row["gate_wait_until"])
+    return row
 
 
 async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass, message: str,
