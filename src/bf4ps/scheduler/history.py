@@ -10,13 +10,13 @@ from datetime import UTC, datetime, timedelta
 
 from psycopg.types.json import Jsonb
 
+from bf4ps.capacity.forecast import Forecast
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, q
 from bf4ps.queue import figures
 from bf4ps.scheduler import retention
 from bf4ps.views import backlog
 from bf4ps.views import forecast_report as report
-from bf4ps.views.forecast import Forecast
 
 log = logging.getLogger(__name__)
 

@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 
 from bf4ps import policy as policy_mod
+from bf4ps.capacity.forecast import Forecast
 from bf4ps.db.connect import DB_ERRORS, SCHEDULER_LOCK, Conn, connection, resolve_url
 from bf4ps.db.queries import all_rows, one, q
 from bf4ps.gates.restore import Marks, current_hold
@@ -27,7 +28,6 @@ from bf4ps.queue.events import EventType
 from bf4ps.scheduler import activity, feeder, forecasting, history, progress, retention, sessions
 from bf4ps.settings import Settings
 from bf4ps.views import forecast_inputs
-from bf4ps.views.forecast import Forecast
 from bf4ps.waiting import sleep_unless_stopped
 
 log = logging.getLogger(__name__)

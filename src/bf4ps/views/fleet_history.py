@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from bf4ps.capacity.inputs import HOUR, RESOURCES
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one
 from bf4ps.queue import figures
 from bf4ps.views.backlog import CLASSES
-from bf4ps.views.forecast import HOUR, RESOURCES
 from bf4ps.views.forecast_inputs import bootstrap_rate
 
 POINTS = 240
