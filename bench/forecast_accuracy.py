@@ -46,9 +46,9 @@ from typing import Any
 
 from bench.common import machine
 from bench.fleetrun import Collectors, database, start_sim
+from bf4ps.capacity.forecast import Forecast, forecast
 from bf4ps.db.connect import connection
 from bf4ps.views import backlog, forecast_inputs
-from bf4ps.views.forecast import Forecast, forecast
 
 MARKS = (0.10, 0.25, 0.50)
 TICK, SWEEP, IDLE_POLL = 1.0, 2.0, 0.3  # the scheduler's tick, due sweep; an idle poll

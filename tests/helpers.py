@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from uuid import UUID
 
-from bf4ps import soldiers
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.db.connect import Conn
 from bf4ps.domain import JobReason, Lane, Platform, PriorityClass, SourceType
@@ -15,13 +14,14 @@ from bf4ps.policy import Policy
 from bf4ps.queue.enqueue import Demand, Enqueued, enqueue
 from bf4ps.queue.jobs import CollectorRef
 from bf4ps.queue.ranking import rank
+from bf4ps.stats import soldiers
 from tests import load
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 # Test set-up of a gate and the fleet budget, written straight to their tables (operators use
-# `bf4ps gate set` / `bf4ps budget set`, which audit each change: gates/fleetconf.py).
+# `bf4ps gate set` / `bf4ps budget set`, which audit each change: fleet/conf.py).
 GATE_ENSURE = (
     "INSERT INTO egress_gates (egress_key, min_interval_seconds, window_requests, window_seconds) "
     "VALUES (%(egress_key)s, %(min_interval)s, %(window_requests)s, %(window_seconds)s) "

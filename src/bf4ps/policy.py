@@ -103,7 +103,7 @@ class Policy(BaseModel):
     circuit_probe_seconds: float = Field(60, gt=0)
     circuit_close_successes: int = Field(2, ge=1)
     circuit_hold_seconds: float = Field(3600, gt=0)
-    # progress (bf4ps/gains.py): checks after storage flag an interval whose rates exceed these
+    # progress (stats/gains.py): checks after storage flag an interval whose rates exceed these
     # ceilings (rates over at least progress_check_min_seconds of play; accuracy at volume;
     # headshots per kill over enough kills); a flagged soldier is on no leaderboard until
     # an operator clears the flag (`bf4ps flags clear`).

@@ -296,7 +296,7 @@ def setting_default(name: str) -> Any:
 @dataclass(frozen=True, slots=True)
 class GateSettings:
     """What one process knows of the egress gate from its own settings: the seed of a new
-    egress's pacing (the fleet's pacing itself is the database's, gates/fleetconf.py), and the
+    egress's pacing (the fleet's pacing itself is the database's, fleet/conf.py), and the
     timings of its side of a send slot. Collectors and recon pace by it (gates/admission.py);
     the interactive estimate stands it in for what the database cannot tell (capacity/eta.py).
     The defaults are the settings' own."""

@@ -13,12 +13,12 @@ import pytest
 from click.testing import CliRunner
 from psycopg.types.json import Jsonb
 
+from bf4ps.capacity.forecast import forecast
 from bf4ps.cli.main import cli
 from bf4ps.db.connect import Conn, connection, open_pool
 from bf4ps.scheduler import forecasting
 from bf4ps.settings import Settings
 from bf4ps.views import backtest, forecast_inputs
-from bf4ps.views.forecast import forecast
 from bf4ps.web.app import create_app
 from bf4ps.web.metrics import Metrics
 from tests.db.test_capacity import gauge

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
+from bf4ps.capacity.forecast import forecast
 from bf4ps.cli.common import to_json
 from bf4ps.cli.main import cli
 from bf4ps.db.connect import Conn, open_pool
@@ -20,7 +21,6 @@ from bf4ps.scheduler import history
 from bf4ps.settings import Settings
 from bf4ps.views import forecast_inputs
 from bf4ps.views.fleet_status import render_status, status_report
-from bf4ps.views.forecast import forecast
 from bf4ps.web.app import create_app
 from bf4ps.web.metrics import Metrics
 from tests.db.test_web_api import OPS, SETTINGS, client_for

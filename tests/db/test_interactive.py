@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from bf4ps import soldiers
 from bf4ps.battlelog.models import SearchHit
 from bf4ps.capacity import eta
 from bf4ps.db.connect import Conn
@@ -24,6 +23,7 @@ from bf4ps.interactive.target import parse_target
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.settings import GateSettings
+from bf4ps.stats import soldiers
 from bf4ps.views import request_status as views
 from bf4ps.views.request_status import SubmissionView, request_status
 from tests.helpers import add_job, count, interactive_gate, make_collector, make_soldier

@@ -278,7 +278,7 @@ async def test_lease_shape_is_enforced_by_the_schema(conn: Conn) -> None:
 
 
 async def test_reaper_returns_expired_leases_with_events(conn: Conn, tmp_path: Path) -> None:
-    from bf4ps.queue.reaper import reap_expired
+    from bf4ps.queue.claim import reap_expired
 
     me = await make_collector(conn, tmp_path, "bg-1")
     made = await add_job(conn, await make_soldier(conn, 7001))

@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bf4ps import soldiers
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one
 from bf4ps.domain import ErrorClass, Lane, Platform, SourceType
@@ -19,6 +18,7 @@ from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
 from bf4ps.queue.finalize import Attempt
 from bf4ps.queue.jobs import CollectorRef
+from bf4ps.stats import soldiers
 from tests.helpers import make_collector, make_soldier
 
 POLICY = Policy(max_consecutive_failures=1)

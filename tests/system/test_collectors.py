@@ -290,7 +290,7 @@ async def test_two_starts_of_one_identity_in_the_same_instant_leave_one_running(
 
 async def test_drained_collector_heartbeats_but_claims_nothing(db_url: str,
                                                               tmp_path: Path) -> None:
-    from bf4ps.registry import actions as control
+    from bf4ps.fleet import collectors as control
 
     async with connection(db_url) as conn:
         await seed_work(conn, 5)

@@ -19,8 +19,8 @@ from click.testing import CliRunner
 
 from bf4ps.cli.main import cli
 from bf4ps.db.connect import Conn, connection
-from bf4ps.gates import fleetconf
-from bf4ps.gates.seed import Difference, seed
+from bf4ps.fleet import conf as fleetconf
+from bf4ps.fleet.seed import Difference, seed
 from bf4ps.settings import Settings
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import start_in_thread

@@ -15,7 +15,7 @@ import pytest
 
 from bf4ps.collector.supervise import EXIT_FAILED
 from bf4ps.db.connect import Conn, connection
-from bf4ps.registry import actions as control
+from bf4ps.fleet import collectors as control
 from tests import load
 from tests.fleet import Fleet, simulator
 from tests.helpers import count, seed_work, wait_for

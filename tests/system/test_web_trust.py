@@ -173,7 +173,7 @@ async def test_metrics_export_what_the_settings_alerts_watch(
         pool: AsyncConnectionPool[Conn], conn: Conn) -> None:
     """The series the new alert rules read, from a real database: stored pacing and budget
     window, the audited changes' times, and (a fresh database) no collector series."""
-    from bf4ps.gates.fleetconf import GateChange, set_budget, set_gate
+    from bf4ps.fleet.conf import GateChange, set_budget, set_gate
 
     app = create_app(SETTINGS, pool=pool)
     async with client_at(app, "127.0.0.1") as local:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bf4ps import confdoc
+from bf4ps.cli import confdoc
 from bf4ps.policy import Policy
 
 DOCS = Path(__file__).resolve().parent.parent.parent / "docs"
@@ -12,7 +12,7 @@ DOCS = Path(__file__).resolve().parent.parent.parent / "docs"
 
 def test_configuration_reference_matches_the_settings_and_policy() -> None:
     assert (DOCS / "configuration.md").read_text() == confdoc.render(), (
-        "docs/configuration.md is stale: python -m bf4ps.confdoc > docs/configuration.md")
+        "docs/configuration.md is stale: python -m bf4ps.cli.confdoc > docs/configuration.md")
 
 
 def test_every_policy_key_is_explained() -> None:

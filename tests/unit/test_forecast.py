@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bf4ps.capacity.rules import class_quota, deficits, fed_shares
-from bf4ps.policy import Policy
-from bf4ps.views.forecast import (
+from bf4ps.capacity.demand import refresh_per_hour
+from bf4ps.capacity.forecast import forecast
+from bf4ps.capacity.inputs import (
     DAY,
     HOUR,
     RESOURCES,
@@ -22,9 +22,9 @@ from bf4ps.views.forecast import (
     Population,
     Queued,
     ResourceCost,
-    forecast,
-    refresh_per_hour,
 )
+from bf4ps.capacity.rules import class_quota, deficits, fed_shares
+from bf4ps.policy import Policy
 from bf4ps.views.forecast_inputs import bootstrap_rate, costs
 from bf4ps.views.forecast_report import render
 

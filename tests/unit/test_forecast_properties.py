@@ -9,18 +9,9 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bf4ps.capacity.forecast import Forecast, forecast
+from bf4ps.capacity.inputs import DAY, RESOURCES, Egress, Figure, Inputs, Population, ResourceCost
 from bf4ps.policy import Policy
-from bf4ps.views.forecast import (
-    DAY,
-    RESOURCES,
-    Egress,
-    Figure,
-    Forecast,
-    Inputs,
-    Population,
-    ResourceCost,
-    forecast,
-)
 from tests.unit.test_forecast import NOW
 
 M = "measured: property"

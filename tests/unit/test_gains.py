@@ -1,4 +1,4 @@
-"""bf4ps/gains.py over arbitrary snapshot sequences (gaps, failed and partial collections,
+"""stats/gains.py over arbitrary snapshot sequences (gaps, failed and partial collections,
 Battlelog stats resets): gains are never negative, a reset carries none and is shown as one,
 gains start and end only at good snapshots, and they sum to the total change (less the jumps
 of the reset intervals)."""
@@ -12,8 +12,8 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bf4ps import gains
-from bf4ps.gains import ItemSnapshot, SoldierSnapshot
+from bf4ps.stats import gains
+from bf4ps.stats.gains import ItemSnapshot, SoldierSnapshot
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REQUIRED = gains.SOLDIER_REQUIRED

@@ -45,18 +45,16 @@ def test_an_error_class_without_a_message_has_no_dangling_colon() -> None:
 def test_the_demo_summary_reads_as_text() -> None:
     """It used to print Python dicts: {'detailed': 38, ...}, {'per_ip': 0, 'fleet': 0}."""
     from bf4ps.cli.demo import render_summary
+    from bf4ps.demo import figures as f
 
-    line = render_summary({
-        "requests": {"total": 132}, "duration_seconds": 47.2,
-        "coverage": {"collected_end": {"detailed": 38, "profile": 38, "weapons": 18,
-                                       "vehicles": 0}},
-        "outcomes": {"failures": {"total": 3, "by_error_class": {"malformed": 2, "server": 1}},
-                     "retries_scheduled": 3, "unavailable": 0,
-                     "throttles": {"egress_cooldowns": 0, "throttled_answers": 0}},
-        "budget": {"use": 0.731, "capacity_requests": 181, "egresses": 5,
-                   "egresses_with_work": ["demo-egress-01", "demo-egress-02"]},
-        "violations": {"per_ip": 0, "fleet": 0},
-        "progress": {"soldiers_with_3_snapshots": 4, "session_reports": 9}})
+    line = render_summary(f.Summary(
+        duration_seconds=47.2, url="http://127.0.0.1:8080/", soldiers=40,
+        requests=f.Requests(132, {}, {}),
+        coverage=f.CoverageChange({}, {}, {}, {"detailed": 38, "profile": 38, "weapons": 18,
+                                              "vehicles": 0}),
+        outcomes=f.Outcomes(f.Failures(3, {"malformed": 2, "server": 1}), 3, 0, f.Throttles()),
+        budget=f.Budget(5, ["demo-egress-01", "demo-egress-02"], 5.0, 181, None, use=0.731),
+        violations=f.Violations(0, 0), progress=f.Progress(4, 9)))
     assert line == ("summary: 132 Battlelog requests in 47 s; collected (current): detailed 38, "
                     "profile 38, weapons 18, vehicles 0; failed attempts 3 (malformed 2, "
                     "server 1), retries scheduled 3, parked 0, throttles 0 answers / 0 egress "

@@ -92,3 +92,18 @@ def test_the_item_columns_are_the_item_kinds_stats() -> None:
         cols = ITEM_COLUMNS[kind.name]
         assert sorted(cols["counters"] + cols["extras"]) == sorted(kind.stat_fields[1:])
         assert kind.catalog_query in all_queries() and kind.stats_query in all_queries()
+
+
+def test_the_detailed_columns_are_written_once_and_are_the_detailed_stats() -> None:
+    """`{detailed}` lists the parsed detailed statistics' fields, in their order, in each of its
+    three forms."""
+    import dataclasses
+
+    from bf4ps.battlelog.models import DetailedStats
+    from bf4ps.db.queries import DETAILED_COLUMNS
+
+    assert tuple(f.name for f in dataclasses.fields(DetailedStats)) == DETAILED_COLUMNS
+    loaded = parse("-- name: d\nSELECT {detailed}, {%detailed}, {cur.detailed}\n")["d"]
+    assert loaded.startswith("SELECT rank, skill, ") and ", %(rank)s, %(skill)s, " in loaded
+    assert ", cur.rank, cur.skill, " in loaded and loaded.endswith("cur.chain_link_score")
+    assert "{" not in all_queries()["detailed_write"]

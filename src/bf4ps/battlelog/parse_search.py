@@ -61,14 +61,14 @@ def search_hits(entry: Mapping[str, Any]) -> Iterator[SearchHit]:
             yield SearchHit(persona_id, name, platform_int, namespace)
 
 
-def games_map(persona: Mapping[str, Any]) -> dict[int, Any]:
+def games_map(persona: Mapping[str, Any]) -> dict[int, object]:
     """``games`` as {platform number: bitmask value}; ``gamesJson`` (the same map as a JSON
     string) when ``games`` is not an object or is empty (Battlelog sends accounts with
     ``games: {}`` and the map in ``gamesJson`` only)."""
     games = persona.get("games")
     if not isinstance(games, dict) or not games:
         games = _games_from_json(persona.get("gamesJson"))
-    result: dict[int, Any] = {}
+    result: dict[int, object] = {}
     for key, value in games.items():
         platform_int = to_id(key)
         if platform_int is not None:
@@ -76,17 +76,17 @@ def games_map(persona: Mapping[str, Any]) -> dict[int, Any]:
     return result
 
 
-def _games_from_json(value: Any) -> dict[str, Any]:
+def _games_from_json(value: object) -> dict[str, object]:
     if not isinstance(value, str) or len(value) > 4096:
         return {}
     try:
         decoded = orjson.loads(value)
     except ValueError:
         return {}
-    return decoded if isinstance(decoded, dict) else {}
+    return decoded if isinstance(decoded, dict) else {}  # JSON: its keys are strings
 
 
-def has_bf4(bitmask: Any) -> bool:
+def has_bf4(bitmask: object) -> bool:
     number = to_int(bitmask)
     return number is not None and number > 0 and bool(number & BF4_GAME_BIT)
 

@@ -23,7 +23,7 @@ from bf4ps.db.queries import all_rows, one_row
 from bf4ps.domain import JobKind
 from bf4ps.gates.admission import effective_interval, paced_slot
 from bf4ps.settings import GateSettings
-from bf4ps.soldiers import ALL_RESOURCES
+from bf4ps.stats.soldiers import ALL_RESOURCES
 
 # Until measured: seconds from started to succeeded, and physical requests per job.
 DEFAULT_DURATION: dict[str, float] = {

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Iterator
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -68,7 +69,7 @@ async def sync(ctx: click.Context, once: bool, batch_size: int, queue_first_jobs
 
     def show(report: IntakeReport) -> None:
         if as_json:
-            echo_json(report.as_dict())
+            echo_json(asdict(report))
         elif once or report.batches or report.reconciled:
             click.echo(f"bf4sw: {report.describe()}")
 

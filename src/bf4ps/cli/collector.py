@@ -13,8 +13,8 @@ from bf4ps.collector.identity import IdentityError
 from bf4ps.collector.runner import Collector, wanted
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.domain import Lane
+from bf4ps.fleet import collectors as control
 from bf4ps.logs import setup_logging
-from bf4ps.registry import actions as control
 from bf4ps.views.fleet_rows import CollectorRow, registry
 
 

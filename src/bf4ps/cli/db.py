@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import asdict, dataclass
+from datetime import datetime
 
 import click
 import psycopg
@@ -47,7 +48,7 @@ async def db_status(ctx: click.Context, as_json: bool) -> None:
                    "applied": [{"version": v, "name": n, "applied_at": t}
                                for v, n, t in st.applied],
                    "pending": [{"version": m.version, "name": m.name} for m in st.pending],
-                   "processes": procs})
+                   "processes": [asdict(p) for p in procs]})
         return
     click.echo(f"PostgreSQL {st.server_version}")
     for version, name, at in st.applied:
@@ -58,30 +59,44 @@ async def db_status(ctx: click.Context, as_json: bool) -> None:
         click.echo("schema is up to date")
     click.echo(f"connected processes ({len(procs)}):")
     for pr in procs:
-        verdict = "compatible" if pr["compatible"] else f"NOT compatible: {pr['problem']}"
-        click.echo(f"  bf4ps {pr['build']} (schema {pr['schema']:04d}) {pr['command'] or '?'}"
-                   f"  from {pr['client'] or 'local'} as {pr['login']}, {pr['sessions']} "
+        verdict = "compatible" if pr.compatible else f"NOT compatible: {pr.problem}"
+        click.echo(f"  bf4ps {pr.build} (schema {pr.schema:04d}) {pr.command or '?'}"
+                   f"  from {pr.client or 'local'} as {pr.login}, {pr.sessions} "
                    f"session(s)  {verdict}")
 
 
-async def connected(url: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class Process:
+    """A BF4PS process connected to the database, and whether its build fits the schema."""
+
+    build: str
+    schema: int
+    command: str  # "" when the process did not name it
+    client: str | None
+    login: str
+    sessions: int
+    since: datetime
+    compatible: bool
+    problem: str | None
+
+
+async def connected(url: str) -> list[Process]:
     """The BF4PS processes connected to the database (by application_name), each with
     whether its build can work with the schema (bf4ps.db.compat)."""
     async with connection(url) as conn:
         schema = await compat.state(conn)
         rows = await all_rows(conn, "connected_processes")
-    seen: dict[tuple[str, str | None], dict[str, Any]] = {}
+    seen: dict[tuple[str, str | None], Process] = {}
     for row in rows:
         parsed = compat.parse_application(str(row["application_name"]))
         if parsed is None or parsed[2] == "db status":
             continue
         build, version, command = parsed
         problem = schema.problem(version, build)
-        seen.setdefault((row["application_name"], row["client_addr"]), {
-            "build": build, "schema": version, "command": command,
-            "client": row["client_addr"], "login": row["login"],
-            "sessions": int(row["sessions"]), "since": row["backend_start"],
-            "compatible": problem is None, "problem": problem})
+        seen.setdefault((row["application_name"], row["client_addr"]), Process(
+            build=build, schema=version, command=command, client=row["client_addr"],
+            login=row["login"], sessions=int(row["sessions"]), since=row["backend_start"],
+            compatible=problem is None, problem=problem))
     return list(seen.values())
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import click
 
 from bf4ps.cli.common import echo_json, settings_of
+
+if TYPE_CHECKING:
+    from bf4ps.demo.figures import Summary
 
 
 @click.command(name="demo")
@@ -35,23 +39,23 @@ def demo(ctx: click.Context, soldiers: int, collectors: int, duration: float | N
     except DemoError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
-        echo_json(result)
+        echo_json(asdict(result))
         return
     click.echo(render_summary(result))
 
 
-def render_summary(result: dict[str, Any]) -> str:
+def render_summary(result: Summary) -> str:
     from bf4ps.demo.show import budget_text, outcome_text
 
-    collected = ", ".join(f"{k} {v}" for k, v in result["coverage"]["collected_end"].items())
-    violations = result["violations"]
-    progress = result["progress"]
-    return (f"summary: {result['requests']['total']} Battlelog requests in "
-            f"{result['duration_seconds']:.0f} s; collected (current): {collected or 'none'}; "
-            f"{outcome_text(result['outcomes'])}; {budget_text(result['budget'])}; violations: "
-            f"{violations['per_ip']} per IP, {violations['fleet']} fleet; "
-            f"{progress['soldiers_with_3_snapshots']} soldiers with 3 snapshots or more, "
-            f"{progress['session_reports']} session reports")
+    collected = ", ".join(f"{k} {v}" for k, v in result.coverage.collected_end.items())
+    violations = result.violations
+    progress = result.progress
+    return (f"summary: {result.requests.total} Battlelog requests in "
+            f"{result.duration_seconds:.0f} s; collected (current): {collected or 'none'}; "
+            f"{outcome_text(result.outcomes)}; {budget_text(result.budget)}; violations: "
+            f"{violations.per_ip} per IP, {violations.fleet} fleet; "
+            f"{progress.soldiers_with_3_snapshots} soldiers with 3 snapshots or more, "
+            f"{progress.session_reports} session reports")
 
 
 COMMANDS: list[click.Command] = [demo]

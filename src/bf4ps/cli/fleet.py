@@ -9,8 +9,8 @@ import click
 
 from bf4ps.cli.common import echo_json, run_async, settings_of
 from bf4ps.db.connect import connection, resolve_url
-from bf4ps.gates import fleetconf
-from bf4ps.gates.fleetconf import Budget, FleetConfError, GateChange, ListedGate
+from bf4ps.fleet import conf as fleetconf
+from bf4ps.fleet.conf import Budget, FleetConfError, GateChange, ListedGate
 
 
 @click.group(name="gate")

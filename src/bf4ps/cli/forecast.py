@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import click
 
+from bf4ps.capacity.forecast import forecast as compute
 from bf4ps.cli.common import echo_json, parse_since, run_async, settings_of
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.scheduler.forecasting import BACKTEST_DAYS, store_backtest
 from bf4ps.views import backtest, forecast_inputs
-from bf4ps.views.forecast import forecast as compute
 from bf4ps.views.forecast_report import as_json, render
 
 

@@ -19,7 +19,8 @@ from bf4ps.battlelog.models import FetchResult
 from bf4ps.battlelog.window import SendTooLate, SendWindow
 from bf4ps.collector.clock import DbClock, measure
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one, q
+from bf4ps.db.queries import q
+from bf4ps.fleet import conf as fleetconf
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Slot, Wait
 from bf4ps.gates.restore import current_hold
@@ -60,7 +61,7 @@ class Metered:
     counted: list[Slot] = field(default_factory=list)
 
     async def prepare(self) -> None:
-        if await one(self.conn, "gate_get", {"egress_key": self.egress}) is None:
+        if await fleetconf.gate(self.conn, self.egress) is None:
             raise Refused(f"no egress gate {self.egress!r}: `bf4ps gate list` shows the fleet's "
                           "egresses (`bf4ps gate set EGRESS --create --interval S` makes one)")
         self.clock.set(await measure(self.conn))

@@ -7,6 +7,8 @@ and is counted in the ledger before it is sent.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import asdict
 from typing import Any
 
 import click
@@ -14,10 +16,11 @@ import click
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.cli.common import echo_json, fail, run_async, settings_of
 from bf4ps.db.connect import Conn, connection, resolve_url
-from bf4ps.db.queries import all_rows, one_row
+from bf4ps.db.queries import all_rows
 from bf4ps.domain import Platform
-from bf4ps.gates.seed import seed
-from bf4ps.recon.ladder import Plan, PlanError
+from bf4ps.fleet import conf as fleetconf
+from bf4ps.fleet.seed import seed
+from bf4ps.recon.ladder import Plan, PlanError, Report
 from bf4ps.recon.run import Persona, Recon, ReconError, begin, finish
 from bf4ps.recon.steps import reconnoitre
 from bf4ps.settings import GateSettings, Settings
@@ -74,7 +77,8 @@ async def recon(ctx: click.Context, egress: str, source_address: str | None,
     wanted = [_persona(p) for p in personas]
     async with connection(await resolve_url(settings)) as conn:
         try:
-            report = await _run(conn, settings, egress, source_address, plan, wanted, sample)
+            report = asdict(await _run(conn, settings, egress, source_address, plan, wanted,
+                                       sample))
         except ReconError as exc:
             fail(str(exc))
     if as_json:
@@ -84,7 +88,7 @@ async def recon(ctx: click.Context, egress: str, source_address: str | None,
 
 
 async def _run(conn: Conn, settings: Settings, egress: str, source: str | None, plan: Plan,
-               personas: list[Persona], sample: int) -> dict[str, Any]:
+               personas: list[Persona], sample: int) -> Report:
     if not personas:
         personas = [(int(r["persona_id"]), Platform(r["platform"]))
                     for r in await all_rows(conn, "recon_personas", {"n": sample})]
@@ -92,8 +96,9 @@ async def _run(conn: Conn, settings: Settings, egress: str, source: str | None, 
         raise ReconError("no known soldiers to sample: name some with --persona")
     me, run_id = await begin(conn, settings.data_dir, egress, source, plan, personas)
     await seed(conn, settings, me)  # a new egress's gate, from this host's settings
-    gate = await one_row(conn, "gate_get", {"egress_key": egress})
-    interval = float(gate["min_interval_seconds"])  # the fleet's pacing, put back afterwards
+    gate = await fleetconf.gate(conn, egress)  # seeded just now when it was missing
+    assert gate is not None
+    interval = gate.min_interval_seconds  # the fleet's pacing, put back afterwards
     async with BattlelogClient(settings.battlelog_base_url, settings.battlelog_user_agent,
                                settings.battlelog_timeout_seconds, source,
                                connect_lead=settings.battlelog_connect_lead_seconds) as client:
@@ -110,7 +115,8 @@ def _num(value: Any, fmt: str = "{:.3f}") -> str:
     return "–" if value is None else fmt.format(value)
 
 
-def render(report: dict[str, Any]) -> str:
+def render(report: Mapping[str, Any]) -> str:
+    """The report's JSON as the table the command prints without --json."""
     lines = [f"recon run {report['run_id']} from egress {report['egress']}: "
              f"{report['requests']} requests, all through the gate and the ledger", "",
              f"{'resource':9} {'ok':>5} {'wire p50':>10} {'decoded p50':>12} "

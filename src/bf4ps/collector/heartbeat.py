@@ -13,8 +13,7 @@ from datetime import UTC, datetime
 
 from psycopg_pool import AsyncConnectionPool
 
-from bf4ps.db.connect import Conn, connect
-from bf4ps.db.errors import DB_ERRORS
+from bf4ps.db.connect import DB_ERRORS, Conn, connect
 from bf4ps.db.queries import one
 from bf4ps.gates import circuit
 from bf4ps.queue import claim as qclaim

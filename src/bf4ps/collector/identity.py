@@ -9,13 +9,12 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 from uuid import UUID
 
 import psutil
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one, one_row, q
+from bf4ps.db.queries import one, one_as, one_row_as, q
 from bf4ps.domain import Lane
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -38,6 +37,22 @@ class Wanted:
     version: str
 
 
+@dataclass(frozen=True, slots=True)
+class Registration:
+    """A collector's registry row, as far as its start needs it."""
+
+    collector_uuid: UUID
+    collector_name: str
+    hostname: str
+    lane: str
+    egress_key: str
+    enabled: bool
+    started_at: datetime | None
+    stopped_at: datetime | None
+    pid: int | None
+    retired_at: datetime | None
+
+
 def identity_file(data_dir: Path, name: str) -> Path:
     return data_dir / "collectors" / f"{name.lower()}.json"
 
@@ -57,19 +72,19 @@ def write_uuid(data_dir: Path, name: str, collector_uuid: UUID) -> None:
     os.replace(tmp, path)
 
 
-def _ref(row: dict[str, Any]) -> CollectorRef:
-    return CollectorRef(row["collector_uuid"], row["collector_name"], row["hostname"],
-                        row["egress_key"], Lane(row["lane"]))
+def _ref(row: Registration) -> CollectorRef:
+    return CollectorRef(row.collector_uuid, row.collector_name, row.hostname,
+                        row.egress_key, Lane(row.lane))
 
 
-def _check_same(row: dict[str, Any], want: Wanted) -> None:
-    diffs = [f"{label} is {row[col]!r}, not {new!r}" for label, col, new in (
-        ("name", "collector_name", want.name), ("hostname", "hostname", want.hostname),
-        ("lane", "lane", want.lane.value), ("egress", "egress_key", want.egress_key))
-        if str(row[col]).lower() != str(new).lower()]
+def _check_same(row: Registration, want: Wanted) -> None:
+    diffs = [f"{label} is {had!r}, not {new!r}" for label, had, new in (
+        ("name", row.collector_name, want.name), ("hostname", row.hostname, want.hostname),
+        ("lane", row.lane, want.lane.value), ("egress", row.egress_key, want.egress_key))
+        if had.lower() != new.lower()]
     if diffs:
         raise IdentityError(
-            f"collector {row['collector_uuid']} is registered differently: {'; '.join(diffs)}. "
+            f"collector {row.collector_uuid} is registered differently: {'; '.join(diffs)}. "
             "Start it as registered, or register a new incarnation with --replace.")
 
 
@@ -81,7 +96,8 @@ async def register(conn: Conn, data_dir: Path, want: Wanted, *, replace: bool = 
     async with conn.transaction():
         await conn.execute(q("collector_lock_name"), {"name": want.name})
         known = given_uuid or read_uuid(data_dir, want.name)
-        row = await one(conn, "collector_by_uuid", {"collector_uuid": known}) if known else None
+        row = (await one_as(conn, Registration, "collector_by_uuid", {"collector_uuid": known})
+               if known else None)
         if replace:
             row = await _replace(conn, want)
         elif row is None:
@@ -104,25 +120,25 @@ async def register(conn: Conn, data_dir: Path, want: Wanted, *, replace: bool = 
     return ref
 
 
-def _check_usable(row: dict[str, Any], want: Wanted) -> None:
-    if row["retired_at"] is not None:
+def _check_usable(row: Registration, want: Wanted) -> None:
+    if row.retired_at is not None:
         raise IdentityError(
-            f"collector {want.name} ({row['collector_uuid']}) was retired at "
-            f"{row['retired_at']:%Y-%m-%d %H:%M:%S} UTC; register a new one with --replace.")
+            f"collector {want.name} ({row.collector_uuid}) was retired at "
+            f"{row.retired_at:%Y-%m-%d %H:%M:%S} UTC; register a new one with --replace.")
     _check_same(row, want)
     _check_not_running(row, want)
-    if not row["enabled"]:
+    if not row.enabled:
         raise IdentityError(
             f"collector {want.name} is disabled; `bf4ps collector resume {want.name}` enables it.")
 
 
-def _check_not_running(row: dict[str, Any], want: Wanted) -> None:
+def _check_not_running(row: Registration, want: Wanted) -> None:
     """A second process under the same identity would share its registry row (its stop would
     mark the working one stopped): refused while the registered process is alive on this
     host. Alive means: its pid runs a collector of this name, not a zombie, and was started
     before the registration's start (a pid reused after a reboot was started later)."""
-    pid, started = row["pid"], row["started_at"]
-    if pid is None or started is None or row["stopped_at"] is not None or pid == os.getpid():
+    pid, started = row.pid, row.started_at
+    if pid is None or started is None or row.stopped_at is not None or pid == os.getpid():
         return
     try:
         proc = psutil.Process(pid)
@@ -139,19 +155,19 @@ def _check_not_running(row: dict[str, Any], want: Wanted) -> None:
             "another name.")
 
 
-async def _insert(conn: Conn, want: Wanted, collector_uuid: UUID) -> dict[str, Any]:
-    return await one_row(conn, "collector_insert", {
+async def _insert(conn: Conn, want: Wanted, collector_uuid: UUID) -> Registration:
+    return await one_row_as(conn, Registration, "collector_insert", {
         "collector_uuid": collector_uuid, "name": want.name, "hostname": want.hostname,
         "lane": want.lane.value, "egress_key": want.egress_key,
         "source_address": want.source_address, "version": want.version})
 
 
-async def _new(conn: Conn, want: Wanted, known: UUID | None) -> dict[str, Any]:
-    taken = await one(conn, "collector_by_name", {"name": want.name})
+async def _new(conn: Conn, want: Wanted, known: UUID | None) -> Registration:
+    taken = await one_as(conn, Registration, "collector_by_name", {"name": want.name})
     if taken is not None:
         raise IdentityError(
-            f"the name {want.name} belongs to collector {taken['collector_uuid']} on host "
-            f"{taken['hostname']} (egress {taken['egress_key']}). Start it with its data "
+            f"the name {want.name} belongs to collector {taken.collector_uuid} on host "
+            f"{taken.hostname} (egress {taken.egress_key}). Start it with its data "
             "directory, or retire it and register a new incarnation with --replace.")
     row = await _insert(conn, want, known or uuid.uuid4())
     await events.record(conn, EventType.COLLECTOR_REGISTERED, **_ref(row).event_fields(),
@@ -159,20 +175,20 @@ async def _new(conn: Conn, want: Wanted, known: UUID | None) -> dict[str, Any]:
     return row
 
 
-async def _replace(conn: Conn, want: Wanted) -> dict[str, Any]:
+async def _replace(conn: Conn, want: Wanted) -> Registration:
     """Retire the current registration of the name (if any) and register a new uuid."""
     new_uuid = uuid.uuid4()
-    old = await one(conn, "collector_by_name", {"name": want.name})
+    old = await one_as(conn, Registration, "collector_by_name", {"name": want.name})
     if old is not None:  # free the name first: the unique index covers current registrations
-        await conn.execute(q("collector_retire"), {"collector_uuid": old["collector_uuid"],
+        await conn.execute(q("collector_retire"), {"collector_uuid": old.collector_uuid,
                                                    "replaced_by": None})
     row = await _insert(conn, want, new_uuid)
     if old is not None:
-        await conn.execute(q("collector_replaced_by"), {"collector_uuid": old["collector_uuid"],
+        await conn.execute(q("collector_replaced_by"), {"collector_uuid": old.collector_uuid,
                                                         "replaced_by": new_uuid})
         await events.record(conn, EventType.COLLECTOR_RETIRED, **_ref(old).event_fields(),
                             details={"replaced_by": str(new_uuid)})
     await events.record(conn, EventType.COLLECTOR_REGISTERED, **_ref(row).event_fields(),
                         lane=want.lane.value,
-                        details={"replaces": str(old["collector_uuid"]) if old else None})
+                        details={"replaces": str(old.collector_uuid) if old else None})
     return row

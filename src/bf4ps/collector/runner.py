@@ -5,7 +5,7 @@ Drained, or its clock beyond the skew bound (clock.py): keeps heartbeating, clai
 Disabled or retired: exits. Both reach the loop within one heartbeat period, whatever it waits
 for. A side task (the heartbeat) that dies, or a lease the heartbeat finds lost, ends the loop
 and the process exits non-zero (supervise.py). The fleet's pacing and budget are the
-database's (gates/seed.py).
+database's (fleet/seed.py).
 """
 
 from __future__ import annotations
@@ -29,13 +29,12 @@ from bf4ps.collector.supervise import EXIT_FAILED, Failure, supervise
 from bf4ps.collector.testhook import PausePoints
 from bf4ps.collector.work import Context, run_job
 from bf4ps.db import compat, startup
-from bf4ps.db.connect import Conn, open_pool, resolve_url
-from bf4ps.db.errors import DB_ERRORS
+from bf4ps.db.connect import DB_ERRORS, Conn, open_pool, resolve_url
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane
+from bf4ps.fleet.seed import seed
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted, Wait
-from bf4ps.gates.seed import seed
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -45,6 +44,7 @@ from bf4ps.settings import GateSettings, Settings
 from bf4ps.waiting import sleep_unless_stopped
 
 log = logging.getLogger(__name__)
+Pool = AsyncConnectionPool[Conn]
 STOP_TIMEOUT = 5.0  # how long the last database writes of a stopping collector may wait
 
 
@@ -111,7 +111,7 @@ class Collector:
                      "are reclaimed at once", abandoned)
         return pool, me
 
-    async def _serve(self, pool, me: CollectorRef) -> int:  # type: ignore[no-untyped-def]
+    async def _serve(self, pool: Pool, me: CollectorRef) -> int:
         s = self.settings
         beat = Heartbeat(pool, me, s.heartbeat_seconds, s.lease_seconds,
                          on_change=self.wake.set)
@@ -143,7 +143,7 @@ class Collector:
         await self._stopped(pool, me)
         return 0
 
-    async def _last_check(self, pool) -> None:  # type: ignore[no-untyped-def]
+    async def _last_check(self, pool: Pool) -> None:
         """A failing process shows the restore guard its mark once more before it exits: a
         lease lost under it may be the first sign of a restore, and what it remembers of the
         database goes with the process (docs/architecture.md "The restore guard")."""
@@ -169,7 +169,7 @@ class Collector:
         return NextClaim(ctx.me.lane, ctx.gate.lease_seconds,
                          gate=admission.look_params(ctx.me, ctx.gate, self.policy))
 
-    async def _let_go(self, pool, ctx: Context, job: ClaimedJob | None,  # type: ignore[no-untyped-def]
+    async def _let_go(self, pool: Pool, ctx: Context, job: ClaimedJob | None,
                       why: str = "collector_failed") -> None:
         """A claimed job not yet sent goes back to the queue; a running one is left to its
         lease (its late finalize, if any, is fenced)."""
@@ -183,7 +183,7 @@ class Collector:
         except DB_ERRORS as exc:
             log.warning("job %s left to its lease: %s", job.job_id, exc)
 
-    async def _loop(self, pool, ctx: Context) -> None:  # type: ignore[no-untyped-def]
+    async def _loop(self, pool: Pool, ctx: Context) -> None:
         chain: int | None = None
         drained = False
         while not self.stop.is_set() and ctx.heartbeat.lost is None:
@@ -213,7 +213,7 @@ class Collector:
                 log.warning("database unavailable (%s); waiting", exc)
                 await self._pause(2.0)
 
-    async def _step(self, pool, ctx: Context, chain: int | None) -> int | None:  # type: ignore[no-untyped-def]
+    async def _step(self, pool: Pool, ctx: Context, chain: int | None) -> int | None:
         async with pool.connection() as conn:
             held = await self.restore.hold(conn)
             if held is not None:  # after a restore: nothing is sent until the ledger is whole
@@ -249,7 +249,7 @@ class Collector:
         # an interactive full collection chains the same soldier's other resources
         return ctx.resolved_soldier if got.job.is_lookup else got.job.soldier_id
 
-    async def _clock_within(self, pool) -> bool:  # type: ignore[no-untyped-def]
+    async def _clock_within(self, pool: Pool) -> bool:
         """Measure the clock when due; False: beyond the bound, take no slots."""
         assert self.guard is not None
         if not self.clock.due(self.guard.period):
@@ -260,7 +260,7 @@ class Collector:
     async def _pause(self, seconds: float) -> None:
         await sleep_unless_stopped(self.wake, seconds)
 
-    async def _stopped(self, pool, me: CollectorRef,  # type: ignore[no-untyped-def]
+    async def _stopped(self, pool: Pool, me: CollectorRef,
                        failure: Failure | None = None) -> None:
         why: dict[str, Any] = ({} if failure is None
                                else {"result": "failed", "error_message": str(failure)})

@@ -20,8 +20,7 @@ from bf4ps.collector.clock import DbClock
 from bf4ps.collector.heartbeat import Heartbeat, LeaseLost
 from bf4ps.collector.search import search
 from bf4ps.collector.slots import Pacing, further_request, give_up, send_in_slot
-from bf4ps.db.connect import Conn
-from bf4ps.db.errors import OUTAGE_ERRORS
+from bf4ps.db.connect import OUTAGE_ERRORS, Conn
 from bf4ps.domain import ErrorClass, Resource
 from bf4ps.gates import circuit, throttle
 from bf4ps.gates.admission import Admitted, Pause, no_pause

@@ -14,7 +14,7 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from bf4ps.db import embedded, queries
 from bf4ps.db.queries import q
@@ -24,6 +24,13 @@ BF4PS_DB = "bf4ps"
 BF4SW_DB = "bf4sw"
 
 Conn = queries.Conn
+
+# the database errors every long-running loop tells apart: any database failure, and the subset
+# that is an outage (retry later) rather than a bug or bad data
+DB_ERRORS = (psycopg.Error, PoolTimeout, OSError)
+OUTAGE_ERRORS = (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, OSError)
+
+SCHEDULER_LOCK = 0x4246_3450_5343_4844  # advisory lock "BF4PSCHD": the leading scheduler's
 
 
 def _unnamed() -> str | None:

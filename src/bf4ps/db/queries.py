@@ -2,12 +2,12 @@
 of running one (one, one_row, scalar, all_rows, batch, execute).
 
 Each query starts with a header line `-- name: <query_name>`; the lines up to the next header are
-its text. Parameters use psycopg's %(name)s style. A query named with `{item}` is written once for
-both item kinds and loads as one query per kind (ITEM_COLUMNS): `{item}` becomes the kind, and
-`{counters}`, `{extras}`, `{stats}` (both), `{seconds}` and `{arrays}` (typed array parameters)
-its columns, `{p.counters}` each qualified. Whole-line comments document the files and are
-dropped on loading: psycopg caches the parse of a query text only up to 4 KiB, and the longest
-statements (the claim) are on the hot path.
+its text, with psycopg's %(name)s parameters. A query named with `{item}` loads once per item
+kind (ITEM_COLUMNS): `{item}` becomes the kind, `{counters}`, `{extras}`, `{stats}` (both),
+`{seconds}` and `{arrays}` (typed array parameters) its columns, `{p.counters}` each qualified.
+In any query `{detailed}` is DETAILED_COLUMNS (`{p.detailed}` qualified, `{%detailed}` as
+parameters). Whole-line comments are dropped on loading: psycopg caches the parse of a query
+text only up to 4 KiB, and the longest statements (the claim) are on the hot path.
 """
 
 from __future__ import annotations
@@ -44,6 +44,23 @@ ITEM_COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
                 "seconds": ("time_in_seconds",)},
 }
 FLOAT_COLUMNS = frozenset({"accuracy_fraction", "service_stars_progress"})
+# The detailed statistics' columns, in the order of detailed_stats_current and _history (and of
+# battlelog.models.DetailedStats): written once for the queries that list them all.
+DETAILED_COLUMNS = (
+    "rank", "skill", "score", "total_score", "rank_score", "combat_score",
+    "time_played_seconds", "kills", "deaths", "kill_assists", "headshots", "shots_fired",
+    "shots_hit", "accuracy_percent", "longest_headshot", "highest_kill_streak", "nemesis_kills",
+    "highest_nemesis_streak", "num_rounds", "wins", "losses", "score_per_minute",
+    "kills_per_minute", "quit_percentage", "revives", "heals", "repairs", "resupplies",
+    "avenger_kills", "savior_kills", "suppression_assists", "flags_captured", "flags_defended",
+    "dogtags_taken", "vehicles_destroyed", "vehicle_damage", "assault_score", "engineer_score",
+    "support_score", "recon_score", "commander_score", "squad_score", "vehicle_score",
+    "award_score", "unlock_score", "assault_time_seconds", "engineer_time_seconds",
+    "recon_time_seconds", "support_time_seconds", "commander_time_seconds", "conquest_score",
+    "rush_score", "team_deathmatch_score", "squad_deathmatch_score", "domination_score",
+    "obliteration_score", "defuse_score", "capture_the_flag_score", "air_superiority_score",
+    "carrier_assault_score", "chain_link_score")
+_DETAILED = re.compile(r"\{(?:(%)|(\w+)\.)?detailed\}")
 _COLUMNS = re.compile(r"\{(?:(\w+)\.)?(counters|extras|stats|seconds|arrays)\}")
 _COMMENT_LINE = re.compile(r"^[ \t]*--[^\n]*\n", re.MULTILINE)
 
@@ -52,7 +69,7 @@ def parse(text: str) -> dict[str, str]:
     parts = _HEADER.split(text)
     found: dict[str, str] = {}
     for header, body in zip(parts[1::2], parts[2::2], strict=True):
-        text = _COMMENT_LINE.sub("", body.strip() + "\n").strip()
+        text = _DETAILED.sub(_detailed, _COMMENT_LINE.sub("", body.strip() + "\n").strip())
         kinds = tuple(ITEM_COLUMNS) if ITEM in header else ("",)
         for kind in kinds:
             name = header.replace(ITEM, kind)
@@ -60,6 +77,12 @@ def parse(text: str) -> dict[str, str]:
                 raise ValueError(f"query {name!r} defined twice")
             found[name] = _for_kind(text, kind) if kind else text
     return found
+
+
+def _detailed(m: re.Match[str]) -> str:
+    percent, prefix = m[1], m[2]
+    return ", ".join(f"%({c})s" if percent else f"{prefix}.{c}" if prefix else c
+                     for c in DETAILED_COLUMNS)
 
 
 def _for_kind(text: str, kind: str) -> str:

@@ -3,7 +3,7 @@ retried or throttled, and budget use against the capacity that had work."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -12,6 +12,24 @@ import httpx
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one
 from bf4ps.queue import figures
+
+
+@dataclass(frozen=True, slots=True)
+class FleetBudget:
+    requests: int
+    window_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """The capacity of a run so far, and the share of it the simulator saw used."""
+
+    egresses: int
+    egresses_with_work: list[str]
+    interval_seconds: float
+    capacity_requests: int
+    fleet_budget: FleetBudget | None
+    use: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,52 +42,128 @@ class Capacity:
     budget_requests: int | None = None
     budget_window: float = 3600.0
 
-    def of(self, seconds: float, by_ip: dict[str, Any]) -> dict[str, Any]:
+    def of(self, seconds: float, by_ip: dict[str, Any]) -> Budget:
         busy = sorted(name for ip, name in self.egress_ips.items()
                       if int((by_ip.get(ip) or {}).get("count", 0)) > 0)
         capacity = len(busy) * seconds / self.interval
         if self.budget_requests is not None:
             capacity = min(capacity, self.budget_requests * seconds / self.budget_window)
-        return {"egresses": len(self.egress_ips), "egresses_with_work": busy,
-                "interval_seconds": self.interval, "capacity_requests": round(capacity),
-                "fleet_budget": None if self.budget_requests is None else {
-                    "requests": self.budget_requests, "window_seconds": self.budget_window}}
+        return Budget(len(self.egress_ips), busy, self.interval, round(capacity),
+                      None if self.budget_requests is None
+                      else FleetBudget(self.budget_requests, self.budget_window))
 
 
-async def snapshot(conn: Conn, sim_url: str, window: float) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One look at the running demo: the database's figures and the simulator's counters
+    (`sim`: the simulator's own JSON, /__sim/stats)."""
+
+    soldiers: int
+    counted_recent: int
+    healthy: int
+    ready: int
+    coverage: dict[str, dict[str, int]]
+    sim: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Failures:
+    total: int = 0
+    by_error_class: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Throttles:
+    egress_cooldowns: int = 0
+    throttled_answers: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Outcomes:
+    """Failed attempts by error class, retries, parked resources and throttles."""
+
+    failures: Failures = field(default_factory=Failures)
+    retries_scheduled: int = 0
+    unavailable: int = 0
+    throttles: Throttles = field(default_factory=Throttles)
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Soldiers with three detailed collections or more, and complete last-session reports
+    (an ended session with a snapshot before it and its closing one collected)."""
+
+    soldiers_with_3_snapshots: int = 0
+    session_reports: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Requests:
+    total: int
+    by_resource: dict[str, Any]
+    by_outcome: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CoverageChange:
+    start: dict[str, dict[str, int]]
+    end: dict[str, dict[str, int]]
+    collected_start: dict[str, int]
+    collected_end: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Violations:
+    per_ip: int
+    fleet: int
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """The run's summary (`asdict` is the JSON that `--json` prints)."""
+
+    duration_seconds: float
+    url: str
+    soldiers: int
+    requests: Requests
+    coverage: CoverageChange
+    outcomes: Outcomes
+    budget: Budget
+    violations: Violations
+    progress: Progress
+
+
+async def snapshot(conn: Conn, sim_url: str, window: float) -> Snapshot:
     row = await one(conn, "demo_snapshot", {"window_seconds": window}) or {}
     async with httpx.AsyncClient(timeout=5) as client:
         sim = (await client.get(f"{sim_url}/__sim/stats")).json()
-    return {"soldiers": row.get("soldiers", 0), "counted_recent": row.get("counted", 0),
-            "healthy": row.get("healthy", 0), "ready": row.get("ready", 0),
-            "coverage": await figures.coverage(conn), "sim": sim}
+    return Snapshot(soldiers=row.get("soldiers", 0), counted_recent=row.get("counted", 0),
+                    healthy=row.get("healthy", 0), ready=row.get("ready", 0),
+                    coverage=await figures.coverage(conn), sim=sim)
 
 
-async def outcomes(conn: Conn, since: datetime) -> dict[str, Any]:
+async def outcomes(conn: Conn, since: datetime) -> Outcomes:
     """Failed attempts by error class, retries, parked resources and throttles since `since`."""
     row = await one(conn, "demo_outcomes", {"since": since}) or {}
     failures = {str(k): int(v) for k, v in (row.get("failures") or {}).items()}
-    return {"failures": {"total": sum(failures.values()), "by_error_class": failures},
-            "retries_scheduled": int(row.get("retries") or 0),
-            "unavailable": int(row.get("unavailable") or 0),
-            "throttles": {"egress_cooldowns": int(row.get("throttles") or 0),
-                          "throttled_answers": int(row.get("throttled_answers") or 0)}}
+    return Outcomes(Failures(sum(failures.values()), failures),
+                    retries_scheduled=int(row.get("retries") or 0),
+                    unavailable=int(row.get("unavailable") or 0),
+                    throttles=Throttles(int(row.get("throttles") or 0),
+                                        int(row.get("throttled_answers") or 0)))
 
 
-def budget_use(capacity: Capacity, seconds: float, sim: dict[str, Any]) -> dict[str, Any]:
+def budget_use(capacity: Capacity, seconds: float, sim: dict[str, Any]) -> Budget:
     """The capacity over `seconds` and the share of it the simulator saw used."""
     budget = capacity.of(seconds, sim.get("by_ip") or {})
-    cap = budget["capacity_requests"]
-    budget["use"] = round(sim["requests_total"] / cap, 3) if cap else None
-    return budget
+    cap = budget.capacity_requests
+    return replace(budget, use=round(sim["requests_total"] / cap, 3) if cap else None)
 
 
-async def progress(conn: Conn) -> dict[str, int]:
-    """Soldiers with three detailed collections or more, and complete last-session reports
-    (an ended session with a snapshot before it and its closing one collected)."""
+async def progress(conn: Conn) -> Progress:
     row = await one(conn, "sessions_progress") or {}
-    return {"soldiers_with_3_snapshots": int(row.get("soldiers_with_3_snapshots") or 0),
-            "session_reports": int(row.get("session_reports") or 0)}
+    return Progress(int(row.get("soldiers_with_3_snapshots") or 0),
+                    int(row.get("session_reports") or 0))
 
 
 def collected(coverage: dict[str, dict[str, int]]) -> dict[str, int]:
@@ -81,26 +175,18 @@ EMPTY_SIM: dict[str, Any] = {"requests_total": 0, "by_resource": {}, "by_outcome
                              "fleet": {"violations": 0}}
 
 
-def summary(start: dict[str, Any] | None, end: dict[str, Any] | None, *, seconds: float,
-            capacity: Capacity, happened: dict[str, Any] | None, url: str,
-            progress: dict[str, int] | None = None) -> dict[str, Any]:
+def summary(start: Snapshot | None, end: Snapshot | None, *, seconds: float,
+            capacity: Capacity, happened: Outcomes | None, url: str,
+            progress: Progress | None = None) -> Summary:
     """The run's summary; `start`/`end` None when it stopped before the first snapshot."""
-    first, last = start or {}, end or start or {}
-    sim = last.get("sim") or EMPTY_SIM
-    return {
-        "duration_seconds": round(seconds, 1),
-        "url": url,
-        "soldiers": last.get("soldiers", 0),
-        "requests": {"total": sim["requests_total"], "by_resource": sim["by_resource"],
-                     "by_outcome": sim["by_outcome"]},
-        "coverage": {"start": first.get("coverage", {}), "end": last.get("coverage", {}),
-                     "collected_start": collected(first.get("coverage", {})),
-                     "collected_end": collected(last.get("coverage", {}))},
-        "outcomes": happened or {"failures": {"total": 0, "by_error_class": {}},
-                                 "retries_scheduled": 0, "unavailable": 0,
-                                 "throttles": {"egress_cooldowns": 0, "throttled_answers": 0}},
-        "budget": budget_use(capacity, seconds, sim),
-        "violations": {"per_ip": sim["violations"]["total"],
-                       "fleet": sim["fleet"]["violations"]},
-        "progress": progress or {"soldiers_with_3_snapshots": 0, "session_reports": 0},
-    }
+    last = end or start
+    sim = last.sim if last else EMPTY_SIM
+    first_cov = start.coverage if start else {}
+    last_cov = last.coverage if last else {}
+    return Summary(
+        duration_seconds=round(seconds, 1), url=url, soldiers=last.soldiers if last else 0,
+        requests=Requests(sim["requests_total"], sim["by_resource"], sim["by_outcome"]),
+        coverage=CoverageChange(first_cov, last_cov, collected(first_cov), collected(last_cov)),
+        outcomes=happened or Outcomes(), budget=budget_use(capacity, seconds, sim),
+        violations=Violations(sim["violations"]["total"], sim["fleet"]["violations"]),
+        progress=progress or Progress())

@@ -17,13 +17,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import httpx
 import psycopg
 
 from bf4ps.db import embedded, migrate
-from bf4ps.db.connect import connection, ensure_database, with_dbname
+from bf4ps.db.connect import Conn, connection, ensure_database, with_dbname
 from bf4ps.demo import figures, timescale
 from bf4ps.demo.procs import Children
 from bf4ps.demo.show import Progress
@@ -126,7 +125,7 @@ class Demo:
         self.url = f"http://127.0.0.1:{self.port}/"
         self.password = secrets.token_urlsafe(12)
         self.stop = asyncio.Event()
-        self.progress: dict[str, int] = {}
+        self.progress: figures.Progress | None = None
         self.began = time.monotonic()
         self.since = datetime.now(UTC)
         per_egress = 1.0 / (self.interval + self.margin)
@@ -136,7 +135,7 @@ class Demo:
                                          self.interval + self.margin, self.budget,
                                          BUDGET_WINDOW)
 
-    async def run(self) -> dict[str, Any]:
+    async def run(self) -> figures.Summary:
         check_port(self.opts.port)
         with exclusive(self.base):
             loop = asyncio.get_running_loop()
@@ -148,7 +147,7 @@ class Demo:
             finally:
                 embedded.stop(self.base / "pgdata")
 
-    async def _run(self, server: str) -> dict[str, Any]:
+    async def _run(self, server: str) -> figures.Summary:
         show = Progress(self.opts.json)
         show.say("preparing the embedded PostgreSQL and a simulated BF4SW "
                  f"({self.opts.soldiers} soldiers)")
@@ -212,7 +211,7 @@ class Demo:
         c.start("web", "web", "run")
 
     async def _watch(self, db: str, sim_url: str, children: Children,
-                     show: Progress) -> dict[str, Any]:
+                     show: Progress) -> figures.Summary:
         first = last = happened = None
         self.began, self.since = time.monotonic(), datetime.now(UTC)
         async with connection(db) as conn:
@@ -227,8 +226,8 @@ class Demo:
                     first, last = first or snap, snap
                     happened = await figures.outcomes(conn, self.since)
                     elapsed = time.monotonic() - self.began
-                    budget = figures.budget_use(self.capacity, elapsed, snap["sim"])
-                    show.update(last, elapsed, children.dead(), {**happened, "budget": budget})
+                    budget = figures.budget_use(self.capacity, elapsed, snap.sim)
+                    show.update(last, elapsed, children.dead(), happened, budget)
                 await sleep_unless_stopped(self.stop, 2.0)
             # the summary comes from the last good readings: after Ctrl-C the simulator (in
             # the terminal's process group) may already be gone
@@ -237,7 +236,7 @@ class Demo:
                 self.progress = await figures.progress(conn)
         return self._summary(first, last, happened)
 
-    async def _snapshot(self, conn: Any, sim_url: str) -> dict[str, Any] | None:
+    async def _snapshot(self, conn: Conn, sim_url: str) -> figures.Snapshot | None:
         try:
             return await figures.snapshot(conn, sim_url, 60)
         except httpx.HTTPError:
@@ -245,8 +244,8 @@ class Demo:
                 return None
             raise
 
-    def _summary(self, first: dict[str, Any] | None, last: dict[str, Any] | None,
-                 happened: dict[str, Any] | None) -> dict[str, Any]:
+    def _summary(self, first: figures.Snapshot | None, last: figures.Snapshot | None,
+                 happened: figures.Outcomes | None) -> figures.Summary:
         return figures.summary(first, last, seconds=time.monotonic() - self.began,
                                capacity=self.capacity, happened=happened, url=self.url,
                                progress=self.progress)
@@ -257,5 +256,5 @@ def _faults_text() -> str:
                      for k, v in REAL_FAULTS.items())
 
 
-def run_demo(settings: Settings, opts: DemoOptions) -> dict[str, Any]:
+def run_demo(settings: Settings, opts: DemoOptions) -> figures.Summary:
     return asyncio.run(Demo(settings, opts).run())

@@ -4,11 +4,12 @@ use, collector health. With --json it writes to stderr so stdout stays one JSON 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
+
+from bf4ps.demo.figures import Budget, Outcomes, Snapshot
 
 
 class Progress:
@@ -37,51 +38,51 @@ class Progress:
         self.live = Live(console=self.console, refresh_per_second=2, transient=False)
         self.live.start()
 
-    def update(self, snap: dict[str, Any], elapsed: float, dead: list[str],
-               happened: dict[str, Any]) -> None:
+    def update(self, snap: Snapshot, elapsed: float, dead: list[str], happened: Outcomes,
+               budget: Budget) -> None:
         if self.live is None:
             return
-        total = snap["sim"]["requests_total"]
+        total = snap.sim["requests_total"]
         rate = 0.0
         if self.prev is not None and elapsed > self.prev[0]:
             rate = (total - self.prev[1]) / (elapsed - self.prev[0])
         self.prev = (elapsed, total)
-        self.live.update(self._table(snap, elapsed, rate, dead, happened))
+        self.live.update(self._table(snap, elapsed, rate, dead,
+                                     f"{outcome_text(happened)}\n{budget_text(budget)}"))
 
-    def _table(self, snap: dict[str, Any], elapsed: float, rate: float,
-               dead: list[str], happened: dict[str, Any]) -> Table:
-        t = Table(title=f"BF4PS demo — {elapsed:.0f} s, {snap['soldiers']} soldiers, "
-                        f"{snap['healthy']} collectors healthy, {rate:.1f} requests/s, "
-                        f"{snap['ready']} jobs ready")
+    def _table(self, snap: Snapshot, elapsed: float, rate: float, dead: list[str],
+               outcome: str) -> Table:
+        t = Table(title=f"BF4PS demo — {elapsed:.0f} s, {snap.soldiers} soldiers, "
+                        f"{snap.healthy} collectors healthy, {rate:.1f} requests/s, "
+                        f"{snap.ready} jobs ready")
         t.add_column("resource")
         for status in ("current", "retry_wait", "unavailable", "due", "never_attempted"):
             t.add_column(status.replace("_", " "), justify="right")
-        for resource, counts in snap["coverage"].items():
+        for resource, counts in snap.coverage.items():
             t.add_row(resource, *(str(counts.get(s, 0)) for s in (
                 "current", "retry_wait", "unavailable", "due", "never_attempted")))
-        sim = snap["sim"]
+        sim = snap.sim
         t.caption = (f"Battlelog requests {sim['requests_total']}, counted in the last minute "
-                     f"{snap['counted_recent']}; violations seen by the simulator: "
-                     f"{sim['violations']['total']}\n{outcome_text(happened)}\n"
-                     f"{budget_text(happened['budget'])}"
+                     f"{snap.counted_recent}; violations seen by the simulator: "
+                     f"{sim['violations']['total']}\n{outcome}"
                      + (f"; exited: {', '.join(dead)}" if dead else ""))
         return t
 
 
-def outcome_text(happened: dict[str, Any]) -> str:
+def outcome_text(happened: Outcomes) -> str:
     """'failed attempts 7 (malformed 5, server 2), retries 7, parked 0, throttles 0'."""
-    failures = happened["failures"]
-    classes = ", ".join(f"{k} {v}" for k, v in sorted(failures["by_error_class"].items()))
-    throttles = happened["throttles"]
-    return (f"failed attempts {failures['total']}" + (f" ({classes})" if classes else "")
-            + f", retries scheduled {happened['retries_scheduled']}, parked "
-            f"{happened['unavailable']}, throttles {throttles['throttled_answers']} answers / "
-            f"{throttles['egress_cooldowns']} egress cool-downs")
+    failures = happened.failures
+    classes = ", ".join(f"{k} {v}" for k, v in sorted(failures.by_error_class.items()))
+    throttles = happened.throttles
+    return (f"failed attempts {failures.total}" + (f" ({classes})" if classes else "")
+            + f", retries scheduled {happened.retries_scheduled}, parked "
+            f"{happened.unavailable}, throttles {throttles.throttled_answers} answers / "
+            f"{throttles.egress_cooldowns} egress cool-downs")
 
 
-def budget_text(budget: dict[str, Any]) -> str:
+def budget_text(budget: Budget) -> str:
     """'budget use 88 % of 252 requests (4 of 5 egresses had work)'."""
-    use = budget["use"]
+    use = budget.use
     return (f"budget use {'n/a' if use is None else f'{100 * use:.0f} %'} of "
-            f"{budget['capacity_requests']} requests ({len(budget['egresses_with_work'])} of "
-            f"{budget['egresses']} egresses had work)")
+            f"{budget.capacity_requests} requests ({len(budget.egresses_with_work)} of "
+            f"{budget.egresses} egresses had work)")

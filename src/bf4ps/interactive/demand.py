@@ -15,7 +15,7 @@ from bf4ps.domain import JobReason, Lane, Platform, PriorityClass
 from bf4ps.policy import Policy
 from bf4ps.queue.enqueue import Demand, enqueue
 from bf4ps.queue.ranking import rank
-from bf4ps.soldiers import ALL_RESOURCES
+from bf4ps.stats.soldiers import ALL_RESOURCES
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from bf4ps import soldiers
 from bf4ps.battlelog.models import SearchHit
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import execute, one
@@ -19,6 +18,7 @@ from bf4ps.policy import Policy
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob
+from bf4ps.stats import soldiers
 
 SEARCH_UNAVAILABLE_NOTE = "search unavailable, retried later"
 """What a look-up's request says while Battlelog's search answers in a way BF4PS does not

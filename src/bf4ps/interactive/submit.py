@@ -13,7 +13,6 @@ from typing import Any
 from uuid import UUID, uuid4
 
 from bf4ps import policy as policy_mod
-from bf4ps import soldiers
 from bf4ps.capacity import eta
 from bf4ps.capacity.eta import Estimate
 from bf4ps.db.connect import Conn
@@ -27,6 +26,7 @@ from bf4ps.policy import Policy
 from bf4ps.queue.enqueue import Demand, enqueue
 from bf4ps.queue.ranking import rank
 from bf4ps.settings import GateSettings
+from bf4ps.stats import soldiers
 
 
 class SubmitError(Exception):

@@ -1,5 +1,5 @@
 """Claim (one call), claimed → running (a heap-only update), lease renewal, release (one
-statement with its event)."""
+statement with its event), and the reaper of expired leases."""
 
 from __future__ import annotations
 
@@ -84,3 +84,9 @@ def _ts(row: dict[str, Any], key: str) -> datetime:
     value = row[key]
     assert isinstance(value, datetime)
     return value
+
+
+async def reap_expired(conn: Conn, limit: int = 100) -> int:
+    """Expired leases back to the queue (with lease_expired + reclaimed events); the leases
+    reaped. Claims also reclaim expired leases inline, so correctness never depends on this."""
+    return len(await all_rows(conn, "reap_expired", {"limit": limit}))

@@ -55,7 +55,7 @@ class EventType(StrEnum):
     CIRCUIT_CLOSED = "circuit_closed"
     # reconnaissance
     RECON_FINISHED = "recon_finished"
-    # fleet settings (gates/fleetconf.py): an operator's change, or a seed of a value never
+    # fleet settings (fleet/conf.py): an operator's change, or a seed of a value never
     # configured; a collector whose environment says otherwise (its values are not used)
     FLEET_SETTINGS_CHANGED = "fleet_settings_changed"
     SETTINGS_MISMATCH = "settings_mismatch"

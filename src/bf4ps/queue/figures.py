@@ -2,15 +2,39 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one
+from bf4ps.db.queries import all_as, all_rows, one
 from bf4ps.domain import Resource, StateStatus
 
 
-async def queue_depth(conn: Conn) -> list[dict[str, Any]]:
-    return [dict(row) for row in await all_rows(conn, "queue_depth")]
+@dataclass(frozen=True, slots=True)
+class Depth:
+    """The jobs of one lane, priority class and resource, by status."""
+
+    lane: str
+    priority_class: str
+    resource: str
+    ready: int
+    waiting_retry: int
+    claimed: int
+    running: int
+    oldest_rank: datetime | None  # the rank of the oldest ready job (a time)
+
+
+@dataclass(slots=True)
+class Finished:
+    """The attempts of a window that ended, for one resource."""
+
+    succeeded: int = 0
+    failed: int = 0
+    avg_duration_ms: float | None = None
+
+
+async def queue_depth(conn: Conn) -> list[Depth]:
+    return await all_as(conn, Depth, "queue_depth")
 
 
 async def coverage(conn: Conn) -> dict[str, dict[str, int]]:
@@ -28,11 +52,14 @@ async def fold_coverage(conn: Conn) -> int:
     return int(str(row["folded"])) if row else 0
 
 
-async def throughput(conn: Conn, window_seconds: float) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+async def throughput(conn: Conn, window_seconds: float) -> dict[str, Finished]:
+    out: dict[str, Finished] = {}
     for row in await all_rows(conn, "throughput", {"window_seconds": window_seconds}):
-        entry = out.setdefault(str(row["resource"]), {"succeeded": 0, "failed": 0})
-        entry[str(row["event_type"])] = int(str(row["n"]))
-        if row["event_type"] == "succeeded" and row["avg_duration_ms"] is not None:
-            entry["avg_duration_ms"] = round(float(str(row["avg_duration_ms"])), 1)
+        entry = out.setdefault(str(row["resource"]), Finished())
+        if row["event_type"] == "succeeded":
+            entry.succeeded = int(str(row["n"]))
+            if row["avg_duration_ms"] is not None:
+                entry.avg_duration_ms = round(float(str(row["avg_duration_ms"])), 1)
+        elif row["event_type"] == "failed":
+            entry.failed = int(str(row["n"]))
     return out

@@ -13,7 +13,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import execute, one
+from bf4ps.db.queries import execute, one, one_as
 from bf4ps.domain import ErrorClass, Lane
 from bf4ps.policy import Policy
 from bf4ps.queue import events
@@ -46,9 +46,17 @@ async def _now(conn: Conn) -> datetime:
     return row["now"]
 
 
-async def _lock(conn: Conn, job: ClaimedJob, statuses: list[str]) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """The locked job's claim and start, carried by the event that ends its lease."""
+
+    claimed_at: datetime | None
+    started_at: datetime | None
+
+
+async def _lock(conn: Conn, job: ClaimedJob, statuses: list[str]) -> _Held:
     lease = job.lease
-    row = await one(conn, "lock_owned_job", {
+    row = await one_as(conn, _Held, "lock_owned_job", {
         "job_id": lease.job_id, "collector_uuid": lease.collector_uuid,
         "lease_token": lease.lease_token, "statuses": statuses})
     if row is None:
@@ -159,7 +167,7 @@ async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass,
                 conn, EventType.FAILED, result=error.value, error_class=error.value,
                 error_message=message, http_status=attempt.http_status,
                 duration_ms=attempt.duration_ms, details=attempt.details,
-                claimed_at=held["claimed_at"], started_at=held["started_at"],
+                claimed_at=held.claimed_at, started_at=held.started_at,
                 **me.event_fields(), **job_event_fields(job))
             if (hold_seconds is None
                     and is_terminal(failures, error, policy, lookup=not job.kind.has_state)

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any
 
 from bf4ps.domain import ErrorClass
 
@@ -57,9 +56,6 @@ class Plan:
             yield round(interval, 4)
             interval *= self.step
         yield self.floor
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +159,64 @@ class Pace:
             return None
         sent = "no two requests" if self.p50 is None else f"{self.p50:.3f} s"
         return f"could not reach its target pace: sent {sent} apart, wanted {self.target:.3f} s"
+
+
+@dataclass(frozen=True, slots=True)
+class StageRow:
+    """One stage of the ladder or of the back-off: what it asked for, sent and met."""
+
+    stage: int
+    interval_seconds: float
+    requests: int
+    ok: int
+    latency_p50: float | None
+    latency_p95: float | None
+    target_spacing: float
+    spacing_p50: float | None
+    spacing_min: float | None
+    pace_reached: bool
+    pace_note: str | None
+    failures: dict[str, int]
+    sign: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Climb:
+    """The ladder: its stages, the fastest clean spacing, and what stopped it."""
+
+    stages: list[StageRow]
+    threshold: float | None
+    stopped_by: str
+    signed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BackOff:
+    recommended: float
+    checks: list[StageRow]
+    verified: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """The run's report (`asdict` is its JSON: the summary stored and `--json` printed)."""
+
+    run_id: int
+    egress: str
+    plan: Plan
+    personas: list[tuple[int, str]]
+    survey: dict[str, Figures]
+    margin_seconds: float
+    connect_lead_seconds: float
+    ladder: list[StageRow]
+    stopped_by: str
+    threshold_interval_seconds: float | None
+    stages_short_of_pace: list[int]
+    backoff: list[StageRow]
+    verified: bool
+    recommended_interval_seconds: float
+    safety_factor: float
+    requests: int
 
 
 def pace(samples: Sequence[Sample], interval: float, margin: float) -> Pace:

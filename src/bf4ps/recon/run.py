@@ -17,10 +17,9 @@ import re
 import socket
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 from uuid import uuid4
 
 from psycopg.types.json import Jsonb
@@ -42,7 +41,7 @@ from bf4ps.gates.restore import current_hold
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Lease
-from bf4ps.recon.ladder import Plan, Sample
+from bf4ps.recon.ladder import Plan, Report, Sample
 from bf4ps.settings import GateSettings
 
 Persona = tuple[int, Platform]
@@ -164,28 +163,24 @@ async def begin(conn: Conn, data_dir: Path, egress_key: str, source_address: str
                   Lane.BACKGROUND, egress_key, source_address, __version__)
     me = await register(conn, data_dir, want)
     row = await one_row(conn, "recon_run_insert", {"egress_key": egress_key, "settings": Jsonb(
-        plan.as_dict() | {"source_address": source_address,
+        asdict(plan) | {"source_address": source_address,
                           "personas": [[p, f.value] for p, f in personas]})})
     return me, int(row["run_id"])
 
 
-async def finish(conn: Conn, recon: Recon, report: dict[str, Any]) -> None:
+async def finish(conn: Conn, recon: Recon, report: Report) -> None:
     async with conn.transaction():
         await conn.execute(q("recon_run_finish"), {
-            "run_id": recon.run_id, "stopped_by": report["stopped_by"][:200],
-            "threshold": report["threshold_interval_seconds"],
-            "recommended": report["recommended_interval_seconds"],
-            "safety": recon.plan.safety, "summary": Jsonb(_jsonable(report))})
+            "run_id": recon.run_id, "stopped_by": report.stopped_by[:200],
+            "threshold": report.threshold_interval_seconds,
+            "recommended": report.recommended_interval_seconds,
+            "safety": recon.plan.safety, "summary": Jsonb(asdict(report))})
         await events.record(conn, EventType.RECON_FINISHED, **recon.me.event_fields(),
                             lane=recon.me.lane.value, result="finished",
                             details={"run_id": recon.run_id,
                                      "requests": len(recon.samples),
-                                     "recommended": report["recommended_interval_seconds"]})
+                                     "recommended": report.recommended_interval_seconds})
         await conn.execute(q("collector_stopped"), {"collector_uuid": recon.me.collector_uuid})
-
-
-def _jsonable(report: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in report.items() if k != "samples"}
 
 
 async def pause(seconds: float) -> None:

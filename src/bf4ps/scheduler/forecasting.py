@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 from psycopg.types.json import Jsonb
 
 from bf4ps.capacity.backtest import figures
+from bf4ps.capacity.forecast import Forecast, forecast
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.scheduler import retention
 from bf4ps.views import backtest, forecast_inputs
-from bf4ps.views.forecast import Forecast, forecast
 
 log = logging.getLogger(__name__)
 

@@ -10,13 +10,13 @@ from datetime import UTC, datetime, timedelta
 
 from psycopg.types.json import Jsonb
 
+from bf4ps.capacity.forecast import Forecast
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, q
 from bf4ps.queue import figures
 from bf4ps.scheduler import retention
 from bf4ps.views import backlog
 from bf4ps.views import forecast_report as report
-from bf4ps.views.forecast import Forecast
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +34,8 @@ async def record(conn: Conn, interval_seconds: float) -> None:
         "interval_seconds": interval_seconds,
         "soldiers": sum(coverage.get("detailed", {}).values()),
         "coverage": Jsonb(coverage),
-        "finished": Jsonb({r: {"succeeded": int(v.get("succeeded", 0)),
-                               "failed": int(v.get("failed", 0))} for r, v in finished.items()}),
+        "finished": Jsonb({r: {"succeeded": v.succeeded, "failed": v.failed}
+                           for r, v in finished.items()}),
         "requests": Jsonb(requests), "backlog_age": Jsonb(await backlog.ages(conn)),
         "refresh_lag": Jsonb({k: {r: {"p50": v.p50, "p95": v.p95, "n": v.n}
                                   for r, v in by.items()} for k, by in lag.items()})})

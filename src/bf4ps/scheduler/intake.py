@@ -13,9 +13,9 @@ tick is skipped, sync_once reports busy=True). BF4SW is only ever read. docs/arc
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import cast
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one, q, scalar
@@ -54,9 +54,6 @@ class IntakeReport:
     busy: bool = False
     cursor: int = 0
     watermark: datetime | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     def describe(self) -> str:
         """One line for people (the sync command's output, the scheduler's log)."""

@@ -18,18 +18,16 @@ from typing import Any
 import psycopg
 
 from bf4ps import policy as policy_mod
-from bf4ps.db.connect import Conn, connection, resolve_url
-from bf4ps.db.errors import DB_ERRORS
-from bf4ps.db.locks import SCHEDULER_LOCK
+from bf4ps.capacity.forecast import Forecast
+from bf4ps.db.connect import DB_ERRORS, SCHEDULER_LOCK, Conn, connection, resolve_url
 from bf4ps.db.queries import all_rows, one, q
 from bf4ps.gates.restore import Marks, current_hold
 from bf4ps.queue import events, figures
+from bf4ps.queue.claim import reap_expired
 from bf4ps.queue.events import EventType
-from bf4ps.queue.reaper import reap_expired
 from bf4ps.scheduler import activity, feeder, forecasting, history, progress, retention, sessions
 from bf4ps.settings import Settings
 from bf4ps.views import forecast_inputs
-from bf4ps.views.forecast import Forecast
 from bf4ps.waiting import sleep_unless_stopped
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import FLOAT_COLUMNS, batch, one_row
 from bf4ps.domain import Resource
 from bf4ps.stats.progress_store import record_items
-from bf4ps.stats.written import Written
+from bf4ps.stats.snapshot import Written
 
 CATALOG_FIELDS = ("guid", "name", "slug", "category", "code")
 GUID_MAX_LENGTH = 64  # the catalogs' CHECK

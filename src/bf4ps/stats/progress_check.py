@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bf4ps import gains
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import batch, execute, one
 from bf4ps.domain import Resource
 from bf4ps.policy import Policy
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
+from bf4ps.stats import gains
 
 BATCH = 2000
 RESOURCE_OF_KIND = {"soldier": Resource.DETAILED, "weapon": Resource.WEAPONS,

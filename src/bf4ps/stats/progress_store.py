@@ -1,5 +1,5 @@
 """The intervals a snapshot write ends: written with the snapshot, in finalize.succeed's fenced
-transaction, so a gain exists exactly when its two snapshots are stored (bf4ps/gains.py has
+transaction, so a gain exists exactly when its two snapshots are stored (stats/gains.py has
 the arithmetic).
 
 * detailed: from the soldier's newest good history row before this fetch (a partial snapshot
@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from bf4ps import gains
 from bf4ps.battlelog.models import DetailedStats, VehicleItem, WeaponItem
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import execute
+from bf4ps.stats import gains
 
 ITEM_COLUMNS = ("item_id", "started_at", "kills", "seconds", "headshots", "shots_fired",
                 "shots_hit", "stars_from", "stars_to", "reset")

@@ -10,7 +10,7 @@ committed). Values are stored as Battlelog sent them: None stays NULL, never 0.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -20,10 +20,21 @@ from bf4ps.battlelog.models import DetailedStats, ProfileStats
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import batch, one_row
 from bf4ps.stats.progress_store import record_detailed
-from bf4ps.stats.written import Written
 
 PROFILE_LISTS = ("top_weapons", "top_vehicles", "progress", "linked_soldiers")
 CLAN_TAG_MAX_LENGTH = 16  # profile_current's CHECK
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What one write changed (for tests, logs and metrics)."""
+
+    current_rows: int = 0
+    history_rows: int = 0
+    catalog_inserted: int = 0
+    catalog_refreshed: int = 0
+    user_linked: bool = False
+    outdated: bool = False  # nothing written: the stored data is as new or newer
 
 
 async def write_detailed(conn: Conn, soldier_id: int, stats: DetailedStats,

@@ -31,8 +31,7 @@ from bf4ps.stats.items import (
     write_vehicles,
     write_weapons,
 )
-from bf4ps.stats.snapshot import write_detailed, write_profile
-from bf4ps.stats.written import Written
+from bf4ps.stats.snapshot import Written, write_detailed, write_profile
 
 __all__ = ["Written", "write_detailed", "write_profile", "write_vehicles", "write_weapons",
            "writer_for"]

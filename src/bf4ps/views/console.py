@@ -4,6 +4,7 @@ Cheap queries only (coverage from the counters, the ledger and events over bound
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import UTC, datetime
 from uuid import UUID
 
@@ -188,7 +189,7 @@ async def fleet(conn: Conn) -> Fleet:
 
 async def queue(conn: Conn) -> QueueView:
     """Queue depth (actionable work) per resource, and per lane, class and resource."""
-    detail = [DepthRow(**r) for r in await figures.queue_depth(conn)]
+    detail = [DepthRow(**asdict(r)) for r in await figures.queue_depth(conn)]
     by_resource: dict[str, LaneDepth] = {}
     for row in detail:
         t = by_resource.get(row.resource, LaneDepth())

@@ -5,15 +5,15 @@ from the scheduler's fleet_history records (a few hundred rows), never from the 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from bf4ps.capacity.inputs import HOUR, RESOURCES
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one
 from bf4ps.queue import figures
 from bf4ps.views.backlog import CLASSES
-from bf4ps.views.forecast import HOUR, RESOURCES
 from bf4ps.views.forecast_inputs import bootstrap_rate
 
 POINTS = 240
@@ -36,9 +36,6 @@ class Series:
     limits: dict[str, list[float | None]] = field(default_factory=dict)  # per egress, /h
     backlog: dict[str, list[float | None]] = field(default_factory=dict)  # per class, s
     projections: list[Projection] = field(default_factory=list)
-
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def attempted_percent(counts: dict[str, int]) -> float | None:

@@ -4,6 +4,7 @@ budget, circuit breakers, failures by class and the backlog."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
 from ipaddress import IPv4Address, IPv6Address
 from uuid import UUID
@@ -207,4 +208,4 @@ async def soldier_count(conn: Conn) -> int:
 async def throughput(conn: Conn, window_seconds: float) -> ThroughputWindow:
     rows = await figures.throughput(conn, window_seconds)
     return ThroughputWindow(window_seconds=window_seconds,
-                            by_resource={k: Throughput(**v) for k, v in rows.items()})
+                            by_resource={k: Throughput(**asdict(v)) for k, v in rows.items()})

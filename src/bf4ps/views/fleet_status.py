@@ -4,6 +4,7 @@ the backlog. The rows it is made of (shared with the console): fleet_rows.py."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
 
 from bf4ps.db.connect import Conn
@@ -77,7 +78,7 @@ def clock_text(c: rows.Clock) -> str:
 
 async def queue_depth(conn: Conn) -> QueueDepth:
     """Per lane, every lane (an idle one shows its zeros rather than disappearing)."""
-    detail = [rows.DepthRow(**r) for r in await figures.queue_depth(conn)]
+    detail = [rows.DepthRow(**asdict(r)) for r in await figures.queue_depth(conn)]
     totals = {lane.value: rows.LaneDepth() for lane in Lane}
     for row in detail:
         t = totals[row.lane.value]

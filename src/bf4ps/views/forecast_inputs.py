@@ -8,11 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bf4ps import policy as policy_mod
-from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one
-from bf4ps.queue import figures
-from bf4ps.settings import Settings
-from bf4ps.views.forecast import (
+from bf4ps.capacity.inputs import (
     DAY,
     HOUR,
     RESOURCES,
@@ -23,6 +19,10 @@ from bf4ps.views.forecast import (
     Queued,
     ResourceCost,
 )
+from bf4ps.db.connect import Conn
+from bf4ps.db.queries import all_rows, one
+from bf4ps.queue import figures
+from bf4ps.settings import Settings
 
 MIN_ATTEMPTS = 20  # fewer finished attempts in the window: the default is used instead
 MIN_REQUESTS = 20

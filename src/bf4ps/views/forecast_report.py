@@ -6,7 +6,8 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from bf4ps.views.forecast import Age, Figure, Forecast
+from bf4ps.capacity.forecast import Age, Forecast
+from bf4ps.capacity.inputs import Figure
 from bf4ps.views.forecast_inputs import span
 
 

@@ -1,6 +1,6 @@
 """A soldier's progress as the page and the API show it: since the last collection, the gains
 over 24 h / 7 d / 30 d, the recent intervals (flagged ones with their reason, resets as resets),
-and each weapon's and vehicle's gains over 7 days. The arithmetic is bf4ps/gains.py; the rows
+and each weapon's and vehicle's gains over 7 days. The arithmetic is stats/gains.py; the rows
 come from the intervals written with each snapshot (the *_intervals tables, db/schema.sql)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from bf4ps import gains
+from bf4ps.stats import gains
 from bf4ps.stats.progress_check import item_gain_of, soldier_gain_of
 from bf4ps.views.soldier import Model
 

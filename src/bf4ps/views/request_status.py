@@ -17,7 +17,7 @@ from bf4ps.db.queries import all_rows, one
 from bf4ps.domain import JobKind, Platform
 from bf4ps.interactive.submit import Submission
 from bf4ps.settings import GateSettings
-from bf4ps.soldiers import ALL_RESOURCES
+from bf4ps.stats.soldiers import ALL_RESOURCES
 from bf4ps.views.fields import BattlelogUrl, PersonaId, PlatformName, SoldierName
 
 OPEN = ("queued", "collecting")

@@ -8,12 +8,11 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from bf4ps import gains
 from bf4ps.battlelog.models import VehicleItem, WeaponItem
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import batch
+from bf4ps.stats import gains, read
 from bf4ps.stats import history as history_series
-from bf4ps.stats import read
 from bf4ps.stats.history import ItemSeries, VehiclePoint, WeaponPoint
 from bf4ps.stats.items import VEHICLES, WEAPONS
 from bf4ps.stats.progress_store import history_snapshot

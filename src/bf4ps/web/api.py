@@ -4,7 +4,8 @@ FastAPI: parameters and bodies are validated against the read side's types (bf4p
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypeVar
 from uuid import UUID
 
 from fastapi import APIRouter, Depends, Path, Query, Request
@@ -30,6 +31,7 @@ from bf4ps.web import actions, replica
 from bf4ps.web.errors import ErrorBody, WebError, from_input
 from bf4ps.web.state import db, read_db, state_of
 
+R = TypeVar("R")
 WORDS = {400: "Malformed request", 401: "Credentials required", 403: "Forbidden",
          404: "Not found", 413: "Body too large", 415: "Body is not JSON",
          422: "Invalid input", 429: "Rate limited", 503: "Database unavailable"}
@@ -121,31 +123,32 @@ async def _soldier(request: Request, conn: Conn, platform: Platform,
     return found
 
 
+async def _of_soldier(request: Request, platform: Platform, persona_id: int,
+                      read: Callable[[Conn, soldier_view.Soldier], Awaitable[R]]) -> R:
+    """One read of a known soldier (404 for one not known here)."""
+    async with read_db(request) as conn:
+        return await read(conn, await _soldier(request, conn, platform, persona_id))
+
+
 @router.get("/api/soldiers/{platform}/{persona_id}", responses=errors(404, 422))
 async def soldier_overview(request: Request, platform: PlatformPath,
                            persona_id: PersonaPath) -> soldier_view.Overview:
     """A soldier's headline stats and the freshness of each resource."""
-    async with read_db(request) as conn:
-        s = await _soldier(request, conn, platform, persona_id)
-        return await soldier_view.overview(conn, s)
+    return await _of_soldier(request, platform, persona_id, soldier_view.overview)
 
 
 @router.get("/api/soldiers/{platform}/{persona_id}/weapons", responses=errors(404, 422))
 async def soldier_weapons(request: Request, platform: PlatformPath,
                           persona_id: PersonaPath) -> soldier_page.Weapons:
     """A soldier's weapons, most kills first."""
-    async with read_db(request) as conn:
-        s = await _soldier(request, conn, platform, persona_id)
-        return await soldier_page.weapons(conn, s)
+    return await _of_soldier(request, platform, persona_id, soldier_page.weapons)
 
 
 @router.get("/api/soldiers/{platform}/{persona_id}/vehicles", responses=errors(404, 422))
 async def soldier_vehicles(request: Request, platform: PlatformPath,
                            persona_id: PersonaPath) -> soldier_page.Vehicles:
     """A soldier's vehicles, most kills first."""
-    async with read_db(request) as conn:
-        s = await _soldier(request, conn, platform, persona_id)
-        return await soldier_page.vehicles(conn, s)
+    return await _of_soldier(request, platform, persona_id, soldier_page.vehicles)
 
 
 @router.get("/api/soldiers/{platform}/{persona_id}/history", responses=errors(400, 404, 422))
@@ -154,9 +157,8 @@ async def soldier_history(
         limit: Annotated[int, Query(ge=1, le=500, description="Collections, newest")] = 100,
 ) -> soldier_page.History:
     """Detailed-stats snapshots, a point per collection (oldest first)."""
-    async with read_db(request) as conn:
-        s = await _soldier(request, conn, platform, persona_id)
-        return await soldier_page.history(conn, s, limit)
+    return await _of_soldier(request, platform, persona_id,
+                             lambda conn, s: soldier_page.history(conn, s, limit))
 
 
 @router.get("/api/soldiers/{platform}/{persona_id}/last-session", responses=errors(404, 422))
@@ -164,9 +166,7 @@ async def soldier_last_session(request: Request, platform: PlatformPath,
                                persona_id: PersonaPath) -> last_session_view.LastSession:
     """The soldier's last play session (server, when, how long) and what it gained between
     the detailed snapshots that bracket it; `closing` says whether the one after is in."""
-    async with read_db(request) as conn:
-        s = await _soldier(request, conn, platform, persona_id)
-        return await last_session_view.last_session(conn, s)
+    return await _of_soldier(request, platform, persona_id, last_session_view.last_session)
 
 
 @router.get("/api/soldiers/{platform}/{persona_id}/progress", responses=errors(404, 422))
@@ -175,9 +175,7 @@ async def soldier_progress(request: Request, platform: PlatformPath,
     """A soldier's gains: since the last collection, over 24 h / 7 d / 30 d, between recent
     collections (flagged and reset intervals marked), per weapon and vehicle over 7 days; and
     his rank, game modes, completion bars and linked soldiers."""
-    async with read_db(request) as conn:
-        s = await _soldier(request, conn, platform, persona_id)
-        return await soldier_page.progress(conn, s)
+    return await _of_soldier(request, platform, persona_id, soldier_page.progress)
 
 
 @router.get("/api/leaderboards/week", responses=errors(404, 422))

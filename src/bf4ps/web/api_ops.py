@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
-from bf4ps.registry.actions import ControlError, act
+from bf4ps.fleet.collectors import ControlError, act
 from bf4ps.stats import progress_flags
 from bf4ps.views import console, fleet_history
 from bf4ps.views import events as events_view

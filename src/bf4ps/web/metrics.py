@@ -27,8 +27,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bf4ps.db.connect import Conn
-from bf4ps.db.locks import SCHEDULER_LOCK
+from bf4ps.db.connect import SCHEDULER_LOCK, Conn
 from bf4ps.db.queries import all_rows, one
 from bf4ps.domain import JobKind, Lane
 from bf4ps.gates import circuit

@@ -4,6 +4,7 @@ behind ops authentication. Their JSON is web/api_ops.py's."""
 from __future__ import annotations
 
 import re
+from dataclasses import asdict
 
 from pydantic import ValidationError
 from starlette.requests import Request
@@ -47,7 +48,7 @@ async def console_page(request: Request) -> Response:
         tested = await backtest.last(conn)
     async with read_db(request) as conn:  # the charts may be a replica's (a few seconds old)
         charts = await fleet_history.read(conn)
-    return render(request, "ops.html", {"ops": data, "history": charts.as_json(),
+    return render(request, "ops.html", {"ops": data, "history": asdict(charts),
                                         "flags": flagged, "backtest": tested})
 
 

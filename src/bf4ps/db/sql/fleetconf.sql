@@ -1,4 +1,4 @@
--- Fleet settings, the database's (gates/fleetconf.py, gates/seed.py): egress pacing, the fleet
+-- Fleet settings, the database's (fleet/conf.py, fleet/seed.py): egress pacing, the fleet
 -- budget, and the audit of every change (fleet_settings_changes, never pruned).
 
 -- name: gate_seed

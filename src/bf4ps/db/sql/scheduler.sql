@@ -1,4 +1,4 @@
--- The scheduler's leadership: a session advisory lock on one key (db/locks.py SCHEDULER_LOCK),
+-- The scheduler's leadership: a session advisory lock on one key (db/connect.py SCHEDULER_LOCK),
 -- held by the active scheduler's lock session; hot standbys try it every tick.
 
 -- name: scheduler_lock_try

@@ -11,70 +11,16 @@
 WITH cur AS (
     INSERT INTO detailed_stats_current AS c (
         soldier_id, fetched_at,
-        rank, skill, score, total_score, rank_score, combat_score, time_played_seconds, kills,
-        deaths, kill_assists, headshots, shots_fired, shots_hit, accuracy_percent,
-        longest_headshot, highest_kill_streak, nemesis_kills, highest_nemesis_streak, num_rounds,
-        wins, losses, score_per_minute, kills_per_minute, quit_percentage, revives, heals, repairs,
-        resupplies, avenger_kills, savior_kills, suppression_assists, flags_captured,
-        flags_defended, dogtags_taken, vehicles_destroyed, vehicle_damage, assault_score,
-        engineer_score, support_score, recon_score, commander_score, squad_score, vehicle_score,
-        award_score, unlock_score, assault_time_seconds, engineer_time_seconds, recon_time_seconds,
-        support_time_seconds, commander_time_seconds, conquest_score, rush_score,
-        team_deathmatch_score, squad_deathmatch_score, domination_score, obliteration_score,
-        defuse_score, capture_the_flag_score, air_superiority_score, carrier_assault_score,
-        chain_link_score)
+        {detailed})
     VALUES (
         %(soldier_id)s, %(fetched_at)s,
-        %(rank)s, %(skill)s, %(score)s, %(total_score)s, %(rank_score)s, %(combat_score)s,
-        %(time_played_seconds)s, %(kills)s, %(deaths)s, %(kill_assists)s, %(headshots)s,
-        %(shots_fired)s, %(shots_hit)s, %(accuracy_percent)s, %(longest_headshot)s,
-        %(highest_kill_streak)s, %(nemesis_kills)s, %(highest_nemesis_streak)s, %(num_rounds)s,
-        %(wins)s, %(losses)s, %(score_per_minute)s, %(kills_per_minute)s, %(quit_percentage)s,
-        %(revives)s, %(heals)s, %(repairs)s, %(resupplies)s, %(avenger_kills)s, %(savior_kills)s,
-        %(suppression_assists)s, %(flags_captured)s, %(flags_defended)s, %(dogtags_taken)s,
-        %(vehicles_destroyed)s, %(vehicle_damage)s, %(assault_score)s, %(engineer_score)s,
-        %(support_score)s, %(recon_score)s, %(commander_score)s, %(squad_score)s,
-        %(vehicle_score)s, %(award_score)s, %(unlock_score)s, %(assault_time_seconds)s,
-        %(engineer_time_seconds)s, %(recon_time_seconds)s, %(support_time_seconds)s,
-        %(commander_time_seconds)s, %(conquest_score)s, %(rush_score)s, %(team_deathmatch_score)s,
-        %(squad_deathmatch_score)s, %(domination_score)s, %(obliteration_score)s, %(defuse_score)s,
-        %(capture_the_flag_score)s, %(air_superiority_score)s, %(carrier_assault_score)s,
-        %(chain_link_score)s)
+        {%detailed})
     ON CONFLICT (soldier_id) DO UPDATE SET (
         fetched_at,
-        rank, skill, score, total_score, rank_score, combat_score, time_played_seconds, kills,
-        deaths, kill_assists, headshots, shots_fired, shots_hit, accuracy_percent,
-        longest_headshot, highest_kill_streak, nemesis_kills, highest_nemesis_streak, num_rounds,
-        wins, losses, score_per_minute, kills_per_minute, quit_percentage, revives, heals, repairs,
-        resupplies, avenger_kills, savior_kills, suppression_assists, flags_captured,
-        flags_defended, dogtags_taken, vehicles_destroyed, vehicle_damage, assault_score,
-        engineer_score, support_score, recon_score, commander_score, squad_score, vehicle_score,
-        award_score, unlock_score, assault_time_seconds, engineer_time_seconds, recon_time_seconds,
-        support_time_seconds, commander_time_seconds, conquest_score, rush_score,
-        team_deathmatch_score, squad_deathmatch_score, domination_score, obliteration_score,
-        defuse_score, capture_the_flag_score, air_superiority_score, carrier_assault_score,
-        chain_link_score
+        {detailed}
     ) = ROW(
         excluded.fetched_at,
-        excluded.rank, excluded.skill, excluded.score, excluded.total_score, excluded.rank_score,
-        excluded.combat_score, excluded.time_played_seconds, excluded.kills, excluded.deaths,
-        excluded.kill_assists, excluded.headshots, excluded.shots_fired, excluded.shots_hit,
-        excluded.accuracy_percent, excluded.longest_headshot, excluded.highest_kill_streak,
-        excluded.nemesis_kills, excluded.highest_nemesis_streak, excluded.num_rounds,
-        excluded.wins, excluded.losses, excluded.score_per_minute, excluded.kills_per_minute,
-        excluded.quit_percentage, excluded.revives, excluded.heals, excluded.repairs,
-        excluded.resupplies, excluded.avenger_kills, excluded.savior_kills,
-        excluded.suppression_assists, excluded.flags_captured, excluded.flags_defended,
-        excluded.dogtags_taken, excluded.vehicles_destroyed, excluded.vehicle_damage,
-        excluded.assault_score, excluded.engineer_score, excluded.support_score,
-        excluded.recon_score, excluded.commander_score, excluded.squad_score,
-        excluded.vehicle_score, excluded.award_score, excluded.unlock_score,
-        excluded.assault_time_seconds, excluded.engineer_time_seconds, excluded.recon_time_seconds,
-        excluded.support_time_seconds, excluded.commander_time_seconds, excluded.conquest_score,
-        excluded.rush_score, excluded.team_deathmatch_score, excluded.squad_deathmatch_score,
-        excluded.domination_score, excluded.obliteration_score, excluded.defuse_score,
-        excluded.capture_the_flag_score, excluded.air_superiority_score,
-        excluded.carrier_assault_score, excluded.chain_link_score)
+        {excluded.detailed})
     WHERE c.fetched_at < excluded.fetched_at
     RETURNING c.*
 ), last AS (
@@ -86,72 +32,16 @@ WITH cur AS (
 ), hist AS (
     INSERT INTO detailed_stats_history (
         soldier_id, fetched_at,
-        rank, skill, score, total_score, rank_score, combat_score, time_played_seconds, kills,
-        deaths, kill_assists, headshots, shots_fired, shots_hit, accuracy_percent,
-        longest_headshot, highest_kill_streak, nemesis_kills, highest_nemesis_streak, num_rounds,
-        wins, losses, score_per_minute, kills_per_minute, quit_percentage, revives, heals, repairs,
-        resupplies, avenger_kills, savior_kills, suppression_assists, flags_captured,
-        flags_defended, dogtags_taken, vehicles_destroyed, vehicle_damage, assault_score,
-        engineer_score, support_score, recon_score, commander_score, squad_score, vehicle_score,
-        award_score, unlock_score, assault_time_seconds, engineer_time_seconds, recon_time_seconds,
-        support_time_seconds, commander_time_seconds, conquest_score, rush_score,
-        team_deathmatch_score, squad_deathmatch_score, domination_score, obliteration_score,
-        defuse_score, capture_the_flag_score, air_superiority_score, carrier_assault_score,
-        chain_link_score)
+        {detailed})
     SELECT cur.soldier_id, cur.fetched_at,
-        cur.rank, cur.skill, cur.score, cur.total_score, cur.rank_score, cur.combat_score,
-        cur.time_played_seconds, cur.kills, cur.deaths, cur.kill_assists, cur.headshots,
-        cur.shots_fired, cur.shots_hit, cur.accuracy_percent, cur.longest_headshot,
-        cur.highest_kill_streak, cur.nemesis_kills, cur.highest_nemesis_streak, cur.num_rounds,
-        cur.wins, cur.losses, cur.score_per_minute, cur.kills_per_minute, cur.quit_percentage,
-        cur.revives, cur.heals, cur.repairs, cur.resupplies, cur.avenger_kills, cur.savior_kills,
-        cur.suppression_assists, cur.flags_captured, cur.flags_defended, cur.dogtags_taken,
-        cur.vehicles_destroyed, cur.vehicle_damage, cur.assault_score, cur.engineer_score,
-        cur.support_score, cur.recon_score, cur.commander_score, cur.squad_score,
-        cur.vehicle_score, cur.award_score, cur.unlock_score, cur.assault_time_seconds,
-        cur.engineer_time_seconds, cur.recon_time_seconds, cur.support_time_seconds,
-        cur.commander_time_seconds, cur.conquest_score, cur.rush_score, cur.team_deathmatch_score,
-        cur.squad_deathmatch_score, cur.domination_score, cur.obliteration_score, cur.defuse_score,
-        cur.capture_the_flag_score, cur.air_superiority_score, cur.carrier_assault_score,
-        cur.chain_link_score
+        {cur.detailed}
     FROM cur
     WHERE NOT EXISTS (
         SELECT 1 FROM last
         WHERE ROW(
-            last.rank, last.skill, last.score, last.total_score, last.rank_score,
-            last.combat_score, last.time_played_seconds, last.kills, last.deaths,
-            last.kill_assists, last.headshots, last.shots_fired, last.shots_hit,
-            last.accuracy_percent, last.longest_headshot, last.highest_kill_streak,
-            last.nemesis_kills, last.highest_nemesis_streak, last.num_rounds, last.wins,
-            last.losses, last.score_per_minute, last.kills_per_minute, last.quit_percentage,
-            last.revives, last.heals, last.repairs, last.resupplies, last.avenger_kills,
-            last.savior_kills, last.suppression_assists, last.flags_captured, last.flags_defended,
-            last.dogtags_taken, last.vehicles_destroyed, last.vehicle_damage, last.assault_score,
-            last.engineer_score, last.support_score, last.recon_score, last.commander_score,
-            last.squad_score, last.vehicle_score, last.award_score, last.unlock_score,
-            last.assault_time_seconds, last.engineer_time_seconds, last.recon_time_seconds,
-            last.support_time_seconds, last.commander_time_seconds, last.conquest_score,
-            last.rush_score, last.team_deathmatch_score, last.squad_deathmatch_score,
-            last.domination_score, last.obliteration_score, last.defuse_score,
-            last.capture_the_flag_score, last.air_superiority_score, last.carrier_assault_score,
-            last.chain_link_score
+            {last.detailed}
         ) IS NOT DISTINCT FROM ROW(
-            cur.rank, cur.skill, cur.score, cur.total_score, cur.rank_score, cur.combat_score,
-            cur.time_played_seconds, cur.kills, cur.deaths, cur.kill_assists, cur.headshots,
-            cur.shots_fired, cur.shots_hit, cur.accuracy_percent, cur.longest_headshot,
-            cur.highest_kill_streak, cur.nemesis_kills, cur.highest_nemesis_streak, cur.num_rounds,
-            cur.wins, cur.losses, cur.score_per_minute, cur.kills_per_minute, cur.quit_percentage,
-            cur.revives, cur.heals, cur.repairs, cur.resupplies, cur.avenger_kills,
-            cur.savior_kills, cur.suppression_assists, cur.flags_captured, cur.flags_defended,
-            cur.dogtags_taken, cur.vehicles_destroyed, cur.vehicle_damage, cur.assault_score,
-            cur.engineer_score, cur.support_score, cur.recon_score, cur.commander_score,
-            cur.squad_score, cur.vehicle_score, cur.award_score, cur.unlock_score,
-            cur.assault_time_seconds, cur.engineer_time_seconds, cur.recon_time_seconds,
-            cur.support_time_seconds, cur.commander_time_seconds, cur.conquest_score,
-            cur.rush_score, cur.team_deathmatch_score, cur.squad_deathmatch_score,
-            cur.domination_score, cur.obliteration_score, cur.defuse_score,
-            cur.capture_the_flag_score, cur.air_superiority_score, cur.carrier_assault_score,
-            cur.chain_link_score))
+            {cur.detailed}))
     ON CONFLICT (soldier_id, fetched_at) DO NOTHING
     RETURNING 1
 )

@@ -154,6 +154,11 @@ async def set_gate(conn: Conn, egress: str, change: GateChange, *, reason: str |
             "cooldown_seconds": change.cooldown_seconds, "end_cooldown": change.end_cooldown})
 
 
+async def gate(conn: Conn, egress: str) -> Gate | None:
+    """An egress's gate, or None when the fleet has none of that name."""
+    return await one_as(conn, Gate, "gate_get", {"egress_key": egress})
+
+
 async def gates(conn: Conn) -> list[ListedGate]:
     return await all_as(conn, ListedGate, "gate_list")
 

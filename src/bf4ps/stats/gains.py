@@ -13,7 +13,7 @@ database, no clock: the writers (stats/progress_store.py), the checks after stor
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
 from itertools import pairwise
@@ -62,8 +62,49 @@ def _rate(a: int | None, b: int | None, scale: float = 1.0) -> float | None:
     return a / b * scale
 
 
+class _Rates:
+    """The rates of a gain or of gains summed, from the counters its dataclass declares."""
+
+    __slots__ = ()
+    kills: int
+    seconds: int
+
+    @property
+    def kpm(self) -> float | None:
+        return _rate(self.kills, self.seconds, 60)
+
+
+class _ShotRates(_Rates):
+    __slots__ = ()
+    headshots: int | None
+    shots_fired: int | None
+    shots_hit: int | None
+
+    @property
+    def accuracy_percent(self) -> float | None:
+        return _rate(self.shots_hit, self.shots_fired, 100)
+
+    @property
+    def headshots_per_kill(self) -> float | None:
+        return _rate(self.headshots, self.kills)
+
+
+class _ScoreRates(_Rates):
+    __slots__ = ()
+    deaths: int
+    score: int
+
+    @property
+    def kd(self) -> float | None:
+        return _rate(self.kills, self.deaths)
+
+    @property
+    def spm(self) -> float | None:
+        return _rate(self.score, self.seconds, 60)
+
+
 @dataclass(frozen=True, slots=True)
-class SoldierGain:
+class SoldierGain(_ShotRates, _ScoreRates):
     """What a soldier gained between two good snapshots; all zero when `reset`."""
 
     start: datetime
@@ -80,26 +121,6 @@ class SoldierGain:
     reset: bool = False
 
     @property
-    def kd(self) -> float | None:
-        return _rate(self.kills, self.deaths)
-
-    @property
-    def kpm(self) -> float | None:
-        return _rate(self.kills, self.seconds, 60)
-
-    @property
-    def spm(self) -> float | None:
-        return _rate(self.score, self.seconds, 60)
-
-    @property
-    def accuracy_percent(self) -> float | None:
-        return _rate(self.shots_hit, self.shots_fired, 100)
-
-    @property
-    def headshots_per_kill(self) -> float | None:
-        return _rate(self.headshots, self.kills)
-
-    @property
     def rank_ups(self) -> int:
         if self.rank_from is None or self.rank_to is None or self.reset:
             return 0
@@ -107,7 +128,7 @@ class SoldierGain:
 
 
 @dataclass(frozen=True, slots=True)
-class ItemGain:
+class ItemGain(_ShotRates):
     """What one weapon or vehicle gained between two good snapshots; all zero when `reset`."""
 
     start: datetime
@@ -122,18 +143,6 @@ class ItemGain:
     reset: bool = False
 
     @property
-    def kpm(self) -> float | None:
-        return _rate(self.kills, self.seconds, 60)
-
-    @property
-    def accuracy_percent(self) -> float | None:
-        return _rate(self.shots_hit, self.shots_fired, 100)
-
-    @property
-    def headshots_per_kill(self) -> float | None:
-        return _rate(self.headshots, self.kills)
-
-    @property
     def stars(self) -> int:
         if self.stars_from is None or self.stars_to is None or self.reset:
             return 0
@@ -141,6 +150,7 @@ class ItemGain:
 
 
 S = TypeVar("S", SoldierSnapshot, ItemSnapshot)
+G = TypeVar("G", SoldierGain, ItemGain)
 
 
 def good(s: SoldierSnapshot | ItemSnapshot) -> bool:
@@ -193,21 +203,22 @@ def item_gain(a: ItemSnapshot, b: ItemSnapshot) -> ItemGain | None:
                     shots_hit=d["shots_hit"], stars_from=a.stars, stars_to=b.stars)
 
 
-def soldier_gains(snapshots: Iterable[SoldierSnapshot]) -> list[SoldierGain]:
+def _consecutive(snapshots: Iterable[S], gain: Callable[[S, S], G | None]) -> list[G]:
     """The gains between consecutive good snapshots, oldest first (input in any order)."""
     kept = sorted((s for s in snapshots if good(s)), key=lambda s: s.at)
-    return [g for a, b in pairwise(kept)
-            if (g := soldier_gain(a, b)) is not None]
+    return [g for a, b in pairwise(kept) if (g := gain(a, b)) is not None]
+
+
+def soldier_gains(snapshots: Iterable[SoldierSnapshot]) -> list[SoldierGain]:
+    return _consecutive(snapshots, soldier_gain)
 
 
 def item_gains(snapshots: Iterable[ItemSnapshot]) -> list[ItemGain]:
-    kept = sorted((s for s in snapshots if good(s)), key=lambda s: s.at)
-    return [g for a, b in pairwise(kept)
-            if (g := item_gain(a, b)) is not None]
+    return _consecutive(snapshots, item_gain)
 
 
 @dataclass(frozen=True, slots=True)
-class Totals:
+class Totals(_ScoreRates):
     """Gains summed over intervals (a 24 h / 7 d / 30 d window, a leaderboard week)."""
 
     intervals: int = 0
@@ -217,18 +228,6 @@ class Totals:
     score: int = 0
     seconds: int = 0
     rank_ups: int = 0
-
-    @property
-    def kd(self) -> float | None:
-        return _rate(self.kills, self.deaths)
-
-    @property
-    def kpm(self) -> float | None:
-        return _rate(self.kills, self.seconds, 60)
-
-    @property
-    def spm(self) -> float | None:
-        return _rate(self.score, self.seconds, 60)
 
 
 def totals(gains: Iterable[SoldierGain]) -> Totals:
@@ -293,7 +292,7 @@ def breaches(g: SoldierGain | ItemGain, c: Ceilings) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class ItemTotals:
+class ItemTotals(_ShotRates):
     """One weapon's or vehicle's gains summed over intervals."""
 
     intervals: int = 0
@@ -304,14 +303,6 @@ class ItemTotals:
     shots_fired: int | None = None
     shots_hit: int | None = None
     stars: int = 0
-
-    @property
-    def kpm(self) -> float | None:
-        return _rate(self.kills, self.seconds, 60)
-
-    @property
-    def accuracy_percent(self) -> float | None:
-        return _rate(self.shots_hit, self.shots_fired, 100)
 
 
 def _plus(a: int | None, b: int | None) -> int | None:

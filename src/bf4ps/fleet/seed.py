@@ -10,7 +10,8 @@ from dataclasses import asdict, dataclass
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one_as
-from bf4ps.gates.fleetconf import BudgetRow, Gate
+from bf4ps.fleet import conf as fleetconf
+from bf4ps.fleet.conf import BudgetRow, Gate
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import CollectorRef
@@ -69,7 +70,7 @@ async def seed(conn: Conn, settings: Settings, me: CollectorRef) -> dict[str, Di
             "window_requests": mine.window_requests, "window_seconds": mine.window_seconds,
             "reason": f"{by}: first collector on this egress"})
         if gate is None:
-            gate = await one_as(conn, Gate, "gate_get", {"egress_key": me.egress_key})
+            gate = await fleetconf.gate(conn, me.egress_key)
         if settings.fleet_budget_requests is not None:
             await one_as(conn, BudgetRow, "budget_seed", {
                 "requests": settings.fleet_budget_requests,

@@ -1,5 +1,5 @@
 """docs/configuration.md, generated from the Settings and Policy models so it cannot drift
-(a test compares the file with this output): python -m bf4ps.confdoc > docs/configuration.md"""
+(a test compares the file with this output): python -m bf4ps.cli.confdoc > docs/configuration.md"""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from bf4ps.settings import Settings
 HEADER = """# Configuration reference
 
 Generated from `bf4ps.settings.Settings` and `bf4ps.policy.Policy` by
-`python -m bf4ps.confdoc`; a test fails when this file and the code disagree.
+`python -m bf4ps.cli.confdoc`; a test fails when this file and the code disagree.
 
 ## Process settings
 
