@@ -150,7 +150,7 @@ CREATE INDEX ix_events_time ON ONLY public.collection_events USING btree (occurr
 CREATE INDEX ix_events_type ON ONLY public.collection_events USING btree (event_type, occurred_at DESC) WHERE ((event_type)::text <> ALL (ARRAY['succeeded'::text, 'failed'::text, 'retry_scheduled'::text, 'created'::text]));
 GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at) ON TABLE collection_events TO bf4ps_collector;
 GRANT SELECT ON TABLE collection_events TO bf4ps_operator;
-GRANT DELETE, SELECT ON TABLE collection_events TO bf4ps_scheduler;
+GRANT SELECT ON TABLE collection_events TO bf4ps_scheduler;
 GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at) ON TABLE collection_events TO bf4ps_web;
 
 CREATE TABLE collection_jobs (
@@ -912,7 +912,7 @@ CREATE INDEX ix_ledger_egress ON public.request_ledger USING btree (egress_key, 
 CREATE INDEX ix_ledger_slot ON public.request_ledger USING btree (slot_at);
 GRANT SELECT ON TABLE request_ledger TO bf4ps_collector;
 GRANT INSERT, SELECT ON TABLE request_ledger TO bf4ps_operator;
-GRANT DELETE, SELECT ON TABLE request_ledger TO bf4ps_scheduler;
+GRANT SELECT ON TABLE request_ledger TO bf4ps_scheduler;
 GRANT SELECT ON TABLE request_ledger TO bf4ps_web;
 
 CREATE TABLE restore_guard (
@@ -2281,6 +2281,22 @@ AS $function$
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_event_types_of(text) TO PUBLIC;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_events_prune(p_cutoff timestamp with time zone, p_batch integer)
+ RETURNS SETOF bigint
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+    DELETE FROM collection_events
+    WHERE (event_id, occurred_at) IN (
+        SELECT e.event_id, e.occurred_at FROM collection_events e
+        WHERE e.occurred_at < least(p_cutoff, clock_timestamp() - interval '1 day')
+        LIMIT greatest(p_batch, 0))
+    RETURNING event_id
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_events_prune(timestamp with time zone,integer) TO bf4ps_operator;
+GRANT EXECUTE ON FUNCTION bf4ps_events_prune(timestamp with time zone,integer) TO bf4ps_scheduler;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_feed_class(p_class text, p_resource text, p_n integer, p_aging_seconds double precision)
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
@@ -2801,6 +2817,24 @@ $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_lease_outcome(bigint,uuid) TO bf4ps_collector;
 GRANT EXECUTE ON FUNCTION bf4ps_lease_outcome(bigint,uuid) TO bf4ps_operator;
 GRANT EXECUTE ON FUNCTION bf4ps_lease_outcome(bigint,uuid) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_ledger_prune(p_cutoff timestamp with time zone, p_batch integer)
+ RETURNS SETOF bigint
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+    DELETE FROM request_ledger
+    WHERE request_id IN (
+        SELECT l.request_id FROM request_ledger l
+        WHERE l.slot_at < least(p_cutoff, clock_timestamp() - make_interval(secs => 2 * greatest(
+            (SELECT b.window_seconds FROM fleet_budget b WHERE b.budget_id = 1),
+            bf4ps_restore_span())))
+        LIMIT greatest(p_batch, 0))
+    RETURNING request_id
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_ledger_prune(timestamp with time zone,integer) TO bf4ps_operator;
+GRANT EXECUTE ON FUNCTION bf4ps_ledger_prune(timestamp with time zone,integer) TO bf4ps_scheduler;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_ledger_receipt(p_request bigint)
  RETURNS TABLE(request_id bigint, slot_at timestamp with time zone, receipt text)

@@ -12,6 +12,11 @@
 --    sets the run's vouch only while none is set, leaves a detected restore's hold as it is,
 --    and is audited (fleet_settings_changes 'restore' and a fleet_settings_changed event,
 --    with session_user).
+-- 3. Retention's deletes of the request ledger and the event log through owner-run functions
+--    that keep their own floor: the scheduler's and the operator's DELETE on both tables goes.
+--    Before, a scheduler login could delete the ledger rows inside the budget windows (all but
+--    the newest, which the fleet's marks name) and so free the whole fleet budget unseen, or
+--    erase every event; the floor was only in the query the scheduler chose to run.
 
 -- The guard's window: the longest any budget window reaches back (0026's check uses the same).
 CREATE FUNCTION bf4ps_restore_span() RETURNS double precision
@@ -119,3 +124,38 @@ REVOKE EXECUTE ON FUNCTION bf4ps_restore_span(), bf4ps_restore_hold(),
 GRANT EXECUTE ON FUNCTION bf4ps_restore_hold()
 TO bf4ps_collector, bf4ps_scheduler, bf4ps_web, bf4ps_operator;
 GRANT EXECUTE ON FUNCTION bf4ps_restore_vouch(text) TO bf4ps_operator;
+
+-- ---------------------------------------------------------------- 3. retention's floors
+-- Ledger rows older than the horizon and older than twice the longest window any budget counts
+-- over (the fleet budget's, a gate's), whatever the horizon; at most p_batch. The ids deleted.
+CREATE FUNCTION bf4ps_ledger_prune(p_cutoff timestamptz, p_batch integer)
+RETURNS SETOF bigint
+LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+    DELETE FROM request_ledger
+    WHERE request_id IN (
+        SELECT l.request_id FROM request_ledger l
+        WHERE l.slot_at < least(p_cutoff, clock_timestamp() - make_interval(secs => 2 * greatest(
+            (SELECT b.window_seconds FROM fleet_budget b WHERE b.budget_id = 1),
+            bf4ps_restore_span())))
+        LIMIT greatest(p_batch, 0))
+    RETURNING request_id
+$$;
+
+-- Events older than the horizon and at least a day old (the policy's shortest horizon); at
+-- most p_batch. The ids deleted.
+CREATE FUNCTION bf4ps_events_prune(p_cutoff timestamptz, p_batch integer)
+RETURNS SETOF bigint
+LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+    DELETE FROM collection_events
+    WHERE (event_id, occurred_at) IN (
+        SELECT e.event_id, e.occurred_at FROM collection_events e
+        WHERE e.occurred_at < least(p_cutoff, clock_timestamp() - interval '1 day')
+        LIMIT greatest(p_batch, 0))
+    RETURNING event_id
+$$;
+
+REVOKE EXECUTE ON FUNCTION bf4ps_ledger_prune(timestamptz, integer),
+    bf4ps_events_prune(timestamptz, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_ledger_prune(timestamptz, integer),
+    bf4ps_events_prune(timestamptz, integer) TO bf4ps_scheduler, bf4ps_operator;
+REVOKE DELETE ON request_ledger, collection_events FROM bf4ps_scheduler, bf4ps_operator;
