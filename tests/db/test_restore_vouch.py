@@ -7,15 +7,18 @@ give it."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import psycopg
 import pytest
 
+from bf4ps.cli.metered import Metered, Refused
 from bf4ps.db.connect import Conn, connection, open_pool
 from bf4ps.db.queries import one_row
 from bf4ps.gates.restore import Marks, current_hold, standing_hold, vouch
 from bf4ps.interactive.submit import Limits
+from bf4ps.settings import Settings
 from bf4ps.views import console
 from bf4ps.views.fleet_status import render_status, status_report
 from bf4ps.web.app import create_app
@@ -136,3 +139,20 @@ async def test_the_console_shows_the_run_rules_hold(conn: Conn, db_url: str) -> 
         await pool.close()
     assert 'id="restore-hold"' in page and "bf4ps db vouch" in page, page[:2000]
     assert status["restore_hold"]["run_rule"] is True, status.get("restore_hold")
+
+
+async def test_a_metered_fetch_shows_its_mark_at_its_next_check(conn: Conn) -> None:
+    """`bf4ps battlelog fetch` keeps the mark each guard check hands it (as a collector does):
+    a rewind between two of its sends holds it, although it keeps no receipt."""
+    await setting(conn, 30)
+    await conn.execute("INSERT INTO egress_gates (egress_key, min_interval_seconds) "
+                       "VALUES ('eg-op', 0.1)")
+    await a_row(conn)
+    metered = Metered(conn, Settings(), "eg-op", max_wait=5)
+    await metered.prepare()
+    deadline = metered.clock.now() + timedelta(seconds=5)
+    await metered._slot("detailed", deadline)
+    assert metered.marks.mark is not None
+    await conn.execute("DELETE FROM request_ledger")  # a data-only restore's rewind
+    with pytest.raises(Refused, match="the database was rewound"):
+        await metered._slot("detailed", deadline)
