@@ -1,7 +1,8 @@
 """A collector's clock checks against a real database: the offset is measured (not assumed),
 stored in the registry and shown by `bf4ps status`, the console, its API and /metrics; the
-bound's transitions are one event each way. The bound is made tiny here so that a real, sub-
-millisecond offset exceeds it (the skewed processes are in test_clock_skew.py)."""
+bound's transitions are one event each way. The bound is made negative here so that any real
+offset (sub-millisecond, or even exactly 0) exceeds it (the skewed processes are in
+test_clock_skew.py)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,9 @@ async def test_the_measured_offset_is_stored_shown_and_its_bound_enforced(
     # same host, same clock: the offset is within half the round trip (plus rounding)
     assert 0 <= sample.rtt < 1.0 and abs(sample.offset) <= sample.rtt / 2 + 0.002, sample
     me = await make_collector(conn, tmp_path, "tick-01")
-    guard = ClockGuard(DbClock(), me, limit=1e-9, period=3600)
+    # a bound below zero: every offset is beyond it (a tiny positive one was not: a sample on
+    # the same host once measured an offset of exactly 0, and the re-check said "back within")
+    guard = ClockGuard(DbClock(), me, limit=-1.0, period=3600)
     assert not await guard.within(conn)  # beyond the (tiny) bound: no slots
     assert not await guard.within(conn)  # not due again: no new measurement, still out
     await guard.check(conn)  # measured again while out: no second event

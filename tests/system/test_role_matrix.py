@@ -37,6 +37,9 @@ FOR_NOBODY = [
     ("UPDATE fleet_budget SET requests = 999999", DENIED, "permission denied for table"),
     ("UPDATE egress_gates SET min_interval_seconds = 0.05", DENIED, "permission denied for table"),
     ("UPDATE request_ledger SET unsent_at = now()", DENIED, "permission denied for table"),
+    # retention deletes through bf4ps_ledger_prune / bf4ps_events_prune only (0027)
+    ("DELETE FROM request_ledger", DENIED, "permission denied for table request_ledger"),
+    ("DELETE FROM collection_events", DENIED, "permission denied for table collection_events"),
     ("INSERT INTO fleet_settings_changes (setting, subject, changed_by) "
      "VALUES ('gate', 'x', 'me')", DENIED, "permission denied for table"),
     (TEMP_TABLE, DENIED, NO_TEMP),
@@ -68,6 +71,15 @@ SCHEDULER_BATCHES = [
 ]
 LOGIN_ATTEMPT = ("SELECT * FROM bf4ps_ops_login_attempt(ARRAY['net:203.0.113.0/24'], "
                  "'failed', 5, 1, 300, 3600)")
+# the restore guard's hold as its readers show it (0027): every role may read it (no hold
+# here: 0 rows); only an operator may vouch for a server start
+READ_HOLD = ("SELECT * FROM bf4ps_restore_hold()", ROWS, 0)
+NO_VOUCH = ("SELECT * FROM bf4ps_restore_vouch('forged: the fleet was down')", DENIED,
+            "permission denied for function bf4ps_restore_vouch")
+# retention only through its functions, which keep their floors (0027): the rows of the
+# setup are inside the budget window, so nothing is deleted
+PRUNE = [("SELECT * FROM bf4ps_ledger_prune(now(), 1000)", ROWS, 0),
+         ("SELECT * FROM bf4ps_events_prune(now(), 1000)", ROWS, 0)]
 # (statement, rows it returns when allowed)
 SCHEDULER_ALLOWED = [(SCHEDULER_BATCHES[0], 1), (SCHEDULER_BATCHES[1], 1),
                      (SCHEDULER_BATCHES[2], 0), (SCHEDULER_BATCHES[3], 0),
@@ -75,7 +87,7 @@ SCHEDULER_ALLOWED = [(SCHEDULER_BATCHES[0], 1), (SCHEDULER_BATCHES[1], 1),
 NOT_THE_SCHEDULERS = [(b, DENIED, "permission denied for function") for b in SCHEDULER_BATCHES]
 
 MATRIX: dict[str, list[tuple[str, str, Any]]] = {
-    "collector": [*FOR_NOBODY,
+    "collector": [*FOR_NOBODY, READ_HOLD, NO_VOUCH,
         ("INSERT INTO egress_gates (egress_key, min_interval_seconds) VALUES ('mx-new', 0.05)",
          DENIED, "permission denied for table egress_gates"),
         ("DELETE FROM collection_jobs", DENIED, "permission denied for table collection_jobs"),
@@ -160,7 +172,7 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         ("SELECT * FROM bf4ps_collector_stopped(%(ca)s)", ROWS, 1),
         ("SELECT * FROM bf4ps_collector_heartbeat(%(ca)s)", ROWS, 1),
     ],
-    "web": [*FOR_NOBODY,
+    "web": [*FOR_NOBODY, READ_HOLD, NO_VOUCH,
         ("UPDATE collection_jobs SET lane = 'interactive'", DENIED, "permission denied for table"),
         ("DELETE FROM collection_jobs", DENIED, "permission denied for table"),
         ("INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason) "
@@ -209,7 +221,7 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         ("SELECT * FROM ops_login_failures", DENIED, "permission denied for table"),
         ("DELETE FROM ops_login_failures", DENIED, "permission denied for table"),
     ],
-    "scheduler": [*FOR_NOBODY,
+    "scheduler": [*FOR_NOBODY, READ_HOLD, NO_VOUCH, *PRUNE,
         ("SELECT client_key FROM interactive_requests", DENIED, "permission denied for table"),
         ("SELECT * FROM bf4ps_gate_set('mx-a', 0.05, NULL, NULL, NULL, false, false, 'x')",
          DENIED, "permission denied for function"),
@@ -230,7 +242,8 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         (LOGIN_ATTEMPT, DENIED, "permission denied for function"),
         ("SELECT * FROM ops_login_failures", DENIED, "permission denied for table"),
     ],
-    "operator": [*FOR_NOBODY,
+    "operator": [*FOR_NOBODY, READ_HOLD, *PRUNE,
+        ("SELECT * FROM bf4ps_restore_vouch('matrix: the fleet was down')", ROWS, 1),
         ("SELECT * FROM bf4ps_gate_set('mx-a', 2.0, NULL, NULL, NULL, false, false, "
          "'matrix: slower')", ROWS, 1),
         ("SELECT * FROM bf4ps_budget_set(50, 60, true, 'matrix: a budget')", ROWS, 1),

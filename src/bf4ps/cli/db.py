@@ -1,7 +1,8 @@
-"""`bf4ps db upgrade|status` and `bf4ps status`."""
+"""`bf4ps db upgrade|status|vouch|grant` and `bf4ps status`."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
@@ -12,6 +13,7 @@ from bf4ps.cli.common import echo_json, fail, run_async, settings_of
 from bf4ps.db import compat, migrate
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.db.queries import all_rows, q
+from bf4ps.gates import restore
 from bf4ps.views.fleet_status import render_status, status_report
 
 
@@ -98,6 +100,44 @@ async def connected(url: str) -> list[Process]:
             login=row["login"], sessions=int(row["sessions"]), since=row["backend_start"],
             compatible=problem is None, problem=problem))
     return list(seen.values())
+
+
+@group.command(name="vouch")
+@click.option("--reason", required=True,
+              help="Why this server start is the database the fleet knew (recorded).")
+@click.pass_context
+@run_async
+async def db_vouch(ctx: click.Context, reason: str) -> None:
+    """Vouch, as an operator, that the running server is the database the fleet knew: for a
+    server started while every collector was down, which the restore guard otherwise holds one
+    budget window. Audited; leaves a detected restore's hold as it is."""
+    url = await resolve_url(settings_of(ctx))
+    async with connection(url) as conn:
+        try:
+            done = await restore.vouch(conn, reason)
+        except (psycopg.errors.InsufficientPrivilege,
+                psycopg.errors.InvalidParameterValue) as exc:
+            fail(str(exc).splitlines()[0])
+    click.echo(vouch_text(done))
+    if done.outcome == "no guard":
+        sys.exit(1)
+
+
+def vouch_text(done: restore.Vouch) -> str:
+    def at(t: datetime | None) -> str:
+        return f"{t:%Y-%m-%d %H:%M:%S} UTC" if t else "?"
+    if done.outcome == "no guard":
+        return ("no restore guard row: a restore is under way (run `bf4ps db upgrade` after it); "
+                "nothing was vouched for")
+    lines = [f"vouched for the server started at {at(done.run_started_at)}: the run rule no "
+             "longer holds sends (recorded in the settings audit)"
+             if done.outcome == "vouched" else
+             f"the server started at {at(done.run_started_at)} was already vouched for at "
+             f"{at(done.vouched_at)}: nothing changed"]
+    if done.remaining is not None:
+        lines.append(f"still held until {at(done.remaining.until)} by a detected restore: "
+                     f"{done.remaining.reason}")
+    return "\n".join(lines)
 
 
 ROLES = ("bf4ps_collector", "bf4ps_scheduler", "bf4ps_web", "bf4ps_operator")

@@ -23,7 +23,7 @@ from bf4ps.db.queries import q
 from bf4ps.fleet import conf as fleetconf
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Slot, Wait
-from bf4ps.gates.restore import current_hold
+from bf4ps.gates.restore import Marks, current_hold
 from bf4ps.settings import GateSettings, Settings
 
 log = logging.getLogger(__name__)
@@ -59,6 +59,7 @@ class Metered:
     max_wait: float
     clock: DbClock = field(default_factory=DbClock)
     counted: list[Slot] = field(default_factory=list)
+    marks: Marks = field(default_factory=Marks)  # shown at each guard check, as a collector's
 
     async def prepare(self) -> None:
         if await fleetconf.gate(self.conn, self.egress) is None:
@@ -89,7 +90,7 @@ class Metered:
     async def _slot(self, kind: str, deadline: datetime) -> Slot:
         cfg = GateSettings.from_settings(self.settings)
         while True:
-            held = await current_hold(self.conn)
+            held = await current_hold(self.conn, self.marks)
             if held is not None:
                 if held.until > deadline:
                     raise Refused(f"sends are held until {held.until:%Y-%m-%d %H:%M:%S} UTC after "

@@ -150,7 +150,7 @@ CREATE INDEX ix_events_time ON ONLY public.collection_events USING btree (occurr
 CREATE INDEX ix_events_type ON ONLY public.collection_events USING btree (event_type, occurred_at DESC) WHERE ((event_type)::text <> ALL (ARRAY['succeeded'::text, 'failed'::text, 'retry_scheduled'::text, 'created'::text]));
 GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at) ON TABLE collection_events TO bf4ps_collector;
 GRANT SELECT ON TABLE collection_events TO bf4ps_operator;
-GRANT DELETE, SELECT ON TABLE collection_events TO bf4ps_scheduler;
+GRANT SELECT ON TABLE collection_events TO bf4ps_scheduler;
 GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at) ON TABLE collection_events TO bf4ps_web;
 
 CREATE TABLE collection_jobs (
@@ -552,7 +552,7 @@ CREATE TABLE fleet_settings_changes (
     CONSTRAINT fleet_settings_changes_changed_by_check CHECK (((btrim(changed_by) <> ''::text) AND (length(changed_by) <= 200))),
     CONSTRAINT fleet_settings_changes_pkey PRIMARY KEY (change_id),
     CONSTRAINT fleet_settings_changes_reason_check CHECK ((length(reason) <= 200)),
-    CONSTRAINT fleet_settings_changes_setting_check CHECK ((setting = ANY (ARRAY['gate'::text, 'budget'::text, 'shares'::text, 'policy'::text]))),
+    CONSTRAINT fleet_settings_changes_setting_check CHECK ((setting = ANY (ARRAY['gate'::text, 'budget'::text, 'shares'::text, 'policy'::text, 'restore'::text]))),
     CONSTRAINT fleet_settings_changes_subject_check CHECK (((btrim(subject) <> ''::text) AND (length(subject) <= 100)))
 );
 CREATE INDEX ix_settings_changes_subject ON public.fleet_settings_changes USING btree (setting, subject, changed_at DESC);
@@ -912,7 +912,7 @@ CREATE INDEX ix_ledger_egress ON public.request_ledger USING btree (egress_key, 
 CREATE INDEX ix_ledger_slot ON public.request_ledger USING btree (slot_at);
 GRANT SELECT ON TABLE request_ledger TO bf4ps_collector;
 GRANT INSERT, SELECT ON TABLE request_ledger TO bf4ps_operator;
-GRANT DELETE, SELECT ON TABLE request_ledger TO bf4ps_scheduler;
+GRANT SELECT ON TABLE request_ledger TO bf4ps_scheduler;
 GRANT SELECT ON TABLE request_ledger TO bf4ps_web;
 
 CREATE TABLE restore_guard (
@@ -2281,6 +2281,22 @@ AS $function$
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_event_types_of(text) TO PUBLIC;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_events_prune(p_cutoff timestamp with time zone, p_batch integer)
+ RETURNS SETOF bigint
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+    DELETE FROM collection_events
+    WHERE (event_id, occurred_at) IN (
+        SELECT e.event_id, e.occurred_at FROM collection_events e
+        WHERE e.occurred_at < least(p_cutoff, clock_timestamp() - interval '1 day')
+        LIMIT greatest(p_batch, 0))
+    RETURNING event_id
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_events_prune(timestamp with time zone,integer) TO bf4ps_operator;
+GRANT EXECUTE ON FUNCTION bf4ps_events_prune(timestamp with time zone,integer) TO bf4ps_scheduler;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_feed_class(p_class text, p_resource text, p_n integer, p_aging_seconds double precision)
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
@@ -2801,6 +2817,24 @@ $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_lease_outcome(bigint,uuid) TO bf4ps_collector;
 GRANT EXECUTE ON FUNCTION bf4ps_lease_outcome(bigint,uuid) TO bf4ps_operator;
 GRANT EXECUTE ON FUNCTION bf4ps_lease_outcome(bigint,uuid) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_ledger_prune(p_cutoff timestamp with time zone, p_batch integer)
+ RETURNS SETOF bigint
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+    DELETE FROM request_ledger
+    WHERE request_id IN (
+        SELECT l.request_id FROM request_ledger l
+        WHERE l.slot_at < least(p_cutoff, clock_timestamp() - make_interval(secs => 2 * greatest(
+            (SELECT b.window_seconds FROM fleet_budget b WHERE b.budget_id = 1),
+            bf4ps_restore_span())))
+        LIMIT greatest(p_batch, 0))
+    RETURNING request_id
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_ledger_prune(timestamp with time zone,integer) TO bf4ps_operator;
+GRANT EXECUTE ON FUNCTION bf4ps_ledger_prune(timestamp with time zone,integer) TO bf4ps_scheduler;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_ledger_receipt(p_request bigint)
  RETURNS TABLE(request_id bigint, slot_at timestamp with time zone, receipt text)
@@ -3334,6 +3368,108 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_restore_check(bigint,timestamp with time zone,text,text) TO bf4ps_collector;
 GRANT EXECUTE ON FUNCTION bf4ps_restore_check(bigint,timestamp with time zone,text,text) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_restore_hold()
+ RETURNS TABLE(hold_until timestamp with time zone, reason text, run_rule boolean)
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+DECLARE
+    g restore_guard;
+    started timestamptz := pg_postmaster_start_time();
+    run_hold timestamptz;
+BEGIN
+    SELECT * INTO g FROM restore_guard;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    IF g.run_started_at IS NOT NULL
+            AND (g.run_started_at IS DISTINCT FROM started OR g.run_vouched_at IS NULL) THEN
+        run_hold := started + make_interval(secs => bf4ps_restore_span());
+    END IF;
+    IF run_hold > now() AND run_hold > COALESCE(g.hold_until, '-infinity') THEN
+        RETURN QUERY SELECT run_hold,
+            'the server started at ' || started || ' and no running process has vouched yet '
+            || 'that it is the database it knew (`bf4ps db vouch` if it is)', true;
+    ELSIF g.hold_until > now() THEN
+        RETURN QUERY SELECT g.hold_until, COALESCE(g.reason, 'unknown'), false;
+    END IF;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_restore_hold() TO bf4ps_collector;
+GRANT EXECUTE ON FUNCTION bf4ps_restore_hold() TO bf4ps_operator;
+GRANT EXECUTE ON FUNCTION bf4ps_restore_hold() TO bf4ps_scheduler;
+GRANT EXECUTE ON FUNCTION bf4ps_restore_hold() TO bf4ps_web;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_restore_span()
+ RETURNS double precision
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+    SELECT greatest(1.0,
+        (SELECT b.window_seconds FROM fleet_budget b WHERE b.requests IS NOT NULL),
+        (SELECT max(greatest(e.window_seconds, e.min_interval_seconds)) FROM egress_gates e))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_restore_vouch(p_reason text)
+ RETURNS TABLE(outcome text, run_started_at timestamp with time zone, vouched_at timestamp with time zone, hold_until timestamp with time zone, reason text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+DECLARE
+    g restore_guard;
+    started timestamptz := pg_postmaster_start_time();
+    result text := 'already vouched';
+    id bigint;
+    before jsonb;
+    after jsonb;
+BEGIN
+    IF NOT bf4ps_caller_holds('bf4ps_operator') THEN
+        RAISE EXCEPTION 'only an operator may vouch for a server start (not %)', session_user
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF btrim(COALESCE(p_reason, '')) = '' THEN
+        RAISE EXCEPTION 'a vouch needs a reason' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT * INTO g FROM restore_guard FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT 'no guard'::text, NULL::timestamptz, NULL::timestamptz,
+                            NULL::timestamptz, NULL::text;
+        RETURN;
+    END IF;
+    IF g.run_started_at IS DISTINCT FROM started THEN  -- as the guard's check registers a run
+        UPDATE restore_guard x
+        SET run_started_at = started, run_lsn = pg_current_wal_lsn(), updated_at = now(),
+            run_vouched_at = CASE WHEN x.run_started_at IS NULL THEN now() END
+        RETURNING * INTO g;
+    END IF;
+    IF g.run_vouched_at IS NULL THEN
+        before := jsonb_build_object('run_started_at', g.run_started_at, 'run_vouched_at', NULL);
+        UPDATE restore_guard x SET run_vouched_at = now(), updated_at = now()
+        WHERE x.run_vouched_at IS NULL
+        RETURNING * INTO g;
+        after := jsonb_build_object('run_started_at', g.run_started_at,
+                                    'run_vouched_at', g.run_vouched_at);
+        INSERT INTO fleet_settings_changes (setting, subject, old_value, new_value, changed_by,
+                                            reason)
+        VALUES ('restore', 'run', before, after, left(session_user, 200), left(p_reason, 200))
+        RETURNING change_id INTO id;
+        INSERT INTO collection_events (event_type, result, details)
+        VALUES ('fleet_settings_changed', 'restore',
+                jsonb_build_object('change_id', id, 'setting', 'restore', 'subject', 'run',
+                                   'old', before, 'new', after, 'by', session_user::text,
+                                   'reason', p_reason));
+        result := 'vouched';
+    END IF;
+    RETURN QUERY SELECT result, g.run_started_at, g.run_vouched_at,
+        CASE WHEN g.hold_until > now() THEN g.hold_until END,
+        CASE WHEN g.hold_until > now() THEN g.reason END;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_restore_vouch(text) TO bf4ps_operator;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_settings_audit()
  RETURNS trigger

@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one
+from bf4ps.db.queries import one, one_row
 
 
 @dataclass(frozen=True)
 class Hold:
     until: datetime
     reason: str
+    run_rule: bool = False  # the run rule's (a server start nobody vouched for), not a restore's
 
 
 @dataclass(frozen=True)
@@ -64,3 +65,32 @@ async def current_hold(conn: Conn, marks: Marks | None = None) -> Hold | None:
     if row is None or row["hold_until"] is None or row["hold_until"] <= row["now"]:
         return None
     return Hold(row["hold_until"], str(row["reason"] or "unknown"))
+
+
+async def standing_hold(conn: Conn) -> Hold | None:
+    """The hold a reader shows (the console, `bf4ps status`, /metrics): a detected restore's,
+    or the run rule's for a server start no running process vouched for yet. Shows no mark and
+    changes nothing."""
+    row = await one(conn, "restore_hold")
+    if row is None:
+        return None
+    return Hold(row["hold_until"], str(row["reason"]), bool(row["run_rule"]))
+
+
+@dataclass(frozen=True)
+class Vouch:
+    """What `bf4ps db vouch` did: outcome 'vouched', 'already vouched' or 'no guard'; the
+    run it spoke for and when it was vouched for; a detected restore's hold that remains."""
+
+    outcome: str
+    run_started_at: datetime | None
+    vouched_at: datetime | None
+    remaining: Hold | None
+
+
+async def vouch(conn: Conn, reason: str) -> Vouch:
+    """An operator's audited word that this server start is the database the fleet knew
+    (bf4ps_restore_vouch, migration 0027): sets the run's vouch only while none is set."""
+    row = await one_row(conn, "restore_vouch", {"reason": reason})
+    left = Hold(row["hold_until"], str(row["reason"])) if row["hold_until"] else None
+    return Vouch(str(row["outcome"]), row["run_started_at"], row["vouched_at"], left)

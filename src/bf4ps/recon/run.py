@@ -37,7 +37,7 @@ from bf4ps.db.queries import one, one_row, q
 from bf4ps.domain import JobKind, Lane, Platform, PriorityClass, Resource
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Slot
-from bf4ps.gates.restore import current_hold
+from bf4ps.gates.restore import Marks, current_hold
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Lease
@@ -61,6 +61,7 @@ class Recon:
     plan: Plan
     run_id: int
     samples: list[Sample] = field(default_factory=list)
+    marks: Marks = field(default_factory=Marks)  # shown at each guard check, as a collector's
     _seq: int = 0
 
     async def burst(self, wanted: Sequence[tuple[Resource, Persona]], phase: str,
@@ -86,7 +87,7 @@ class Recon:
     async def _slot(self, resource: Resource, persona: Persona) -> tuple[Pacing, Slot]:
         """The next admitted slot (counted before it is sent); none while the restore guard
         holds the fleet."""
-        held = await current_hold(self.conn)
+        held = await current_hold(self.conn, self.marks)
         if held is not None:
             raise ReconError(f"sends are held until {held.until:%Y-%m-%d %H:%M:%S} UTC after a "
                              f"restore ({held.reason}); nothing was sent")

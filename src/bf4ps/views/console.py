@@ -22,6 +22,7 @@ from bf4ps.views.fleet_rows import (
     DepthRow,
     LaneDepth,
     Model,
+    RestoreHold,
     ThroughputWindow,
     circuits,
     clock,
@@ -29,6 +30,7 @@ from bf4ps.views.fleet_rows import (
     fleet_budget,
     gates,
     registry,
+    restore_hold,
     soldier_count,
     throughput,
 )
@@ -141,6 +143,7 @@ class ConsoleStatus(Model):
     circuits: list[Circuit]
     failures_by_class: dict[str, int]
     backlog: BacklogView
+    restore_hold: RestoreHold | None  # None: sends are not held
 
 
 def health_text(c: CollectorRow) -> tuple[str, str]:
@@ -258,4 +261,5 @@ async def status(conn: Conn) -> ConsoleStatus:
         throttles=(await throttles(conn)).throttles, open_requests=open_requests,
         circuits=(await open_circuits(conn)).circuits,
         failures_by_class=await failures_by_class(conn, WINDOW_SECONDS),
-        backlog=BacklogView.of(await backlog.read(conn)))
+        backlog=BacklogView.of(await backlog.read(conn)),
+        restore_hold=await restore_hold(conn))

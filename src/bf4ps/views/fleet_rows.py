@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one, one_row
 from bf4ps.domain import Lane
+from bf4ps.gates.restore import standing_hold
 from bf4ps.queue import figures
 from bf4ps.views import backlog
 
@@ -140,6 +141,15 @@ class Circuit(Model):
     held: int
 
 
+class RestoreHold(Model):
+    """Sends held by the restore guard: a detected restore's hold, or the run rule's
+    (run_rule: a server start no running process vouched for; `bf4ps db vouch`)."""
+
+    until: datetime
+    reason: str
+    run_rule: bool
+
+
 class LagFigure(Model):
     p50: float
     p95: float
@@ -209,3 +219,10 @@ async def throughput(conn: Conn, window_seconds: float) -> ThroughputWindow:
     rows = await figures.throughput(conn, window_seconds)
     return ThroughputWindow(window_seconds=window_seconds,
                             by_resource={k: Throughput(**asdict(v)) for k, v in rows.items()})
+
+
+async def restore_hold(conn: Conn) -> RestoreHold | None:
+    held = await standing_hold(conn)
+    if held is None:
+        return None
+    return RestoreHold(until=held.until, reason=held.reason, run_rule=held.run_rule)

@@ -64,6 +64,7 @@ class StatusReport(rows.Model):
     failures_by_class: dict[str, int]
     circuits: list[rows.Circuit]
     backlog: rows.BacklogView
+    restore_hold: rows.RestoreHold | None  # None: sends are not held
 
 
 def clock_text(c: rows.Clock) -> str:
@@ -119,11 +120,13 @@ async def status_report(conn: Conn, window_seconds: float = 3600) -> StatusRepor
         collectors=[status_collector(c) for c in await rows.registry(conn)],
         budget=await budget_use(conn, window_seconds),
         failures_by_class=await rows.failures_by_class(conn, window_seconds),
-        circuits=await rows.circuits(conn), backlog=rows.BacklogView.of(await backlog.read(conn)))
+        circuits=await rows.circuits(conn), backlog=rows.BacklogView.of(await backlog.read(conn)),
+        restore_hold=await rows.restore_hold(conn))
 
 
 def render_status(report: StatusReport) -> str:
-    lines = [f"soldiers: {report.soldiers}", "queue depth (actionable work):"]
+    lines = [f"soldiers: {report.soldiers}", *hold_lines(report.restore_hold),
+             "queue depth (actionable work):"]
     for lane, t in sorted(report.queue_depth.by_lane.items()):
         lines.append(f"  {lane:12} ready {t.ready:>6}  claimed {t.claimed:>3}  "
                      f"running {t.running:>3}  waiting retry {t.waiting_retry:>5}")
@@ -160,6 +163,13 @@ def render_status(report: StatusReport) -> str:
         lines.append(f"  {s.name:16} {s.health:8} {beat}  {s.lane} {s.egress}{flags}"
                      f"  {clock_text(s)}")
     return "\n".join(lines)
+
+
+def hold_lines(held: rows.RestoreHold | None) -> list[str]:
+    if held is None:
+        return []
+    return [f"SENDS HELD until {held.until:%Y-%m-%d %H:%M:%S} UTC by the restore guard: "
+            f"{held.reason}"]
 
 
 def _throttle_note(gate: EgressUse) -> str:

@@ -305,7 +305,8 @@ async def _scheduler_intake_gauges(conn: Conn) -> list[Metric]:
         if r["success_age"] is not None:
             age.add_metric([r["source_name"]], float(r["success_age"]))
     hold = GaugeMetricFamily("bf4ps_restore_hold_seconds",
-                             "Seconds until collectors may send again after a restore (0: none)")
+                             "Seconds until collectors may send again after a restore, or "
+                             "after a server start nobody vouched for (0: none)")
     row = await one(conn, "web_metrics_restore_hold")
     hold.add_metric([], float(row["seconds"]) if row else 0.0)
     return [leading, failing, age, hold]

@@ -50,3 +50,12 @@ SELECT request_id, slot_at, receipt FROM bf4ps_ledger_receipt(%(request_id)s)
 -- An outage answer cools the egress for %(seconds)s (its Retry-After, or the outage
 -- cool-down); the throttle streak is not touched (an outage is not our rate's fault).
 SELECT cooldown_until FROM bf4ps_gate_cool(%(egress_key)s, %(seconds)s)
+
+-- name: restore_hold
+-- The hold a reader shows (migration 0027): a detected restore's, or the run rule's (a server
+-- start no running process vouched for yet). No row: not held.
+SELECT hold_until, reason, run_rule FROM bf4ps_restore_hold()
+
+-- name: restore_vouch
+-- `bf4ps db vouch` (migration 0027): an operator's audited word for this server start.
+SELECT * FROM bf4ps_restore_vouch(%(reason)s)

@@ -12,22 +12,15 @@ ORDER BY c.relname
 SELECT bf4ps_drop_event_partition(%(name)s) AS dropped
 
 -- name: events_delete_batch
-DELETE FROM collection_events
-WHERE (event_id, occurred_at) IN (
-    SELECT event_id, occurred_at FROM collection_events
-    WHERE occurred_at < %(cutoff)s
-    LIMIT %(batch)s)
+-- Events past the horizon (never younger than a day: bf4ps_events_prune, migration 0027); one
+-- row per event deleted.
+SELECT * FROM bf4ps_events_prune(%(cutoff)s::timestamptz, %(batch)s::integer)
 
 -- name: ensure_partitions_ahead
 SELECT bf4ps_ensure_event_partitions(date_trunc('month', now())::date, %(months)s) AS created
 
 -- name: ledger_delete_batch
--- Old request-ledger rows, in small batches. Rows inside twice the fleet budget window are
--- kept whatever the horizon: the budget arithmetic and the ETA read them.
-DELETE FROM request_ledger
-WHERE request_id IN (
-    SELECT request_id FROM request_ledger
-    WHERE slot_at < LEAST(%(cutoff)s::timestamptz,
-                          clock_timestamp() - make_interval(
-                              secs => 2 * (SELECT window_seconds FROM fleet_budget)))
-    LIMIT %(batch)s)
+-- Old request-ledger rows, in small batches (bf4ps_ledger_prune, migration 0027). Rows inside
+-- twice the longest budget window are kept whatever the horizon: the budget arithmetic, the
+-- ETA and the restore guard read them. One row per ledger row deleted.
+SELECT * FROM bf4ps_ledger_prune(%(cutoff)s::timestamptz, %(batch)s::integer)

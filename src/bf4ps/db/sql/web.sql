@@ -216,9 +216,10 @@ FROM intake_state
 ORDER BY source_name
 
 -- name: web_metrics_restore_hold
--- Seconds until the restore guard (migration 0013) lets collectors send again; 0: no hold.
-SELECT greatest(0, COALESCE(extract(epoch FROM hold_until - now()), 0))::float8 AS seconds
-FROM restore_guard
+-- Seconds until the restore guard lets collectors send again (a detected restore's hold, or the
+-- run rule's for a server start nobody vouched for: migration 0027); 0: no hold.
+SELECT COALESCE(max(greatest(0, extract(epoch FROM h.hold_until - now()))), 0)::float8 AS seconds
+FROM bf4ps_restore_hold() h
 
 -- name: web_metrics_settings_changed
 -- When each kind of fleet setting (gate, budget, shares) last changed by the audited commands.
