@@ -3,11 +3,11 @@ and server CPU per cycle, for two shapes of cycle.
 
 * bench shape — what bench/queue_cycle.py times: a gate-less cycle (the slot is open at once),
   so each success also claims and starts the next job in the same call (queue_succeed).
-* product shape — what a collector does per request: the count of the job the last success
-  claimed in a slot of the egress gate (connect lead 1 s, fleet budget, ledger row), its start
-  alone at the slot, then a finalize that writes a real detailed-stats payload
-  (tests/fixtures/battlelog) in the same transaction as the success, which also makes the next
-  admission look and claim on the server.
+* product shape — what a collector does per request: its start alone at the slot, then a
+  finalize that writes a real detailed-stats payload (tests/fixtures/battlelog) in the same
+  transaction as the success, which also makes the next admission look, claim and count (in a
+  slot of the egress gate: connect lead 1 s, fleet budget, ledger row) on the server. (The
+  count is a call of its own only when the slot moved past the horizon meanwhile.)
 
 Counting, per shape, over one collector's cycles on a fresh database:
 * round trips: the client's protocol messages that wait for the server (each simple Query and
@@ -130,17 +130,18 @@ def bench_cycle() -> Cycle:
 
 
 def product_cycle(payload: bytes) -> Cycle:
-    """A collector's cycle: the count of the job the last success claimed (or a look, claim and
+    """A collector's cycle: the job the last success claimed and counted (or a look, claim and
     count), its start alone at the slot (a heap-only update: the slot is at least the connect
-    lead away), then the fenced success with real statistics, which also makes the next look
-    and claim on the server."""
+    lead away), then the fenced success with real statistics, which also makes the next look,
+    claim and count on the server."""
     parsed = parse_detailed(payload)
     held: list[ClaimedJob | None] = [None]
+    counted: list[admission.Slot | None] = [None]
 
     async def cycle(conn: Conn, me: CollectorRef, policy: Policy) -> bool:
         job = held[0]
-        adm = (await admission.count_claimed(conn, me, GATE, policy, job) if job is not None
-               else await admission.admit(conn, me, GATE, policy))
+        adm = (await admission.admit_held(conn, me, GATE, policy, job, counted[0])
+               if job is not None else await admission.admit(conn, me, GATE, policy))
         if not isinstance(adm, admission.Admitted):
             return False
         await qclaim.start(conn, adm.job, GATE.lease_seconds, adm.slot_at)
@@ -148,7 +149,7 @@ def product_cycle(payload: bytes) -> Cycle:
             "bytes": len(payload)}), policy, writer_for(Resource.DETAILED, parsed),
             then=finalize.NextClaim(me.lane, GATE.lease_seconds,
                                     gate=admission.look_params(me, GATE, policy)))
-        held[0] = out.next_job
+        held[0], counted[0] = out.next_job, admission.counted_next(out)
         return out.committed
 
     return cycle

@@ -227,8 +227,9 @@ class Collector:
             got: Admitted | Wait
             if ctx.held is not None:  # claimed by the last success's own transaction
                 job, ctx.held = ctx.held, None
-                got = await admission.count_claimed(conn, ctx.me, ctx.gate, policy, job,
-                                                    pause=self.pause)
+                slot, ctx.held_slot = ctx.held_slot, None
+                got = await admission.admit_held(conn, ctx.me, ctx.gate, policy, job, slot,
+                                                 pause=self.pause)
             else:
                 got = await admission.admit(conn, ctx.me, ctx.gate, policy,
                                             soldier_id=chain, pause=self.pause)
