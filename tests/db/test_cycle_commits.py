@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from psycopg import pq
+from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn, connection
 from bf4ps.domain import PriorityClass
@@ -23,7 +24,14 @@ from bf4ps.queue import finalize
 from bf4ps.queue.finalize import Attempt, NextClaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
 from bf4ps.settings import GateSettings
-from tests.helpers import GATE_ENSURE, add_job, count, make_collector, make_soldier
+from tests.helpers import (
+    FLEET_CONFIGURE,
+    add_job,
+    count,
+    gated_collector,
+    make_soldier,
+    nested_plans,
+)
 
 GATE = GateSettings(interval=0.1, margin=0.05, horizon=5.0, lease_seconds=30.0)
 POLICY = Policy()
@@ -35,9 +43,7 @@ def db_url_of(conn: Conn) -> str:
 
 async def first_admitted(conn: Conn, tmp_path: Path, jobs: int) -> tuple[CollectorRef,
                                                                         Admitted]:
-    me = await make_collector(conn, tmp_path, "bg-1", egress="eg-1")
-    await conn.execute(GATE_ENSURE, {"egress_key": "eg-1", "min_interval": 0.1,
-                                     "window_requests": None, "window_seconds": None})
+    me = await gated_collector(conn, tmp_path)
     for i in range(jobs):
         await add_job(conn, await make_soldier(conn, 700 + i), "detailed",
                       PriorityClass.RECENT)
@@ -149,3 +155,51 @@ async def test_a_success_with_statistics_whose_lease_went_meanwhile_writes_nothi
     assert await count(conn, "SELECT count(*) FROM collection_events "
                              "WHERE event_type = 'succeeded'") == 0
     assert conn.info.transaction_status == pq.TransactionStatus.IDLE
+
+
+async def test_the_budgets_demand_probes_its_index_not_the_queue(conn: Conn,
+                                                                  tmp_path: Path) -> None:
+    """With a fleet budget set, each admission asks which floor classes have runnable work:
+    auto_explain shows that statement (custom and generic plans) probing ix_jobs_demand, not
+    reading the 20,000 pending jobs; and the answer still sees a retry among them."""
+    me = await gated_collector(conn, tmp_path, budget=(1000, 3600.0))
+    await conn.execute(
+        "INSERT INTO soldiers (persona_id, platform, current_name) "
+        "SELECT g, 'pc', 'S' || g FROM generate_series(1, 20000) g")
+    await conn.execute(
+        "INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason,"
+        " last_error_at, last_error_class) SELECT soldier_id, 'detailed', 'background', "
+        "'active', now() - (soldier_id || ' s')::interval, 'active_refresh', "
+        "CASE WHEN soldier_id = 7 THEN now() END, CASE WHEN soldier_id = 7 THEN 'server' END "
+        "FROM soldiers")
+    await conn.execute("ANALYZE collection_jobs")
+    notices = await nested_plans(conn)
+    for mode in ("auto", "force_generic_plan"):
+        await conn.execute(f"SET plan_cache_mode = {mode}")  # type: ignore[arg-type]
+        notices.clear()
+        cur = await conn.execute(
+            "SELECT outcome, classes FROM admission_slot('eg-1', %s, NULL, NULL, false, 0.05, "
+            "5.0, 1.0, %s)", [me.collector_uuid, admission_policy()])
+        look = await cur.fetchone()
+        assert look is not None and look["outcome"] == "open"
+        plans = [n for n in notices if "AS f(cls)" in n]
+        assert plans, notices
+        assert "ix_jobs_demand" in plans[-1], plans[-1]
+        assert "Seq Scan on collection_jobs" not in plans[-1], plans[-1]
+    await conn.execute("RESET plan_cache_mode")
+    await conn.execute("SET auto_explain.log_min_duration = -1")
+    # the retry's floor is its own: with the window nearly full, only retry may go
+    await conn.execute(FLEET_CONFIGURE, {"requests": 2, "window_seconds": 3600.0})
+    await conn.execute("INSERT INTO request_ledger (slot_at, egress_key, budget_class) "
+                       "VALUES (clock_timestamp(), 'eg-other', 'active')")
+    cur = await conn.execute(
+        "SELECT classes FROM admission_slot('eg-1', %s, NULL, NULL, false, 0.05, 5.0, 1.0, %s)",
+        [me.collector_uuid, admission_policy(Policy(budget_floor_retry=0.5))])
+    assert await cur.fetchone() == {"classes": ["retry"]}
+
+
+def admission_policy(pol: Policy = POLICY) -> Jsonb:
+    return Jsonb({"cap_active": pol.budget_cap_active,
+                  "floor_interactive": pol.budget_floor_interactive,
+                  "floor_bootstrap": pol.budget_floor_bootstrap,
+                  "floor_retry": pol.budget_floor_retry})

@@ -193,6 +193,11 @@ END) AND ((started_at IS NOT NULL) = ((status)::text = 'running'::text)) AND (((
     CONSTRAINT uq_jobs_soldier_resource UNIQUE (soldier_id, resource)
 );
 CREATE INDEX ix_jobs_claim ON public.collection_jobs USING btree (lane, rank, job_id) WHERE (lease_token IS NULL);
+CREATE INDEX ix_jobs_demand ON public.collection_jobs USING btree ((
+CASE
+    WHEN (last_error_at IS NOT NULL) THEN 'retry'::text
+    ELSE (priority_class)::text
+END), eligible_at) WHERE (lease_token IS NULL);
 CREATE INDEX ix_jobs_leased ON public.collection_jobs USING btree (lane, collector_uuid) WHERE (lease_token IS NOT NULL);
 CREATE INDEX ix_jobs_request ON public.collection_jobs USING btree (request_id) WHERE (request_id IS NOT NULL);
 CREATE UNIQUE INDEX uq_jobs_lookup_request ON public.collection_jobs USING btree (request_id) WHERE ((resource)::text = 'lookup'::text);
@@ -1288,6 +1293,7 @@ DECLARE
     job_class text;
     job_resource text;
     counted_id bigint;
+    serving boolean;
 BEGIN
     IF p_job_id = 0 THEN
         -- a request of no queue job (recon, `bf4ps battlelog fetch`): nothing to fence, but
@@ -1358,16 +1364,19 @@ BEGIN
             -- the classes with runnable work in any lane: a background collector leaves a
             -- waiting interactive request's floor free, but only while an interactive
             -- collector is serving (else nothing could use the floor)
-            SELECT COALESCE(array_agg(DISTINCT CASE WHEN j.last_error_at IS NOT NULL
-                                                    THEN 'retry' ELSE j.priority_class END),
-                            '{}')
-            INTO demand
-            FROM collection_jobs j
-            WHERE j.status = 'pending' AND j.eligible_at <= clock_timestamp()
-              AND (j.lane <> 'interactive' OR EXISTS (
-                  SELECT 1 FROM collectors c
-                  WHERE c.lane = 'interactive' AND c.enabled AND NOT c.drained
-                    AND c.retired_at IS NULL AND c.health = 'healthy'));
+            -- (only the classes with a floor matter: budget_allowed_classes asks of no
+            -- other; one probe of ix_jobs_demand each, not a pass over every pending job)
+            serving := EXISTS (SELECT 1 FROM collectors c
+                               WHERE c.lane = 'interactive' AND c.enabled AND NOT c.drained
+                                 AND c.retired_at IS NULL AND c.health = 'healthy');
+            SELECT COALESCE(array_agg(f.cls), '{}') INTO demand
+            FROM unnest(ARRAY['interactive', 'bootstrap', 'retry']) AS f(cls)
+            WHERE EXISTS (SELECT 1 FROM collection_jobs j
+                          WHERE j.lease_token IS NULL AND j.status = 'pending'
+                            AND (CASE WHEN j.last_error_at IS NOT NULL THEN 'retry'
+                                      ELSE j.priority_class END) = f.cls
+                            AND j.eligible_at <= clock_timestamp()
+                            AND (j.lane <> 'interactive' OR serving));
         END IF;
         allowed := budget_allowed_classes(budget, win.used, demand, p_policy, p_interactive);
         IF cardinality(allowed) = 0 OR (counting AND NOT job_class = ANY(allowed)) THEN
