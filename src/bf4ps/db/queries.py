@@ -113,6 +113,15 @@ async def one(conn: Conn, name: str, params: Params = None, *,
     return await (await conn.execute(q(name), params, prepare=prepare)).fetchone()
 
 
+async def begin_then_one(conn: Conn, name: str, params: Params = None) -> dict[str, Any] | None:
+    """BEGIN and the named query in one message (client-side binding, the simple protocol):
+    the first row of the query, run first in a transaction the caller then ends."""
+    cur = AsyncClientCursor(conn, row_factory=dict_row)
+    await cur.execute("BEGIN;\n" + q(name), params)
+    cur.nextset()  # past BEGIN's own result
+    return await cur.fetchone()
+
+
 async def one_then_commit(conn: Conn, name: str, params: Params = None) -> dict[str, Any] | None:
     """The first row of the named query, run as the last statement of the connection's open
     transaction, with the COMMIT in the same message (client-side binding, the simple

@@ -15,7 +15,7 @@ from psycopg import pq
 from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import execute, one, one_then_commit
+from bf4ps.db.queries import begin_then_one, execute, one, one_then_commit
 from bf4ps.domain import ErrorClass, Lane
 from bf4ps.policy import Policy
 from bf4ps.queue import events
@@ -135,10 +135,12 @@ async def succeed(conn: Conn, me: CollectorRef, job: ClaimedJob, attempt: Attemp
 async def _with_stats(conn: Conn, job: ClaimedJob, params: dict[str, Any],
                       write_stats: StatsWriter) -> dict[str, Any]:
     """The statistics, then the success (and the next job's claim and count), one transaction
-    whose COMMIT goes in the success's own message: the gate and fleet budget rows the count
+    begun in the message of its first statement and whose COMMIT goes in the success's own
+    message (a round trip each fewer): the gate and fleet budget rows the count
     locks never wait on a round trip to this collector. A lease lost meanwhile raises in the
     success (BF401, `strict`): the COMMIT is not run and everything rolls back."""
-    await conn.execute("BEGIN")
+    if conn.info.transaction_status != pq.TransactionStatus.IDLE:  # it would COMMIT the caller's
+        raise RuntimeError("a success with statistics is a transaction of its own")
     try:
         now = await _lock_now(conn, params)
         await write_stats(conn, job, now)
@@ -159,7 +161,8 @@ async def _rollback(conn: Conn) -> None:
 
 
 async def _lock_now(conn: Conn, params: dict[str, Any]) -> datetime:
-    row = await one(conn, "lock_owned_job_now", params)
+    """BEGIN, and the lease is still ours: the database's time (one message)."""
+    row = await begin_then_one(conn, "lock_owned_job_now", params)
     if row is None:
         raise _LeaseLost
     now = row["now"]
