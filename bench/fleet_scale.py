@@ -101,7 +101,10 @@ async def _wait_until(at: datetime) -> None:
 
 
 async def _admit(pool: AsyncConnectionPool[Conn], me: CollectorRef, cfg: GateSettings,
-                 held: ClaimedJob | None) -> admission.Admitted | admission.Wait:
+                 held: ClaimedJob | None, slot: admission.Slot | None
+                 ) -> admission.Admitted | admission.Wait:
+    if held is not None and slot is not None:  # counted by the success that claimed it
+        return admission.Admitted(held, slot)
     async with pool.connection() as conn:
         if held is not None:
             return await admission.count_claimed(conn, me, cfg, Policy(), held)
@@ -112,12 +115,13 @@ async def loop(pool: AsyncConnectionPool[Conn], me: CollectorRef, cfg: GateSetti
                parsed: Any, size: int, stop_at: float, done: Any) -> None:
     """One collector: count (or look, claim and count), wait for the slot, start, succeed."""
     held: ClaimedJob | None = None
+    slot: admission.Slot | None = None
     policy = Policy()
     then = finalize.NextClaim(me.lane, cfg.lease_seconds,
                               gate=admission.look_params(me, cfg, policy))
     while time.monotonic() < stop_at:
-        adm = await _admit(pool, me, cfg, held)
-        held = None
+        adm = await _admit(pool, me, cfg, held, slot)
+        held = slot = None
         if not isinstance(adm, admission.Admitted):
             await _wait_until(adm.until or datetime.now(UTC))
             await asyncio.sleep(0.05 if adm.until else cfg.idle_poll)
@@ -131,7 +135,7 @@ async def loop(pool: AsyncConnectionPool[Conn], me: CollectorRef, cfg: GateSetti
                 writer_for(Resource.DETAILED, parsed), then=then)
         with done.get_lock():
             done.value += int(out.committed)
-        held = out.next_job
+        held, slot = out.next_job, admission.counted_next(out)
 
 
 async def _proc_main(url: str, refs: list[CollectorRef], interval: float, stop_at: float,

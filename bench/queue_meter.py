@@ -3,11 +3,11 @@ and server CPU per cycle, for two shapes of cycle.
 
 * bench shape — what bench/queue_cycle.py times: a gate-less cycle (the slot is open at once),
   so each success also claims and starts the next job in the same call (queue_succeed).
-* product shape — what a collector does per request: the count of the job the last success
-  claimed in a slot of the egress gate (connect lead 1 s, fleet budget, ledger row), its start
-  alone at the slot, then a finalize that writes a real detailed-stats payload
-  (tests/fixtures/battlelog) in the same transaction as the success, which also makes the next
-  admission look and claim on the server.
+* product shape — what a collector does per request: its start alone at the slot, then a
+  finalize that writes a real detailed-stats payload (tests/fixtures/battlelog) in the same
+  transaction as the success, which also makes the next admission look, claim and count (in a
+  slot of the egress gate: connect lead 1 s, fleet budget, ledger row) on the server. (The
+  count is a call of its own only when the slot moved past the horizon meanwhile.)
 
 Counting, per shape, over one collector's cycles on a fresh database:
 * round trips: the client's protocol messages that wait for the server (each simple Query and
@@ -25,7 +25,11 @@ Counting, per shape, over one collector's cycles on a fresh database:
 * client CPU: this process's CPU time; server CPU: the CPU time of the server's processes
   (postmaster and its children: the backend, WAL writer, checkpointer, autovacuum).
 
-usage: python -m bench.queue_meter [--cycles 500] [--soldiers 10000] [--json]
+usage: python -m bench.queue_meter [--cycles 500] [--soldiers 10000] [--json] [--breakdown]
+
+With --breakdown each shape also gets `wal_by_relation`: the WAL bytes and records per cycle by
+the relation of each record's first block (records of no relation, such as commits, by their
+resource manager and record type), largest first.
 
 With --json it prints one JSON object, {"bench": {...}, "product": {...}, "machine": "..."},
 each shape with the keys of FIELDS (round_trips, commits, wal_bytes, engine_wal_bytes,
@@ -94,6 +98,18 @@ WHERE w.block_id = 0
   AND w.reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
   AND w.relfilenode IN (SELECT node FROM nodes)
 """
+# every WAL record between two LSNs by the relation of its first block (else by its kind)
+WAL_BY_RELATION = """
+SELECT COALESCE(c.relname::text, r.resource_manager || '/' || split_part(r.record_type, ' ', 1))
+         AS what,
+       count(*) AS records, sum(r.record_length) AS bytes, sum(r.fpi_length) AS fpi
+FROM pg_get_wal_records_info(%(a)s::pg_lsn, %(b)s::pg_lsn) r
+LEFT JOIN pg_get_wal_block_info(%(a)s::pg_lsn, %(b)s::pg_lsn, false) w
+       ON w.start_lsn = r.start_lsn AND w.block_id = 0
+LEFT JOIN pg_class c ON w.relfilenode = pg_relation_filenode(c.oid)
+      AND w.reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+GROUP BY 1 ORDER BY 3 DESC
+"""
 
 
 def bench_cycle() -> Cycle:
@@ -114,17 +130,18 @@ def bench_cycle() -> Cycle:
 
 
 def product_cycle(payload: bytes) -> Cycle:
-    """A collector's cycle: the count of the job the last success claimed (or a look, claim and
+    """A collector's cycle: the job the last success claimed and counted (or a look, claim and
     count), its start alone at the slot (a heap-only update: the slot is at least the connect
-    lead away), then the fenced success with real statistics, which also makes the next look
-    and claim on the server."""
+    lead away), then the fenced success with real statistics, which also makes the next look,
+    claim and count on the server."""
     parsed = parse_detailed(payload)
     held: list[ClaimedJob | None] = [None]
+    counted: list[admission.Slot | None] = [None]
 
     async def cycle(conn: Conn, me: CollectorRef, policy: Policy) -> bool:
         job = held[0]
-        adm = (await admission.count_claimed(conn, me, GATE, policy, job) if job is not None
-               else await admission.admit(conn, me, GATE, policy))
+        adm = (await admission.admit_held(conn, me, GATE, policy, job, counted[0])
+               if job is not None else await admission.admit(conn, me, GATE, policy))
         if not isinstance(adm, admission.Admitted):
             return False
         await qclaim.start(conn, adm.job, GATE.lease_seconds, adm.slot_at)
@@ -132,7 +149,7 @@ def product_cycle(payload: bytes) -> Cycle:
             "bytes": len(payload)}), policy, writer_for(Resource.DETAILED, parsed),
             then=finalize.NextClaim(me.lane, GATE.lease_seconds,
                                     gate=admission.look_params(me, GATE, policy)))
-        held[0] = out.next_job
+        held[0], counted[0] = out.next_job, admission.counted_next(out)
         return out.committed
 
     return cycle
@@ -213,6 +230,14 @@ async def payload_wal(conn: Conn, a: str, b: str) -> int:
     return int(row["bytes"])
 
 
+async def wal_by_relation(conn: Conn, a: str, b: str, cycles: int) -> list[dict[str, Any]]:
+    """Per cycle: WAL bytes, records and full-page-image bytes by relation (WAL_BY_RELATION)."""
+    cur = await conn.execute(WAL_BY_RELATION, {"a": a, "b": b})
+    return [{"what": r["what"], "bytes": round(float(r["bytes"]) / cycles, 1),
+             "records": round(float(r["records"]) / cycles, 2),
+             "fpi_bytes": round(float(r["fpi"]) / cycles, 1)} for r in await cur.fetchall()]
+
+
 async def run_cycles(conn: Conn, me: CollectorRef, cycle: Cycle, n: int) -> int:
     done = 0
     policy = Policy()
@@ -234,7 +259,7 @@ def count_round_trips(trace: Path) -> int:
 
 
 async def meter(url: str, admin_url: str, shape: str, cycle: Cycle, cycles: int,
-                data_dir: Path) -> dict[str, float]:
+                data_dir: Path, breakdown: bool = False) -> dict[str, Any]:
     dbname = str(conninfo_to_dict(url)["dbname"])
     async with (connection(url) as conn,
                 await psycopg.AsyncConnection.connect(admin_url, autocommit=True) as admin):
@@ -256,9 +281,11 @@ async def meter(url: str, admin_url: str, shape: str, cycle: Cycle, cycles: int,
         trace.unlink()
         wal = await wal_bytes(admin, before.wal_lsn, after.wal_lsn)
         payload = await payload_wal(conn, before.wal_lsn, after.wal_lsn)
+        by_rel = (await wal_by_relation(conn, before.wal_lsn, after.wal_lsn, cycles)
+                  if breakdown else None)
     # the two readings' own statements: 3 autocommit transactions on the worker's session
     commits = (after.commits - before.commits - 3) / cycles
-    return {"round_trips": trips, "commits": commits,
+    out: dict[str, Any] = {"round_trips": trips, "commits": commits,
             "wal_bytes": (after.wal_bytes - before.wal_bytes) / cycles,
             "wal_lsn_bytes": wal / cycles,
             "engine_wal_bytes": (after.wal_bytes - before.wal_bytes - payload) / cycles,
@@ -266,6 +293,9 @@ async def meter(url: str, admin_url: str, shape: str, cycle: Cycle, cycles: int,
             "event_rows": (after.events - before.events) / cycles,
             "client_cpu_ms": (after.client_cpu - before.client_cpu) * 1000 / cycles,
             "server_cpu_ms": (after.server_cpu - before.server_cpu) * 1000 / cycles}
+    if by_rel is not None:
+        out["wal_by_relation"] = by_rel
+    return out
 
 
 FIELDS = (("round_trips", "round trips", "{:.1f}"), ("commits", "commits", "{:.2f}"),
@@ -277,12 +307,12 @@ FIELDS = (("round_trips", "round trips", "{:.1f}"), ("commits", "commits", "{:.2
           ("server_cpu_ms", "server CPU ms", "{:.3f}"))
 
 
-def run(soldiers: int, cycles: int) -> dict[str, dict[str, float]]:
+def run(soldiers: int, cycles: int, breakdown: bool = False) -> dict[str, dict[str, Any]]:
     """Both shapes, each on a fresh database of the bench's server: per-cycle figures."""
     data_dir = Path(tempfile.mkdtemp(prefix="bf4ps-meter-ids-"))
     shapes: dict[str, Cycle] = {"bench": bench_cycle(),
                                 "product": product_cycle(DETAILED.read_bytes())}
-    results: dict[str, dict[str, float]] = {}
+    results: dict[str, dict[str, Any]] = {}
     for shape, cycle in shapes.items():
         url = fresh_database(f"bench_meter_{shape}")
         with psycopg.connect(with_dbname(url, "postgres"), autocommit=True) as admin:
@@ -291,15 +321,20 @@ def run(soldiers: int, cycles: int) -> dict[str, dict[str, float]]:
             admin.execute("CHECKPOINT")
         asyncio.run(seed(url, soldiers, cycles + 200))
         admin_url = with_dbname(url, "postgres")
-        results[shape] = asyncio.run(meter(url, admin_url, shape, cycle, cycles, data_dir))
+        results[shape] = asyncio.run(meter(url, admin_url, shape, cycle, cycles, data_dir,
+                                           breakdown))
     return results
 
 
-def report(results: dict[str, dict[str, float]], cycles: int, soldiers: int) -> None:
+def report(results: dict[str, dict[str, Any]], cycles: int, soldiers: int) -> None:
     print(f"per cycle, {cycles} cycles of one collector, {soldiers:,} soldiers:")
     print(f"{'':16}" + "".join(f"{shape:>12}" for shape in results))
     for key, label, fmt in FIELDS:
         print(f"{label:16}" + "".join(f"{fmt.format(r[key]):>12}" for r in results.values()))
+    for shape, r in results.items():
+        for row in r.get("wal_by_relation", []):
+            print(f"wal {shape:8} {row['what']:42} {row['bytes']:>9,.1f} B "
+                  f"{row['records']:>6.2f} records {row['fpi_bytes']:>8,.1f} B FPI")
 
 
 def main() -> None:
@@ -307,10 +342,11 @@ def main() -> None:
     ap.add_argument("--cycles", type=int, default=500)
     ap.add_argument("--soldiers", type=int, default=10_000)
     ap.add_argument("--json", action="store_true", help="one JSON object (see above)")
+    ap.add_argument("--breakdown", action="store_true", help="WAL per relation (see above)")
     args = ap.parse_args()
     os.environ.setdefault("BF4PS_BENCH_DIR", str(Path(tempfile.gettempdir()) / "bf4ps-meter"))
     before = machine()
-    results = run(args.soldiers, args.cycles)
+    results = run(args.soldiers, args.cycles, args.breakdown)
     if args.json:
         print(json.dumps({**results, "cycles": args.cycles, "soldiers": args.soldiers,
                           "machine": before, "machine_after": machine()}))

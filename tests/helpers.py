@@ -44,6 +44,32 @@ async def make_collector(conn: Conn, data_dir: Path, name: str,
     return await register(conn, data_dir, Wanted(name, "test-host", lane, egress, None, "test"))
 
 
+async def gated_collector(conn: Conn, data_dir: Path, name: str = "bg-1",
+                          egress: str = "eg-1", budget: tuple[int, float] | None = None
+                          ) -> CollectorRef:
+    """A background collector and its egress gate (0.1 s), and a fleet budget of `budget`
+    (requests, window seconds) when given."""
+    me = await make_collector(conn, data_dir, name, egress=egress)
+    await conn.execute(GATE_ENSURE, {"egress_key": egress, "min_interval": 0.1,
+                                     "window_requests": None, "window_seconds": None})
+    if budget is not None:
+        await conn.execute(FLEET_CONFIGURE, {"requests": budget[0],
+                                             "window_seconds": budget[1]})
+    return me
+
+
+async def nested_plans(conn: Conn) -> list[str]:
+    """auto_explain on for this session, nested statements (those of functions) included: the
+    plans arrive as notices, in the list returned."""
+    notices: list[str] = []
+    conn.add_notice_handler(lambda d: notices.append(str(d.message_primary)))
+    for setting in ("LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0",
+                    "SET auto_explain.log_nested_statements = on",
+                    "SET auto_explain.log_level = 'notice'"):
+        await conn.execute(setting)  # type: ignore[arg-type]
+    return notices
+
+
 async def interactive_gate(conn: Conn, data_dir: Path, interval: float = 2.0) -> None:
     """An interactive collector online, with its egress gate: requests get served estimates."""
     await make_collector(conn, data_dir, "web-int-1", Lane.INTERACTIVE, "int-egress")

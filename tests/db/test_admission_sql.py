@@ -15,7 +15,13 @@ from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted, Slot, Wait
 from bf4ps.policy import Policy
 from bf4ps.settings import GateSettings, Settings
-from tests.helpers import FLEET_CONFIGURE, GATE_ENSURE, add_job, make_collector, make_soldier
+from tests.helpers import (
+    GATE_ENSURE,
+    add_job,
+    gated_collector,
+    make_collector,
+    make_soldier,
+)
 
 BACKGROUND = ["active", "recent", "bootstrap", "retry"]
 GATE = GateSettings(interval=0.1, margin=0.05,
@@ -71,10 +77,7 @@ async def test_a_full_window_places_the_slot_after_the_nth_latest(conn: Conn,
     """Three slots of a budget of 3 per 10 s in the window: the next slot is the oldest of
     them + W + margin (every window then holds at most 3). The slots are 5-7 s old, so that
     slot lies 3 s ahead: later than the connect lead from now even on a loaded machine."""
-    me = await make_collector(conn, tmp_path, "bg-1", egress="eg-1")
-    await conn.execute(GATE_ENSURE, {"egress_key": "eg-1", "min_interval": 0.1,
-                                          "window_requests": None, "window_seconds": None})
-    await conn.execute(FLEET_CONFIGURE, {"requests": 3, "window_seconds": 10.0})
+    me = await gated_collector(conn, tmp_path, budget=(3, 10.0))
     await conn.execute(
         "INSERT INTO request_ledger (slot_at, egress_key, budget_class) "
         "SELECT clock_timestamp() - make_interval(secs => g), 'eg-other', 'recent' "
@@ -89,9 +92,7 @@ async def test_a_full_window_places_the_slot_after_the_nth_latest(conn: Conn,
 
 async def test_a_further_slot_is_fenced_by_the_jobs_lease(conn: Conn, tmp_path: Path) -> None:
     """extra_slot counts nothing for a job whose lease is no longer ours (a resumed zombie)."""
-    me = await make_collector(conn, tmp_path, "bg-1", egress="eg-1")
-    await conn.execute(GATE_ENSURE, {"egress_key": "eg-1", "min_interval": 0.1,
-                                          "window_requests": None, "window_seconds": None})
+    me = await gated_collector(conn, tmp_path)
     await add_job(conn, await make_soldier(conn, 92), "profile", PriorityClass.RECENT)
     got = await admission.admit(conn, me, GATE, Policy())
     assert isinstance(got, Admitted)

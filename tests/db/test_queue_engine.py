@@ -19,7 +19,7 @@ from bf4ps.queue import figures, finalize
 from bf4ps.queue.enqueue import enqueue
 from bf4ps.queue.finalize import Attempt
 from bf4ps.queue.jobs import ClaimedJob
-from tests.helpers import T0, add_job, count, demand, make_collector, make_soldier
+from tests.helpers import T0, add_job, count, demand, make_collector, make_soldier, nested_plans
 
 POLICY = Policy()
 
@@ -302,12 +302,7 @@ async def test_claim_uses_its_partial_index(conn: Conn, tmp_path: Path) -> None:
         "SELECT soldier_id, 'detailed', 'background', 'bootstrap', "
         "now() - (soldier_id || ' s')::interval, 'bootstrap' FROM soldiers")
     await conn.execute("ANALYZE collection_jobs")
-    notices: list[str] = []
-    conn.add_notice_handler(lambda d: notices.append(str(d.message_primary)))
-    for setting in ("LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0",
-                    "SET auto_explain.log_nested_statements = on",
-                    "SET auto_explain.log_level = 'notice'"):
-        await conn.execute(setting)  # type: ignore[arg-type]
+    notices = await nested_plans(conn)
 
     def claim_plan() -> str:
         plans = [n for n in notices if "UPDATE collection_jobs" in n and "SKIP LOCKED" in n]

@@ -25,6 +25,7 @@ from bf4ps.collector.clock import ClockGuard, DbClock
 from bf4ps.collector.heartbeat import Heartbeat
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.collector.restore_guard import RestoreGuard, receipt_file
+from bf4ps.collector.slots import unsent
 from bf4ps.collector.supervise import EXIT_FAILED, Failure, supervise
 from bf4ps.collector.testhook import PausePoints
 from bf4ps.collector.work import Context, run_job
@@ -34,7 +35,7 @@ from bf4ps.db.queries import q
 from bf4ps.domain import Lane
 from bf4ps.fleet.seed import seed
 from bf4ps.gates import admission
-from bf4ps.gates.admission import Admitted, Wait
+from bf4ps.gates.admission import Admitted, Slot, Wait
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -175,13 +176,23 @@ class Collector:
         lease (its late finalize, if any, is fenced)."""
         if job is None:
             return
-        ctx.held = None
+        slot = ctx.held_slot if job is ctx.held else None
+        ctx.held, ctx.held_slot = None, None
         try:
             async with pool.connection(timeout=STOP_TIMEOUT) as conn:
-                if await qclaim.release(conn, ctx.me, job, why):
+                if await self._give_back(conn, ctx, job, slot, why):
                     log.info("job %s given back", job.job_id)
         except DB_ERRORS as exc:
             log.warning("job %s left to its lease: %s", job.job_id, exc)
+
+    @staticmethod
+    async def _give_back(conn: Conn, ctx: Context, job: ClaimedJob, slot: Slot | None,
+                         why: str) -> bool:
+        """A job not sent goes back to the queue, and the slot its success counted for it (if
+        any) stops counting."""
+        if slot is not None:
+            await unsent(conn, ctx.me, job, slot)
+        return await qclaim.release(conn, ctx.me, job, why)
 
     async def _loop(self, pool: Pool, ctx: Context) -> None:
         chain: int | None = None
@@ -218,8 +229,8 @@ class Collector:
             held = await self.restore.hold(conn)
             if held is not None:  # after a restore: nothing is sent until the ledger is whole
                 if ctx.held is not None:
-                    await qclaim.release(conn, ctx.me, ctx.held, "restore_hold")
-                    ctx.held = None
+                    await self._give_back(conn, ctx, ctx.held, ctx.held_slot, "restore_hold")
+                    ctx.held, ctx.held_slot = None, None
                 await self.clock.sleep_until(min(held, self.clock.now() + timedelta(
                     seconds=self.settings.idle_poll_seconds)), self.wake)
                 return chain
@@ -227,8 +238,9 @@ class Collector:
             got: Admitted | Wait
             if ctx.held is not None:  # claimed by the last success's own transaction
                 job, ctx.held = ctx.held, None
-                got = await admission.count_claimed(conn, ctx.me, ctx.gate, policy, job,
-                                                    pause=self.pause)
+                slot, ctx.held_slot = ctx.held_slot, None
+                got = await admission.admit_held(conn, ctx.me, ctx.gate, policy, job, slot,
+                                                 pause=self.pause)
             else:
                 got = await admission.admit(conn, ctx.me, ctx.gate, policy,
                                             soldier_id=chain, pause=self.pause)

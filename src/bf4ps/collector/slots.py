@@ -74,9 +74,15 @@ async def next_slot(conn: Conn, p: Pacing, tries: int = 20) -> Slot | None:
 async def give_up(conn: Conn, p: Pacing, slot: Slot, why: str) -> None:
     """Nothing was sent in this slot: its ledger row stops counting."""
     log.info("job %s: %s; slot given up", p.job.job_id, why)
+    await unsent(conn, p.me, p.job, slot)
+
+
+async def unsent(conn: Conn, me: CollectorRef, job: ClaimedJob, slot: Slot) -> None:
+    """The job's request was not sent in `slot`: its ledger row stops counting (fenced by the
+    job's lease, so before any release)."""
     await conn.execute(q("ledger_unsent"), {"request_id": slot.request_id,
-                                            "collector_uuid": p.me.collector_uuid,
-                                            "lease_token": p.job.lease.lease_token})
+                                            "collector_uuid": me.collector_uuid,
+                                            "lease_token": job.lease.lease_token})
 
 
 async def on_time(conn: Conn, p: Pacing, slot: Slot) -> Slot | None:

@@ -23,7 +23,7 @@ from bf4ps.collector.slots import Pacing, further_request, give_up, send_in_slot
 from bf4ps.db.connect import OUTAGE_ERRORS, Conn
 from bf4ps.domain import ErrorClass, Resource
 from bf4ps.gates import circuit, throttle
-from bf4ps.gates.admission import Admitted, Pause, no_pause
+from bf4ps.gates.admission import Admitted, Pause, Slot, counted_next, no_pause
 from bf4ps.interactive import lookup
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
@@ -57,7 +57,8 @@ class Context:
     # the next claim a success makes in its own transaction, when the loop would claim anyway
     # (runner.py decides; None: finalize alone)
     chain: Callable[[], NextClaim | None] = field(default=lambda: None)
-    held: ClaimedJob | None = None  # claimed by the last success, not yet counted in a slot
+    held: ClaimedJob | None = None  # claimed by the last success
+    held_slot: Slot | None = None  # ... and counted in this slot by it (None: not counted yet)
 
 
 async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
@@ -198,7 +199,7 @@ async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: Fetc
                 conn, ctx.me, job, attempt, policy,
                 checked_writer(ctx.me, resource, result.parsed, policy, raw),
                 then=ctx.chain())
-            ctx.held = outcome.next_job
+            ctx.held, ctx.held_slot = outcome.next_job, counted_next(outcome)
         except plausible.Implausible as exc:  # nothing of it was stored
             return await judged.implausible(conn, ctx.me, ctx.heartbeat, job, exc.verdict,
                                             attempt, policy, raw)

@@ -20,6 +20,8 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, LiteralString, TypeVar
 
 import psycopg
+from psycopg import AsyncClientCursor
+from psycopg.rows import dict_row
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -132,6 +134,26 @@ async def one(conn: Conn, name: str, params: Params = None, *,
               prepare: bool | None = None) -> dict[str, Any] | None:
     """The first row of the named query, or None when it returns none."""
     return await (await conn.execute(q(name), params, prepare=prepare)).fetchone()
+
+
+async def begin_then_one(conn: Conn, name: str, params: Params = None) -> dict[str, Any] | None:
+    """BEGIN and the named query in one message (client-side binding, the simple protocol):
+    the first row of the query, run first in a transaction the caller then ends."""
+    cur = AsyncClientCursor(conn, row_factory=dict_row)
+    await cur.execute("BEGIN;\n" + q(name), params)
+    cur.nextset()  # past BEGIN's own result
+    return await cur.fetchone()
+
+
+async def one_then_commit(conn: Conn, name: str, params: Params = None) -> dict[str, Any] | None:
+    """The first row of the named query, run as the last statement of the connection's open
+    transaction, with the COMMIT in the same message (client-side binding, the simple
+    protocol): no lock the query takes waits on a round trip to this client before the
+    commit. An error in the query rolls the transaction back (the COMMIT is not run; the
+    caller's ROLLBACK ends it)."""
+    cur = AsyncClientCursor(conn, row_factory=dict_row)
+    await cur.execute(q(name) + "\n;\nCOMMIT", params)
+    return await cur.fetchone()
 
 
 async def one_row(conn: Conn, name: str, params: Params = None, *,

@@ -24,6 +24,7 @@ CREATE DOMAIN bf4ps_resource AS text CHECK ((VALUE = ANY (ARRAY['detailed'::text
 CREATE DOMAIN bf4ps_soldier_name AS text CHECK (((btrim(VALUE) <> ''::text) AND (length(VALUE) <= 64)));
 CREATE DOMAIN bf4ps_state_status AS text CHECK ((VALUE = ANY (ARRAY['never_attempted'::text, 'current'::text, 'due'::text, 'retry_wait'::text, 'unavailable'::text])));
 CREATE TYPE queue_claimed AS (finished bigint, gate_wait_until timestamp with time zone, job_id bigint, soldier_id bigint, resource text, lane text, priority_class text, rank timestamp with time zone, reason text, attempt_count integer, is_retry boolean, lease_token uuid, claimed_at timestamp with time zone, started_at timestamp with time zone, lease_expires_at timestamp with time zone, request_id uuid, lookup_name text, lookup_platform text, reclaimed boolean, persona_id bigint, platform text, current_name text);
+CREATE TYPE queue_counted AS (claimed queue_claimed, slot_at timestamp with time zone, ledger_id bigint);
 
 -- Tables
 
@@ -192,6 +193,11 @@ END) AND ((started_at IS NOT NULL) = ((status)::text = 'running'::text)) AND (((
     CONSTRAINT uq_jobs_soldier_resource UNIQUE (soldier_id, resource)
 );
 CREATE INDEX ix_jobs_claim ON public.collection_jobs USING btree (lane, rank, job_id) WHERE (lease_token IS NULL);
+CREATE INDEX ix_jobs_demand ON public.collection_jobs USING btree ((
+CASE
+    WHEN (last_error_at IS NOT NULL) THEN 'retry'::text
+    ELSE (priority_class)::text
+END), eligible_at) WHERE (lease_token IS NULL);
 CREATE INDEX ix_jobs_leased ON public.collection_jobs USING btree (lane, collector_uuid) WHERE (lease_token IS NOT NULL);
 CREATE INDEX ix_jobs_request ON public.collection_jobs USING btree (request_id) WHERE (request_id IS NOT NULL);
 CREATE UNIQUE INDEX uq_jobs_lookup_request ON public.collection_jobs USING btree (request_id) WHERE ((resource)::text = 'lookup'::text);
@@ -1287,6 +1293,7 @@ DECLARE
     job_class text;
     job_resource text;
     counted_id bigint;
+    serving boolean;
 BEGIN
     IF p_job_id = 0 THEN
         -- a request of no queue job (recon, `bf4ps battlelog fetch`): nothing to fence, but
@@ -1357,16 +1364,19 @@ BEGIN
             -- the classes with runnable work in any lane: a background collector leaves a
             -- waiting interactive request's floor free, but only while an interactive
             -- collector is serving (else nothing could use the floor)
-            SELECT COALESCE(array_agg(DISTINCT CASE WHEN j.last_error_at IS NOT NULL
-                                                    THEN 'retry' ELSE j.priority_class END),
-                            '{}')
-            INTO demand
-            FROM collection_jobs j
-            WHERE j.status = 'pending' AND j.eligible_at <= clock_timestamp()
-              AND (j.lane <> 'interactive' OR EXISTS (
-                  SELECT 1 FROM collectors c
-                  WHERE c.lane = 'interactive' AND c.enabled AND NOT c.drained
-                    AND c.retired_at IS NULL AND c.health = 'healthy'));
+            -- (only the classes with a floor matter: budget_allowed_classes asks of no
+            -- other; one probe of ix_jobs_demand each, not a pass over every pending job)
+            serving := EXISTS (SELECT 1 FROM collectors c
+                               WHERE c.lane = 'interactive' AND c.enabled AND NOT c.drained
+                                 AND c.retired_at IS NULL AND c.health = 'healthy');
+            SELECT COALESCE(array_agg(f.cls), '{}') INTO demand
+            FROM unnest(ARRAY['interactive', 'bootstrap', 'retry']) AS f(cls)
+            WHERE EXISTS (SELECT 1 FROM collection_jobs j
+                          WHERE j.lease_token IS NULL AND j.status = 'pending'
+                            AND (CASE WHEN j.last_error_at IS NOT NULL THEN 'retry'
+                                      ELSE j.priority_class END) = f.cls
+                            AND j.eligible_at <= clock_timestamp()
+                            AND (j.lane <> 'interactive' OR serving));
         END IF;
         allowed := budget_allowed_classes(budget, win.used, demand, p_policy, p_interactive);
         IF cardinality(allowed) = 0 OR (counting AND NOT job_class = ANY(allowed)) THEN
@@ -3743,6 +3753,42 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION queue_succeed(bigint,uuid,uuid,double precision,integer,integer,jsonb,boolean,text,double precision,bigint,boolean,jsonb) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.queue_succeed_counted(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean, p_gate jsonb, p_strict boolean)
+ RETURNS SETOF queue_counted
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+DECLARE
+    r queue_claimed;
+    cnt record;
+BEGIN
+    FOR r IN SELECT * FROM queue_succeed(p_job, p_collector, p_token, p_freshness, p_http,
+                                         p_duration, p_details, p_next, p_lane, p_lease,
+                                         p_soldier, p_start, p_gate) LOOP
+        IF r.finished IS NULL AND p_strict THEN
+            RAISE EXCEPTION 'job %: the lease is no longer ours; nothing is written', p_job
+                USING ERRCODE = 'BF401';
+        END IF;
+        IF r.job_id IS NULL OR p_gate IS NULL THEN
+            RETURN NEXT ROW(r, NULL, NULL)::queue_counted;
+            CONTINUE;
+        END IF;
+        SELECT * INTO cnt FROM admission_slot(
+            p_gate ->> 'egress', p_collector, r.job_id, r.lease_token,
+            (p_gate ->> 'interactive')::boolean, (p_gate ->> 'margin')::double precision,
+            (p_gate ->> 'ahead')::double precision,
+            (p_gate ->> 'connect_lead')::double precision, p_gate -> 'policy');
+        IF cnt.outcome = 'counted' THEN
+            RETURN NEXT ROW(r, cnt.slot, cnt.ledger_id)::queue_counted;
+        ELSE
+            RETURN NEXT ROW(r, NULL, NULL)::queue_counted;
+        END IF;
+    END LOOP;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION queue_succeed_counted(bigint,uuid,uuid,double precision,integer,integer,jsonb,boolean,text,double precision,bigint,boolean,jsonb,boolean) TO bf4ps_collector;
 
 -- Sequences and the schema itself
 

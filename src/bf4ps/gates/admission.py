@@ -21,7 +21,7 @@ from bf4ps.db.queries import one_row
 from bf4ps.domain import Lane
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
-from bf4ps.queue.jobs import ClaimedJob, CollectorRef
+from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
 from bf4ps.settings import GateSettings
 
 COUNT_PATIENCE = 10.0  # a job claimed in a race for its slot waits this long for the next one
@@ -170,12 +170,31 @@ async def count_claimed(conn: Conn, me: CollectorRef, cfg: GateSettings, policy:
         await asyncio.sleep(max(0.0, (got.until - datetime.now(UTC)).total_seconds()))
 
 
+async def admit_held(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
+                     job: ClaimedJob, slot: Slot | None, *,
+                     pause: Pause = no_pause) -> Admitted | Wait:
+    """A job the last success claimed: admitted in the slot that success counted in its own
+    commit (`counted_next`), else counted now (count_claimed)."""
+    if slot is not None:
+        return Admitted(job, slot)
+    return await count_claimed(conn, me, cfg, policy, job, pause=pause)
+
+
 async def extra_slot(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
                      job: ClaimedJob) -> Slot | Wait:
     """A send slot for a job held (its first request, or a further one such as the profile's
     account lookup), counted in the ledger before anything is sent. Fenced by the job's lease:
     Wait(None) when it is no longer ours."""
     return _slot_of(await _call(conn, me, cfg, policy, job))
+
+
+def counted_next(outcome: Outcome) -> Slot | None:
+    """The slot a success counted for the next job it claimed, in its own commit (a chained
+    claim with a gate: queue_succeed in db/schema.sql); None: that job is not counted yet
+    (count_claimed counts it)."""
+    if outcome.next_slot_at is None or outcome.next_ledger_id is None:
+        return None
+    return Slot(outcome.next_slot_at, outcome.next_ledger_id)
 
 
 def _slot_of(got: _Answer) -> Slot | Wait:

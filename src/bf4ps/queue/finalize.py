@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import psycopg
+from psycopg import pq
 from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import execute, one, one_as
+from bf4ps.db.queries import begin_then_one, execute, one, one_as, one_then_commit
 from bf4ps.domain import ErrorClass, Lane
 from bf4ps.policy import Policy
 from bf4ps.queue import events
@@ -24,6 +26,7 @@ from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome, job_event_fields
 log = logging.getLogger(__name__)
 
 StatsWriter = Callable[[Conn, ClaimedJob, datetime], Awaitable[None]]
+LEASE_LOST = "BF401"  # queue_succeed_counted, strict: the lease was not ours (migration 0028)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +97,8 @@ class NextClaim:
     anyway (the fixed order of queue_succeed: finalize first, then the claim). ``start``: its
     slot is open now, so it is running at once (no gate: the bench's cycle). ``gate``: the
     admission's look first (gates/admission.py `look_params`); nothing is claimed unless the
-    egress opens within the claim horizon."""
+    egress opens within the claim horizon, and then its request is counted in its slot in the
+    same commit (Outcome.next_slot_at / next_ledger_id)."""
 
     lane: Lane
     lease_seconds: float
@@ -119,24 +123,57 @@ async def succeed(conn: Conn, me: CollectorRef, job: ClaimedJob, attempt: Attemp
               "lease_seconds": then.lease_seconds if then else None,
               "soldier_id": then.soldier_id if then else None,
               "start": then.start if then else False,
-              "gate": Jsonb(then.gate) if then and then.gate else None}
+              "gate": Jsonb(then.gate) if then and then.gate else None,
+              "strict": write_stats is not None}
     try:
         if write_stats is None:
-            row = await _finalize_success(conn, params)
-        else:
-            async with conn.transaction():
-                now = await _lock_now(conn, params)
-                await write_stats(conn, job, now)
-                row = await _finalize_success(conn, params)
+            return _succeeded(me, await _finalize_success(conn, params))
+        return await _with_stats(conn, me, job, params, write_stats)
     except _LeaseLost:
         return await _reject(conn, me, job, "succeed")
+
+
+def _succeeded(me: CollectorRef, row: dict[str, Any]) -> Outcome:
+    """The success's row as its outcome: the next job claimed (and counted) with it, if any."""
     nxt = (ClaimedJob.from_row(row, me.collector_uuid) if row["job_id"] is not None else None)
+    counted = nxt is not None and row["ledger_id"] is not None
     return Outcome(True, EventType.SUCCEEDED, next_job=nxt,
-                   gate_wait_until=row["gate_wait_until"])
+                   gate_wait_until=row["gate_wait_until"],
+                   next_slot_at=row["slot_at"] if counted else None,
+                   next_ledger_id=int(row["ledger_id"]) if counted else None)
+
+
+async def _with_stats(conn: Conn, me: CollectorRef, job: ClaimedJob, params: dict[str, Any],
+                      write_stats: StatsWriter) -> Outcome:
+    """The statistics, then the success (and the next job's claim and count), one transaction
+    begun in the message of its first statement and whose COMMIT goes in the success's own
+    message (a round trip each fewer): the gate and fleet budget rows the count
+    locks never wait on a round trip to this collector. A lease lost meanwhile raises in the
+    success (BF401, `strict`): the COMMIT is not run and everything rolls back."""
+    if conn.info.transaction_status != pq.TransactionStatus.IDLE:  # it would COMMIT the caller's
+        raise RuntimeError("a success with statistics is a transaction of its own")
+    try:
+        now = await _lock_now(conn, params)
+        await write_stats(conn, job, now)
+        row = await one_then_commit(conn, "finalize_success", params)
+    except BaseException as exc:
+        await _rollback(conn)
+        if isinstance(exc, psycopg.Error) and exc.sqlstate == LEASE_LOST:
+            raise _LeaseLost from exc
+        raise
+    assert row is not None and row["finished"] is not None  # else it raised
+    return _succeeded(me, row)
+
+
+async def _rollback(conn: Conn) -> None:
+    if not conn.closed and conn.info.transaction_status in (pq.TransactionStatus.INTRANS,
+                                                             pq.TransactionStatus.INERROR):
+        await conn.execute("ROLLBACK")
 
 
 async def _lock_now(conn: Conn, params: dict[str, Any]) -> datetime:
-    row = await one(conn, "lock_owned_job_now", params)
+    """BEGIN, and the lease is still ours: the database's time (one message)."""
+    row = await begin_then_one(conn, "lock_owned_job_now", params)
     if row is None:
         raise _LeaseLost
     now = row["now"]

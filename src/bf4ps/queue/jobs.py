@@ -92,13 +92,16 @@ class ClaimedJob:
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What a finalize or fail call did; a success that also claimed the collector's next job
-    (finalize.NextClaim) hands it over, or says when its gate opens."""
+    (finalize.NextClaim) hands it over, with its request's slot and ledger row when the same
+    commit counted it (a NextClaim with a gate), or says when its gate opens."""
 
     committed: bool
     event: str
     next_attempt_at: datetime | None = None
     next_job: ClaimedJob | None = None
     gate_wait_until: datetime | None = None
+    next_slot_at: datetime | None = None
+    next_ledger_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

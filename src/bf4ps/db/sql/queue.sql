@@ -91,12 +91,15 @@ SELECT job_id, old_collector, old_token FROM bf4ps_reap_expired(%(limit)s)
 
 -- name: finalize_success
 -- The fenced success and, with `next`, the collector's next claim: one call (queue_succeed,
--- migration 0014). `finished` is NULL when the lease was not ours: nothing was written (callers
--- that wrote statistics earlier in the transaction roll back).
-SELECT * FROM queue_succeed(%(job_id)s, %(collector_uuid)s, %(lease_token)s,
-                            %(freshness_seconds)s, %(http_status)s, %(duration_ms)s,
-                            %(details)s::jsonb, %(next)s, %(lane)s, %(lease_seconds)s,
-                            %(soldier_id)s, %(start)s, %(gate)s::jsonb)
+-- migration 0014), which with a gate also counts that job's request in its slot (slot_at,
+-- ledger_id: queue_succeed_counted, migration 0029). `finished` is NULL when the lease was
+-- not ours: nothing was written; with `strict` (callers that wrote statistics earlier in the
+-- transaction) it raises BF401 instead, so that a COMMIT sent with it rolls back.
+SELECT (c.claimed).*, c.slot_at, c.ledger_id
+FROM queue_succeed_counted(%(job_id)s, %(collector_uuid)s, %(lease_token)s,
+                           %(freshness_seconds)s, %(http_status)s, %(duration_ms)s,
+                           %(details)s::jsonb, %(next)s, %(lane)s, %(lease_seconds)s,
+                           %(soldier_id)s, %(start)s, %(gate)s::jsonb, %(strict)s) c
 
 -- name: lock_owned_job_now
 -- Before a success's statistics: the lease is still ours (else nothing is written), and the
