@@ -239,11 +239,12 @@ ACTIVE_SQL = [
        WHERE cs.soldier_id = a.soldier_id AND cs.resource IN ('profile', 'weapons', 'vehicles')""",
     REPLICA,
     # a succeeded event per collection and resource (the page's chart points, the last
-    # session's "collected after")
+    # session's "collected after"), 20 s apart after the fetch, and never after now (the
+    # newest cohort's last collection is fetched up to now)
     """INSERT INTO collection_events (occurred_at, event_type, collector_name, lane, soldier_id,
                                       persona_id, platform, resource, priority_class,
                                       attempt_number, result, duration_ms, http_status)
-       SELECT a.f - k * %(step)s + r.i * interval '20 seconds', 'succeeded',
+       SELECT LEAST(a.f - k * %(step)s + r.i * interval '20 seconds', now()), 'succeeded',
               'bench-c' || a.soldier_id %% 8, 'background', a.soldier_id, a.persona_id,
               a.platform, r.resource, 'active', 1, 'ok', 300 + a.soldier_id %% 500, 200
        FROM bench_active a

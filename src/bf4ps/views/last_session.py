@@ -112,6 +112,11 @@ def session_from(row: dict[str, Any]) -> PlaySession:
         clean=earlier == 0 and (after is None or nxt is None or after.collected_at <= nxt))
 
 
+def read(soldier_id: int) -> tuple[str, dict[str, Any]]:
+    """The last session's read (for db.queries.batch; session_from builds it from its row)."""
+    return ("last_session_of", {"soldier_id": soldier_id})
+
+
 async def last_session(conn: Conn, s: Soldier) -> LastSession:
-    row = await one(conn, "last_session_of", {"soldier_id": s.soldier_id})
+    row = await one(conn, *read(s.soldier_id))
     return LastSession(soldier=s, session=session_from(row) if row else None)

@@ -4,8 +4,9 @@ and the whole page with the collection under way."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
+from itertools import pairwise
 from typing import Any, TypeVar
 
 from bf4ps.battlelog.models import VehicleItem, WeaponItem
@@ -18,6 +19,7 @@ from bf4ps.stats.items import VEHICLES, WEAPONS
 from bf4ps.stats.progress_store import history_snapshot
 from bf4ps.stats.read import HistoryPoint, StoredItem
 from bf4ps.views import career as career_view
+from bf4ps.views import last_session as last_session_view
 from bf4ps.views import progress as progress_view
 from bf4ps.views.soldier import (
     Model,
@@ -117,6 +119,7 @@ class SoldierPage(Overview):
     open_request: str | None  # the status page of a collection under way
     career: career_view.Career
     progress: progress_view.Progress
+    last_session: last_session_view.PlaySession | None
 
 
 class SoldierProgress(Model):
@@ -157,23 +160,29 @@ def vehicle_row(v: StoredItem[VehicleItem]) -> Vehicle:
     return item_row(Vehicle, v, vehicle_id=v.item_id, destroyed=v.item.destroy_x_in_y)
 
 
-def _point_gain(a: HistoryPoint | None, b: HistoryPoint) -> gains.SoldierGain | None:
-    if a is None or not b.changed:
-        return None
-    return gains.soldier_gain(history_snapshot(asdict(a)), history_snapshot(asdict(b)))
+POINT_FIELDS = tuple(f.name for f in fields(HistoryPoint))
+
+
+def _values(p: HistoryPoint) -> dict[str, Any]:
+    """The point's fields, shallow (dataclasses.asdict deep-copies every value: a third of
+    the page's history work)."""
+    return {name: getattr(p, name) for name in POINT_FIELDS}
 
 
 def history_rows(points: list[HistoryPoint]) -> list[HistoryRow]:
     """Oldest first (as given), each with the rates over the interval that ends at it."""
     rows = []
-    previous: HistoryPoint | None = None
+    previous: gains.SoldierSnapshot | None = None
     for p in points:
-        g = _point_gain(previous, p)
+        values = _values(p)
+        g = None
         if p.changed:
-            previous = p
+            snap = history_snapshot(values)
+            g = gains.soldier_gain(previous, snap) if previous is not None else None
+            previous = snap
         rate = g if g is not None and not g.reset else None
         rows.append(HistoryRow(
-            **asdict(p), kd=ratio(p.kills, p.deaths),
+            **values, kd=ratio(p.kills, p.deaths),
             accuracy_percent=percent(p.shots_hit, p.shots_fired), wl=ratio(p.wins, p.losses),
             interval_kills=rate.kills if rate else (0 if not p.changed else None),
             interval_kd=_round(rate.kd, 2) if rate else None,
@@ -202,14 +211,18 @@ async def history(conn: Conn, s: Soldier, limit: int = 100) -> History:
     return History(soldier=s, history=history_rows(points))
 
 
-def _item_gain(a: WeaponPoint | VehiclePoint | None,
-               b: WeaponPoint | VehiclePoint) -> gains.ItemGain | None:
-    if a is None:
-        return None
-    return gains.item_gain(*(gains.ItemSnapshot(
+def _item_snapshot(p: WeaponPoint | VehiclePoint) -> gains.ItemSnapshot:
+    return gains.ItemSnapshot(
         at=p.fetched_at, kills=p.kills, seconds=p.time_seconds,
-        shots_fired=getattr(p, "shots_fired", None), shots_hit=getattr(p, "shots_hit", None))
-        for p in (a, b)))
+        shots_fired=p.shots_fired if isinstance(p, WeaponPoint) else None,
+        shots_hit=p.shots_hit if isinstance(p, WeaponPoint) else None)
+
+
+def _interval_gains(pts: tuple[WeaponPoint | VehiclePoint, ...]
+                    ) -> list[gains.ItemGain | None]:
+    """Per point, the gain over the interval that ends at it (None at the first point)."""
+    snaps = [_item_snapshot(p) for p in pts]
+    return [None, *(gains.item_gain(a, b) for a, b in pairwise(snaps))][:len(snaps)]
 
 
 def item_chart(series: list[ItemSeries]) -> list[ItemChart]:
@@ -218,7 +231,7 @@ def item_chart(series: list[ItemSeries]) -> list[ItemChart]:
     out = []
     for item in sorted(series, key=lambda i: -(i.points[-1].kills or 0) if i.points else 0):
         pts = item.points
-        interval = [_item_gain(a, b) for a, b in zip((None, *pts[:-1]), pts, strict=True)]
+        interval = _interval_gains(pts)
         out.append(ItemChart(
             name=item.name, t=[int(p.fetched_at.timestamp()) for p in pts],
             kills=[p.kills for p in pts],
@@ -233,16 +246,17 @@ def item_chart(series: list[ItemSeries]) -> list[ItemChart]:
 
 
 async def page(conn: Conn, s: Soldier, now: datetime | None = None) -> SoldierPage:
-    """All of the page's reads go in one pipeline: one wait for the thirteen of them."""
+    """All of the page's reads go in one pipeline: one wait for the fourteen of them."""
     sid = {"soldier_id": s.soldier_id}
     now = now or datetime.now(UTC)
     (detailed, profile, states, changes, weapon_changes, vehicle_changes, collections,
-     open_requests, weapon_rows, vehicle_rows, intervals, item_intervals, flags) = await batch(
+     open_requests, weapon_rows, vehicle_rows, intervals, item_intervals, flags,
+     sessions) = await batch(
         conn, *read.overview_reads(s.soldier_id),
         *history_series.page_series_reads(s.soldier_id),
         ("interactive_open_for_soldier", sid), (WEAPONS.of_query, sid),
         (VEHICLES.of_query, sid),
-        *progress_view.reads(s.soldier_id, now))
+        *progress_view.reads(s.soldier_id, now), last_session_view.read(s.soldier_id))
     stored = read.overview_from(s.soldier_id, detailed, profile, states)
     ov = overview_of(s, stored)
     series = history_series.page_series_from(changes, weapon_changes, vehicle_changes,
@@ -255,7 +269,8 @@ async def page(conn: Conn, s: Soldier, now: datetime | None = None) -> SoldierPa
         open_request=f"/requests/{open_requests[0]['request_id']}" if open_requests else None,
         career=career_view.career(s, stored),
         progress=progress_view.progress_from(intervals, item_intervals, flags, now,
-                                             ov.detailed_fetched_at))
+                                             ov.detailed_fetched_at),
+        last_session=last_session_view.session_from(sessions[0]) if sessions else None)
 
 
 async def progress(conn: Conn, s: Soldier, now: datetime | None = None) -> SoldierProgress:

@@ -14,7 +14,6 @@ from bf4ps.domain import JobKind, Platform
 from bf4ps.interactive.inputs import InputError
 from bf4ps.stats import discovery
 from bf4ps.views import gains_board as gains_view
-from bf4ps.views import last_session as last_session_view
 from bf4ps.views import search as search_view
 from bf4ps.views import soldier as soldier_view
 from bf4ps.views import soldier_page as page_view
@@ -133,9 +132,8 @@ async def soldier_page(request: Request) -> Response:
             raise WebError(404, "this soldier is not known here yet: search for its name (or "
                                 "paste its Battlelog URL) to have it collected")
         data = await page_view.page(conn, found)
-        last = await last_session_view.last_session(conn, found)
     return render(request, "soldier.html", {
-        "s": data, "platforms": PLATFORMS, **_charts(data), "last_session": last.session,
+        "s": data, "platforms": PLATFORMS, **_charts(data), "last_session": data.last_session,
         "item_tables": [tables.WEAPONS.render(data.weapons, data.progress.weapons),
                         tables.VEHICLES.render(data.vehicles, data.progress.vehicles)]})
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from html import escape
 from typing import Generic, TypeVar
 
@@ -22,10 +23,9 @@ RowT = TypeVar("RowT", Weapon, Vehicle)
 
 def _num(value: float | int | None, digits: int = 0, unit: str = "", cls: str = "") -> str:
     """A numeric cell: the sort key and the shown value."""
-    shown = number(value, digits)
-    if value is not None and unit:
-        shown += unit
-    return f'<td class="num{cls}" data-sort="{value if value is not None else 0}">{shown}</td>'
+    if value is None:
+        return f'<td class="num{cls}" data-sort="0">–</td>'
+    return f'<td class="num{cls}" data-sort="{value}">{number(value, digits)}{unit}</td>'
 
 
 def _time(seconds: int | None, cls: str = "") -> str:
@@ -33,8 +33,14 @@ def _time(seconds: int | None, cls: str = "") -> str:
 
 
 def _head(row: Weapon | Vehicle) -> str:
-    name, category = escape(row.name), escape(row.category)
-    return (f'<tr data-category="{category}"><td title="{escape(row.sid)}">{name}'
+    return _head_of(row.name, row.category, row.sid)
+
+
+@lru_cache(maxsize=2048)
+def _head_of(name: str, category: str, sid: str) -> str:
+    """A row's opening cells: the same few hundred catalog items on every page, escaped once."""
+    name, category = escape(name), escape(category)
+    return (f'<tr data-category="{category}"><td title="{escape(sid)}">{name}'
             f'<span class="cat-under">{category}</span></td><td class="opt">{category}</td>')
 
 
