@@ -142,7 +142,8 @@ async def seed(url: str, s: Scenario, scale: float) -> int:
 
 async def set_refresh(url: str, s: Scenario, scale: float, rate_per_hour: float) -> float:
     """The refresh interval that asks `s.load` of the measured rate; the collected soldiers'
-    due times spaced evenly over one such interval from now, in random order. Not drawn at
+    due times (the active class's: the bootstrap collected in the warm-up is current too)
+    spaced evenly over one such interval from now, in random order. Not drawn at
     random: with 40 soldiers the due times drawn in the first 10 s of a 38 s interval vary by
     +-30 % (binomial), and that sampling noise, not the fleet, moved the early bootstrap marks
     (one run: 10 refreshes due in the 14 s after this against 14.7 expected, the 25 % mark
@@ -154,7 +155,8 @@ async def set_refresh(url: str, s: Scenario, scale: float, rate_per_hour: float)
             "UPDATE collection_state c SET next_due_at = now() + (o.k - random()) / o.n "
             "* make_interval(secs => %s) FROM (SELECT soldier_id, resource, row_number() OVER "
             "(ORDER BY random()) AS k, count(*) OVER () AS n FROM collection_state "
-            "WHERE status = 'current') o WHERE c.soldier_id = o.soldier_id "
+            "WHERE status = 'current' AND activity_class = 'active') o "
+            "WHERE c.soldier_id = o.soldier_id "
             "AND c.resource = o.resource", [freshness])
         await conn.execute(
             "INSERT INTO scheduler_policy (key, value) VALUES ('freshness_detailed_seconds', "
