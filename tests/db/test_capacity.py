@@ -179,7 +179,8 @@ async def test_the_forecast_reads_the_working_set_per_class(conn: Conn) -> None:
 async def test_the_forecast_measures_the_feeder_pass_from_the_queue(conn: Conn) -> None:
     """Each pass's jobs carry its time (plus the class's aging offset) as their rank: the gaps
     between a class's consecutive pass times are the pass period (a pass that fed the class
-    nothing leaves a double gap; the lower quartile is the period). Too few passes: none."""
+    nothing leaves a double gap; the lower quartile is the period). A pass's jobs step by
+    their positions (1 us each): those steps are not passes. Too few passes: none."""
     base = datetime.now(UTC)
 
     async def job(persona: int, klass: str, seconds: float) -> None:
@@ -193,7 +194,8 @@ async def test_the_forecast_measures_the_feeder_pass_from_the_queue(conn: Conn) 
     await job(9_201, "bootstrap", 1.3)
     assert (await forecast_inputs.load(conn, 3600)).pass_seconds is None
     for i, at in enumerate((1.3, 2.6, 3.9, 6.5, 7.8)):  # 5.2 fed none: a double gap
-        await job(9_210 + i, "active", at - 20)
+        for pos in range(3):  # three jobs a pass, as bf4ps_feed_class ranks them
+            await job(9_210 + 10 * i + pos, "active", at - 20 + pos * 1e-6)
     await job(9_202, "bootstrap", 2.6)
     measured = (await forecast_inputs.load(conn, 3600)).pass_seconds
-    assert measured is not None and measured == pytest.approx(1.3, abs=1e-6)
+    assert measured is not None and measured == pytest.approx(1.3, abs=1e-4)

@@ -267,27 +267,52 @@ def test_a_starved_class_is_served_at_its_share_once_the_queued_higher_work_is_g
 def test_queued_bootstrap_jobs_with_early_ranks_advance_the_bootstrap_marks() -> None:
     """The same starved bootstrap (2 a second of a fleet's 10), with 40 of its jobs already
     queued, ranked at 10 s from now (fed earlier, plus its aging offset). The share takes the
-    class's queued jobs first, FIFO: 20 by 10 s; then the other 20's rank comes and they go
-    ahead of every refresh job fed after it, at the fleet's 10 a second (2 s): 40 by 12 s;
-    the rest at the share again. 25 % (25 jobs) at 10.5 s, 50 % at 12 + 10 / 2, done at
-    12 + 60 / 2; without those ranks 12.5, 25 and 50 s."""
+    class's queued jobs first, FIFO: 20 by 10 s; then the queue reaches the other 20's rank
+    and they go ahead of every job ranked after it, at the fleet's 10 a second (2 s): 40 by
+    12 s. The refresh jobs fed meanwhile (8 a second, ranked 10..12 s) are then ahead of
+    everything the bootstrap is fed (ranked 1,800 s on): the queue serves ranks in order, 10
+    a second through 8 a second of rank, and is back at the clock after 2 / (10/8 - 1) = 8 s
+    (at 20 s); the rest at the share again. 25 % (25 jobs) at 10.5 s, 50 % at 20 + 10 / 2,
+    done at 20 + 60 / 2; without those ranks 12.5, 25 and 50 s."""
     over = small(interval=0.1, freshness=20.0, backlog={"bootstrap": {"detailed": 100}},
                  coverage={"detailed": {"current": 1000, "never_attempted": 100}})
     early = replace(over, queued=(Queued("bootstrap", 40, 10.0, (10.0,) * 40),))
     fc, base = forecast(early), forecast(over)
     marks = {m: after(at) for m, at in fc.bootstrap[0].marks.items()}
-    assert marks == pytest.approx({0.10: 5.0, 0.25: 10.5, 0.50: 17.0, 0.90: 37.0, 1.0: 42.0},
+    assert marks == pytest.approx({0.10: 5.0, 0.25: 10.5, 0.50: 25.0, 0.90: 45.0, 1.0: 50.0},
                                   rel=1e-4)
     assert after(base.bootstrap[0].marks[0.25]) == pytest.approx(12.5, rel=1e-4)
     # what the fleet sends is the same: the burst is borrowed from the refresh
     assert fc.throughput_per_hour == pytest.approx(base.throughput_per_hour)
-    # ranks already passed: all 40 go first (4 s), then 60 at 2 a second
+    # ranks already passed: all 40 go first (4 s), then the refresh fed meanwhile (ranked
+    # 0..4 s) until the queue is back at the clock (4 / 0.25 = 16 s), then 60 at 2 a second
     passed = replace(over, queued=(Queued("bootstrap", 40, -5.0, (-5.0,) * 40),))
-    assert after(forecast(passed).bootstrap[0].at) == pytest.approx(4 + 60 / 2, rel=1e-4)
+    assert after(forecast(passed).bootstrap[0].at) == pytest.approx(4 + 16 + 60 / 2, rel=1e-4)
     # ranks that come after the share has taken them change nothing
     late = replace(over, queued=(Queued("bootstrap", 40, 1000.0, (1000.0,) * 40),))
     assert {m: after(at) for m, at in forecast(late).bootstrap[0].marks.items()} == \
         pytest.approx({m: after(at) for m, at in base.bootstrap[0].marks.items()}, rel=1e-6)
+
+
+def test_behind_a_burst_the_queue_serves_ranks_in_order_and_the_lag_stays() -> None:
+    """The bench's infeasible fleet, by hand: 10 a second, refresh starved (8 a second fed),
+    the bootstrap's share 2 a second and its aging offset 5 s; 40 bootstrap jobs queued,
+    ranked at 1 s. By 1 s the share has taken 2 from the front; the queue then reaches the
+    other 38's rank: 3.8 s at 10 a second (to 4.8 s). The refresh fed meanwhile is ranked
+    1..4.8 s and the bootstrap's new jobs 5 s on, so the queue serves 8 a second of rank at
+    10 a second, the bootstrap nothing, until it reaches 5 s of rank: (5 - 1) / 1.25 = 3.2 s
+    (at 8 s). From there the bootstrap's new jobs are ranked among the refresh, fed as many
+    as leave: the queue moves at the clock's pace, 3 s behind it, and the bootstrap gets its
+    2 a second: the other 60 by 8 + 30 s. 10 % at 1 + 8 / 10, 25 % at 1 + 23 / 10, 50 %
+    at 8 + 10 / 2, 90 % at 8 + 50 / 2. Serving the burst at once and then the share (no rank
+    order) would be done at 4.8 + 30 s."""
+    over = small(interval=0.1, freshness=20.0, backlog={"bootstrap": {"detailed": 100}},
+                 coverage={"detailed": {"current": 1000, "never_attempted": 100}})
+    over = replace(over, policy=over.policy.model_copy(update={"aging_bootstrap_seconds": 5.0}),
+                   queued=(Queued("bootstrap", 40, 1.0, (1.0,) * 40),))
+    marks = {m: after(at) for m, at in forecast(over).bootstrap[0].marks.items()}
+    assert marks == pytest.approx({0.10: 1.8, 0.25: 3.3, 0.50: 13.0, 0.90: 33.0, 1.0: 38.0},
+                                  rel=1e-4)
 
 
 def test_the_shares_follow_the_measured_feeder_pass() -> None:

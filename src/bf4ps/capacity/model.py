@@ -7,8 +7,9 @@ with the jobs' real cost and the measured pass period. The fleet budget holds th
 below its cap and what the other classes' floors leave (budget_allowed_classes, db/schema.sql).
 A first attempt costs its failures' retries too. A starved lower class waits only while the
 higher class's jobs queued before the forecast remain (`holds`); its own queued jobs go first,
-any whose rank comes earlier at the whole capacity (`_Ranked`). Steps end where a backlog
-empties, a wait ends, a queued rank comes or a watermark is crossed: no step size matters."""
+any whose rank the queue reaches earlier at the whole capacity, and behind such a burst the
+queue serves ranks in order (ranks.py). Steps end where a backlog empties, a wait ends, a
+queued rank comes or a watermark is crossed: no step size matters."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from bf4ps.capacity.demand import DemandLine
 from bf4ps.capacity.fill import Key, Want, fill_capped
 from bf4ps.capacity.gates import Capacity, mean_duration, spacing
 from bf4ps.capacity.inputs import CLASSES, HOUR, RESOURCES, Inputs
+from bf4ps.capacity.ranks import Ranked, behind, behind_ends, burst
 from bf4ps.capacity.rules import fed_shares, joined_weights
 from bf4ps.domain import PriorityClass
 from bf4ps.policy import Policy
@@ -140,67 +142,6 @@ def _attempted(inputs: Inputs, left: dict[str, dict[str, float]], r: str) -> flo
     return max(0.0, 1 - sum(left[c][r] for c in left) / total)
 
 
-class _Ranked:
-    """The pending first attempts of a starvable class (recent, bootstrap) queued at the
-    forecast's instant, by rank (hours from now, lowest first). Inside the class the claim is
-    FIFO, so the class's fed share takes them from the front (`eaten`); one whose rank comes
-    before that goes ahead of every higher-class job fed after its rank (queue/ranking.py):
-    it is claimed then, at the whole capacity, on top of the share."""
-
-    def __init__(self, inputs: Inputs, left: dict[str, dict[str, float]]) -> None:
-        self.ranks: dict[str, list[float]] = {}
-        for q in inputs.queued:
-            if q.klass in ("recent", "bootstrap") and q.ranks:
-                most = int(sum(left.get(q.klass, {}).values()))
-                self.ranks[q.klass] = sorted(x / HOUR for x in q.ranks)[:most]
-        self.eaten = dict.fromkeys(self.ranks, 0.0)
-
-    def due(self, hours: float) -> dict[str, float]:
-        """Jobs per class whose rank has come and that the share has not yet taken."""
-        out = {}
-        for c, ranks in self.ranks.items():
-            come = sum(1 for x in ranks if x <= hours + 1e-12)
-            if come - self.eaten[c] > 1e-9:
-                out[c] = come - self.eaten[c]
-        return out
-
-    def next(self, hours: float) -> float | None:
-        """Hours to the next rank still ahead and not yet taken by the share."""
-        ahead = [x for c, ranks in self.ranks.items()
-                 for x in ranks[int(self.eaten[c] + 1e-9):] if x > hours + 1e-12]
-        return min(ahead) - hours if ahead else None
-
-    def take(self, klass: str, jobs: float) -> None:
-        if klass in self.eaten:
-            self.eaten[klass] = min(float(len(self.ranks[klass])), self.eaten[klass] + jobs)
-
-
-def _burst(inputs: Inputs, left: dict[str, dict[str, float]], wants: dict[Key, Want],
-           due: dict[str, float], background: float) -> tuple[dict[Key, float], float]:
-    """Queued jobs whose rank has come, claimed ahead of the rest at the whole background
-    capacity (each class's resources by its mix weight, else by what is left): jobs per hour
-    per key and the hours they take."""
-    rates: dict[Key, float] = {}
-    hours = 0.0
-    for c, n in due.items():
-        weights = {r: (wants[(c, r)].weight if (c, r) in wants else 0.0)
-                   for r in RESOURCES if left[c][r] > 0}
-        if sum(weights.values()) <= 0:
-            weights = {r: left[c][r] for r in RESOURCES if left[c][r] > 0}
-        total = sum(weights.values())
-        if total <= 0:
-            continue
-        split = {r: w / total for r, w in weights.items() if w > 0}
-        cost = sum(p * (wants[(c, r)].cost if (c, r) in wants
-                        else inputs.costs[r].requests_per_collection)
-                   for r, p in split.items())
-        hours += n * cost / background if background > 0 else math.inf
-        rates.update({(c, r): p * n for r, p in split.items()})  # jobs, made rates below
-    if not rates or not 0 < hours < math.inf:
-        return {}, 0.0
-    return {k: n / hours for k, n in rates.items()}, hours
-
-
 def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
         pol: Policy | None = None) -> Run:
     pol = pol or inputs.policy
@@ -212,7 +153,7 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
     most = active_cap(inputs, cap, pol, any(left["bootstrap"].values()), retries)
     fed, per_job = mixed_shares(inputs, pol, bg, most, wants)
     wait = holds(inputs, pol, fed, bg, per_job)
-    ranked = _Ranked(inputs, left)
+    ranked = Ranked(inputs, left)
     start = {r: sum(left[c][r] for c in left) for r in RESOURCES}
     marks: dict[str, dict[float, float | None]] = {r: {} for r in RESOURCES}
     hours = 0.0
@@ -232,17 +173,9 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
             first, wants0 = alloc, wants
         if not any(left[c][r] > 0 for c in left for r in RESOURCES) or hours >= HORIZON_HOURS:
             break
-        # queued jobs whose rank has come go ahead of all else; otherwise inside a class the
-        # backlog is the oldest work: it is served first; a starved lower class waits while
-        # the higher class's queued jobs go first
-        backlog, burst = _burst(inputs, left, wants, ranked.due(hours), bg)
-        held = {} if backlog else _held(alloc, wants, hours, wait)
-        if not backlog:
-            backlog = {(c, r): 0.0 if c in held else alloc.get((c, r), 0.0)
-                       for c in left for r in RESOURCES if left[c][r] > 0}
-        dt = _ends(_step(inputs, pol, left, backlog, attempted, start, done),
-                   [burst] if burst else [ranked.next(hours),
-                                          *(until - hours for until in held.values())])
+        mode, backlog, ends, speed = _plan(inputs, pol, left, wants, alloc, ranked, hours,
+                                           wait, bg)
+        dt = _ends(_step(inputs, pol, left, backlog, attempted, start, done), ends)
         if dt is None:
             break
         _cross(start, marks, done, backlog, hours, dt)
@@ -250,10 +183,53 @@ def run(inputs: Inputs, cap: Capacity, lines: tuple[DemandLine, ...],
             left[c][r] = max(0.0, left[c][r] - rate * dt)
             if left[c][r] < 1e-6:
                 left[c][r] = 0.0
-        for c in ranked.eaten:
-            ranked.take(c, sum(v for (k, _), v in backlog.items() if k == c) * dt)
+        _advance(ranked, mode, backlog, hours, dt, speed)
         hours += dt
     return Run(marks, first, wants0)
+
+
+def _plan(inputs: Inputs, pol: Policy, left: dict[str, dict[str, float]],
+          wants: dict[Key, Want], alloc: dict[Key, float], ranked: Ranked, hours: float,
+          wait: dict[str, float], bg: float
+          ) -> tuple[str, dict[Key, float], list[float | None], float]:
+    """What the next step serves (jobs per hour per key with work left) and the events that
+    may end it: queued jobs the queue's rank has reached go ahead of all else ("burst");
+    while the queue is behind the clock it serves ranks in order ("behind", at `speed` hours
+    of rank per hour); otherwise the feeder's shares, where inside a class the backlog is the
+    oldest work and is served first, and a starved lower class waits while the higher
+    class's queued jobs go first ("shares")."""
+    backlog, burst_hours = burst(inputs, left, wants, ranked.due(), bg)
+    if backlog:
+        return "burst", backlog, [burst_hours], 0.0
+    if ranked.at < hours - 1e-12:
+        rates, speed = behind(pol, left, alloc, ranked.at)
+        if not math.isinf(speed):
+            return "behind", rates, behind_ends(pol, ranked, alloc, hours, speed), speed
+        ranked.at = hours  # nothing ranked in between: caught up
+        return _plan(inputs, pol, left, wants, alloc, ranked, hours, wait, bg)
+    held = _held(alloc, wants, hours, wait)
+    backlog = {(c, r): 0.0 if c in held else alloc.get((c, r), 0.0)
+               for c in left for r in RESOURCES if left[c][r] > 0}
+    nxt = ranked.next()
+    return "shares", backlog, [None if nxt is None else nxt - hours,
+                               *(until - hours for until in held.values())], 0.0
+
+
+def _advance(ranked: Ranked, mode: str, backlog: dict[Key, float], hours: float, dt: float,
+             speed: float) -> None:
+    """The rank served after a step: a burst holds it (the clock runs ahead), serving behind
+    the clock moves it at its speed (up to the clock), the shares keep it at the clock. The
+    share and a burst take the class's queued jobs from the front; behind the clock the
+    class is served its jobs fed since the forecast."""
+    if mode != "behind":
+        for c in ranked.eaten:
+            ranked.take(c, sum(v for (k, _), v in backlog.items() if k == c) * dt)
+    if mode == "shares":
+        ranked.at = hours + dt
+    elif mode == "behind":
+        ranked.at = min(hours + dt, ranked.at + speed * dt)
+        if ranked.at > hours + dt - 1e-12:
+            ranked.at = hours + dt
 
 
 def _ends(dt: float | None, ends: list[float | None]) -> float | None:
