@@ -225,7 +225,10 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         ("SELECT client_key FROM interactive_requests", DENIED, "permission denied for table"),
         ("SELECT * FROM bf4ps_gate_set('mx-a', 0.05, NULL, NULL, NULL, false, false, 'x')",
          DENIED, "permission denied for function"),
-        ("SELECT lease_token, collector_uuid FROM collection_jobs", OK, None),
+        ("SELECT collector_uuid, lease_expires_at FROM collection_jobs", OK, None),
+        ("SELECT lease_token FROM collection_jobs", DENIED, "permission denied for table"),
+        ("SELECT lease_token FROM collection_events", DENIED, "permission denied for table"),
+        ("SELECT lease_token FROM collection_events_log", DENIED, "permission denied for view"),
         ("SELECT bf4ps_coverage_fold()", ROWS, 1),
         # the queue tables only through its batch functions (0023)
         ("UPDATE collection_jobs SET eligible_at = now()", DENIED, "permission denied for table"),

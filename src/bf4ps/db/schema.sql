@@ -151,7 +151,7 @@ CREATE INDEX ix_events_time ON ONLY public.collection_events USING btree (occurr
 CREATE INDEX ix_events_type ON ONLY public.collection_events USING btree (event_type, occurred_at DESC) WHERE ((event_type)::text <> ALL (ARRAY['succeeded'::text, 'failed'::text, 'retry_scheduled'::text, 'created'::text]));
 GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at) ON TABLE collection_events TO bf4ps_collector;
 GRANT SELECT ON TABLE collection_events TO bf4ps_operator;
-GRANT SELECT ON TABLE collection_events TO bf4ps_scheduler;
+GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at) ON TABLE collection_events TO bf4ps_scheduler;
 GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at) ON TABLE collection_events TO bf4ps_web;
 
 CREATE TABLE collection_jobs (
@@ -205,7 +205,7 @@ CREATE TRIGGER request_job_changed AFTER UPDATE OF started_at, last_error_at ON 
 CREATE TRIGGER request_job_gone AFTER DELETE ON public.collection_jobs FOR EACH ROW WHEN ((old.request_id IS NOT NULL)) EXECUTE FUNCTION bf4ps_request_job_gone();
 GRANT SELECT (job_id, soldier_id, resource, lane, priority_class, rank, reason, status, eligible_at, attempt_count, request_id, lookup_name, lookup_platform, collector_uuid, claimed_at, started_at, lease_expires_at, last_error_class, last_error_message, last_error_at, created_at, updated_at) ON TABLE collection_jobs TO bf4ps_collector;
 GRANT SELECT ON TABLE collection_jobs TO bf4ps_operator;
-GRANT SELECT ON TABLE collection_jobs TO bf4ps_scheduler;
+GRANT SELECT (job_id, soldier_id, resource, lane, priority_class, rank, reason, status, eligible_at, attempt_count, request_id, lookup_name, lookup_platform, collector_uuid, claimed_at, started_at, lease_expires_at, last_error_class, last_error_message, last_error_at, created_at, updated_at) ON TABLE collection_jobs TO bf4ps_scheduler;
 GRANT SELECT (job_id, soldier_id, resource, lane, priority_class, rank, reason, status, eligible_at, attempt_count, request_id, lookup_name, lookup_platform, collector_uuid, claimed_at, started_at, lease_expires_at, last_error_class, last_error_message, last_error_at, created_at, updated_at) ON TABLE collection_jobs TO bf4ps_web;
 
 CREATE TABLE collection_state (
@@ -1233,7 +1233,7 @@ SELECT event_id,
      CROSS JOIN LATERAL bf4ps_event_log_rows(e.*) x(ord, occurred_at, event_type, wait_ms));
 GRANT SELECT (event_id, ord, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details) ON TABLE collection_events_log TO bf4ps_collector;
 GRANT SELECT ON TABLE collection_events_log TO bf4ps_operator;
-GRANT SELECT ON TABLE collection_events_log TO bf4ps_scheduler;
+GRANT SELECT (event_id, ord, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details) ON TABLE collection_events_log TO bf4ps_scheduler;
 GRANT SELECT (event_id, ord, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details) ON TABLE collection_events_log TO bf4ps_web;
 
 CREATE VIEW counted_requests AS
