@@ -8,11 +8,11 @@ per-category accuracies are 0-1 fractions; wlRatio is always 0.0 and gunmaster a
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 import orjson
 
 from bf4ps.sim.battlelog.career import KITS
+from bf4ps.sim.battlelog.jsonvalue import JsonObject, obj
 from bf4ps.sim.battlelog.snapshot import MODE_ALIASES, MODES, Snapshot
 from bf4ps.sim.battlelog.templates import detailed_template
 
@@ -34,9 +34,8 @@ def _zeros() -> dict[str, int | float]:
     return {k: 0.0 if isinstance(v, float) else 0 for k, v in _general().items()}
 
 
-def _general() -> dict[str, Any]:
-    general: dict[str, Any] = detailed_template()["generalStats"]
-    return general
+def _general() -> JsonObject:
+    return obj(detailed_template()["generalStats"])
 
 
 def counter(value: float, zero: int | float = 0) -> str | int | float:
@@ -105,7 +104,7 @@ def counters(snap: Snapshot) -> dict[str, float]:
     return values
 
 
-def _groups(snap: Snapshot, stats: dict[str, Any]) -> None:
+def _groups(snap: Snapshot, stats: JsonObject) -> None:
     zeros, growth = _zeros(), snap.growth
     for prefix in ("assaultRifle", "LMG", "PDW", "sniperRifle", "rocketLauncher"):
         kills, headshots, fired, hit = snap.loadout.groups.get(prefix, (0.0, 0.0, 0.0, 0.0))
@@ -118,7 +117,7 @@ def _groups(snap: Snapshot, stats: dict[str, Any]) -> None:
     stats["antiGroundSoldier"] = float(round(launcher_kills * 0.95))
 
 
-def _nested(snap: Snapshot, stats: dict[str, Any]) -> None:
+def _nested(snap: Snapshot, stats: JsonObject) -> None:
     stats["kitScores"] = {k: counter(v) for k, v in snap.kit_scores.items()}
     stats["kitTimes"] = {k: counter(v) for k, v in snap.kit_times.items()}
     total_time = sum(snap.kit_times.values()) or 1.0
@@ -130,10 +129,11 @@ def _nested(snap: Snapshot, stats: dict[str, Any]) -> None:
     stats["serviceStarsProgress"] = {
         k: round(100 * r / SCORE_PER_KIT_STAR[k], 10) for k, (_, r) in stars.items()
     }
-    stats["gameModesScore"] = {
+    modes: JsonObject = {
         bit: counter(snap.mode_scores[name]) for name, bits, _ in MODES for bit in bits
     }
-    stats["gameModesScore"]["512"] = 0  # gunmaster: always 0 on the live service
+    modes["512"] = 0  # gunmaster: always 0 on the live service
+    stats["gameModesScore"] = modes
     vehicle = snap.score * (0.02 + 0.5 * snap.career.vehicle_kill_share)
     shares = (0.0, 0.3, 0.25, 0.05, 0.1, 0.3) if vehicle else (0.0,) * 6
     stats["vehicleScores"] = {
@@ -142,7 +142,7 @@ def _nested(snap: Snapshot, stats: dict[str, Any]) -> None:
     stats["serviceStarsGameModes"] = [_mode_stars(snap, *m) for m in MODE_STARS]
 
 
-def _mode_stars(snap: Snapshot, code: str, key: str, per_star: int) -> dict[str, Any]:
+def _mode_stars(snap: Snapshot, code: str, key: str, per_star: int) -> JsonObject:
     actual = round(snap.mode_scores[key])
     stars, rest = divmod(actual, per_star)
     return {
@@ -157,7 +157,7 @@ def _mode_stars(snap: Snapshot, code: str, key: str, per_star: int) -> dict[str,
     }
 
 
-def general_stats(snap: Snapshot) -> dict[str, Any]:
+def general_stats(snap: Snapshot) -> JsonObject:
     stats = dict(_general())
     zeros = _zeros()
     for key, value in counters(snap).items():
@@ -177,14 +177,14 @@ def general_stats(snap: Snapshot) -> dict[str, Any]:
 
 
 def detailed_body(snap: Snapshot, platform_int: int) -> bytes:
-    data: dict[str, Any] = {"personaId": snap.persona_id, "platformInt": platform_int}
+    data: JsonObject = {"personaId": snap.persona_id, "platformInt": platform_int}
     data.update(generalStats=general_stats(snap), statsTemplate=STATS_TEMPLATE, mySoldier=False)
     return orjson.dumps({"type": "success", "message": "OK", "data": data})
 
 
 def missing_general_body(persona_id: int, platform_int: int, *, null: bool) -> bytes:
     """The transient bad payload seen live: HTTP 200, success, but no generalStats object."""
-    data: dict[str, Any] = {"personaId": persona_id, "platformInt": platform_int}
+    data: JsonObject = {"personaId": persona_id, "platformInt": platform_int}
     if null:
         data["generalStats"] = None
     data.update(statsTemplate=STATS_TEMPLATE, mySoldier=False)

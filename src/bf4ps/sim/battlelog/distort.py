@@ -6,11 +6,12 @@ alone and counts the requests that came anyway: ``retry_after_ignored`` in /__si
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 import orjson
 
 from bf4ps.sim.battlelog.faults import HTML, Answer
+from bf4ps.sim.battlelog.jsonvalue import JsonValue
 
 LOGIN_URL = ("https://accounts.ea.com/connect/auth?client_id=battlelog&response_type=code"
              "&redirect_uri=https%3A%2F%2Fbattlelog.battlefield.com%2Fsso%2F%3Ftokentype%3Dcode")
@@ -25,7 +26,10 @@ def _kept(key: str) -> bool:
     return key.endswith(("Id", "Int", "id")) or key in ("guid", "slug", "name")
 
 
-def _walk(value: Any, change: Any) -> Any:
+Change = Callable[[int | float], int | float]
+
+
+def _walk(value: JsonValue, change: Change) -> JsonValue:
     if isinstance(value, dict):
         return {k: (v if _kept(k) else _walk(v, change)) for k, v in value.items()}
     if isinstance(value, list):

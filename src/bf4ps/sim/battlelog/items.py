@@ -12,12 +12,12 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 import orjson
 
 from bf4ps.sim.battlelog.career import Career, career_for
 from bf4ps.sim.battlelog.catalogue import DEFAULT_CLASS, LAUNCHER_CODES, WEAPON_CLASSES
+from bf4ps.sim.battlelog.jsonvalue import JsonObject, JsonValue
 from bf4ps.sim.battlelog.templates import (
     BulkTemplate,
     ItemTemplate,
@@ -184,9 +184,9 @@ def _n(value: float) -> int | float:
     return round(value) or 0.0
 
 
-def weapon_values(row: Row, item: ItemTemplate, growth: float) -> dict[str, Any]:
+def weapon_values(row: Row, item: ItemTemplate, growth: float) -> JsonObject:
     kills = round(row.kills * growth)
-    stars: dict[str, Any] = {
+    stars: JsonObject = {
         "serviceStars": float(kills // 100),
         "serviceStarsProgress": float(kills % 100),
     }
@@ -215,7 +215,7 @@ def weapon_values(row: Row, item: ItemTemplate, growth: float) -> dict[str, Any]
     }
 
 
-def vehicle_values(row: Row, item: ItemTemplate, growth: float) -> dict[str, Any]:
+def vehicle_values(row: Row, item: ItemTemplate, growth: float) -> JsonObject:
     kills = round(row.kills * growth)
     used = kills > 0
     return {
@@ -227,7 +227,7 @@ def vehicle_values(row: Row, item: ItemTemplate, growth: float) -> dict[str, Any
     }
 
 
-Formatter = Callable[[Row, ItemTemplate, float], dict[str, Any]]
+Formatter = Callable[[Row, ItemTemplate, float], JsonObject]  # an item's per-persona keys
 
 
 def bulk_body(
@@ -263,8 +263,8 @@ def vehicles_body(persona_id: int, platform_int: int, growth: float) -> bytes:
 
 def item_dicts(
     template: BulkTemplate, rows: tuple[Row, ...], values: Formatter, growth: float
-) -> list[dict[str, Any]]:
-    """Whole item objects (the overview's top weapons/vehicles)."""
+) -> list[JsonValue]:
+    """Whole item objects (the overview's top weapons/vehicles), as a JSON array."""
     return [
         {**template.items[r.index].base, **values(r, template.items[r.index], growth)} for r in rows
     ]

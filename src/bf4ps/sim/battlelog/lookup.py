@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar
 
 import orjson
 
 from bf4ps.domain import Platform
 from bf4ps.sim.battlelog.career import is_unknown
+from bf4ps.sim.battlelog.jsonvalue import JsonObject, arr, array, obj
 from bf4ps.sim.battlelog.snapshot import Snapshot
 from bf4ps.sim.battlelog.templates import soldier_box_template
 from bf4ps.sim.personas import persona_id_for
@@ -34,6 +35,7 @@ NAMESPACES = {
 PRIMARY = ((Platform.PC, 65), (Platform.PS4, 17), (Platform.XBOXONE, 18))
 BF4, BF3 = 2048, 2
 REGISTRY_LIMIT = 200_000
+V = TypeVar("V")
 
 
 def _digest(*parts: str) -> int:
@@ -62,7 +64,7 @@ class Registry:
         self.persona_platforms: dict[int, int] = {}
 
     @staticmethod
-    def _put(table: dict[int, Any], key: int, value: Any) -> None:
+    def _put(table: dict[int, V], key: int, value: V) -> None:
         table.pop(key, None)
         table[key] = value
         if len(table) > REGISTRY_LIMIT:
@@ -101,7 +103,7 @@ class Registry:
         return [(persona_id_for(name, p), name, p.battlelog_int) for p in name_platforms(name)]
 
 
-def _hit(name: str, persona_id: int, platform: Platform, games: int) -> dict[str, Any]:
+def _hit(name: str, persona_id: int, platform: Platform, games: int) -> JsonObject:
     user_id = str(user_id_for_name(name))
     return {
         "picture": "",
@@ -139,7 +141,7 @@ def unescape(query: str) -> tuple[str, list[int]]:
     return "".join(name), wild
 
 
-def _wildcard_decoys(name: str, wild: list[int]) -> list[dict[str, Any]]:
+def _wildcard_decoys(name: str, wild: list[int]) -> list[JsonObject]:
     """Other soldiers an unescaped `_` matches: the name with a letter in its place."""
     decoys = []
     for letter in WILDCARD_DECOYS:
@@ -160,8 +162,8 @@ def search_body(query: str, cap: int | None = None) -> bytes:
     return orjson.dumps({"type": "success", "message": "RESULT", "data": data})
 
 
-def _name_hits(name: str) -> list[dict[str, Any]]:
-    hits: list[dict[str, Any]] = []
+def _name_hits(name: str) -> list[JsonObject]:
+    hits: list[JsonObject] = []
     if name:
         platforms = name_platforms(name)
         for platform in platforms:
@@ -178,10 +180,10 @@ def _name_hits(name: str) -> list[dict[str, Any]]:
 
 
 def _soldier(
-    template: dict[str, Any], snap: Snapshot, name: str, platform_int: int, user_id: int
-) -> dict[str, Any]:
-    games = {str(platform_int): str(BF4)}
-    persona = dict(template["persona"])
+    template: JsonObject, snap: Snapshot, name: str, platform_int: int, user_id: int
+) -> JsonObject:
+    games: JsonObject = {str(platform_int): str(BF4)}
+    persona = dict(obj(template["persona"]))
     persona.update(
         userId=str(user_id),
         personaId=str(snap.persona_id),
@@ -212,11 +214,11 @@ def _soldier(
 
 def soldiers_body(registry: Registry, user_id: int, snapshot: Callable[[int], Snapshot]) -> bytes:
     data = dict(soldier_box_template())
-    template = data["soldiersBox"][0]
+    template = obj(arr(data["soldiersBox"])[0])
     soldiers = registry.soldiers_of(user_id)
     data["soldiersBox"] = [
         _soldier(template, snapshot(pid), name, platform_int, user_id)
         for pid, name, platform_int in soldiers
     ]
-    data["userGames"] = {str(BF4): sorted({p for _, _, p in soldiers})}
+    data["userGames"] = {str(BF4): array(sorted({p for _, _, p in soldiers}))}
     return orjson.dumps({"type": "success", "message": "OK", "data": data})

@@ -7,13 +7,22 @@ is viewedPersonaInfo.tag; top weapons/vehicles are whole items of the weapons/ve
 from __future__ import annotations
 
 import random
-from typing import Any
 
 import orjson
 
 from bf4ps.sim.battlelog.career import RANK_SCORES
 from bf4ps.sim.battlelog.detailed import SCORE_PER_KIT_STAR, counter, counters
 from bf4ps.sim.battlelog.items import item_dicts, vehicle_values, weapon_values
+from bf4ps.sim.battlelog.jsonvalue import (
+    JsonObject,
+    JsonValue,
+    array,
+    integer,
+    number,
+    obj,
+    objs,
+    text,
+)
 from bf4ps.sim.battlelog.snapshot import Snapshot
 from bf4ps.sim.battlelog.templates import (
     overview_template,
@@ -49,8 +58,8 @@ MODE_STARS = (
 PICTURES = ("us-assault", "us-engineer", "us-support", "us-recon", "ru-recon-berezka")
 
 
-def _overview_stats(snap: Snapshot) -> dict[str, Any]:
-    stats = dict(overview_template()["overviewStats"])
+def _overview_stats(snap: Snapshot) -> JsonObject:
+    stats = dict(obj(overview_template()["overviewStats"]))
     values = counters(snap)
     stats.update({key: round(values[key]) for key in INT_STATS})
     stats.update(
@@ -78,27 +87,28 @@ def _overview_stats(snap: Snapshot) -> dict[str, Any]:
     return stats
 
 
-def _progress(snap: Snapshot) -> list[dict[str, Any]]:
+def _progress(snap: Snapshot) -> list[JsonValue]:
     rng = random.Random(snap.career.seed ^ 0x9806)
     base = min(1.0, snap.time_played / 3_000_000)
-    progress = []
-    for entry in overview_template()["gameProgress"]:
-        maximum = entry["max"]
+    progress: list[JsonValue] = []
+    for entry in objs(overview_template()["gameProgress"]):
+        maximum = integer(entry["max"])
         current = min(maximum, round(maximum * base * rng.uniform(0.6, 1.2)))
         progress.append({**entry, "current": current, "percent": 100 * current // maximum})
     return progress
 
 
-def _leaderboards(snap: Snapshot) -> list[dict[str, Any]]:
+def _leaderboards(snap: Snapshot) -> list[JsonValue]:
     values = counters(snap)
     scores = {"sc_recon": snap.kit_scores["8"], "score": snap.score, "sc_squad": values["sc_squad"]}
     return [
-        {
-            **entry,
-            "score": float(round(scores.get(entry["leaderboardItem"]["statKey"], entry["score"]))),
-        }
-        for entry in overview_template()["geolbTopPerformance"]
+        {**entry, "score": float(round(scores.get(_stat_key(entry), number(entry["score"]))))}
+        for entry in objs(overview_template()["geolbTopPerformance"])
     ]
+
+
+def _stat_key(entry: JsonObject) -> str:
+    return text(obj(entry["leaderboardItem"])["statKey"])
 
 
 def overview_body(snap: Snapshot, platform_int: int, user_id: int, active: bool) -> bytes:
@@ -123,7 +133,7 @@ def overview_body(snap: Snapshot, platform_int: int, user_id: int, active: bool)
         overviewStats=_overview_stats(snap),
         currentRankNeeded=ranks[snap.rank],
         nextRankNeeded=ranks[min(snap.rank + 1, len(ranks) - 1)],
-        rankScoreNeeded=list(RANK_SCORES[: snap.rank + 2]),
+        rankScoreNeeded=array(RANK_SCORES[: snap.rank + 2]),
         topWeapons=item_dicts(weapons_template(), loadout.weapons[:3], weapon_values, snap.growth),
         topVehicles=item_dicts(
             vehicles_template(), loadout.top_vehicles, vehicle_values, snap.growth

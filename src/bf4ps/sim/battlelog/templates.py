@@ -13,12 +13,12 @@ import uuid
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
 
 import orjson
 
 from bf4ps.sim.battlelog.career import RANK_SCORES
 from bf4ps.sim.battlelog.catalogue import NEW_VEHICLES, NEW_WEAPONS
+from bf4ps.sim.battlelog.jsonvalue import JsonObject, JsonValue, arr, obj, objs, text
 
 WEAPON_VARS: tuple[str, ...] = ("kills", "headshots", "shotsFired", "shotsHit", "accuracy")
 WEAPON_VARS += ("timeEquipped", "serviceStars", "serviceStarsProgress")
@@ -33,10 +33,10 @@ def sim_guid(kind: str, key: str) -> str:
     return str(uuid.uuid5(_NAMESPACE, f"{kind}:{key}")).upper()
 
 
-def load_fixture(name: str) -> dict[str, Any]:
+def load_fixture(name: str) -> JsonObject:
+    """The `data` object of a captured response."""
     raw = (resources.files("bf4ps.sim.battlelog") / "data" / name).read_bytes()
-    data: dict[str, Any] = orjson.loads(raw)["data"]
-    return data
+    return obj(obj(orjson.loads(raw))["data"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +46,7 @@ class ItemTemplate:
     code: str
     category: str
     null_counters: bool  # melee: headshots/shots/accuracy/time are null
-    base: dict[str, Any]  # constant keys (for the overview's top items)
+    base: JsonObject  # constant keys (for the overview's top items)
     tail: bytes  # the constant keys serialized, without braces
 
 
@@ -57,13 +57,13 @@ class BulkTemplate:
     rest: bytes  # every other constant key of data, serialized, each preceded by a comma
 
 
-def _item(raw: dict[str, Any], variables: tuple[str, ...]) -> ItemTemplate:
+def _item(raw: JsonObject, variables: tuple[str, ...]) -> ItemTemplate:
     base = {k: v for k, v in raw.items() if k not in variables}
     return ItemTemplate(
-        guid=raw["guid"],
-        slug=raw["slug"],
-        code=raw["code"],
-        category=raw["category"],
+        guid=text(raw["guid"]),
+        slug=text(raw["slug"]),
+        code=text(raw["code"]),
+        category=text(raw["category"]),
         null_counters=raw.get("headshots", 0) is None,
         base=base,
         tail=orjson.dumps(base)[1:-1],
@@ -75,9 +75,9 @@ def _sid(slug: str) -> str:
 
 
 def _clone_items(
-    items: list[dict[str, Any]], kind: str, new: tuple[tuple[str, str, str | None], ...]
-) -> list[dict[str, Any]]:
-    by_slug = {item["slug"]: item for item in items}
+    items: list[JsonObject], kind: str, new: tuple[tuple[str, str, str | None], ...]
+) -> list[JsonObject]:
+    by_slug = {text(item["slug"]): item for item in items}
     clones = []
     for slug, source_slug, category in new:
         clone = copy.deepcopy(by_slug[source_slug])
@@ -87,7 +87,7 @@ def _clone_items(
             clone["name"] = f"WARSAW_ID_P_WNAME_{_sid(slug)}"
         else:
             clone["name"] = f"WARSAW_ID_P_VNAME_{_sid(slug)}"
-            prefix = "".join(ch for ch in clone["code"] if ch.islower())
+            prefix = "".join(ch for ch in text(clone["code"]) if ch.islower())
             clone["code"] = prefix + _sid(slug)
             if category != clone["category"]:
                 clone["unlocks"] = []  # a new category has no unlock tree of its own
@@ -96,25 +96,26 @@ def _clone_items(
     return clones
 
 
-def _weapon_catalogue(data: dict[str, Any], items: list[dict[str, Any]]) -> None:
+def _weapon_catalogue(data: JsonObject, items: list[JsonObject]) -> None:
     """Give the cloned weapons their unlock entries, as the real catalogue has for each."""
-    guids = {item["slug"]: item["guid"] for item in items}
-    unlocks = data["mainWeaponStatsMetadata"]["unlockProgression"]
+    guids = {text(item["slug"]): text(item["guid"]) for item in items}
+    unlocks = obj(obj(data["mainWeaponStatsMetadata"])["unlockProgression"])
     for slug, source_slug, _ in NEW_WEAPONS:
         guid, source_guid = guids[slug], guids[source_slug]
-        for table in unlocks.values():
+        for table in map(obj, unlocks.values()):
             if source_guid in table:
                 table[guid] = copy.deepcopy(table[source_guid])
-        for entries in data["weaponsByCategory"].values():
-            for entry in list(entries):
+        for entries in map(arr, obj(data["weaponsByCategory"]).values()):
+            for entry in objs(entries):
                 unlock = entry.get("weaponUnlock")
-                if unlock and unlock.get("slug") == source_slug:
+                if unlock and obj(unlock).get("slug") == source_slug:
                     clone = copy.deepcopy(entry)
-                    clone["weaponUnlock"].update(guid=guid, slug=slug)
+                    obj(clone["weaponUnlock"]).update(guid=guid, slug=slug)
                     entries.append(clone)
 
 
-def _pad(pool: Any, sources: list[Any], kind: str, missing: int) -> None:
+def _pad(pool: JsonObject | list[JsonValue], sources: list[JsonValue], kind: str,
+         missing: int) -> None:
     """Clone `sources` entries into `pool` (a dict keyed by GUID or a list) until ~`missing`
     more bytes of catalogue exist: the live catalogue is bigger than the 2013 one."""
     n = 0
@@ -125,25 +126,23 @@ def _pad(pool: Any, sources: list[Any], kind: str, missing: int) -> None:
             pool[guid] = clone
             missing -= len(guid) + 4
         else:
-            clone["guid"] = guid
+            obj(clone)["guid"] = guid
             pool.append(clone)
         missing -= len(orjson.dumps(clone)) + 1
         n += 1
 
 
-def _bulk(
-    data: dict[str, Any], list_key: str, items: list[dict[str, Any]], target: int
-) -> BulkTemplate:
+def _bulk(data: JsonObject, list_key: str, items: list[JsonObject], target: int) -> BulkTemplate:
     variables = WEAPON_VARS if list_key == "mainWeaponStats" else VEHICLE_VARS
     templates = tuple(_item(raw, variables) for raw in items)
     constant = {k: v for k, v in data.items() if k not in (list_key, "personaId", "platformInt")}
     items_bytes = sum(len(t.tail) + 3 + _VAR_BYTES[list_key] for t in templates)
     missing = target - items_bytes - len(orjson.dumps(constant)) - 120
     if list_key == "mainWeaponStats":
-        pool = constant["selectedWeaponAccessory"]
+        pool = obj(constant["selectedWeaponAccessory"])
         _pad(pool, list(pool.values()), "accessory", missing)
     else:
-        lists = [v for v in constant["unlockProgression"].values() if v]
+        lists = [arr(v) for v in obj(constant["unlockProgression"]).values() if v]
         sources = [entry for entries in lists for entry in entries]
         _pad(lists[-1], sources, "vehicle-unlock-extra", missing)
     rest = b"".join(b"," + orjson.dumps({k: v})[1:-1] for k, v in constant.items())
@@ -153,7 +152,7 @@ def _bulk(
 @cache
 def weapons_template() -> BulkTemplate:
     data = load_fixture("weapon-stats.json")
-    items = data["mainWeaponStats"]
+    items = objs(data["mainWeaponStats"])
     items = items + _clone_items(items, "weapon", NEW_WEAPONS)
     _weapon_catalogue(data, items)
     return _bulk(data, "mainWeaponStats", items, WEAPONS_TARGET_BYTES)
@@ -162,34 +161,35 @@ def weapons_template() -> BulkTemplate:
 @cache
 def vehicles_template() -> BulkTemplate:
     data = load_fixture("vehicles-stats.json")
-    items = data["mainVehicleStats"]
+    items = objs(data["mainVehicleStats"])
     items = items + _clone_items(items, "vehicle", NEW_VEHICLES)
     return _bulk(data, "mainVehicleStats", items, VEHICLES_TARGET_BYTES)
 
 
 @cache
-def detailed_template() -> dict[str, Any]:
+def detailed_template() -> JsonObject:
     return load_fixture("detailed-TheOnlyBond.json")
 
 
 @cache
-def overview_template() -> dict[str, Any]:
+def overview_template() -> JsonObject:
     return load_fixture("soldieroverview.json")
 
 
 @cache
-def soldier_box_template() -> dict[str, Any]:
+def soldier_box_template() -> JsonObject:
     return load_fixture("soldier_listing.json")
 
 
 @cache
-def rank_infos() -> tuple[dict[str, Any], ...]:
+def rank_infos() -> tuple[JsonObject, ...]:
     """currentRankNeeded/nextRankNeeded objects for ranks 0..140, from the rank-12 fixture."""
-    raw = orjson.dumps(overview_template()["currentRankNeeded"]).decode()
-    guid = overview_template()["currentRankNeeded"]["guid"]
+    rank12 = obj(overview_template()["currentRankNeeded"])
+    raw = orjson.dumps(rank12).decode()
+    guid = text(rank12["guid"])
     infos = []
     for n, points in enumerate(RANK_SCORES):
-        text = (
+        rank_json = (
             raw.replace("RANK12_", f"RANK{n}_")
             .replace("Rank012", f"Rank{n:03d}")
             .replace("r012", f"r{n:03d}")
@@ -199,7 +199,7 @@ def rank_infos() -> tuple[dict[str, Any], ...]:
             .replace('"pointsNeeded":229000', f'"pointsNeeded":{points}')
             .replace(guid, sim_guid("rank", str(n)))
         )
-        infos.append(orjson.loads(text))
+        infos.append(obj(orjson.loads(rank_json)))
     return tuple(infos)
 
 
