@@ -9,8 +9,9 @@ collectors really put on the wire.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeAlias
 
 THROTTLE_MODES = ("403", "429", "html", "none")
 CHECK_SUM_MODES = ("ignored", "required")
@@ -32,6 +33,7 @@ FAULT_KNOBS = (
     "fault_retry_after",
 )
 READ_ONLY = frozenset({"host", "port"})
+Knob: TypeAlias = str | int | float | None  # the value of any one knob
 
 _FLOATS = frozenset(
     {
@@ -157,14 +159,18 @@ class SimConfig:
             if getattr(self, name) not in choices:
                 raise ConfigError(f"{name} must be one of {', '.join(choices)}")
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Knob]:
+        """Every knob by name (the JSON of /__sim/config)."""
         return dataclasses.asdict(self)
 
-    def update(self, changes: dict[str, Any]) -> dict[str, Any]:
+    def update(self, changes: Mapping[str, object]) -> dict[str, Knob]:
         """Apply `changes` atomically (all or nothing); return the knobs that changed."""
         coerced = {name: _coerce(name, value) for name, value in changes.items()}
-        candidate = dataclasses.replace(self, **coerced)  # validates
-        changed = {}
+        candidate = dataclasses.replace(self)
+        for name, value in coerced.items():
+            setattr(candidate, name, value)
+        candidate.validate()
+        changed: dict[str, Knob] = {}
         for name, value in coerced.items():
             if getattr(self, name) != value:
                 changed[name] = value
@@ -172,7 +178,7 @@ class SimConfig:
         return changed
 
 
-def _coerce(name: str, value: Any) -> Any:
+def _coerce(name: str, value: object) -> Knob:
     if name in READ_ONLY:
         raise ConfigError(f"{name} cannot change at run time")
     if isinstance(value, bool):
@@ -192,7 +198,7 @@ def _coerce(name: str, value: Any) -> Any:
     raise ConfigError(f"unknown knob {name!r}")
 
 
-def _number(name: str, value: Any, kind: type[float] | type[int]) -> float | int:
+def _number(name: str, value: object, kind: type[float] | type[int]) -> float | int:
     if isinstance(value, int | float):
         if kind is int and isinstance(value, float) and not value.is_integer():
             raise ConfigError(f"{name} must be an integer")

@@ -6,7 +6,7 @@ import math
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.limiter import RateLimiter, Verdict
@@ -30,6 +30,58 @@ OUTCOMES = (
 )
 
 
+class IpFigures(TypedDict):
+    """One source IP's counters, as /__sim/stats shows them."""
+
+    count: int
+    first_at: float
+    last_at: float
+    min_spacing_seconds: float | None  # None until a second request came
+    violations: int
+    penalty_answers: int
+    retry_after_until: float
+    retry_after_ignored: int
+    by_resource: dict[str, int]
+    by_outcome: dict[str, int]
+
+
+class ViolationFigures(TypedDict):
+    """One rate-limit violation: who, when, of which rule, how early."""
+
+    ip: str
+    at: float
+    resource: str
+    rule: str
+    early_by_seconds: float
+
+
+class RecentViolations(TypedDict):
+    total: int
+    recent: list[ViolationFigures]  # the last violations_kept
+
+
+class FleetFigures(TypedDict):
+    """The fleet budget (all IPs together): its knobs and what the limiter counted."""
+
+    window_seconds: float
+    budget: int | None
+    max_in_window: int
+    in_window_now: int
+    violations: int
+
+
+class StatsSnapshot(TypedDict):
+    """The body of /__sim/stats."""
+
+    since: float
+    requests_total: int
+    by_resource: dict[str, int]
+    by_outcome: dict[str, int]
+    by_ip: dict[str, IpFigures]
+    violations: RecentViolations
+    fleet: FleetFigures
+
+
 @dataclass(slots=True)
 class IpCounters:
     count: int = 0
@@ -43,7 +95,7 @@ class IpCounters:
     by_resource: Counter[str] = field(default_factory=Counter)
     by_outcome: Counter[str] = field(default_factory=Counter)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> IpFigures:
         return {
             "count": self.count,
             "first_at": self.first_at,
@@ -70,7 +122,7 @@ class SimStats:
         self.by_outcome: Counter[str] = Counter({outcome: 0 for outcome in OUTCOMES})
         self.by_ip: dict[str, IpCounters] = {}
         self.violations_total = 0
-        self.violations: deque[dict[str, Any]] = deque(maxlen=self._config.violations_kept)
+        self.violations: deque[ViolationFigures] = deque(maxlen=self._config.violations_kept)
 
     def record(self, ip: str, resource: str, outcome: str, verdict: Verdict, at: float) -> None:
         self.total += 1
@@ -109,7 +161,7 @@ class SimStats:
         if counters is not None:
             counters.retry_after_until = max(counters.retry_after_until, until)
 
-    def snapshot(self, limiter: RateLimiter, now_monotonic: float) -> dict[str, Any]:
+    def snapshot(self, limiter: RateLimiter, now_monotonic: float) -> StatsSnapshot:
         return {
             "since": self.since,
             "requests_total": self.total,
