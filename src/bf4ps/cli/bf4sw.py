@@ -12,7 +12,7 @@ import contextlib
 import signal
 from collections.abc import Iterator
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,6 +24,7 @@ from bf4ps.scheduler.intake_loop import LoopConfig, SourceMissing, bf4sw_url, ru
 
 if TYPE_CHECKING:
     from bf4ps.sim.bf4sw.live import LiveCounts
+    from bf4ps.sim.bf4sw.population import CensusRow
 
 
 @contextlib.contextmanager
@@ -143,15 +144,14 @@ async def _personas(conn: Conn, fallback: int) -> int:
     from bf4ps.sim.bf4sw import population
 
     rows = await population.census(conn)
-    return sum(int(r["personas"]) for r in rows) or fallback
+    return sum(r.personas for r in rows) or fallback
 
 
-def _census_line(row: dict[str, Any]) -> str:
-    n = max(int(row["personas"]), 1)
-    cum = " ".join(f"{k[5:]} {100 * int(row[k]) / n:.1f}%"
-                   for k in ("seen_1h", "seen_24h", "seen_7d", "seen_30d"))
-    return (f"  {row['platform']:<11} {row['personas']:>7} soldiers {row['aliases']:>7} aliases"
-            f" {row['renamed']:>5} renamed; seen within {cum}")
+def _census_line(row: CensusRow) -> str:
+    n = max(row.personas, 1)
+    cum = " ".join(f"{window} {100 * seen / n:.1f}%" for window, seen in row.seen())
+    return (f"  {row.platform:<11} {row.personas:>7} soldiers {row.aliases:>7} aliases"
+            f" {row.renamed:>5} renamed; seen within {cum}")
 
 
 def _live_line(c: LiveCounts) -> str:

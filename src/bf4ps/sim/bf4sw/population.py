@@ -12,10 +12,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import cast
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import q
+from bf4ps.db.queries import all_as, q
 from bf4ps.domain import Platform
 from bf4ps.sim.bf4sw import shape
 from bf4ps.sim.bf4sw.names import NameBook
@@ -114,6 +114,24 @@ async def fill(conn: Conn, n: int, seed: int, *, reset: bool = False) -> int:
     return len(rows)
 
 
-async def census(conn: Conn) -> list[dict[str, Any]]:
-    cur = await conn.execute(q("sim_bf4sw_census"))
-    return [dict(r) for r in await cur.fetchall()]
+@dataclass(frozen=True, slots=True)
+class CensusRow:
+    """One platform string's alias rows and personas, and how many were seen lately."""
+
+    platform: str
+    aliases: int
+    personas: int
+    renamed: int  # personas with more than one alias
+    seen_1h: int  # personas whose latest sighting is within the hour ...
+    seen_24h: int
+    seen_7d: int
+    seen_30d: int
+
+    def seen(self) -> tuple[tuple[str, int], ...]:
+        """(window, personas seen within it), shortest window first."""
+        return (("1h", self.seen_1h), ("24h", self.seen_24h), ("7d", self.seen_7d),
+                ("30d", self.seen_30d))
+
+
+async def census(conn: Conn) -> list[CensusRow]:
+    return await all_as(conn, CensusRow, "sim_bf4sw_census")
