@@ -13,7 +13,7 @@ import dataclasses
 import functools
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import click
 import orjson
@@ -34,7 +34,7 @@ from bf4ps.battlelog.parse_search import parse_account_soldiers, parse_search
 from bf4ps.battlelog.window import SendWindow
 from bf4ps.cli.metered import UNMETERED_WARNING, Metered, Refused, Unmetered, fleet_configured
 from bf4ps.db.connect import connection, resolve_url
-from bf4ps.domain import Platform, Resource
+from bf4ps.domain import ErrorClass, Platform, Resource
 from bf4ps.settings import Settings
 
 Meter = Metered | Unmetered
@@ -253,7 +253,21 @@ def to_jsonable(parsed: Any) -> Any:
     return parsed
 
 
-def result_json(result: FetchResult) -> dict[str, Any]:
+class ResultJson(TypedDict):
+    """What `fetch --json` prints: the classified result and the model it parsed."""
+
+    ok: bool
+    resource: Resource | None
+    http_status: int | None
+    error_class: ErrorClass | None
+    message: str
+    duration_seconds: float
+    size_bytes: int
+    details: dict[str, Any]  # FetchResult.details: the classifier's notes, as JSON
+    parsed: object  # to_jsonable(result.parsed): a model's fields, a list of them, or None
+
+
+def result_json(result: FetchResult) -> ResultJson:
     return {
         "ok": result.ok,
         "resource": result.resource,
