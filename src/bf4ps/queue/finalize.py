@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
+from uuid import UUID
 
 import psycopg
 from psycopg import pq
@@ -127,20 +128,38 @@ async def succeed(conn: Conn, me: CollectorRef, job: ClaimedJob, attempt: Attemp
               "strict": write_stats is not None}
     try:
         if write_stats is None:
-            return _succeeded(me, await _finalize_success(conn, params))
+            return _succeeded(await _finalize_success(conn, params, me.collector_uuid))
         return await _with_stats(conn, me, job, params, write_stats)
     except _LeaseLost:
         return await _reject(conn, me, job, "succeed")
 
 
-def _succeeded(me: CollectorRef, row: dict[str, Any]) -> Outcome:
+@dataclass(frozen=True, slots=True)
+class _SuccessRow:
+    """finalize_success's row once the success landed: the next job claimed with it (None:
+    none asked for, none due, or its gate said wait until `gate_wait_until`), and the slot and
+    ledger row of its request when the same commit counted it."""
+
+    next_job: ClaimedJob | None
+    gate_wait_until: datetime | None
+    slot_at: datetime | None
+    ledger_id: int | None
+
+    @classmethod
+    def of(cls, row: dict[str, Any], collector_uuid: UUID) -> _SuccessRow:
+        nxt = ClaimedJob.from_row(row, collector_uuid) if row["job_id"] is not None else None
+        ledger_id = row["ledger_id"]
+        return cls(nxt, row["gate_wait_until"], row["slot_at"],
+                   int(ledger_id) if ledger_id is not None else None)
+
+
+def _succeeded(row: _SuccessRow) -> Outcome:
     """The success's row as its outcome: the next job claimed (and counted) with it, if any."""
-    nxt = (ClaimedJob.from_row(row, me.collector_uuid) if row["job_id"] is not None else None)
-    counted = nxt is not None and row["ledger_id"] is not None
-    return Outcome(True, EventType.SUCCEEDED, next_job=nxt,
-                   gate_wait_until=row["gate_wait_until"],
-                   next_slot_at=row["slot_at"] if counted else None,
-                   next_ledger_id=int(row["ledger_id"]) if counted else None)
+    counted = row.next_job is not None and row.ledger_id is not None
+    return Outcome(True, EventType.SUCCEEDED, next_job=row.next_job,
+                   gate_wait_until=row.gate_wait_until,
+                   next_slot_at=row.slot_at if counted else None,
+                   next_ledger_id=row.ledger_id if counted else None)
 
 
 async def _with_stats(conn: Conn, me: CollectorRef, job: ClaimedJob, params: dict[str, Any],
@@ -162,7 +181,7 @@ async def _with_stats(conn: Conn, me: CollectorRef, job: ClaimedJob, params: dic
             raise _LeaseLost from exc
         raise
     assert row is not None and row["finished"] is not None  # else it raised
-    return _succeeded(me, row)
+    return _succeeded(_SuccessRow.of(row, me.collector_uuid))
 
 
 async def _rollback(conn: Conn) -> None:
@@ -181,11 +200,12 @@ async def _lock_now(conn: Conn, params: dict[str, Any]) -> datetime:
     return now
 
 
-async def _finalize_success(conn: Conn, params: dict[str, Any]) -> dict[str, Any]:
+async def _finalize_success(conn: Conn, params: dict[str, Any],
+                            collector_uuid: UUID) -> _SuccessRow:
     row = await one(conn, "finalize_success", params)
     if row is None or row["finished"] is None:
         raise _LeaseLost
-    return row
+    return _SuccessRow.of(row, collector_uuid)
 
 
 async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass, message: str,
