@@ -178,6 +178,12 @@ async def test_simulated_population_has_the_real_shape(sw: Conn) -> None:
         key = (bf4sw_platform(r["platform"]), r["player_name"].casefold())
         owners.setdefault(key, set()).add(r["persona_id"])
     assert all(len(p) == 1 for p in owners.values())  # one persona per name and platform
+    census = await population.census(sw)  # per platform string, what `simulate bf4sw` prints
+    assert {c.platform for c in census} == {r["platform"] for r in raw}
+    assert sum(c.aliases for c in census) == len(raw)
+    for c in census:
+        assert c.seen_1h <= c.seen_24h <= c.seen_7d <= c.seen_30d <= c.personas <= c.aliases
+        assert 0 <= c.renamed < c.personas
 
 
 def test_generation_is_deterministic() -> None:
