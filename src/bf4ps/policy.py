@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, q
+from bf4ps.db.queries import all_dicts, q
 from bf4ps.domain import Lane, PriorityClass, Resource
 
 log = logging.getLogger(__name__)
@@ -186,7 +186,7 @@ async def load(conn: Conn) -> Policy:
     """The stored overrides over the defaults. A stored value this version refuses (its rule
     got stricter) falls back to the default with a warning instead of stopping every
     process that loads the policy."""
-    overrides = {str(r["key"]): r["value"] for r in await all_rows(conn, "policy_overrides")}
+    overrides = {str(r["key"]): r["value"] for r in await all_dicts(conn, "policy_overrides")}
     known = {k: v for k, v in overrides.items() if k in Policy.model_fields}
     try:
         return Policy(**known)

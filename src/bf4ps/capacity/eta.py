@@ -19,7 +19,7 @@ from typing import Any
 from uuid import UUID
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one_row
+from bf4ps.db.queries import all_dicts, one_row_dict
 from bf4ps.domain import JobKind
 from bf4ps.gates.admission import effective_interval, paced_slot
 from bf4ps.settings import GateSettings
@@ -77,15 +77,15 @@ class Estimate:
 
 
 async def costs(conn: Conn, defaults: GateSettings) -> Costs:
-    gates = await all_rows(conn, "interactive_gates", {})
-    rows = await all_rows(conn, "interactive_measured_durations",
+    gates = await all_dicts(conn, "interactive_gates", {})
+    rows = await all_dicts(conn, "interactive_measured_durations",
                           {"window_seconds": MEASURE_WINDOW_SECONDS, "limit": MEASURE_LIMIT})
     durations = {str(r["resource"]): float(r["mean_seconds"]) for r in rows
                  if r["mean_seconds"] is not None}
     egresses = [str(g["egress_key"]) for g in gates]
     requests: dict[str, float] = {}
     if egresses:
-        rows = await all_rows(conn, "interactive_measured_requests",
+        rows = await all_dicts(conn, "interactive_measured_requests",
                               {"egresses": egresses, "window_seconds": MEASURE_WINDOW_SECONDS})
         requests = {str(r["resource"]): int(r["requests"]) / max(1, int(r["jobs"]))
                     for r in rows}
@@ -98,7 +98,7 @@ async def _gate_model(conn: Conn, gates: list[dict[str, Any]],
                       defaults: GateSettings) -> tuple[float, datetime, datetime, bool]:
     """Combined interval of the interactive egresses (rates add up), their earliest slot."""
     if not gates:
-        row = await one_row(conn, "interactive_now")
+        row = await one_row_dict(conn, "interactive_now")
         return defaults.interval + defaults.margin, row["now"], row["now"], False
     now: datetime = gates[0]["now"]
     rate = 0.0
@@ -115,7 +115,7 @@ async def estimate(conn: Conn, request_id: UUID, defaults: GateSettings,
                    model: Costs | None = None) -> Estimate | None:
     """The request's place in the interactive queue and when its first request should go out;
     None when it has no job left in the queue."""
-    jobs = await all_rows(conn, "interactive_jobs_in_order", {"request_id": request_id})
+    jobs = await all_dicts(conn, "interactive_jobs_in_order", {"request_id": request_id})
     if not jobs:
         return None
     first = jobs[0]
@@ -127,8 +127,8 @@ async def estimate(conn: Conn, request_id: UUID, defaults: GateSettings,
         return Estimate(0, at, max(0.0, (at - c.now).total_seconds()), typical, c.measured,
                         c.serving, finish_at(c, at, resources))
     params = {"rank": first["rank"], "job_id": first["job_id"], "horizon_seconds": 0.0}
-    pending = await all_rows(conn, "interactive_pending_ahead", params)
-    leased = await all_rows(conn, "interactive_leased_ahead", params)
+    pending = await all_dicts(conn, "interactive_pending_ahead", params)
+    leased = await all_dicts(conn, "interactive_leased_ahead", params)
     free_at = _free_at(c, leased, defaults)
     ahead = sum(int(r["n"]) for r in pending)
     eta_at = free_at + timedelta(seconds=sum(int(r["n"]) * c.job_cost(str(r["resource"]))

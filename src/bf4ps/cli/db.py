@@ -12,7 +12,7 @@ import psycopg
 from bf4ps.cli.common import echo_json, fail, run_async, settings_of
 from bf4ps.db import compat, migrate
 from bf4ps.db.connect import connection, resolve_url
-from bf4ps.db.queries import all_rows, q
+from bf4ps.db.queries import all_dicts, q
 from bf4ps.gates import restore
 from bf4ps.views.fleet_status import render_status, status_report
 
@@ -87,7 +87,7 @@ async def connected(url: str) -> list[Process]:
     whether its build can work with the schema (bf4ps.db.compat)."""
     async with connection(url) as conn:
         schema = await compat.state(conn)
-        rows = await all_rows(conn, "connected_processes")
+        rows = await all_dicts(conn, "connected_processes")
     seen: dict[tuple[str, str | None], Process] = {}
     for row in rows:
         parsed = compat.parse_application(str(row["application_name"]))

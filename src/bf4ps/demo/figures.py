@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one
+from bf4ps.db.queries import one_dict
 from bf4ps.queue import figures
 
 
@@ -134,7 +134,7 @@ class Summary:
 
 
 async def snapshot(conn: Conn, sim_url: str, window: float) -> Snapshot:
-    row = await one(conn, "demo_snapshot", {"window_seconds": window}) or {}
+    row = await one_dict(conn, "demo_snapshot", {"window_seconds": window}) or {}
     async with httpx.AsyncClient(timeout=5) as client:
         sim = (await client.get(f"{sim_url}/__sim/stats")).json()
     return Snapshot(soldiers=row.get("soldiers", 0), counted_recent=row.get("counted", 0),
@@ -144,7 +144,7 @@ async def snapshot(conn: Conn, sim_url: str, window: float) -> Snapshot:
 
 async def outcomes(conn: Conn, since: datetime) -> Outcomes:
     """Failed attempts by error class, retries, parked resources and throttles since `since`."""
-    row = await one(conn, "demo_outcomes", {"since": since}) or {}
+    row = await one_dict(conn, "demo_outcomes", {"since": since}) or {}
     failures = {str(k): int(v) for k, v in (row.get("failures") or {}).items()}
     return Outcomes(Failures(sum(failures.values()), failures),
                     retries_scheduled=int(row.get("retries") or 0),
@@ -161,7 +161,7 @@ def budget_use(capacity: Capacity, seconds: float, sim: dict[str, Any]) -> Budge
 
 
 async def progress(conn: Conn) -> Progress:
-    row = await one(conn, "sessions_progress") or {}
+    row = await one_dict(conn, "sessions_progress") or {}
     return Progress(int(row.get("soldiers_with_3_snapshots") or 0),
                     int(row.get("session_reports") or 0))
 

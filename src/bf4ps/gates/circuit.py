@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from bf4ps.battlelog.models import FetchResult
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one, one_row, q
+from bf4ps.db.queries import all_dicts, all_rows, one_dict, one_row_dict, q
 from bf4ps.domain import ErrorClass
 from bf4ps.policy import Policy
 from bf4ps.queue import events
@@ -54,13 +54,13 @@ async def judge(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass
     """Before a failure is finalized: is its lane/resource's circuit open (then the job is
     held), or does this failure open it?"""
     key: dict[str, Any] = {"lane": job.lane.value, "resource": job.resource}
-    row = await one(conn, "circuit_state", key)
+    row = await one_dict(conn, "circuit_state", key)
     if row is not None and row["state"] == "open":
         return Verdict(hold=True)
     if error not in TRIPPING:
         return Verdict(hold=False)
     who = job.soldier_id if job.soldier_id is not None else -job.job_id
-    w = await one_row(conn, "circuit_window", key | {
+    w = await one_row_dict(conn, "circuit_window", key | {
         "window_seconds": policy.circuit_window_seconds, "who": who,
         "egress_key": me.egress_key, "signature": sig})
     if not _trips(w, policy):
@@ -78,7 +78,7 @@ def _trips(w: dict[str, Any], policy: Policy) -> bool:
 async def _open(conn: Conn, me: CollectorRef, key: dict[str, Any], sig: str,
                 w: dict[str, Any], policy: Policy) -> bool:
     async with conn.transaction():
-        row = await one(conn, "circuit_open", key | {
+        row = await one_dict(conn, "circuit_open", key | {
             "signature": sig, "probe_seconds": policy.circuit_probe_seconds,
             "close_successes": policy.circuit_close_successes,
             "soldiers": int(w["soldiers"]), "egresses": int(w["egresses"])})
@@ -98,17 +98,22 @@ async def _open(conn: Conn, me: CollectorRef, key: dict[str, Any], sig: str,
     return True
 
 
+class _Circuit(NamedTuple):
+    lane: str
+    resource: str
+
+
 async def open_circuits(conn: Conn) -> set[tuple[str, str]]:
-    return {(str(r["lane"]), str(r["resource"])) for r in await all_rows(conn, "circuit_open_list")}
+    return {(r.lane, r.resource) for r in await all_rows(conn, _Circuit, "circuit_open_list")}
 
 
 async def release_probes(conn: Conn, me: CollectorRef) -> int:
     """Release one held job of every open circuit whose probe is due; how many were."""
     released = 0
     async with conn.transaction():
-        for row in await all_rows(conn, "circuit_probes_due"):
+        for row in await all_dicts(conn, "circuit_probes_due"):
             key: dict[str, Any] = {"lane": str(row["lane"]), "resource": str(row["resource"])}
-            got = await one(conn, "circuit_release_one", key)
+            got = await one_dict(conn, "circuit_release_one", key)
             await events.record(conn, EventType.CIRCUIT_PROBE, **me.event_fields(), **key,
                                 job_id=got["job_id"] if got else None,
                                 result="released" if got else "nothing_held")
@@ -121,19 +126,19 @@ async def succeeded(conn: Conn, me: CollectorRef, job: ClaimedJob) -> bool:
     closes the circuit once enough came in. True when this closed it."""
     key: dict[str, Any] = {"lane": job.lane.value, "resource": job.resource}
     async with conn.transaction():
-        row = await one(conn, "circuit_probe_succeeded", key)
+        row = await one_dict(conn, "circuit_probe_succeeded", key)
         if row is None:
             return False
         if int(row["probe_successes"]) < int(row["close_successes"]):
-            got = await one(conn, "circuit_release_one", key)  # the next probe, now
+            got = await one_dict(conn, "circuit_release_one", key)  # the next probe, now
             await events.record(conn, EventType.CIRCUIT_PROBE, **me.event_fields(), **key,
                                 job_id=got["job_id"] if got else None,
                                 result="released_after_success" if got else "nothing_held")
             return False
-        closed = await one(conn, "circuit_close", key)
+        closed = await one_dict(conn, "circuit_close", key)
         if closed is None:
             return False
-        released = await one(conn, "circuit_release_all", key)
+        released = await one_dict(conn, "circuit_release_all", key)
         n = int(released["n"]) if released else 0
         await events.record(
             conn, EventType.CIRCUIT_CLOSED, **me.event_fields(), **key, result="closed",

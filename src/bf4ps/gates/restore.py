@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one, one_row
+from bf4ps.db.queries import one_dict, one_row_dict
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Receipt:
 
 async def receipt(conn: Conn, request_id: int) -> Receipt | None:
     """The receipt of a committed ledger row (None: no such row)."""
-    row = await one(conn, "ledger_receipt", {"request_id": request_id})
+    row = await one_dict(conn, "ledger_receipt", {"request_id": request_id})
     if row is None or row["receipt"] is None:  # no row, or no key (a restore under way)
         return None
     return Receipt(int(row["request_id"]), row["slot_at"], str(row["receipt"]))
@@ -56,7 +56,7 @@ async def current_hold(conn: Conn, marks: Marks | None = None) -> Hold | None:
     new mark the database hands back."""
     marks = marks if marks is not None else Marks()
     seen = marks.seen
-    row = await one(conn, "restore_check", {
+    row = await one_dict(conn, "restore_check", {
         "request_id": seen.request_id if seen else None,
         "slot_at": seen.slot_at if seen else None, "receipt": seen.receipt if seen else None,
         "mark": marks.mark})
@@ -71,7 +71,7 @@ async def standing_hold(conn: Conn) -> Hold | None:
     """The hold a reader shows (the console, `bf4ps status`, /metrics): a detected restore's,
     or the run rule's for a server start no running process vouched for yet. Shows no mark and
     changes nothing."""
-    row = await one(conn, "restore_hold")
+    row = await one_dict(conn, "restore_hold")
     if row is None:
         return None
     return Hold(row["hold_until"], str(row["reason"]), bool(row["run_rule"]))
@@ -91,6 +91,6 @@ class Vouch:
 async def vouch(conn: Conn, reason: str) -> Vouch:
     """An operator's audited word that this server start is the database the fleet knew
     (bf4ps_restore_vouch, migration 0027): sets the run's vouch only while none is set."""
-    row = await one_row(conn, "restore_vouch", {"reason": reason})
+    row = await one_row_dict(conn, "restore_vouch", {"reason": reason})
     left = Hold(row["hold_until"], str(row["reason"])) if row["hold_until"] else None
     return Vouch(str(row["outcome"]), row["run_started_at"], row["vouched_at"], left)

@@ -4,7 +4,7 @@ recover one step at a time. Both transitions are events."""
 from __future__ import annotations
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one
+from bf4ps.db.queries import one_dict
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import CollectorRef
@@ -13,7 +13,7 @@ from bf4ps.queue.jobs import CollectorRef
 async def throttled(conn: Conn, me: CollectorRef, base: float, cap: float,
                     http_status: int | None) -> None:
     async with conn.transaction():
-        row = await one(conn, "gate_throttled", {
+        row = await one_dict(conn, "gate_throttled", {
             "egress_key": me.egress_key, "base_seconds": base, "max_seconds": cap})
         if row is None:
             return
@@ -25,6 +25,6 @@ async def throttled(conn: Conn, me: CollectorRef, base: float, cap: float,
 
 async def succeeded(conn: Conn, me: CollectorRef) -> None:
     async with conn.transaction():
-        row = await one(conn, "gate_recovered", {"egress_key": me.egress_key})
+        row = await one_dict(conn, "gate_recovered", {"egress_key": me.egress_key})
         if row is not None and row["throttle_streak"] == 0:
             await events.record(conn, EventType.EGRESS_RECOVERED, **me.event_fields())

@@ -10,7 +10,7 @@ from typing import Any
 from uuid import UUID
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, execute
+from bf4ps.db.queries import all_dicts, execute
 from bf4ps.domain import JobReason, Lane, Platform, PriorityClass
 from bf4ps.policy import Policy
 from bf4ps.queue.enqueue import Demand, enqueue
@@ -45,7 +45,7 @@ async def lock(conn: Conn, key: str) -> None:
 
 
 async def stale_resources(conn: Conn, soldier_id: int, policy: Policy) -> tuple[str, ...]:
-    rows = await all_rows(conn, "interactive_stale_resources", {
+    rows = await all_dicts(conn, "interactive_stale_resources", {
         "soldier_id": soldier_id, "resources": ALL_RESOURCES,
         "min_age_seconds": policy.interactive_min_age_seconds})
     return tuple(str(r["resource"]) for r in rows)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from bf4ps.battlelog.models import SearchHit
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import execute, one
+from bf4ps.db.queries import execute, one_dict
 from bf4ps.domain import JobKind, Platform, SourceType
 from bf4ps.interactive import demand
 from bf4ps.interactive.demand import KnownSoldier
@@ -72,7 +72,7 @@ async def resolve_lookup(conn: Conn, job: ClaimedJob, hit: SearchHit, policy: Po
         hit.persona_id, job.lookup_platform, hit.name, now, now, SourceType.BATTLELOG))
     target = KnownSoldier(up.soldier_id, hit.persona_id, job.lookup_platform, hit.name)
     await demand.lock(conn, f"soldier:{target.soldier_id}")
-    row = await one(conn, "interactive_request_attach_soldier",
+    row = await one_dict(conn, "interactive_request_attach_soldier",
                     {"request_id": job.request_id, "soldier_id": target.soldier_id})
     since: datetime = row["created_at"] if row else now
     planned = await demand.plan(conn, target, job.request_id, since, policy)

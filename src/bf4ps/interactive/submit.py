@@ -16,7 +16,7 @@ from bf4ps import policy as policy_mod
 from bf4ps.capacity import eta
 from bf4ps.capacity.eta import Estimate
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import execute, one, one_row
+from bf4ps.db.queries import execute, one_dict, one_row_dict
 from bf4ps.domain import JobKind, JobReason, Lane, Platform, PriorityClass, SourceType
 from bf4ps.interactive import demand
 from bf4ps.interactive.demand import KnownSoldier
@@ -91,17 +91,17 @@ async def submit(conn: Conn, target: Target, *, client_key: str,
 async def find(conn: Conn, target: Target) -> KnownSoldier | None:
     """A known soldier by persona id + platform, else by name (current or former)."""
     if isinstance(target, ByPersona):
-        row = await one(conn, "interactive_soldier_by_persona",
+        row = await one_dict(conn, "interactive_soldier_by_persona",
                         {"persona_id": target.persona_id, "platform": target.platform.value})
     else:
-        row = await one(conn, "interactive_soldier_by_name",
+        row = await one_dict(conn, "interactive_soldier_by_name",
                         {"name": target.name, "platform": target.platform.value})
     return KnownSoldier.from_row(row) if row else None
 
 
 async def _rate_check(conn: Conn, key: str, limits: Limits) -> None:
     await demand.lock(conn, f"rate:{key}")
-    row = await one_row(conn, "interactive_rate_count",
+    row = await one_row_dict(conn, "interactive_rate_count",
                         {"client_key": key, "window_seconds": limits.window_seconds})
     if int(row["n"]) >= limits.requests:
         wait = (row["oldest"] - row["now"]).total_seconds() + limits.window_seconds
@@ -121,7 +121,7 @@ async def _register(conn: Conn, target: ByPersona) -> KnownSoldier:
 
 async def _insert(conn: Conn, request_id: UUID, platform: Platform, key: str,
                   soldier_id: int | None, lookup_name: str | None) -> datetime:
-    row = await one_row(conn, "interactive_request_insert", {
+    row = await one_row_dict(conn, "interactive_request_insert", {
         "request_id": request_id, "soldier_id": soldier_id, "lookup_name": lookup_name,
         "platform": platform.value, "client_key": key, "resources": []})
     created_at: datetime = row["created_at"]
@@ -131,14 +131,14 @@ async def _insert(conn: Conn, request_id: UUID, platform: Platform, key: str,
 async def _for_soldier(conn: Conn, target: KnownSoldier, key: str, policy: Policy,
                        gate: GateSettings | None) -> Submission:
     await demand.lock(conn, f"soldier:{target.soldier_id}")
-    existing = await one(conn, "interactive_open_for_soldier",
+    existing = await one_dict(conn, "interactive_open_for_soldier",
                          {"soldier_id": target.soldier_id})
     if existing is not None:
         return await _reused(conn, existing)
     request_id = uuid4()
     since = await _insert(conn, request_id, target.platform, key, target.soldier_id, None)
     planned = await demand.plan(conn, target, request_id, since, policy)
-    row = await one(conn, "interactive_request_jobs", {"request_id": request_id})
+    row = await one_dict(conn, "interactive_request_jobs", {"request_id": request_id})
     attached = int(row["n"]) if row else 0
     if not planned.resources or attached == 0:
         message = ("every resource is fresh" if not planned.resources
@@ -157,7 +157,7 @@ async def _for_lookup(conn: Conn, target: ByName, key: str, policy: Policy,
                       gate: GateSettings | None) -> Submission:
     name, platform = target.name, target.platform
     await demand.lock(conn, f"lookup:{platform.value}:{name.lower()}")
-    existing = await one(conn, "interactive_open_for_name",
+    existing = await one_dict(conn, "interactive_open_for_name",
                          {"name": name, "platform": platform.value})
     if existing is not None:
         return await _reused(conn, existing, lookup_name=name)

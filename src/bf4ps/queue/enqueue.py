@@ -8,7 +8,7 @@ from typing import Any
 from uuid import UUID
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import execute, one
+from bf4ps.db.queries import execute, one_dict
 from bf4ps.domain import JobReason, Lane, Platform, PriorityClass
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -50,12 +50,12 @@ async def enqueue(conn: Conn, demand: Demand, *, persona_id: int | None = None,
     a higher class). Runs in the caller's transaction; the event commits with it."""
     params = demand.params()
     for _ in range(5):
-        row = await one(conn, "enqueue_insert", params)
+        row = await one_dict(conn, "enqueue_insert", params)
         if row is not None:
             await _event(conn, EventType.CREATED, demand, int(str(row["job_id"])), persona_id,
                          platform)
             return Enqueued(int(str(row["job_id"])), "created")
-        existing = await one(conn, "enqueue_lock_existing", params)
+        existing = await one_dict(conn, "enqueue_lock_existing", params)
         if existing is None:
             continue  # finalized between our insert and our look: insert again
         return await _coalesce(conn, demand, existing, persona_id, platform)
@@ -68,7 +68,7 @@ async def _coalesce(conn: Conn, demand: Demand, existing: dict[str, Any],
     old_class = PriorityClass(existing["priority_class"])
     if existing["status"] == "pending" and outranks(demand.priority_class, old_class):
         params = demand.params() | {"job_id": job_id}
-        if await one(conn, "enqueue_promote", params) is not None:
+        if await one_dict(conn, "enqueue_promote", params) is not None:
             await _event(conn, EventType.PROMOTED, demand, job_id, persona_id, platform,
                          details={"from_lane": existing["lane"], "from_class": old_class.value})
             return Enqueued(job_id, "promoted")
@@ -82,7 +82,7 @@ async def _event(conn: Conn, kind: EventType, demand: Demand, job_id: int,
                  persona_id: int | None, platform: str | None,
                  details: dict[str, Any] | None = None) -> None:
     if persona_id is None and demand.soldier_id is not None:  # the audit identity
-        row = await one(conn, "soldier_by_id", {"soldier_id": demand.soldier_id})
+        row = await one_dict(conn, "soldier_by_id", {"soldier_id": demand.soldier_id})
         if row is not None:
             persona_id, platform = row["persona_id"], row["platform"]
     await events.record(

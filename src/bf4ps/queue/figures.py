@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_as, all_rows, one
+from bf4ps.db.queries import all_dicts, all_rows, one_dict
 from bf4ps.domain import Resource, StateStatus
 
 
@@ -34,13 +34,13 @@ class Finished:
 
 
 async def queue_depth(conn: Conn) -> list[Depth]:
-    return await all_as(conn, Depth, "queue_depth")
+    return await all_rows(conn, Depth, "queue_depth")
 
 
 async def coverage(conn: Conn) -> dict[str, dict[str, int]]:
     """Per resource: count of soldiers per collection-state status (zeros included)."""
     table = {r.value: {s.value: 0 for s in StateStatus} for r in Resource}
-    for row in await all_rows(conn, "coverage"):
+    for row in await all_dicts(conn, "coverage"):
         table[str(row["resource"])][str(row["status"])] = int(str(row["n"]))
     return table
 
@@ -48,13 +48,13 @@ async def coverage(conn: Conn) -> dict[str, dict[str, int]]:
 async def fold_coverage(conn: Conn) -> int:
     """Fold the coverage deltas into the counters (the scheduler's tick); the rows folded. The
     figures are exact either way: `coverage` adds the deltas not folded yet."""
-    row = await one(conn, "coverage_fold")
+    row = await one_dict(conn, "coverage_fold")
     return int(str(row["folded"])) if row else 0
 
 
 async def throughput(conn: Conn, window_seconds: float) -> dict[str, Finished]:
     out: dict[str, Finished] = {}
-    for row in await all_rows(conn, "throughput", {"window_seconds": window_seconds}):
+    for row in await all_dicts(conn, "throughput", {"window_seconds": window_seconds}):
         entry = out.setdefault(str(row["resource"]), Finished())
         if row["event_type"] == "succeeded":
             entry.succeeded = int(str(row["n"]))

@@ -8,14 +8,14 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 from psycopg import pq
 from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import begin_then_one, execute, one, one_as, one_then_commit
+from bf4ps.db.queries import Record, begin_then_one, execute, one, one_dict, one_then_commit
 from bf4ps.domain import ErrorClass, Lane
 from bf4ps.policy import Policy
 from bf4ps.queue import events
@@ -59,7 +59,7 @@ class _Held:
 
 async def _lock(conn: Conn, job: ClaimedJob, statuses: list[str]) -> _Held:
     lease = job.lease
-    row = await one_as(conn, _Held, "lock_owned_job", {
+    row = await one(conn, _Held, "lock_owned_job", {
         "job_id": lease.job_id, "collector_uuid": lease.collector_uuid,
         "lease_token": lease.lease_token, "statuses": statuses})
     if row is None:
@@ -72,14 +72,14 @@ async def _reject(conn: Conn, me: CollectorRef, job: ClaimedJob, what: str) -> O
     outcome is already in the log: a retry after a commit that landed while its answer was
     lost with the connection (the server restarting between the commit and the reply). That
     work is done, once; it is neither stale nor a reason to stop the collector."""
-    landed = await one(conn, "job_own_outcome", {"job_id": job.job_id,
+    landed = await one_dict(conn, "job_own_outcome", {"job_id": job.job_id,
                                                  "lease_token": job.lease.lease_token})
     if landed is not None and landed["event_type"] is not None:
         log.warning("job %s: its %s had committed before the connection was lost (found in "
                     "the log); not finalized again", job.job_id, what)
         return Outcome(True, str(landed["event_type"]))
     # who holds the job now, never their lease token (the fence of their lease)
-    now_row = await one(conn, "job_snapshot", {"job_id": job.job_id,
+    now_row = await one_dict(conn, "job_snapshot", {"job_id": job.job_id,
                                                "lease_token": job.lease.lease_token})
     holder = now_row["collector_uuid"] if now_row else None
     details = {"attempted": what,
@@ -155,7 +155,7 @@ async def _with_stats(conn: Conn, me: CollectorRef, job: ClaimedJob, params: dic
     try:
         now = await _lock_now(conn, params)
         await write_stats(conn, job, now)
-        row = await one_then_commit(conn, "finalize_success", params)
+        row = await one_then_commit(conn, Record, "finalize_success", params)
     except BaseException as exc:
         await _rollback(conn)
         if isinstance(exc, psycopg.Error) and exc.sqlstate == LEASE_LOST:
@@ -171,18 +171,20 @@ async def _rollback(conn: Conn) -> None:
         await conn.execute("ROLLBACK")
 
 
+class _Now(NamedTuple):
+    now: datetime
+
+
 async def _lock_now(conn: Conn, params: dict[str, Any]) -> datetime:
     """BEGIN, and the lease is still ours: the database's time (one message)."""
-    row = await begin_then_one(conn, "lock_owned_job_now", params)
+    row = await begin_then_one(conn, _Now, "lock_owned_job_now", params)
     if row is None:
         raise _LeaseLost
-    now = row["now"]
-    assert isinstance(now, datetime)
-    return now
+    return row.now
 
 
 async def _finalize_success(conn: Conn, params: dict[str, Any]) -> dict[str, Any]:
-    row = await one(conn, "finalize_success", params)
+    row = await one_dict(conn, "finalize_success", params)
     if row is None or row["finished"] is None:
         raise _LeaseLost
     return row
@@ -222,7 +224,7 @@ async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass,
 async def _failures(conn: Conn, job: ClaimedJob) -> int:
     if not job.kind.has_state:  # a look-up: its own attempts
         return job.attempt_count - 1
-    row = await one(conn, "state_failures", {"soldier_id": job.soldier_id,
+    row = await one_dict(conn, "state_failures", {"soldier_id": job.soldier_id,
                                              "resource": job.resource})
     return int(str(row["consecutive_failures"])) if row else 0
 
@@ -235,7 +237,7 @@ async def _parking_streak(conn: Conn, job: ClaimedJob, error: ErrorClass,
     if not error.retryable or not job.kind.has_state:
         return True
     n = policy.max_consecutive_failures
-    row = await one(conn, "parking_streak", {
+    row = await one_dict(conn, "parking_streak", {
         "soldier_id": job.soldier_id, "resource": job.resource, "n": n,
         "classes": [c.value for c in ErrorClass if c.parks]})
     return row is not None and int(row["parking"]) >= n

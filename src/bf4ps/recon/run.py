@@ -33,7 +33,7 @@ from bf4ps.collector import slots
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.collector.slots import Pacing
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one, one_row, q
+from bf4ps.db.queries import one_dict, one_row_dict, q
 from bf4ps.domain import JobKind, Lane, Platform, PriorityClass, Resource
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Slot
@@ -110,7 +110,7 @@ class Recon:
         return sample
 
     async def pace(self, interval: float) -> None:
-        if await one(self.conn, "recon_gate_interval", {
+        if await one_dict(self.conn, "recon_gate_interval", {
             "egress_key": self.me.egress_key, "min_interval": interval}) is None:
             raise ReconError(f"no rate gate for egress {self.me.egress_key}")
 
@@ -163,7 +163,7 @@ async def begin(conn: Conn, data_dir: Path, egress_key: str, source_address: str
     want = Wanted(collector_name(egress_key), socket.gethostname()[:255] or "recon",
                   Lane.BACKGROUND, egress_key, source_address, __version__)
     me = await register(conn, data_dir, want)
-    row = await one_row(conn, "recon_run_insert", {"egress_key": egress_key, "settings": Jsonb(
+    row = await one_row_dict(conn, "recon_run_insert", {"egress_key": egress_key, "settings": Jsonb(
         asdict(plan) | {"source_address": source_address,
                           "personas": [[p, f.value] for p, f in personas]})})
     return me, int(row["run_id"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import execute, one
+from bf4ps.db.queries import execute, one_dict
 from bf4ps.policy import Policy
 
 RECHECK_BATCH = 1000  # parked resources revived per sweep at most
@@ -39,6 +39,6 @@ async def recheck_parked(conn: Conn, policy: Policy, batch: int = RECHECK_BATCH)
     recheck interval go back to retry_wait (one more try; feed_retry queues them)."""
     if policy.unavailable_recheck_seconds <= 0:
         return 0
-    row = await one(conn, "parked_recheck", {
+    row = await one_dict(conn, "parked_recheck", {
         "recheck_seconds": policy.unavailable_recheck_seconds, "n": batch})
     return int(row["n"]) if row else 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one
+from bf4ps.db.queries import all_dicts, one_dict
 from bf4ps.domain import PriorityClass
 from bf4ps.gates import circuit
 from bf4ps.policy import Policy
@@ -28,12 +28,12 @@ class FeedReport:
 
 
 async def _depth(conn: Conn) -> int:
-    row = await one(conn, "runnable_depth", {"lane": "background"})
+    row = await one_dict(conn, "runnable_depth", {"lane": "background"})
     return int(row["n"]) if row else 0
 
 
 async def _feed(conn: Conn, activity: str, resource: str, n: int, policy: Policy) -> int:
-    row = await one(conn, "feed_class", {
+    row = await one_dict(conn, "feed_class", {
         "activity_class": activity, "resource": resource, "n": n,
         "aging_seconds": policy.aging(PriorityClass(activity))})
     return int(row["n"]) if row else 0
@@ -45,7 +45,7 @@ async def _feed_activity(conn: Conn, activity: str, n: int, policy: Policy,
     """Fill up to n for one activity class across resources; unused resource quota flows to
     the other joined resources. A resource whose fleet circuit is open (`blocked`) gets
     nothing: its work waits for the circuit's probes (gates/circuit.py)."""
-    queued = {str(r["resource"]): int(r["n"]) for r in await all_rows(
+    queued = {str(r["resource"]): int(r["n"]) for r in await all_dicts(
         conn, "queued_by_resource", {"priority_class": activity})}
     quotas = {r: v for r, v in resource_quota(activity, n, policy, coverage, queued).items()
               if r not in blocked}
@@ -63,7 +63,7 @@ async def replenish(conn: Conn, policy: Policy) -> FeedReport:
     """One feeding pass in one transaction (serialized by an advisory transaction lock)."""
     report = FeedReport(target=policy.working_set_background)
     async with conn.transaction():
-        row = await one(conn, "feeder_lock")
+        row = await one_dict(conn, "feeder_lock")
         if not row or not row["locked"]:
             return report
         report.depth_before = await _depth(conn)
@@ -92,7 +92,7 @@ async def _fill(conn: Conn, activity: str, n: int, policy: Policy,
     if n <= 0:
         return 0
     if activity == "retry":
-        row = await one(conn, "feed_retry", {"n": n})
+        row = await one_dict(conn, "feed_retry", {"n": n})
         return int(row["n"]) if row else 0
     return await _feed_activity(conn, activity, n, policy, coverage, blocked)
 

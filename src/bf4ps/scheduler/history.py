@@ -12,7 +12,7 @@ from psycopg.types.json import Jsonb
 
 from bf4ps.capacity.forecast import Forecast
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, q
+from bf4ps.db.queries import all_dicts, q
 from bf4ps.queue import figures
 from bf4ps.scheduler import retention
 from bf4ps.views import backlog
@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 async def record(conn: Conn, interval_seconds: float) -> None:
     coverage = await figures.coverage(conn)
     finished = await figures.throughput(conn, interval_seconds)
-    by_egress = await all_rows(conn, "requests_by_egress", {"window_seconds": interval_seconds})
+    by_egress = await all_dicts(conn, "requests_by_egress", {"window_seconds": interval_seconds})
     requests = {str(r["egress_key"]): {
         "requests": int(r["requests"]),
         "limit": round(interval_seconds / float(r["min_interval_seconds"]), 2)}

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import cast
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows
+from bf4ps.db.queries import all_dicts
 from bf4ps.domain import JobReason, Lane, PriorityClass, Resource
 from bf4ps.policy import Policy
 from bf4ps.queue.enqueue import Demand, enqueue
@@ -81,7 +81,7 @@ async def _first_jobs(conn: Conn, wanted: list[tuple[int, PriorityClass]], now: 
                       policy: Policy, out: Materialized) -> None:
     if not wanted:
         return
-    rows = await all_rows(conn, "intake_enqueue_discovered", {
+    rows = await all_dicts(conn, "intake_enqueue_discovered", {
         "soldier_ids": [sid for sid, _ in wanted],
         "classes": [klass.value for _, klass in wanted],
         "ranks": [rank(now, klass, policy) for _, klass in wanted],
@@ -113,7 +113,7 @@ async def _enqueue_first(conn: Conn, soldier_id: int, klass: PriorityClass, now:
 async def _promote(conn: Conn, seen: list[tuple[int, PriorityClass]], now: datetime,
                    policy: Policy, out: Materialized) -> None:
     classes = dict(seen)
-    for job in await all_rows(conn, "intake_pending_jobs", {"soldier_ids": list(classes)},
+    for job in await all_dicts(conn, "intake_pending_jobs", {"soldier_ids": list(classes)},
                               prepare=False):
         soldier_id = cast(int, job["soldier_id"])
         target = classes[soldier_id]
@@ -131,7 +131,7 @@ async def _promote(conn: Conn, seen: list[tuple[int, PriorityClass]], now: datet
 async def _unqueued(conn: Conn, seen: list[tuple[int, PriorityClass]], now: datetime,
                     policy: Policy, out: Materialized) -> None:
     classes = dict(seen)
-    for row in await all_rows(conn, "intake_unqueued_never_attempted", {
+    for row in await all_dicts(conn, "intake_unqueued_never_attempted", {
         "soldier_ids": list(classes), "resource": FIRST_RESOURCE.value}, prepare=False):
         sid = cast(int, row["soldier_id"])
         await _enqueue_first(conn, sid, classes[sid], now, policy, out,
@@ -144,7 +144,7 @@ async def mark_due(conn: Conn, soldier_ids: Sequence[int], now: datetime,
     (soldier, resource) pairs changed. Jobs are left to the feeder."""
     if not soldier_ids:
         return 0
-    return len(await all_rows(conn, "intake_mark_due", {
+    return len(await all_dicts(conn, "intake_mark_due", {
         "soldier_ids": list(soldier_ids), "now": now,
         "resources": [r.value for r in Resource],
         "freshness_seconds": [policy.freshness(r) for r in Resource]}, prepare=False))

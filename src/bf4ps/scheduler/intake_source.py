@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import cast
 
 from bf4ps.db.connect import Conn, connection
-from bf4ps.db.queries import all_rows, one, q, scalar
+from bf4ps.db.queries import all_dicts, one_dict, q, scalar
 from bf4ps.domain import Platform, bf4sw_platform
 
 MAX_NAME_LENGTH = 64
@@ -127,7 +127,7 @@ async def source_connection(url: str, statement_timeout: float = STATEMENT_TIMEO
 
 
 async def table_present(conn: Conn) -> bool:
-    row = await one(conn, "bf4sw_table_exists")
+    row = await one_dict(conn, "bf4sw_table_exists")
     return bool(row and row["present"])
 
 
@@ -147,7 +147,7 @@ class Batch:
 
 async def new_aliases(conn: Conn, after_id: int, limit: int) -> Batch:
     """The identities of the next `limit` alias rows past the cursor."""
-    rows = await all_rows(conn, "bf4sw_new_aliases", {"after_id": after_id, "limit": limit})
+    rows = await all_dicts(conn, "bf4sw_new_aliases", {"after_id": after_id, "limit": limit})
     keys = [(str(r["platform"]), cast(int, r["persona_id"])) for r in rows]
     last = cast(int, rows[-1]["id"]) if rows else after_id
     return Batch(list(dict.fromkeys(keys)), len(rows), last)
@@ -160,7 +160,7 @@ async def seen_identities(conn: Conn, since: datetime, until: datetime,
     first: dict[Key, int] = {}
     after: tuple[datetime, int] = (since, 0)
     while True:
-        rows = await all_rows(conn, "bf4sw_seen_page", {
+        rows = await all_dicts(conn, "bf4sw_seen_page", {
             "after_seen": after[0], "after_id": after[1], "until": until, "limit": page})
         for r in rows:
             key = (str(r["platform"]), cast(int, r["persona_id"]))
@@ -171,7 +171,7 @@ async def seen_identities(conn: Conn, since: datetime, until: datetime,
 
 
 async def platform_strings(conn: Conn) -> list[str]:
-    return [str(r["platform"]) for r in await all_rows(conn, "bf4sw_platform_strings")]
+    return [str(r["platform"]) for r in await all_dicts(conn, "bf4sw_platform_strings")]
 
 
 async def aliases_of(conn: Conn, keys: Sequence[Key]) -> list[Alias]:
@@ -182,7 +182,7 @@ async def aliases_of(conn: Conn, keys: Sequence[Key]) -> list[Alias]:
         variants.setdefault(bf4sw_platform(raw), []).append(raw)
     wanted = dict.fromkeys((v, persona) for raw, persona in keys
                            for v in variants.get(bf4sw_platform(raw), [raw]))
-    rows = await all_rows(conn, "bf4sw_aliases_of", {
+    rows = await all_dicts(conn, "bf4sw_aliases_of", {
         "platforms": [k[0] for k in wanted], "persona_ids": [k[1] for k in wanted]})
     return [Alias(cast(int, r["id"]), str(r["platform"]), cast(int, r["persona_id"]),
                   str(r["player_name"] or ""), cast("datetime | None", r["first_seen"]),
@@ -193,11 +193,11 @@ async def aliases_of(conn: Conn, keys: Sequence[Key]) -> list[Alias]:
 async def servers_of(conn: Conn, aliases: Sequence[Alias]) -> dict[tuple[str, int], Server]:
     """The server each of these aliases' personas was last seen on, by (BF4PS platform,
     persona id), from BF4SW's optional bf4_server_players table (empty without it)."""
-    present = await one(conn, "bf4sw_servers_present")
+    present = await one_dict(conn, "bf4sw_servers_present")
     if not aliases or not (present and present["present"]):
         return {}
     keys = dict.fromkeys((a.platform, a.persona_id) for a in aliases)
-    rows = await all_rows(conn, "bf4sw_servers_of", {
+    rows = await all_dicts(conn, "bf4sw_servers_of", {
         "platforms": [k[0] for k in keys], "persona_ids": [k[1] for k in keys]})
     out: dict[tuple[str, int], Server] = {}
     for r in rows:

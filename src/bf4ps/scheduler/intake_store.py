@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import cast
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, q
+from bf4ps.db.queries import all_dicts, q
 from bf4ps.domain import Platform, Resource, SourceType
 from bf4ps.scheduler.intake_source import Identity
 
@@ -52,7 +52,7 @@ async def store(conn: Conn, identities: list[Identity], now: datetime) -> StoreR
 
 async def _soldiers(conn: Conn, identities: list[Identity]) -> list[Stored]:
     by_key: dict[tuple[int, Platform], tuple[int, bool]] = {}
-    for row in await all_rows(conn, "soldiers_upsert", {
+    for row in await all_dicts(conn, "soldiers_upsert", {
         "persona_ids": [i.persona_id for i in identities],
         "platforms": [i.platform.value for i in identities],
         "names": [i.current_name for i in identities],
@@ -78,6 +78,6 @@ async def _names(conn: Conn, stored: list[Stored]) -> int:
             names.append(name)
             firsts.append(first)
             lasts.append(last)
-    rows = await all_rows(conn, "intake_upsert_names", {
+    rows = await all_dicts(conn, "intake_upsert_names", {
         "soldier_ids": soldier_ids, "names": names, "first_seen": firsts, "last_seen": lasts})
     return sum(1 for row in rows if row["inserted"])

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one_row
+from bf4ps.db.queries import one_row_dict
 from bf4ps.stats import gains_boards, progress_check
 
 log = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ class ProgressStep:
 
     async def run(self, conn: Conn) -> None:
         policy = await policy_mod.load(conn)
-        now = (await one_row(conn, "progress_now"))["now"]
+        now = (await one_row_dict(conn, "progress_now"))["now"]
         checked = flagged = 0
         for _ in range(MAX_BATCHES):
             report = await progress_check.check_pending(conn, policy, now)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, execute, one, q
+from bf4ps.db.queries import all_dicts, execute, one_dict, q
 
 _UPPER = re.compile(r"TO \('([^']+)'\)")
 
@@ -34,7 +34,7 @@ async def run(conn: Conn, retention_days: float, *, batch: int = 5000,
               now: datetime | None = None) -> RetentionReport:
     cutoff = (now or datetime.now(UTC)) - timedelta(days=retention_days)
     report = RetentionReport(cutoff, [], 0)
-    for row in await all_rows(conn, "event_partitions"):
+    for row in await all_dicts(conn, "event_partitions"):
         upper = partition_upper_bound(str(row["bound"]))
         if upper is not None and upper <= cutoff:
             await conn.execute(q("drop_event_partition"), {"name": row["name"]})
@@ -70,5 +70,5 @@ async def delete_in_batches(conn: Conn, query: str, cutoff: datetime, batch: int
 
 
 async def ensure_partitions(conn: Conn, months_ahead: int = 3) -> int:
-    row = await one(conn, "ensure_partitions_ahead", {"months": months_ahead})
+    row = await one_dict(conn, "ensure_partitions_ahead", {"months": months_ahead})
     return int(row["created"]) if row else 0

@@ -20,7 +20,7 @@ import psycopg
 from bf4ps import policy as policy_mod
 from bf4ps.capacity.forecast import Forecast
 from bf4ps.db.connect import DB_ERRORS, SCHEDULER_LOCK, Conn, connection, resolve_url
-from bf4ps.db.queries import all_rows, one, q
+from bf4ps.db.queries import all_dicts, one_dict, q
 from bf4ps.gates.restore import Marks, current_hold
 from bf4ps.queue import events, figures
 from bf4ps.queue.claim import reap_expired
@@ -109,7 +109,7 @@ class Scheduler:
     async def _acquire(self, conn: Conn) -> bool:
         said = False
         while not self.stop.is_set():
-            row = await one(conn, "scheduler_lock_try", {"lock": SCHEDULER_LOCK})
+            row = await one_dict(conn, "scheduler_lock_try", {"lock": SCHEDULER_LOCK})
             if row and row["ok"]:
                 return True
             if not said:  # once per stand-by period, not every tick
@@ -188,7 +188,7 @@ class Scheduler:
         policy = await policy_mod.load(conn)
         reaped = await reap_expired(conn)
         await figures.fold_coverage(conn)
-        silent = await all_rows(conn, "collectors_mark_silent", {
+        silent = await all_dicts(conn, "collectors_mark_silent", {
             "silence_seconds": self.settings.heartbeat_lost_after_seconds})
         lost = [r["collector_name"] for r in silent]
         fed = await feeder.replenish(conn, policy)

@@ -21,7 +21,7 @@ from psycopg.types.json import Jsonb
 
 from bf4ps.battlelog.models import DetailedStats, Parsed, ProfileStats, VehicleItem, WeaponItem
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, execute, one
+from bf4ps.db.queries import all_dicts, execute, one_dict
 from bf4ps.domain import Resource
 from bf4ps.policy import Policy
 
@@ -123,9 +123,9 @@ async def stored_counters(conn: Conn, resource: Resource, soldier_id: int) -> Co
     fields = COUNTERS[resource]
     params = {"soldier_id": soldier_id}
     if resource in (Resource.DETAILED, Resource.PROFILE):
-        row = await one(conn, _STORED[resource], params)
+        row = await one_dict(conn, _STORED[resource], params)
         return None if row is None else {name: row[name] for name in fields}
-    rows = await all_rows(conn, _STORED[resource], params)
+    rows = await all_dicts(conn, _STORED[resource], params)
     if not rows:
         return None
     return {f"{r['guid']}:{name}": r[name] for r in rows for name in fields}
@@ -138,7 +138,7 @@ async def judge(conn: Conn, soldier_id: int, resource: Resource, parsed: Parsed,
     new = counters_of(resource, parsed)
     stored = await stored_counters(conn, resource, soldier_id)
     key = {"soldier_id": soldier_id, "resource": Resource(resource).value}
-    suspect = await one(conn, "suspect_of", key)
+    suspect = await one_dict(conn, "suspect_of", key)
     if stored is None:
         if all_zero(new):
             await execute(conn, "suspect_set", key | {
@@ -174,8 +174,8 @@ async def record_suspect(conn: Conn, soldier_id: int, resource: Resource, verdic
     """After an implausible answer's failure: extend the run of agreeing suspect answers (or
     start a new one when this one disagrees with it); how many the run has now."""
     key = {"soldier_id": soldier_id, "resource": Resource(resource).value}
-    suspect = await one(conn, "suspect_of", key)
-    now_row = await one(conn, "suspect_now")
+    suspect = await one_dict(conn, "suspect_of", key)
+    now_row = await one_dict(conn, "suspect_now")
     assert now_row is not None
     now = now_row["now"]
     if (suspect is not None and suspect["kind"] == LOWER

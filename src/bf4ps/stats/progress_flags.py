@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one, one_row
+from bf4ps.db.queries import one_dict, one_row_dict
 from bf4ps.policy import Policy
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -33,8 +33,8 @@ async def clear(conn: Conn, policy: Policy, flag_id: int, *, by: str,
     given (the boards' window ends there)."""
     async with conn.transaction():
         if now is None:
-            now = (await one_row(conn, "progress_now"))["now"]
-        row = await one(conn, "progress_flag_clear",
+            now = (await one_row_dict(conn, "progress_now"))["now"]
+        row = await one_dict(conn, "progress_flag_clear",
                         {"flag_id": flag_id, "now": now, "by": by[:200],
                          "note": note[:500] if note else None})
         if row is None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one_row, q
+from bf4ps.db.queries import one_row_dict, q
 from bf4ps.domain import Platform, Resource, SourceType
 
 ALL_RESOURCES = [r.value for r in Resource]
@@ -32,7 +32,7 @@ async def upsert(conn: Conn, s: Sighting, *, eligible_since: datetime | None = N
     """Record a sighting (identity, name history, provenance) and initialize its collection
     state (never attempted, for every resource) when the soldier is new. Only a BF4SW sighting
     is a time the soldier was seen playing (the soldier's last_seen_at)."""
-    row = await one_row(conn, "soldiers_upsert", {
+    row = await one_row_dict(conn, "soldiers_upsert", {
         "persona_ids": [s.persona_id], "platforms": [s.platform.value], "names": [s.name],
         "first_seen": [s.first_seen],
         "played_at": [s.last_seen if s.source is SourceType.BF4SW else None],

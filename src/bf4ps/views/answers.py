@@ -30,7 +30,7 @@ from bf4ps.battlelog.models import (
     WeaponItem,
 )
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one
+from bf4ps.db.queries import all_dicts, all_rows, one_dict
 from bf4ps.domain import Platform, Resource
 from bf4ps.stats.archive import unpack
 from bf4ps.stats.items import VEHICLE_STAT_FIELDS, WEAPON_STAT_FIELDS
@@ -79,17 +79,16 @@ def _document(body: bytes) -> Any:
 
 async def show(conn: Conn, persona_id: int, resource: Resource, platform: Platform | None = None,
                limit: int = 10) -> SoldierAnswers:
-    rows = await all_rows(conn, "archive_of", {
+    rows = await all_dicts(conn, "archive_of", {
         "persona_id": persona_id, "platform": platform.value if platform else None,
         "resource": Resource(resource).value, "limit": limit})
     answers = [ArchivedAnswer(**{k: r[k] for k in ("answer_id", "received_at", "http_status",
                                                    "outcome", "body_bytes", "stored_bytes")},
                               body=_document(unpack(r["body"]))) for r in rows]
-    soldier = await one(conn, "answers_soldier", {
+    soldier = await one_dict(conn, "answers_soldier", {
         "persona_id": persona_id, "platform": platform.value if platform else None})
-    suspects = [] if soldier is None else [
-        Suspect(**r) for r in await all_rows(conn, "suspects_of_soldier",
-                                             {"soldier_id": soldier["soldier_id"]})]
+    suspects = [] if soldier is None else await all_rows(
+        conn, Suspect, "suspects_of_soldier", {"soldier_id": soldier["soldier_id"]})
     return SoldierAnswers(persona_id=persona_id, platform=platform.value if platform else None,
                           resource=Resource(resource).value, answers=answers, suspects=suspects)
 
@@ -123,7 +122,7 @@ def _default_parser(resource: Resource, persona_id: int, platform_int: int) -> P
 
 async def replay(conn: Conn, since: datetime, resource: Resource | None = None,
                  parser_for: ParserFor = _default_parser) -> ReplayReport:
-    rows = await all_rows(conn, "archive_replay", {
+    rows = await all_dicts(conn, "archive_replay", {
         "since": since, "resource": Resource(resource).value if resource else None})
     report = ReplayReport(since=since, examined=len(rows), rows=[])
     for r in rows:
@@ -152,11 +151,11 @@ async def _changes(conn: Conn, resource: Resource, soldier_id: int, parsed: Any
                    ) -> list[FieldChange]:
     params = {"soldier_id": soldier_id}
     if isinstance(parsed, DetailedStats | ProfileStats):
-        stored = await one(conn, _STORED[resource], params) or {}
+        stored = await one_dict(conn, _STORED[resource], params) or {}
         names = [f.name for f in fields(parsed) if not isinstance(getattr(parsed, f.name), tuple)]
         return _diff({n: stored.get(n) for n in names},
                      {n: getattr(parsed, n) for n in names})
-    stored_items = {str(x["guid"]): x for x in await all_rows(conn, _STORED[resource], params)}
+    stored_items = {str(x["guid"]): x for x in await all_dicts(conn, _STORED[resource], params)}
     item_fields = _ITEM_FIELDS[resource]
     old: dict[str, Any] = {}
     new: dict[str, Any] = {}
@@ -184,5 +183,5 @@ def _diff(stored: dict[str, Any], replayed: dict[str, Any]) -> list[FieldChange]
 
 
 async def archive_size(conn: Conn) -> dict[str, int]:
-    row = await one(conn, "archive_size")
+    row = await one_dict(conn, "archive_size")
     return {k: int(v) for k, v in (row or {}).items()}

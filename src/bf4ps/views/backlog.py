@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one
+from bf4ps.db.queries import all_dicts, one_dict
 
 CLASSES = ("interactive", "active", "recent", "bootstrap", "retry")
 RESOURCES = ("detailed", "profile", "weapons", "vehicles")
@@ -42,7 +42,7 @@ def empty_ages() -> dict[str, dict[str, float]]:
 
 async def ages(conn: Conn) -> dict[str, dict[str, float]]:
     out = empty_ages()
-    for row in await all_rows(conn, "backlog_oldest"):
+    for row in await all_dicts(conn, "backlog_oldest"):
         out[str(row["klass"])][str(row["resource"])] = round(float(row["age_seconds"]), 1)
     return out
 
@@ -50,7 +50,7 @@ async def ages(conn: Conn) -> dict[str, dict[str, float]]:
 async def refresh_lag(conn: Conn, window_seconds: float = LAG_WINDOW_SECONDS
                       ) -> dict[str, dict[str, Lag]]:
     out: dict[str, dict[str, Lag]] = {}
-    for row in await all_rows(conn, "refresh_lag", {"window_seconds": window_seconds}):
+    for row in await all_dicts(conn, "refresh_lag", {"window_seconds": window_seconds}):
         out.setdefault(str(row["klass"]), {})[str(row["resource"])] = Lag(
             float(row["p50"]), float(row["p95"]), int(row["n"]))
     return out
@@ -63,7 +63,7 @@ def lag_from_json(raw: dict[str, Any]) -> dict[str, dict[str, Lag]]:
 
 async def read(conn: Conn) -> Backlog:
     """Ages now; the lag of the latest fleet-history record (none recorded yet: empty)."""
-    latest = await one(conn, "history_latest")
+    latest = await one_dict(conn, "history_latest")
     if latest is None:
         return Backlog(await ages(conn))
     return Backlog(await ages(conn), lag_from_json(latest["refresh_lag"]),

@@ -10,7 +10,7 @@ from typing import Any
 
 from bf4ps.capacity.backtest import Observed, compare, point, summarize
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one
+from bf4ps.db.queries import all_dicts, one_dict
 
 
 @dataclass(frozen=True)
@@ -24,22 +24,22 @@ class Backtest:
 
 async def run(conn: Conn, since: datetime, now: datetime, horizon_seconds: float = 3600.0
               ) -> Backtest:
-    records = [r for r in await all_rows(conn, "forecast_records_since", {"since": since})
+    records = [r for r in await all_dicts(conn, "forecast_records_since", {"since": since})
                if r["recorded_at"] + timedelta(seconds=horizon_seconds) <= now]
     errors: list[tuple[str, float]] = []
     for rec in records:
         t0 = rec["recorded_at"]
         t1 = t0 + timedelta(seconds=horizon_seconds)
         ledger = {str(r["resource"]): int(r["n"])
-                  for r in await all_rows(conn, "ledger_between", {"t0": t0, "t1": t1})}
+                  for r in await all_dicts(conn, "ledger_between", {"t0": t0, "t1": t1})}
         history = tuple(point(h["recorded_at"], h["coverage"], h["backlog_age"])
-                        for h in await all_rows(conn, "history_between", {"t0": t0, "t1": now}))
+                        for h in await all_dicts(conn, "history_between", {"t0": t0, "t1": now}))
         errors += compare(t0, rec["figures"], Observed(horizon_seconds, ledger, history))
     return Backtest(since, horizon_seconds, len(records), summarize(errors))
 
 
 async def last(conn: Conn) -> Backtest | None:
-    row = await one(conn, "backtest_get")
+    row = await one_dict(conn, "backtest_get")
     if row is None:
         return None
     return Backtest(row["since"], 0.0, int(row["records"]), dict(row["errors"]),

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from uuid import UUID
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows
+from bf4ps.db.queries import all_dicts
 from bf4ps.domain import JobKind, Lane
 from bf4ps.queue import figures
 from bf4ps.views import backlog
@@ -217,7 +217,7 @@ def queue_vs_coverage(depth: QueueView, cov: Coverage) -> list[QueueBesideCovera
 async def budget(conn: Conn, window: float = WINDOW_SECONDS) -> Budget:
     """Budget use per egress and for the fleet."""
     b = await fleet_budget(conn)
-    rows = await all_rows(conn, "web_budget_by_class", {"window_seconds": b.window_seconds})
+    rows = await all_dicts(conn, "web_budget_by_class", {"window_seconds": b.window_seconds})
     classes = {str(r["budget_class"]): int(r["n"]) for r in rows}
     return Budget(
         fleet=FleetBudgetUse(limit=b.requests, window_seconds=b.window_seconds, used=b.used,
@@ -236,7 +236,7 @@ async def budget(conn: Conn, window: float = WINDOW_SECONDS) -> Budget:
 
 async def throttles(conn: Conn, window: float = 86400.0, limit: int = 20) -> Throttles:
     """Throttle answers and the egress cool-downs they caused, newest first."""
-    rows = await all_rows(conn, "web_recent_throttles",
+    rows = await all_dicts(conn, "web_recent_throttles",
                           {"window_seconds": window, "limit": limit})
     return Throttles(throttles=[Event(**r) for r in rows])
 
@@ -253,7 +253,7 @@ async def status(conn: Conn) -> ConsoleStatus:
     depth = await queue(conn)
     cov = await coverage(conn)
     open_requests = {str(r["status"]): int(r["n"])
-                     for r in await all_rows(conn, "web_requests_open")}
+                     for r in await all_dicts(conn, "web_requests_open")}
     return ConsoleStatus(
         fleet=(await fleet(conn)).collectors, queue=depth, coverage=cov,
         queue_vs_coverage=queue_vs_coverage(depth, cov),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows
+from bf4ps.db.queries import all_dicts
 from bf4ps.views.soldier import Model
 
 
@@ -34,7 +34,7 @@ class Flags(Model):
 
 
 async def flags(conn: Conn, *, include_cleared: bool = False, limit: int = 200) -> Flags:
-    rows = await all_rows(conn, "progress_flags_list", {"all": include_cleared, "limit": limit})
+    rows = await all_dicts(conn, "progress_flags_list", {"all": include_cleared, "limit": limit})
     out = [FlagRow(name=r["current_name"], url=f"/soldiers/{r['platform']}/{r['persona_id']}",
                    **{k: v for k, v in r.items() if k != "current_name"}) for r in rows]
     return Flags(open=sum(1 for f in out if f.cleared_at is None), flags=out)

@@ -11,7 +11,7 @@ from typing import Any
 
 from bf4ps.capacity.inputs import HOUR, RESOURCES
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one
+from bf4ps.db.queries import all_dicts, one_dict
 from bf4ps.queue import figures
 from bf4ps.views.backlog import CLASSES
 from bf4ps.views.forecast_inputs import bootstrap_rate
@@ -85,9 +85,9 @@ def projections(first: dict[str, Any], coverage: dict[str, dict[str, int]],
 async def read(conn: Conn, window_seconds: float = 6 * HOUR, points: int = POINTS) -> Series:
     """The fleet-history chart series (coverage, requests per egress, backlog age)."""
     params = {"window_seconds": window_seconds, "points": points}
-    out = series([dict(r) for r in await all_rows(conn, "history_window", params)],
+    out = series([dict(r) for r in await all_dicts(conn, "history_window", params)],
                  window_seconds)
-    first = await one(conn, "history_first_since", params)
+    first = await one_dict(conn, "history_first_since", params)
     out.projections = projections(dict(first) if first else {}, await figures.coverage(conn),
                                   datetime.now(UTC))
     return out

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bf4ps.capacity import eta
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one
+from bf4ps.db.queries import all_dicts, one_dict
 from bf4ps.domain import JobKind, Platform
 from bf4ps.interactive.submit import Submission
 from bf4ps.settings import GateSettings
@@ -127,7 +127,7 @@ async def request_status(conn: Conn, request_id: UUID, gate: GateSettings,
                          min_age_seconds: float | None = None) -> RequestStatus | None:
     """`min_age_seconds` (the policy's interactive minimum age) lets a request that found
     nothing due say when the soldier becomes refreshable."""
-    row = await one(conn, "interactive_request_get", {"request_id": request_id})
+    row = await one_dict(conn, "interactive_request_get", {"request_id": request_id})
     if row is None:
         return None
     status = str(row["status"])
@@ -182,12 +182,12 @@ def _step(resource: str, job_status: str | None = None, attempts: int = 0,
 
 async def _resources(conn: Conn, row: dict[str, Any]) -> tuple[StepProgress, ...]:
     if row["soldier_id"] is None:
-        job = await one(conn, "interactive_lookup_job", {"request_id": row["request_id"]})
+        job = await one_dict(conn, "interactive_lookup_job", {"request_id": row["request_id"]})
         if job is None:
             return (_step(JobKind.LOOKUP),)
         return (_step(JobKind.LOOKUP, str(job["status"]), int(job["attempt_count"]),
                       job["last_error_class"], _retry_at(job)),)
-    rows = await all_rows(conn, "interactive_request_resources", {
+    rows = await all_dicts(conn, "interactive_request_resources", {
         "request_id": row["request_id"], "soldier_id": row["soldier_id"],
         "resources": list(row["resources"]) or ALL_RESOURCES})
     steps = tuple(_progress(r) for r in rows)

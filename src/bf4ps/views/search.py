@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one
+from bf4ps.db.queries import one_dict
 from bf4ps.domain import Platform
 from bf4ps.interactive.inputs import like_prefix, looks_like_url, parse_name, parse_soldier_url
 from bf4ps.stats import discovery
@@ -71,7 +71,7 @@ async def search(conn: Conn, text: str, platform: Platform | None, page: int = 1
         found = await soldier_view.find(conn, ref.platform, ref.persona_id)
         listed = []
         if found is not None:
-            row = await one(conn, "web_collected_at", {"soldier_id": found.soldier_id})
+            row = await one_dict(conn, "web_collected_at", {"soldier_id": found.soldier_id})
             listed = [Found(soldier_id=found.soldier_id, persona_id=found.persona_id,
                             platform=found.platform, name=found.name, url=found.url,
                             exact=True, collected_at=row["collected_at"] if row else None)]

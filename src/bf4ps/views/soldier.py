@@ -10,7 +10,7 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one
+from bf4ps.db.queries import one_dict
 from bf4ps.domain import Platform, Resource
 from bf4ps.stats import read
 from bf4ps.stats.item_names import category_display, display_name
@@ -120,7 +120,7 @@ class Overview(Model):
 
 
 async def find(conn: Conn, platform: Platform, persona_id: int) -> Soldier | None:
-    row = await one(conn, "web_soldier_by_persona",
+    row = await one_dict(conn, "web_soldier_by_persona",
                     {"persona_id": persona_id, "platform": platform.value})
     if row is None:
         return None

@@ -15,7 +15,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows
+from bf4ps.db.queries import all_dicts
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class LoginLimiter:
     async def _attempt(self, keys: tuple[str, ...], outcome: str) -> Standing:
         p = self.policy
         async with self._connect() as conn:
-            rows = await all_rows(conn, "ops_login_attempt", {
+            rows = await all_dicts(conn, "ops_login_attempt", {
                 "keys": list(keys), "outcome": outcome, "free": p.free, "delay": p.delay,
                 "max_delay": p.max_delay, "forget_after": p.forget_after})
         return Standing(max((float(r["wait_seconds"]) for r in rows), default=0.0),

@@ -28,7 +28,7 @@ from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bf4ps.db.connect import SCHEDULER_LOCK, Conn
-from bf4ps.db.queries import all_rows, one
+from bf4ps.db.queries import all_dicts, one_dict
 from bf4ps.domain import JobKind, Lane
 from bf4ps.gates import circuit
 from bf4ps.views import console
@@ -82,10 +82,10 @@ class EventTally:
 
     async def advance(self, conn: Conn) -> None:
         async with self.lock:
-            row = await one(conn, "web_metrics_last_event", {"lag_seconds": self.lag_seconds})
+            row = await one_dict(conn, "web_metrics_last_event", {"lag_seconds": self.lag_seconds})
             last = int(row["event_id"]) if row else 0
             if self.cursor is None:
-                self._add_failures(await all_rows(conn, "web_metrics_failures_total",
+                self._add_failures(await all_dicts(conn, "web_metrics_failures_total",
                                                   {"upto": last}))
                 self.cursor = last
                 return
@@ -93,11 +93,11 @@ class EventTally:
             if upto <= self.cursor:
                 return
             params = {"after": self.cursor, "upto": upto, "bounds": BOUNDS_MS}
-            for r in await all_rows(conn, "web_metrics_events", params):
+            for r in await all_dicts(conn, "web_metrics_events", params):
                 self._add(r)
-            for r in await all_rows(conn, "web_metrics_throttles", params):
+            for r in await all_dicts(conn, "web_metrics_throttles", params):
                 self.throttles[str(r["egress_key"])] += int(r["n"])
-            self._add_failures(await all_rows(conn, "web_metrics_failures", params))
+            self._add_failures(await all_dicts(conn, "web_metrics_failures", params))
             self.cursor = upto
 
     def _add_failures(self, rows: list[dict[str, Any]]) -> None:
@@ -284,7 +284,7 @@ async def _budget_gauges(conn: Conn) -> list[Metric]:
 async def _request_gauge(conn: Conn) -> Metric:
     gauge = GaugeMetricFamily("bf4ps_interactive_requests_open", "Open interactive requests",
                               labels=["status"])
-    counts = {str(r["status"]): int(r["n"]) for r in await all_rows(conn, "web_requests_open")}
+    counts = {str(r["status"]): int(r["n"]) for r in await all_dicts(conn, "web_requests_open")}
     for status in ("queued", "collecting"):
         gauge.add_metric([status], counts.get(status, 0))
     return gauge
@@ -294,20 +294,20 @@ async def _scheduler_intake_gauges(conn: Conn) -> list[Metric]:
     """Leadership and BF4SW intake health, for the alert rules (deploy/prometheus/)."""
     leading = GaugeMetricFamily("bf4ps_scheduler_leading",
                                 "Schedulers holding the leadership lock (1 normal, 0 none)")
-    row = await one(conn, "web_metrics_scheduler_leading", {"key": SCHEDULER_LOCK})
+    row = await one_dict(conn, "web_metrics_scheduler_leading", {"key": SCHEDULER_LOCK})
     leading.add_metric([], int(row["n"]) if row else 0)
     failing = GaugeMetricFamily("bf4ps_intake_failing",
                                 "1 when the intake's last pass failed", labels=["source"])
     age = GaugeMetricFamily("bf4ps_intake_success_age_seconds",
                             "Seconds since the intake's last successful pass", labels=["source"])
-    for r in await all_rows(conn, "web_metrics_intake"):
+    for r in await all_dicts(conn, "web_metrics_intake"):
         failing.add_metric([r["source_name"]], 1.0 if r["failing"] else 0.0)
         if r["success_age"] is not None:
             age.add_metric([r["source_name"]], float(r["success_age"]))
     hold = GaugeMetricFamily("bf4ps_restore_hold_seconds",
                              "Seconds until collectors may send again after a restore, or "
                              "after a server start nobody vouched for (0: none)")
-    row = await one(conn, "web_metrics_restore_hold")
+    row = await one_dict(conn, "web_metrics_restore_hold")
     hold.add_metric([], float(row["seconds"]) if row else 0.0)
     return [leading, failing, age, hold]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one
+from bf4ps.db.queries import one_dict
 from bf4ps.views import backlog, backtest
 
 
@@ -28,7 +28,7 @@ async def capacity_gauges(conn: Conn) -> list[Metric]:
             lag.add_metric([klass, resource, "0.5"], v.p50)
             lag.add_metric([klass, resource, "0.95"], v.p95)
     out: list[Metric] = [age, lag]
-    row = await one(conn, "capacity_check_get")
+    row = await one_dict(conn, "capacity_check_get")
     if row is not None:
         feasible = GaugeMetricFamily(
             "bf4ps_policy_feasible",

@@ -27,7 +27,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one_row
+from bf4ps.db.queries import one_row_dict
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ class ReadReplica:
     async def check(self) -> None:
         try:
             async with self.primary.connection(timeout=CHECK_TIMEOUT_SECONDS) as conn:
-                lsn = int((await one_row(conn, "replica_primary_lsn"))["lsn"])
+                lsn = int((await one_row_dict(conn, "replica_primary_lsn"))["lsn"])
         except REACHED:
             return  # the primary's own trouble: the replica's state stays as it was
         now = time.monotonic()
@@ -111,7 +111,7 @@ class ReadReplica:
         try:
             async with asyncio.timeout(CHECK_TIMEOUT_SECONDS):
                 async with self.pool.connection(timeout=CHECK_TIMEOUT_SECONDS) as conn:
-                    row = await one_row(conn, "replica_replay_lsn")
+                    row = await one_row_dict(conn, "replica_replay_lsn")
         except REACHED as exc:
             self._set(None, "down", str(exc).splitlines()[0] if str(exc) else repr(exc))
             return
