@@ -130,7 +130,7 @@ def q(name: str) -> LiteralString:
 
 Params = Mapping[str, Any] | Sequence[Any] | None
 R = TypeVar("R")
-RowType: TypeAlias = "type[R] | BaseRowFactory[R]"  # what a read's rows are made as
+RowType: TypeAlias = type[R] | BaseRowFactory[R]  # what a read's rows are made as
 
 
 class Record(dict[str, object]):

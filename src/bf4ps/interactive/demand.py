@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_dicts, execute
+from bf4ps.db.queries import all_rows, execute
 from bf4ps.domain import JobReason, Lane, Platform, PriorityClass
 from bf4ps.policy import Policy
 from bf4ps.queue.enqueue import Demand, enqueue
@@ -44,11 +44,15 @@ async def lock(conn: Conn, key: str) -> None:
     await execute(conn, "interactive_lock", {"key": key})
 
 
+class _Stale(NamedTuple):
+    resource: str
+
+
 async def stale_resources(conn: Conn, soldier_id: int, policy: Policy) -> tuple[str, ...]:
-    rows = await all_dicts(conn, "interactive_stale_resources", {
+    rows = await all_rows(conn, _Stale, "interactive_stale_resources", {
         "soldier_id": soldier_id, "resources": ALL_RESOURCES,
         "min_age_seconds": policy.interactive_min_age_seconds})
-    return tuple(str(r["resource"]) for r in rows)
+    return tuple(r.resource for r in rows)
 
 
 async def plan(conn: Conn, target: KnownSoldier, request_id: UUID, since: datetime,

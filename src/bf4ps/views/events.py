@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_dicts
+from bf4ps.db.queries import all_rows
 from bf4ps.queue.events import EventType
 from bf4ps.views.fields import (
     CollectorName,
@@ -86,7 +86,7 @@ class EventFilter:
 
 
 async def search(conn: Conn, flt: EventFilter) -> list[Event]:
-    return [Event(**r) for r in await all_dicts(conn, "events_search", flt.params())]
+    return await all_rows(conn, Event, "events_search", flt.params())
 
 
 def render(e: Event) -> str:
