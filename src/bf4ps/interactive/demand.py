@@ -4,6 +4,7 @@ are the queue engine's (enqueue); this module only decides what to ask for."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -28,7 +29,7 @@ class KnownSoldier:
     name: str
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> KnownSoldier:
+    def from_row(cls, row: Mapping[str, Any]) -> KnownSoldier:
         return cls(int(row["soldier_id"]), int(row["persona_id"]), Platform(row["platform"]),
                    str(row["current_name"]))
 
