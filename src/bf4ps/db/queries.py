@@ -298,24 +298,3 @@ async def batch(conn: Conn, *reads: Read[Any]) -> None:
 async def execute(conn: Conn, name: str, params: Params = None) -> int:
     """Run the named statement; the number of rows it touched."""
     return (await conn.execute(q(name), params)).rowcount
-
-
-# Untyped rows, still read by callers not yet given a row type (issue 31): each row a dict of
-# its columns. Not for new code: name a row type (or Record) instead.
-
-
-async def one_dict(conn: Conn, name: str, params: Params = None, *,
-                   prepare: bool | None = None) -> dict[str, Any] | None:
-    return await (await conn.execute(q(name), params, prepare=prepare)).fetchone()
-
-
-async def one_row_dict(conn: Conn, name: str, params: Params = None) -> dict[str, Any]:
-    row = await one_dict(conn, name, params)
-    if row is None:
-        raise LookupError(f"query {name!r} returned no row")
-    return row
-
-
-async def all_dicts(conn: Conn, name: str, params: Params = None, *,
-                    prepare: bool | None = None) -> list[dict[str, Any]]:
-    return await (await conn.execute(q(name), params, prepare=prepare)).fetchall()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from psycopg.rows import BaseRowFactory
+
+from bf4ps.db.queries import mapped
 from bf4ps.domain import JobKind, Lane, Platform, PriorityClass, Resource
 
 
@@ -65,7 +69,12 @@ class ClaimedJob:
         return resource
 
     @classmethod
-    def from_row(cls, row: dict[str, Any], collector_uuid: UUID) -> ClaimedJob:
+    def rows(cls, collector_uuid: UUID) -> BaseRowFactory[ClaimedJob]:
+        """The row factory of a claim's rows (claim_job, a chained claim's)."""
+        return mapped(lambda row: cls.from_row(row, collector_uuid))
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], collector_uuid: UUID) -> ClaimedJob:
         platform = row.get("platform")
         lookup_platform = row.get("lookup_platform")
         return cls(
