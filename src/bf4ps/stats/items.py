@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from bf4ps.battlelog.models import VehicleItem, WeaponItem
 from bf4ps.db.connect import Conn
@@ -89,14 +89,18 @@ def unique_by_guid(items: Sequence[WeaponItem | VehicleItem]) -> list[WeaponItem
     return kept
 
 
-def column(items: Sequence[WeaponItem | VehicleItem], name: str) -> list[Any]:
+ItemValue = str | int | float | None  # a field of a WeaponItem or VehicleItem
+
+
+def column(items: Sequence[WeaponItem | VehicleItem], name: str) -> list[ItemValue]:
     values = [getattr(item, name) for item in items]
     if name in FLOAT_COLUMNS:  # psycopg refuses lists mixing int and float (0 vs 0.5)
         return [None if v is None else float(v) for v in values]
     return values
 
 
-def columns(items: Sequence[WeaponItem | VehicleItem], fields: tuple[str, ...]) -> dict[str, Any]:
+def columns(items: Sequence[WeaponItem | VehicleItem],
+            fields: tuple[str, ...]) -> dict[str, list[ItemValue]]:
     """One array parameter per field: {"kills": [12, None, ...], ...}."""
     return {name: column(items, name) for name in fields}
 

@@ -96,7 +96,7 @@ class Verdict:
         more = f" (+{len(self.lowered) - 3} more)" if len(self.lowered) > 3 else ""
         return f"implausible: {what} for a soldier with history: {named}{more}"
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> dict[str, object]:  # the event's details (JSON)
         named = self.lowered[:MAX_NAMED]
         return {"lowered": len(self.lowered), "zeros": int(self.zeros),
                 "was": {k: self.stored[k] for k in named},

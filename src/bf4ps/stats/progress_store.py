@@ -41,7 +41,8 @@ def history_snapshot(row: Mapping[str, Any]) -> gains.SoldierSnapshot:
         shots_fired=row["shots_fired"], shots_hit=row["shots_hit"], rank=row["rank"])
 
 
-def soldier_params(soldier_id: int, g: gains.SoldierGain) -> dict[str, Any]:
+def soldier_params(soldier_id: int, g: gains.SoldierGain) -> dict[str, object]:
+    """soldier_interval_insert's named parameters: one interval's gains."""
     return {"soldier_id": soldier_id, "started_at": g.start, "ended_at": g.end,
             "kills": g.kills, "deaths": g.deaths, "score": g.score, "seconds": g.seconds,
             "headshots": g.headshots, "shots_fired": g.shots_fired, "shots_hit": g.shots_hit,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from psycopg.types.json import Jsonb
 
@@ -67,13 +67,13 @@ async def write_detailed(conn: Conn, soldier_id: int, stats: DetailedStats,
 
 
 def profile_params(soldier_id: int, profile: ProfileStats,
-                   fetched_at: datetime) -> dict[str, Any]:
+                   fetched_at: datetime) -> dict[str, object]:
     """Column values of profile_current: scalars as they are, the tuples as jsonb lists of
     objects (field name -> value). ValueError for a value the table cannot hold (a data error,
     raised before any statement runs, not a database outage to retry)."""
     if profile.clan_tag is not None and len(profile.clan_tag) > CLAN_TAG_MAX_LENGTH:
         raise ValueError(f"clan tag longer than {CLAN_TAG_MAX_LENGTH}: {profile.clan_tag[:40]!r}")
-    params: dict[str, Any] = {
+    params: dict[str, object] = {
         name: value for name, value in asdict(profile).items() if name not in PROFILE_LISTS}
     for name in PROFILE_LISTS:
         params[name] = Jsonb([asdict(item) for item in getattr(profile, name)])
