@@ -123,10 +123,10 @@ def q(name: str) -> LiteralString:
 
 # Running a named query: the execute-and-fetch every caller would otherwise write again. Each
 # read names the type of its rows (a dataclass, a NamedTuple or a pydantic model, or else a
-# psycopg row factory that builds them): each field is filled from the
-# column of its name, as the row is read (columns the type does not name are left out, so a
-# migration that adds one breaks no reader; a field with a default may have no column). A caller
-# that wants the columns as they come (a row copied to JSON) names Record.
+# psycopg row factory that builds them): each field is filled from the column of its name as
+# the row is read (columns the type does not name are left out, so a migration that adds one
+# breaks no reader; a field with a default may have no column). A caller that wants the
+# columns as they come (a row copied to JSON) names Record.
 
 Params = Mapping[str, Any] | Sequence[Any] | None
 R = TypeVar("R")
