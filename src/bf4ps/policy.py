@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -182,14 +182,19 @@ def validated(overrides: dict[str, Any]) -> Policy:
         raise PolicyError(_problems(exc)) from None
 
 
+class _Override(NamedTuple):
+    key: str
+    value: object  # the setting's JSON value, validated by Policy
+
+
 async def load(conn: Conn) -> Policy:
     """The stored overrides over the defaults. A stored value this version refuses (its rule
     got stricter) falls back to the default with a warning instead of stopping every
     process that loads the policy."""
-    overrides = {str(r["key"]): r["value"] for r in await all_rows(conn, "policy_overrides")}
+    overrides = dict(await all_rows(conn, _Override, "policy_overrides"))
     known = {k: v for k, v in overrides.items() if k in Policy.model_fields}
     try:
-        return Policy(**known)
+        return Policy.model_validate(known)
     except ValidationError as exc:
         bad = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
         problems = _problems(exc)

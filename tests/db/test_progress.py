@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from bf4ps.battlelog.models import DetailedStats, WeaponItem
 from bf4ps.db.connect import Conn, open_pool
-from bf4ps.db.queries import all_rows
+from bf4ps.db.queries import Record, all_rows
 from bf4ps.domain import Platform
 from bf4ps.interactive.submit import Limits
 from bf4ps.policy import Policy
@@ -63,9 +63,9 @@ async def play(conn: Conn, soldier_id: int, rates: list[tuple[float, float]],
 
 
 async def on_boards(conn: Conn, soldier_id: int) -> set[str]:
-    rows = await all_rows(conn, "gains_board_page", {"board": "kpm", "platform": "pc",
+    rows = await all_rows(conn, Record, "gains_board_page", {"board": "kpm", "platform": "pc",
                                                      "item_id": 0, "limit": 100, "offset": 0})
-    rows += await all_rows(conn, "gains_board_page", {"board": "spm", "platform": "pc",
+    rows += await all_rows(conn, Record, "gains_board_page", {"board": "spm", "platform": "pc",
                                                       "item_id": 0, "limit": 100, "offset": 0})
     found = {f"gains-{r['soldier_id']}" for r in rows if r["soldier_id"] == soldier_id}
     n = await count(conn, "SELECT count(*) FROM gains_boards WHERE soldier_id = %(s)s",
@@ -89,7 +89,7 @@ async def test_intervals_are_written_with_snapshots_and_partial_ones_bridged(con
     await write_detailed(conn, sid, good, T0 + 3 * HOUR)
     reset = replace(BASE, kills=10, deaths=9, score=5000, time_played_seconds=3600)
     await write_detailed(conn, sid, reset, T0 + 4 * HOUR)
-    rows = await all_rows(conn, "soldier_intervals_of", {"soldier_id": sid, "since": T0,
+    rows = await all_rows(conn, Record, "soldier_intervals_of", {"soldier_id": sid, "since": T0,
                                                          "limit": 10})
     assert [(r["started_at"], r["ended_at"], r["kills"], r["seconds"], r["reset"])
             for r in reversed(rows)] == [
@@ -108,7 +108,7 @@ async def test_impossible_rates_are_flagged_and_kept_off_every_board_until_clear
     report = await progress_check.check_pending(conn, policy, now)
     assert report.checked == 16 and report.flagged == 1  # 8 soldier + 8 weapon intervals
     await gains_boards.refresh(conn, policy, now)
-    flags = await all_rows(conn, "progress_flags_list", {"all": False, "limit": 10})
+    flags = await all_rows(conn, Record, "progress_flags_list", {"all": False, "limit": 10})
     assert {f["soldier_id"] for f in flags} == {cheat}
     assert {f["kind"] for f in flags} == {"soldier", "weapon"}
     assert any("kills per minute" in f["reason"] for f in flags)
@@ -116,7 +116,7 @@ async def test_impossible_rates_are_flagged_and_kept_off_every_board_until_clear
                              "'progress_flagged' AND soldier_id = %(s)s", {"s": cheat}) == 2
     assert await on_boards(conn, cheat) == set()
     assert {"gains-any", "career-spm", "career-kills"} <= await on_boards(conn, honest)
-    weapon_board = await all_rows(conn, "gains_board_page", {
+    weapon_board = await all_rows(conn, Record, "gains_board_page", {
         "board": "weapon_kpm", "platform": "pc", "item_id": await famas_id(conn),
         "limit": 10, "offset": 0})
     assert [r["soldier_id"] for r in weapon_board] == [honest]
@@ -136,7 +136,7 @@ async def test_impossible_rates_are_flagged_and_kept_off_every_board_until_clear
     back = await on_boards(conn, cheat)
     assert {"gains-any", "career-spm"} <= back
     # smoothing: his one mad hour among four does not put him far above the honest soldier
-    kpm = await all_rows(conn, "gains_board_page", {"board": "kpm", "platform": "pc",
+    kpm = await all_rows(conn, Record, "gains_board_page", {"board": "kpm", "platform": "pc",
                                                     "item_id": 0, "limit": 10, "offset": 0})
     top, other = kpm
     assert top["soldier_id"] == cheat and top["value"] < top["raw"]  # pulled toward the mean

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one
+from bf4ps.db.queries import Record, one
 from bf4ps.domain import ErrorClass, Lane, Platform, SourceType
 from bf4ps.interactive.submit import submit
 from bf4ps.interactive.target import parse_target
@@ -85,14 +85,14 @@ async def test_a_done_request_says_how_much_was_collected(conn: Conn, tmp_path: 
 
 
 async def test_the_canary_is_a_stored_soldier_never_the_name_looked_up(conn: Conn) -> None:
-    assert await one(conn, "search_canary", {"name": "Anyone"}) is None  # nobody stored
+    assert await one(conn, Record, "search_canary", {"name": "Anyone"}) is None  # nobody stored
     seen = datetime(2026, 11, 30, tzinfo=UTC)
     await make_soldier(conn, 11, name="PlayedLately", seen=seen)
-    assert await one(conn, "search_canary", {"name": "Anyone"}) == {"name": "PlayedLately"}
-    assert await one(conn, "search_canary", {"name": "playedlately"}) is None
+    assert await one(conn, Record, "search_canary", {"name": "Anyone"}) == {"name": "PlayedLately"}
+    assert await one(conn, Record, "search_canary", {"name": "playedlately"}) is None
     # a soldier Battlelog's own search found comes first
     await soldiers.upsert(conn, soldiers.Sighting(12, Platform.PC, "FoundBySearch", seen, seen,
                                                   SourceType.BATTLELOG))
-    assert await one(conn, "search_canary", {"name": "Anyone"}) == {"name": "FoundBySearch"}
-    assert await one(conn, "search_canary", {"name": "FOUNDBYSEARCH"}) == {
+    assert await one(conn, Record, "search_canary", {"name": "Anyone"}) == {"name": "FoundBySearch"}
+    assert await one(conn, Record, "search_canary", {"name": "FOUNDBYSEARCH"}) == {
         "name": "PlayedLately"}

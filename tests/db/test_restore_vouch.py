@@ -15,7 +15,7 @@ import pytest
 
 from bf4ps.cli.metered import Metered, Refused
 from bf4ps.db.connect import Conn, connection, open_pool
-from bf4ps.db.queries import one_row
+from bf4ps.db.queries import Record, one_row
 from bf4ps.gates.restore import Marks, current_hold, standing_hold, vouch
 from bf4ps.interactive.submit import Limits
 from bf4ps.settings import Settings
@@ -32,7 +32,7 @@ DAYS = 30 * 86400  # a window long enough that a hold from the shared server's s
 async def metric(url: str) -> float:
     """bf4ps_restore_hold_seconds as the website's login reads it."""
     async with connection(url) as c:
-        return float((await one_row(c, "web_metrics_restore_hold"))["seconds"])
+        return float((await one_row(c, Record, "web_metrics_restore_hold"))["seconds"])
 
 
 async def audit(conn: Conn) -> list[dict[str, object]]:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from decimal import Decimal
+from typing import NamedTuple
 from uuid import UUID
 
 from bf4ps.db.connect import Conn
@@ -76,38 +77,88 @@ class Estimate:
     done_at: datetime  # when its last job should be done (best effort: see finish_at)
 
 
+class _Gate(NamedTuple):
+    """An interactive egress's gate (interactive_gates), and whether a collector serves it."""
+
+    egress_key: str
+    min_interval_seconds: float
+    next_slot_at: datetime
+    cooldown_until: datetime | None
+    throttle_streak: int
+    now: datetime
+    serving: bool
+
+
+class _Duration(NamedTuple):
+    resource: str
+    mean_seconds: Decimal | None  # avg of extract(epoch ...): numeric
+
+
+class _Requests(NamedTuple):
+    resource: str
+    requests: int
+    jobs: int
+
+
+class _Now(NamedTuple):
+    now: datetime
+
+
+class _Job(NamedTuple):
+    """One of the request's jobs, in queue order (interactive_jobs_in_order)."""
+
+    job_id: int
+    rank: datetime
+    status: str
+    resource: str
+    started_at: datetime | None
+
+
+class _Ahead(NamedTuple):
+    resource: str
+    n: int
+
+
+class _Leased(NamedTuple):
+    """A leased job ahead of the request, with its requests counted so far."""
+
+    resource: str
+    requests_counted: int
+    claimed_at: datetime
+    started_at: datetime | None
+
+
 async def costs(conn: Conn, defaults: GateSettings) -> Costs:
-    gates = await all_rows(conn, "interactive_gates", {})
-    rows = await all_rows(conn, "interactive_measured_durations",
-                          {"window_seconds": MEASURE_WINDOW_SECONDS, "limit": MEASURE_LIMIT})
-    durations = {str(r["resource"]): float(r["mean_seconds"]) for r in rows
-                 if r["mean_seconds"] is not None}
-    egresses = [str(g["egress_key"]) for g in gates]
+    gates = await all_rows(conn, _Gate, "interactive_gates", {})
+    durations = {r.resource: float(r.mean_seconds) for r in await all_rows(
+        conn, _Duration, "interactive_measured_durations",
+        {"window_seconds": MEASURE_WINDOW_SECONDS, "limit": MEASURE_LIMIT})
+        if r.mean_seconds is not None}
+    egresses = [g.egress_key for g in gates]
     requests: dict[str, float] = {}
     if egresses:
-        rows = await all_rows(conn, "interactive_measured_requests",
-                              {"egresses": egresses, "window_seconds": MEASURE_WINDOW_SECONDS})
-        requests = {str(r["resource"]): int(r["requests"]) / max(1, int(r["jobs"]))
-                    for r in rows}
+        requests = {r.resource: r.requests / max(1, r.jobs) for r in await all_rows(
+            conn, _Requests, "interactive_measured_requests",
+            {"egresses": egresses, "window_seconds": MEASURE_WINDOW_SECONDS})}
     interval, next_free, now, serving = await _gate_model(conn, gates, defaults)
     return Costs(interval, next_free, now, serving, durations, requests, bool(durations),
                  defaults.connect_lead)
 
 
-async def _gate_model(conn: Conn, gates: list[dict[str, Any]],
+async def _gate_model(conn: Conn, gates: list[_Gate],
                       defaults: GateSettings) -> tuple[float, datetime, datetime, bool]:
     """Combined interval of the interactive egresses (rates add up), their earliest slot."""
     if not gates:
-        row = await one_row(conn, "interactive_now")
-        return defaults.interval + defaults.margin, row["now"], row["now"], False
-    now: datetime = gates[0]["now"]
+        now = (await one_row(conn, _Now, "interactive_now")).now
+        return defaults.interval + defaults.margin, now, now, False
+    now = gates[0].now
     rate = 0.0
     slots = []
     for g in gates:
-        rate += 1.0 / effective_interval(float(g["min_interval_seconds"]),
-                                         int(g["throttle_streak"]), defaults.margin)
-        slots.append(paced_slot(g, now, defaults.connect_lead))
-    serving = any(bool(g["serving"]) for g in gates)
+        rate += 1.0 / effective_interval(g.min_interval_seconds, g.throttle_streak,
+                                         defaults.margin)
+        slots.append(paced_slot(g._asdict(), now, defaults.connect_lead))
+    serving = any(g.serving for g in gates)
     return 1.0 / rate, min(slots), now, serving
 
 
@@ -115,24 +166,23 @@ async def estimate(conn: Conn, request_id: UUID, defaults: GateSettings,
                    model: Costs | None = None) -> Estimate | None:
     """The request's place in the interactive queue and when its first request should go out;
     None when it has no job left in the queue."""
-    jobs = await all_rows(conn, "interactive_jobs_in_order", {"request_id": request_id})
+    jobs = await all_rows(conn, _Job, "interactive_jobs_in_order", {"request_id": request_id})
     if not jobs:
         return None
     first = jobs[0]
     c = model or await costs(conn, defaults)
     typical = c.job_cost("detailed")
-    resources = [str(j["resource"]) for j in jobs]
-    if first["status"] != "pending":
-        at = first["started_at"] or max(c.now, c.next_free)
+    resources = [j.resource for j in jobs]
+    if first.status != "pending":
+        at = first.started_at or max(c.now, c.next_free)
         return Estimate(0, at, max(0.0, (at - c.now).total_seconds()), typical, c.measured,
                         c.serving, finish_at(c, at, resources))
-    params = {"rank": first["rank"], "job_id": first["job_id"], "horizon_seconds": 0.0}
-    pending = await all_rows(conn, "interactive_pending_ahead", params)
-    leased = await all_rows(conn, "interactive_leased_ahead", params)
+    params = {"rank": first.rank, "job_id": first.job_id, "horizon_seconds": 0.0}
+    pending = await all_rows(conn, _Ahead, "interactive_pending_ahead", params)
+    leased = await all_rows(conn, _Leased, "interactive_leased_ahead", params)
     free_at = _free_at(c, leased, defaults)
-    ahead = sum(int(r["n"]) for r in pending)
-    eta_at = free_at + timedelta(seconds=sum(int(r["n"]) * c.job_cost(str(r["resource"]))
-                                             for r in pending))
+    ahead = sum(r.n for r in pending)
+    eta_at = free_at + timedelta(seconds=sum(r.n * c.job_cost(r.resource) for r in pending))
     return Estimate(ahead + len(leased), eta_at, max(0.0, (eta_at - c.now).total_seconds()),
                     typical, c.measured, c.serving, finish_at(c, eta_at, resources))
 
@@ -147,16 +197,16 @@ def finish_at(c: Costs, first_start: datetime, resources: list[str]) -> datetime
     return max(c.now, first_start + timedelta(seconds=seconds))
 
 
-def _free_at(c: Costs, leased: list[dict[str, Any]], defaults: GateSettings) -> datetime:
+def _free_at(c: Costs, leased: list[_Leased], defaults: GateSettings) -> datetime:
     """When the lane can start the next pending job."""
     free_at = c.next_free
     if not leased:  # an idle collector finds new work at its next poll, for a slot the
         # connect lead after that
         return max(free_at, c.now + timedelta(seconds=defaults.idle_poll / 2 + c.lead))
     for job in leased:
-        resource = str(job["resource"])
-        left = max(0.0, c.requests_per_job(resource) - int(job["requests_counted"]))
+        resource = job.resource
+        left = max(0.0, c.requests_per_job(resource) - job.requests_counted)
         free_at += timedelta(seconds=left * c.interval)
-        began = job["started_at"] or max(c.now, job["claimed_at"])
+        began = job.started_at or max(c.now, job.claimed_at)
         free_at = max(free_at, began + timedelta(seconds=c.done_after(resource)))
     return free_at

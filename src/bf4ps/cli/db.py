@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 import click
 import psycopg
@@ -82,22 +83,30 @@ class Process:
     problem: str | None
 
 
+class _Connected(NamedTuple):
+    application_name: str
+    client_addr: str | None
+    login: str
+    backend_start: datetime
+    sessions: int
+
+
 async def connected(url: str) -> list[Process]:
     """The BF4PS processes connected to the database (by application_name), each with
     whether its build can work with the schema (bf4ps.db.compat)."""
     async with connection(url) as conn:
         schema = await compat.state(conn)
-        rows = await all_rows(conn, "connected_processes")
+        rows = await all_rows(conn, _Connected, "connected_processes")
     seen: dict[tuple[str, str | None], Process] = {}
     for row in rows:
-        parsed = compat.parse_application(str(row["application_name"]))
+        parsed = compat.parse_application(row.application_name)
         if parsed is None or parsed[2] == "db status":
             continue
         build, version, command = parsed
         problem = schema.problem(version, build)
-        seen.setdefault((row["application_name"], row["client_addr"]), Process(
-            build=build, schema=version, command=command, client=row["client_addr"],
-            login=row["login"], sessions=int(row["sessions"]), since=row["backend_start"],
+        seen.setdefault((row.application_name, row.client_addr), Process(
+            build=build, schema=version, command=command, client=row.client_addr,
+            login=row.login, sessions=row.sessions, since=row.backend_start,
             compatible=problem is None, problem=problem))
     return list(seen.values())
 

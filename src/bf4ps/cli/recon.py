@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
@@ -87,11 +87,16 @@ async def recon(ctx: click.Context, egress: str, source_address: str | None,
         click.echo(render(report))
 
 
+class _Persona(NamedTuple):
+    persona_id: int
+    platform: str
+
+
 async def _run(conn: Conn, settings: Settings, egress: str, source: str | None, plan: Plan,
                personas: list[Persona], sample: int) -> Report:
     if not personas:
-        personas = [(int(r["persona_id"]), Platform(r["platform"]))
-                    for r in await all_rows(conn, "recon_personas", {"n": sample})]
+        personas = [(r.persona_id, Platform(r.platform))
+                    for r in await all_rows(conn, _Persona, "recon_personas", {"n": sample})]
     if not personas:
         raise ReconError("no known soldiers to sample: name some with --persona")
     me, run_id = await begin(conn, settings.data_dir, egress, source, plan, personas)

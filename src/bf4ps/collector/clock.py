@@ -18,6 +18,7 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one
@@ -38,15 +39,23 @@ class Sample:
     rtt: float  # the sample's round trip: the offset is wrong by at most half of it
 
 
+class _Now(NamedTuple):
+    epoch: float
+
+
+class _Skew(NamedTuple):
+    was_skewed_since: datetime | None
+
+
 async def measure(conn: Conn, samples: int = SAMPLES) -> Sample:
     """The minimum-round-trip sample of `samples` clock_timestamp() round trips."""
     best: Sample | None = None
     for _ in range(max(1, samples)):
         sent = time.time()
-        row = await one(conn, "clock_now")
+        row = await one(conn, _Now, "clock_now")
         received = time.time()
         assert row is not None
-        sample = Sample(float(row["epoch"]) - (sent + received) / 2, received - sent)
+        sample = Sample(row.epoch - (sent + received) / 2, received - sent)
         if best is None or sample.rtt < best.rtt:
             best = sample
     assert best is not None
@@ -119,10 +128,10 @@ class ClockGuard:
         self.clock.set(sample)
         skewed = abs(sample.offset) > self.limit
         async with conn.transaction():
-            row = await one(conn, "collector_clock", {
+            row = await one(conn, _Skew, "collector_clock", {
                 "collector_uuid": self.me.collector_uuid, "offset": sample.offset,
                 "rtt": sample.rtt, "skewed": skewed})
-            was = row is not None and row["was_skewed_since"] is not None
+            was = row is not None and row.was_skewed_since is not None
             if skewed != was:
                 await self._transition(conn, sample, skewed, row)
         if skewed != self.skewed:
@@ -131,13 +140,12 @@ class ClockGuard:
         return sample
 
     async def _transition(self, conn: Conn, sample: Sample, skewed: bool,
-                          row: dict[str, object] | None) -> None:
+                          row: _Skew | None) -> None:
         details: dict[str, object] = {"offset_seconds": round(sample.offset, 6),
                                       "rtt_seconds": round(sample.rtt, 6),
                                       "limit_seconds": self.limit}
-        since = row["was_skewed_since"] if row else None
-        if isinstance(since, datetime):
-            details["skewed_since"] = since.isoformat()
+        if row is not None and row.was_skewed_since is not None:
+            details["skewed_since"] = row.was_skewed_since.isoformat()
         kind = EventType.CLOCK_SKEW if skewed else EventType.CLOCK_RESTORED
         await events.record(conn, kind, **self.me.event_fields(), lane=self.me.lane.value,
                             result="paused" if skewed else "resumed", details=details)

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from psycopg_pool import AsyncConnectionPool
 
 from bf4ps.db.connect import DB_ERRORS, Conn, connect
-from bf4ps.db.queries import one
+from bf4ps.db.queries import Present, one
 from bf4ps.gates import circuit
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import events
@@ -23,6 +23,17 @@ from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 from bf4ps.waiting import sleep_unless_stopped
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class _Beat:
+    """What a heartbeat reads back: the collector's flags and its health before it."""
+
+    enabled: bool
+    drained: bool
+    retired_at: datetime | None
+    previous_health: str | None
+    lost_since: datetime | None
 
 
 @dataclass
@@ -109,16 +120,15 @@ class Heartbeat:
         async with conn.transaction():
             if self.lost_since is not None:
                 await self._record_own_outage(conn)
-            row = await one(conn, "collector_heartbeat",
-                                     {"collector_uuid": self.me.collector_uuid})
+            row = await one(conn, _Beat, "collector_heartbeat",
+                            {"collector_uuid": self.me.collector_uuid})
             if row is None:
                 raise RuntimeError(f"collector {self.me.collector_uuid} is not registered")
-            if row["previous_health"] == "lost":
+            if row.previous_health == "lost":
                 await events.record(conn, EventType.HEARTBEAT_RESTORED, **self.me.event_fields(),
                                     lane=self.me.lane.value,
-                                    details={"lost_since": _iso(row["lost_since"])})
-            flags = Flags(bool(row["enabled"]), bool(row["drained"]),
-                          row["retired_at"] is not None)
+                                    details={"lost_since": _iso(row.lost_since)})
+            flags = Flags(row.enabled, row.drained, row.retired_at is not None)
             if flags != self.flags and self.on_change is not None:
                 self.on_change()
             self.flags = flags
@@ -134,7 +144,7 @@ class Heartbeat:
 
     async def _record_own_outage(self, conn: Conn) -> None:
         """We noticed our own failed heartbeats: mark lost unless someone else already did."""
-        if await one(conn, "collector_mark_lost",
+        if await one(conn, Present, "collector_mark_lost",
                      {"collector_uuid": self.me.collector_uuid}) is not None:
             await events.record(conn, EventType.HEARTBEAT_LOST, **self.me.event_fields(),
                                 lane=self.me.lane.value,

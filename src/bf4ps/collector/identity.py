@@ -14,7 +14,7 @@ from uuid import UUID
 import psutil
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one, one_as, one_row_as, q
+from bf4ps.db.queries import one, one_row, q
 from bf4ps.domain import Lane
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -51,6 +51,11 @@ class Registration:
     stopped_at: datetime | None
     pid: int | None
     retired_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Started:
+    previous_health: str | None
 
 
 def identity_file(data_dir: Path, name: str) -> Path:
@@ -96,7 +101,7 @@ async def register(conn: Conn, data_dir: Path, want: Wanted, *, replace: bool = 
     async with conn.transaction():
         await conn.execute(q("collector_lock_name"), {"name": want.name})
         known = given_uuid or read_uuid(data_dir, want.name)
-        row = (await one_as(conn, Registration, "collector_by_uuid", {"collector_uuid": known})
+        row = (await one(conn, Registration, "collector_by_uuid", {"collector_uuid": known})
                if known else None)
         if replace:
             row = await _replace(conn, want)
@@ -105,10 +110,10 @@ async def register(conn: Conn, data_dir: Path, want: Wanted, *, replace: bool = 
         else:
             _check_usable(row, want)
         ref = _ref(row)
-        started = await one(conn, "collector_started", {
+        started = await one(conn, _Started, "collector_started", {
             "collector_uuid": ref.collector_uuid, "version": want.version, "pid": os.getpid(),
             "source_address": want.source_address})
-        if started is not None and started["previous_health"] == "lost":
+        if started is not None and started.previous_health == "lost":
             # back after an outage (crash, reboot): the first good heartbeat is this start
             await events.record(conn, EventType.HEARTBEAT_RESTORED, **ref.event_fields(),
                                 lane=ref.lane.value, details={"by": "restart"})
@@ -156,14 +161,14 @@ def _check_not_running(row: Registration, want: Wanted) -> None:
 
 
 async def _insert(conn: Conn, want: Wanted, collector_uuid: UUID) -> Registration:
-    return await one_row_as(conn, Registration, "collector_insert", {
+    return await one_row(conn, Registration, "collector_insert", {
         "collector_uuid": collector_uuid, "name": want.name, "hostname": want.hostname,
         "lane": want.lane.value, "egress_key": want.egress_key,
         "source_address": want.source_address, "version": want.version})
 
 
 async def _new(conn: Conn, want: Wanted, known: UUID | None) -> Registration:
-    taken = await one_as(conn, Registration, "collector_by_name", {"name": want.name})
+    taken = await one(conn, Registration, "collector_by_name", {"name": want.name})
     if taken is not None:
         raise IdentityError(
             f"the name {want.name} belongs to collector {taken.collector_uuid} on host "
@@ -178,7 +183,7 @@ async def _new(conn: Conn, want: Wanted, known: UUID | None) -> Registration:
 async def _replace(conn: Conn, want: Wanted) -> Registration:
     """Retire the current registration of the name (if any) and register a new uuid."""
     new_uuid = uuid.uuid4()
-    old = await one_as(conn, Registration, "collector_by_name", {"name": want.name})
+    old = await one(conn, Registration, "collector_by_name", {"name": want.name})
     if old is not None:  # free the name first: the unique index covers current registrations
         await conn.execute(q("collector_retire"), {"collector_uuid": old.collector_uuid,
                                                    "replaced_by": None})

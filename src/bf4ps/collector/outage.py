@@ -9,6 +9,9 @@ not touched here: an outage is not our rate's fault.
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import NamedTuple
+
 from bf4ps.battlelog.classify import is_outage
 from bf4ps.battlelog.models import FetchResult
 from bf4ps.db.connect import Conn
@@ -17,6 +20,10 @@ from bf4ps.policy import Policy
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import CollectorRef
+
+
+class _Cooled(NamedTuple):
+    cooldown_until: datetime
 
 
 def cool_seconds(result: FetchResult, policy: Policy) -> float:
@@ -38,7 +45,8 @@ async def cool(conn: Conn, me: CollectorRef, result: FetchResult, policy: Policy
     if seconds <= 0:
         return 0.0
     async with conn.transaction():
-        row = await one(conn, "gate_cool", {"egress_key": me.egress_key, "seconds": seconds})
+        row = await one(conn, _Cooled, "gate_cool",
+                        {"egress_key": me.egress_key, "seconds": seconds})
         if row is not None:
             await events.record(
                 conn, EventType.EGRESS_COOLED, http_status=result.http_status,
@@ -46,5 +54,5 @@ async def cool(conn: Conn, me: CollectorRef, result: FetchResult, policy: Policy
                 if result.error_class else None, **me.event_fields(),
                 details={"seconds": round(seconds, 3), "signature": signature,
                          "retry_after": "retry_after_seconds" in result.details,
-                         "cooldown_until": row["cooldown_until"].isoformat()})
+                         "cooldown_until": row.cooldown_until.isoformat()})
     return seconds

@@ -11,6 +11,8 @@ own; without a stored soldier, without a slot or when the check fails, the answe
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from bf4ps.battlelog.client import UNVERIFIED_EMPTY, BattlelogClient
 from bf4ps.battlelog.models import FetchResult
 from bf4ps.battlelog.window import SendWindow
@@ -48,14 +50,18 @@ async def _search(conn: Conn, client: BattlelogClient, pacing: Pacing, name: str
     return result
 
 
+class _Canary(NamedTuple):
+    name: str
+
+
 async def confirm(conn: Conn, client: BattlelogClient, pacing: Pacing, name: str,
                   empty: FetchResult) -> FetchResult:
     """Believe an empty answer only when the canary check passes (see above)."""
-    canary = await one(conn, "search_canary", {"name": name})
+    canary = await one(conn, _Canary, "search_canary", {"name": name})
     if canary is None:
         return client.unconfirmed(empty, "BF4PS has no stored soldier to check it with")
     checked = await further_request(conn, pacing, lambda later: client.confirm_empty(
-        empty, str(canary["name"]), window=later))
+        empty, canary.name, window=later))
     if checked is None:
         return client.unconfirmed(empty, "no slot for the check search")
     return checked

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
-from typing import Any
+from typing import Any, NamedTuple
 
 from bf4ps.db.connect import connection
 from bf4ps.db.queries import Conn, all_rows
@@ -21,24 +21,68 @@ Schema = dict[str, Any]
 _QUALIFIER = re.compile(r"\b[a-z_][a-z0-9_]*\.(?=[a-z_])")
 
 
+class _Column(NamedTuple):
+    table_name: str
+    column_name: str
+    data_type: str
+    nullable: bool
+    default: str | None
+    identity: str
+
+
+class _Named(NamedTuple):
+    """An object's name and its definition (or a checksum of it)."""
+
+    name: str
+    definition: str
+
+
+class _Name(NamedTuple):
+    name: str
+
+
+class _Part(NamedTuple):
+    """A table's constraint, index or trigger."""
+
+    table_name: str
+    name: str
+    definition: str
+
+
+class _PartitionKey(NamedTuple):
+    table_name: str
+    definition: str
+
+
+class _Function(NamedTuple):
+    signature: str
+    definition: str
+
+
+class _Grant(NamedTuple):
+    kind: str
+    object: str
+    grantee: str
+    columns: str | None
+    privilege: str
+
+
 async def describe(conn: Conn) -> Schema:
     tables: dict[str, Any] = {}
-    for row in await all_rows(conn, "catalog_columns"):
-        table = tables.setdefault(row["table_name"], {"columns": {}, "constraints": {},
-                                                      "indexes": {}, "triggers": {}})
-        table["columns"][row["column_name"]] = {
-            "type": row["data_type"], "nullable": row["nullable"], "default": row["default"],
-            "identity": row["identity"]}
-    for row in await all_rows(conn, "catalog_constraints"):
-        tables[row["table_name"]]["constraints"][row["name"]] = row["definition"]
-    for row in await all_rows(conn, "catalog_indexes"):
-        tables[row["table_name"]]["indexes"][row["name"]] = row["definition"]
-    for row in await all_rows(conn, "catalog_triggers"):
-        tables[row["table_name"]]["triggers"][row["name"]] = row["definition"]
-    functions = {r["name"]: r["definition"] for r in await all_rows(conn, "catalog_functions")}
-    domains = {r["name"]: r["definition"] for r in await all_rows(conn, "catalog_domains")}
-    views = {r["name"]: _view_text(str(r["definition"]))
-             for r in await all_rows(conn, "catalog_views")}
+    for col in await all_rows(conn, _Column, "catalog_columns"):
+        table = tables.setdefault(col.table_name, {"columns": {}, "constraints": {},
+                                                   "indexes": {}, "triggers": {}})
+        table["columns"][col.column_name] = {
+            "type": col.data_type, "nullable": col.nullable, "default": col.default,
+            "identity": col.identity}
+    for part, query in (("constraints", "catalog_constraints"), ("indexes", "catalog_indexes"),
+                        ("triggers", "catalog_triggers")):
+        for row in await all_rows(conn, _Part, query):
+            tables[row.table_name][part][row.name] = row.definition
+    functions = dict(await all_rows(conn, _Named, "catalog_functions"))
+    domains = dict(await all_rows(conn, _Named, "catalog_domains"))
+    views = {r.name: _view_text(r.definition)
+             for r in await all_rows(conn, _Named, "catalog_views")}
     return {"tables": tables, "functions": functions, "domains": domains, "views": views}
 
 
@@ -77,14 +121,13 @@ async def schema_sql(conn: Conn) -> str:
     """The whole schema as SQL text: domains, types, then each table with its indexes,
     triggers and grants, views, and each function with its grants (names sorted)."""
     described = await describe(conn)
-    grants = _grants(await all_rows(conn, "schema_grants"))
-    keys = {r["table_name"]: r["definition"]
-            for r in await all_rows(conn, "schema_partition_keys")}
-    backing = {r["name"] for r in await all_rows(conn, "schema_constraint_indexes")}
+    grants = _grants(await all_rows(conn, _Grant, "schema_grants"))
+    keys = dict(await all_rows(conn, _PartitionKey, "schema_partition_keys"))
+    backing = {r.name for r in await all_rows(conn, _Name, "schema_constraint_indexes")}
     out = [HEADER, "\n-- Domains and types\n\n"]
     out += [f"CREATE DOMAIN {name} AS {d};\n" for name, d in sorted(described["domains"].items())]
-    out += [f"CREATE TYPE {r['name']} AS ({r['definition']});\n"
-            for r in await all_rows(conn, "schema_composite_types")]
+    out += [f"CREATE TYPE {r.name} AS ({r.definition});\n"
+            for r in await all_rows(conn, _Named, "schema_composite_types")]
     out.append("\n-- Tables\n")
     for name, table in sorted(described["tables"].items()):
         out.append("\n" + _table(name, table, keys.get(name)))
@@ -96,10 +139,10 @@ async def schema_sql(conn: Conn) -> str:
         out.append(f"\nCREATE VIEW {name} AS\n{text};\n")
         out += grants.get(("TABLE", name), [])
     out.append("\n-- Functions\n")
-    for row in await all_rows(conn, "schema_function_texts"):
+    for row in await all_rows(conn, _Function, "schema_function_texts"):
         out.append("\n" + "\n".join(line.rstrip() for line in
-                                    str(row["definition"]).strip().splitlines()) + ";\n")
-        out += grants.get(("FUNCTION", row["signature"]), [])
+                                    row.definition.strip().splitlines()) + ";\n")
+        out += grants.get(("FUNCTION", row.signature), [])
     out.append("\n-- Sequences and the schema itself\n\n")
     out += [line for (kind, _), lines in sorted(grants.items())
             if kind in ("SEQUENCE", "SCHEMA") for line in lines]
@@ -127,17 +170,16 @@ def _column(name: str, spec: dict[str, Any]) -> str:
 
 async def _views(conn: Conn) -> dict[str, str]:
     """Each view's text as PostgreSQL lays it out, without column qualifiers (_view_text)."""
-    return {str(r["name"]): "\n".join(_QUALIFIER.sub("", line).rstrip() for line in
-                                      str(r["definition"]).strip().rstrip(";").splitlines())
-            for r in await all_rows(conn, "catalog_views")}
+    return {r.name: "\n".join(_QUALIFIER.sub("", line).rstrip() for line in
+                               r.definition.strip().rstrip(";").splitlines())
+            for r in await all_rows(conn, _Named, "catalog_views")}
 
 
-def _grants(rows: list[dict[str, Any]]) -> dict[tuple[str, str], list[str]]:
+def _grants(rows: list[_Grant]) -> dict[tuple[str, str], list[str]]:
     """GRANT statements by object: one per grantee (and set of columns)."""
     privileges: dict[tuple[str, str, str, str | None], list[str]] = {}
     for r in rows:
-        key = (r["kind"], r["object"], r["grantee"], r["columns"])
-        privileges.setdefault(key, []).append(r["privilege"])
+        privileges.setdefault((r.kind, r.object, r.grantee, r.columns), []).append(r.privilege)
     by_object: dict[tuple[str, str], list[str]] = {}
     for (kind, name, grantee, columns), privs in privileges.items():
         what = ", ".join(f"{p} ({columns})" if columns else p for p in privs)

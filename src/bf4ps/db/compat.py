@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from bf4ps import __version__
 from bf4ps.db.connect import connection
@@ -57,10 +58,15 @@ class SchemaState:
         return None
 
 
+class _Compat(NamedTuple):
+    version: int
+    compatible_from: int | None
+
+
 async def state(conn: Conn) -> SchemaState:
-    rows = await all_rows(conn, "schema_compat_state")
-    floors = {int(r["version"]): int(r["compatible_from"] if r["compatible_from"] is not None
-                                      else r["version"] - 1) for r in rows}
+    rows = await all_rows(conn, _Compat, "schema_compat_state")
+    floors = {r.version: r.version - 1 if r.compatible_from is None else r.compatible_from
+              for r in rows}
     return SchemaState(max(floors, default=0), floors)
 
 

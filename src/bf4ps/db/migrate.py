@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from importlib import resources
-from typing import cast
+from typing import NamedTuple
 
 import psycopg
 from psycopg.rows import dict_row
@@ -78,18 +78,35 @@ def known_schema() -> int:
     return available()[-1].version
 
 
-async def _applied(conn: Conn, *, read_only: bool = False) -> dict[int, dict[str, object]]:
+class Applied(NamedTuple):
+    """A schema_migrations row."""
+
+    version: int
+    name: str
+    checksum: str
+    applied_at: datetime
+
+
+class _Present(NamedTuple):
+    present: bool
+
+
+class _ServerVersion(NamedTuple):
+    server_version: str
+
+
+async def _applied(conn: Conn, *, read_only: bool = False) -> dict[int, Applied]:
     """The applied migrations; the table is made first unless `read_only` (`bf4ps db status`
     runs as the operator role, which may create nothing: a database never migrated has none)."""
     if read_only:
-        if (await one_row(conn, "migrations_table_exists"))["present"] is False:
+        if not (await one_row(conn, _Present, "migrations_table_exists")).present:
             return {}
     else:
         await conn.execute(q("create_migrations_table"))
-    return {cast(int, row["version"]): row for row in await all_rows(conn, "list_migrations")}
+    return {row.version: row for row in await all_rows(conn, Applied, "list_migrations")}
 
 
-def _check_checksums(applied: dict[int, dict[str, object]], known: list[Migration],
+def _check_checksums(applied: dict[int, Applied], known: list[Migration],
                      *, newer_ok: bool = False) -> None:
     """`newer_ok`: migrations newer than this build's (a newer build upgraded the schema) are
     not an error here; whether this build may run on them is bf4ps.db.compat's question."""
@@ -101,7 +118,7 @@ def _check_checksums(applied: dict[int, dict[str, object]], known: list[Migratio
             continue
         if mig is None:
             raise MigrationError(f"database has migration {version} that this code does not know")
-        if row["checksum"] != mig.checksum:
+        if row.checksum != mig.checksum:
             raise MigrationError(f"migration {version}_{mig.name} changed after it was applied")
 
 
@@ -146,8 +163,7 @@ async def status(url: str) -> Status:
                                                      autocommit=True) as conn:
         applied = await _applied(conn, read_only=True)
         _check_checksums(applied, known, newer_ok=True)
-        row = await one(conn, "server_version")
-    rows = [(v, cast(str, r["name"]), cast(datetime, r["applied_at"]))
-            for v, r in sorted(applied.items())]
+        row = await one(conn, _ServerVersion, "server_version")
+    rows = [(v, r.name, r.applied_at) for v, r in sorted(applied.items())]
     pending = [m for m in known if m.version not in applied]
-    return Status(rows, pending, str(row["server_version"]) if row else "?")
+    return Status(rows, pending, row.server_version if row else "?")

@@ -1,5 +1,5 @@
 """Named SQL queries, loaded once from db/sql/*.sql (the procrastinate model), and the few ways
-of running one (one, one_row, scalar, all_rows, batch, execute).
+of running one (one, one_row, scalar, all_rows, batch, execute), each read's rows typed.
 
 Each query starts with a header line `-- name: <query_name>`; the lines up to the next header are
 its text, with psycopg's %(name)s parameters. A query named with `{item}` loads once per item
@@ -14,21 +14,17 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, LiteralString, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, LiteralString, TypeAlias, TypeVar, cast
 
 import psycopg
 from psycopg import AsyncClientCursor
-from psycopg.rows import dict_row
+from psycopg.rows import BaseRowFactory, RowMaker, no_result
 
 if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
-
-    Row = TypeVar("Row", bound=DataclassInstance)
-else:
-    Row = TypeVar("Row")
+    from psycopg._cursor_base import BaseCursor
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]  # what every query here runs on (dict rows)
 _HEADER = re.compile(r"^-- name: ((?:[a-z_]|\{item\})(?:[a-z0-9_]|\{item\})*)\s*$", re.MULTILINE)
@@ -125,41 +121,130 @@ def q(name: str) -> LiteralString:
         raise KeyError(f"no SQL query named {name!r} in bf4ps/db/sql") from None
 
 
-# Running a named query: the execute-and-fetch every caller would otherwise write again.
+# Running a named query: the execute-and-fetch every caller would otherwise write again. Each
+# read names the type of its rows (a dataclass, a NamedTuple or a pydantic model, or else a
+# psycopg row factory that builds them): each field is filled from the column of its name as
+# the row is read (columns the type does not name are left out, so a migration that adds one
+# breaks no reader; a field with a default may have no column). A caller that wants the
+# columns as they come (a row copied to JSON) names Record.
 
 Params = Mapping[str, Any] | Sequence[Any] | None
+R = TypeVar("R")
+RowType: TypeAlias = type[R] | BaseRowFactory[R]  # what a read's rows are made as
 
 
-async def one(conn: Conn, name: str, params: Params = None, *,
-              prepare: bool | None = None) -> dict[str, Any] | None:
-    """The first row of the named query, or None when it returns none."""
-    return await (await conn.execute(q(name), params, prepare=prepare)).fetchone()
+class Record(dict[str, object]):
+    """A row as its column mapping, for a caller that copies columns through unread (JSON,
+    templates, a diagnostic listing): the deliberate untyped choice."""
 
 
-async def begin_then_one(conn: Conn, name: str, params: Params = None) -> dict[str, Any] | None:
+@dataclasses.dataclass(frozen=True, slots=True)
+class Present:
+    """A row whose columns the caller does not read: only whether the query returned one."""
+
+
+_FIELDS: dict[type[Any], tuple[tuple[str, ...], frozenset[str]]] = {}
+
+
+def _fields(cls: type[Any]) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The fields a row type is filled by, and those of them that may be left to a default."""
+    if cls not in _FIELDS:
+        _FIELDS[cls] = _fields_of(cls)
+    return _FIELDS[cls]
+
+
+def _fields_of(cls: type[Any]) -> tuple[tuple[str, ...], frozenset[str]]:
+    if dataclasses.is_dataclass(cls):
+        found = [f for f in dataclasses.fields(cls) if f.init]
+        return (tuple(f.name for f in found),
+                frozenset(f.name for f in found if f.default is not dataclasses.MISSING
+                          or f.default_factory is not dataclasses.MISSING))
+    model_fields: dict[str, Any] | None = getattr(cls, "model_fields", None)
+    if model_fields is not None:  # a pydantic model
+        return (tuple(model_fields),
+                frozenset(n for n, f in model_fields.items() if not f.is_required()))
+    names: tuple[str, ...] | None = getattr(cls, "_fields", None)
+    if names is None:
+        raise TypeError(f"{cls.__name__} is not a row type (a dataclass, a NamedTuple or a "
+                        "pydantic model)")
+    defaults: dict[str, Any] = getattr(cls, "_field_defaults", {})
+    return names, frozenset(defaults)
+
+
+def row_of(cls: RowType[R]) -> BaseRowFactory[R]:
+    """psycopg's row factory for `cls`: each row as a `cls`, from the columns its fields name
+    (a row factory given instead, for a row built some other way, is used as it is)."""
+    if not isinstance(cls, type):
+        return cls
+    if cls is Record:
+        return cast("BaseRowFactory[R]", _record_row)
+    names, optional = _fields(cls)
+
+    def factory(cursor: BaseCursor[Any, Any]) -> RowMaker[R]:
+        if cursor.description is None:
+            return no_result
+        columns = {c.name: i for i, c in enumerate(cursor.description)}
+        missing = [n for n in names if n not in columns and n not in optional]
+        if missing:
+            raise KeyError(f"{cls.__name__}: the query returns no column {missing[0]!r}")
+        pick = [(n, columns[n]) for n in names if n in columns]
+        return lambda values: cls(**{n: values[i] for n, i in pick})
+
+    return factory
+
+
+def mapped(make: Callable[[Mapping[str, Any]], R]) -> BaseRowFactory[R]:
+    """A row factory for rows a function builds from the row's column mapping (a value
+    that nests others, a column parsed on the way)."""
+
+    def factory(cursor: BaseCursor[Any, Any]) -> RowMaker[R]:
+        if cursor.description is None:
+            return no_result
+        names = [c.name for c in cursor.description]
+        return lambda values: make(dict(zip(names, values, strict=True)))
+
+    return factory
+
+
+def _record_row(cursor: BaseCursor[Any, Any]) -> RowMaker[Record]:
+    if cursor.description is None:
+        return no_result
+    names = [c.name for c in cursor.description]
+    return lambda values: Record(zip(names, values, strict=True))
+
+
+async def one(conn: Conn, cls: RowType[R], name: str, params: Params = None, *,
+              prepare: bool | None = None) -> R | None:
+    """The first row of the named query as a `cls`, or None when it returns none."""
+    cur = conn.cursor(row_factory=row_of(cls))
+    return await (await cur.execute(q(name), params, prepare=prepare)).fetchone()
+
+
+async def begin_then_one(conn: Conn, cls: RowType[R], name: str, params: Params = None) -> R | None:
     """BEGIN and the named query in one message (client-side binding, the simple protocol):
     the first row of the query, run first in a transaction the caller then ends."""
-    cur = AsyncClientCursor(conn, row_factory=dict_row)
+    cur = AsyncClientCursor(conn, row_factory=row_of(cls))
     await cur.execute("BEGIN;\n" + q(name), params)
     cur.nextset()  # past BEGIN's own result
     return await cur.fetchone()
 
 
-async def one_then_commit(conn: Conn, name: str, params: Params = None) -> dict[str, Any] | None:
+async def one_then_commit(conn: Conn, cls: RowType[R], name: str,
+                          params: Params = None) -> R | None:
     """The first row of the named query, run as the last statement of the connection's open
     transaction, with the COMMIT in the same message (client-side binding, the simple
     protocol): no lock the query takes waits on a round trip to this client before the
     commit. An error in the query rolls the transaction back (the COMMIT is not run; the
     caller's ROLLBACK ends it)."""
-    cur = AsyncClientCursor(conn, row_factory=dict_row)
+    cur = AsyncClientCursor(conn, row_factory=row_of(cls))
     await cur.execute(q(name) + "\n;\nCOMMIT", params)
     return await cur.fetchone()
 
 
-async def one_row(conn: Conn, name: str, params: Params = None, *,
-                  prepare: bool | None = None) -> dict[str, Any]:
+async def one_row(conn: Conn, cls: RowType[R], name: str, params: Params = None, *,
+                  prepare: bool | None = None) -> R:
     """The row the named query always returns (an aggregate, a RETURNING of a row it made)."""
-    row = await one(conn, name, params, prepare=prepare)
+    row = await one(conn, cls, name, params, prepare=prepare)
     if row is None:
         raise LookupError(f"query {name!r} returned no row")
     return row
@@ -167,46 +252,49 @@ async def one_row(conn: Conn, name: str, params: Params = None, *,
 
 async def scalar(conn: Conn, name: str, params: Params = None) -> Any:
     """The first column of the row the named query always returns."""
-    return next(iter((await one_row(conn, name, params)).values()))
+    row = await (await conn.execute(q(name), params)).fetchone()
+    if row is None:
+        raise LookupError(f"query {name!r} returned no row")
+    return next(iter(row.values()))
 
 
-async def all_rows(conn: Conn, name: str, params: Params = None, *,
-                   prepare: bool | None = None) -> list[dict[str, Any]]:
-    return await (await conn.execute(q(name), params, prepare=prepare)).fetchall()
+async def all_rows(conn: Conn, cls: RowType[R], name: str, params: Params = None, *,
+                   prepare: bool | None = None) -> list[R]:
+    """Every row of the named query as a `cls`."""
+    cur = conn.cursor(row_factory=row_of(cls))
+    return await (await cur.execute(q(name), params, prepare=prepare)).fetchall()
 
 
-async def batch(conn: Conn, *calls: tuple[str, Params]) -> list[list[dict[str, Any]]]:
+class Read(Generic[R]):
+    """One named read for `batch`: its rows (as `cls`) once the batch has run."""
+
+    __slots__ = ("_rows", "cls", "name", "params")
+
+    def __init__(self, cls: RowType[R], name: str, params: Params = None) -> None:
+        self.cls, self.name, self.params = cls, name, params
+        self._rows: list[R] | None = None
+
+    @property
+    def rows(self) -> list[R]:
+        if self._rows is None:
+            raise RuntimeError(f"read {self.name!r} has not been run (queries.batch)")
+        return self._rows
+
+    @property
+    def first(self) -> R | None:
+        return self.rows[0] if self.rows else None
+
+
+async def batch(conn: Conn, *reads: Read[Any]) -> None:
     """Independent named reads sent in one pipeline (one round trip and one wait for all of
-    them, where one after the other costs a wait each); each one's rows, in order."""
+    them, where one after the other costs a wait each); each read's rows are then its `rows`."""
     async with conn.pipeline():
-        cursors = [await conn.execute(q(name), params) for name, params in calls]
-    return [await cur.fetchall() for cur in cursors]
+        cursors = [await conn.cursor(row_factory=row_of(r.cls)).execute(q(r.name), r.params)
+                   for r in reads]
+    for read, cur in zip(reads, cursors, strict=True):
+        read._rows = await cur.fetchall()
 
 
 async def execute(conn: Conn, name: str, params: Params = None) -> int:
     """Run the named statement; the number of rows it touched."""
     return (await conn.execute(q(name), params)).rowcount
-
-
-# Typed rows: a dataclass per row shape, filled from the dict row by field name (columns the
-# dataclass does not name are left out, so a migration that adds one breaks no reader).
-
-
-def as_row(cls: type[Row], row: Mapping[str, Any]) -> Row:
-    """`row` as a `cls` (a dataclass): each field from the column of its name."""
-    return cls(**{f.name: row[f.name] for f in dataclasses.fields(cls)})
-
-
-async def one_as(conn: Conn, cls: type[Row], name: str, params: Params = None) -> Row | None:
-    """The first row of the named query as a `cls`, or None when it returns none."""
-    row = await one(conn, name, params)
-    return None if row is None else as_row(cls, row)
-
-
-async def one_row_as(conn: Conn, cls: type[Row], name: str, params: Params = None) -> Row:
-    """The row the named query always returns, as a `cls`."""
-    return as_row(cls, await one_row(conn, name, params))
-
-
-async def all_as(conn: Conn, cls: type[Row], name: str, params: Params = None) -> list[Row]:
-    return [as_row(cls, row) for row in await all_rows(conn, name, params)]

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one
+from bf4ps.db.queries import one_row
 from bf4ps.queue import figures
 
 
@@ -133,24 +133,42 @@ class Summary:
     progress: Progress
 
 
+class _Counts(NamedTuple):
+    soldiers: int
+    counted: int
+    healthy: int
+    ready: int
+
+
+class _Outcomes(NamedTuple):
+    failures: dict[str, int]  # failed attempts per error class
+    retries: int
+    unavailable: int
+    throttles: int
+    throttled_answers: int
+
+
+class _Sessions(NamedTuple):
+    soldiers_with_3_snapshots: int
+    session_reports: int
+
+
 async def snapshot(conn: Conn, sim_url: str, window: float) -> Snapshot:
-    row = await one(conn, "demo_snapshot", {"window_seconds": window}) or {}
+    row = await one_row(conn, _Counts, "demo_snapshot", {"window_seconds": window})
     async with httpx.AsyncClient(timeout=5) as client:
         sim = (await client.get(f"{sim_url}/__sim/stats")).json()
-    return Snapshot(soldiers=row.get("soldiers", 0), counted_recent=row.get("counted", 0),
-                    healthy=row.get("healthy", 0), ready=row.get("ready", 0),
+    return Snapshot(soldiers=row.soldiers, counted_recent=row.counted, healthy=row.healthy,
+                    ready=row.ready,
                     coverage=await figures.coverage(conn), sim=sim)
 
 
 async def outcomes(conn: Conn, since: datetime) -> Outcomes:
     """Failed attempts by error class, retries, parked resources and throttles since `since`."""
-    row = await one(conn, "demo_outcomes", {"since": since}) or {}
-    failures = {str(k): int(v) for k, v in (row.get("failures") or {}).items()}
+    row = await one_row(conn, _Outcomes, "demo_outcomes", {"since": since})
+    failures = {str(k): int(v) for k, v in row.failures.items()}
     return Outcomes(Failures(sum(failures.values()), failures),
-                    retries_scheduled=int(row.get("retries") or 0),
-                    unavailable=int(row.get("unavailable") or 0),
-                    throttles=Throttles(int(row.get("throttles") or 0),
-                                        int(row.get("throttled_answers") or 0)))
+                    retries_scheduled=row.retries, unavailable=row.unavailable,
+                    throttles=Throttles(row.throttles, row.throttled_answers))
 
 
 def budget_use(capacity: Capacity, seconds: float, sim: dict[str, Any]) -> Budget:
@@ -161,9 +179,8 @@ def budget_use(capacity: Capacity, seconds: float, sim: dict[str, Any]) -> Budge
 
 
 async def progress(conn: Conn) -> Progress:
-    row = await one(conn, "sessions_progress") or {}
-    return Progress(int(row.get("soldiers_with_3_snapshots") or 0),
-                    int(row.get("session_reports") or 0))
+    row = await one_row(conn, _Sessions, "sessions_progress")
+    return Progress(row.soldiers_with_3_snapshots, row.session_reports)
 
 
 def collected(coverage: dict[str, dict[str, int]]) -> dict[str, int]:

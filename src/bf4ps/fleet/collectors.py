@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one_as, q
+from bf4ps.db.queries import one, q
 from bf4ps.domain import Lane
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -50,7 +50,7 @@ async def act(conn: Conn, action: str, name: str,
             kind = EventType.COLLECTOR_RETIRED
         else:
             flags, kind = ACTIONS[action]
-            row = await one_as(conn, Controlled, "collector_set_flags",
+            row = await one(conn, Controlled, "collector_set_flags",
                                {"name": name, "reason": reason, **flags})
         if row is None:
             raise ControlError(f"no current collector named {name!r}")
@@ -61,7 +61,7 @@ async def act(conn: Conn, action: str, name: str,
 
 
 async def _retire(conn: Conn, name: str) -> Controlled | None:
-    row = await one_as(conn, Controlled, "collector_by_name", {"name": name})
+    row = await one(conn, Controlled, "collector_by_name", {"name": name})
     if row is None:
         return None
     await conn.execute(q("collector_retire"), {"collector_uuid": row.collector_uuid,

@@ -17,7 +17,7 @@ from psycopg.types.json import Jsonb
 
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_as, one, one_as, one_row_as, q
+from bf4ps.db.queries import all_rows, one, one_row, q
 from bf4ps.settings import setting_default
 
 # `--share CLASS=F`: the active class has a cap, the others a floor (admission_slot() in
@@ -137,7 +137,7 @@ async def set_gate(conn: Conn, egress: str, change: GateChange, *, reason: str |
                    create: bool = False) -> Gate:
     """Change (or with `create`, make) an egress's gate; the gate row after the change."""
     async with conn.transaction():
-        old = await one_as(conn, Gate, "gate_get_locked", {"egress_key": egress})
+        old = await one(conn, Gate, "gate_get_locked", {"egress_key": egress})
         if old is None and not create:
             raise FleetConfError(f"no egress gate {egress!r} (`bf4ps gate list` shows them; "
                                  "--create makes a new one)")
@@ -149,18 +149,18 @@ async def set_gate(conn: Conn, egress: str, change: GateChange, *, reason: str |
         params = {"egress_key": egress, "min_interval": interval, "window_requests": requests,
                   "window_seconds": seconds, "reason": reason}
         if old is None:
-            return await one_row_as(conn, Gate, "gate_create", params)
-        return await one_row_as(conn, Gate, "gate_update", params | {
+            return await one_row(conn, Gate, "gate_create", params)
+        return await one_row(conn, Gate, "gate_update", params | {
             "cooldown_seconds": change.cooldown_seconds, "end_cooldown": change.end_cooldown})
 
 
 async def gate(conn: Conn, egress: str) -> Gate | None:
     """An egress's gate, or None when the fleet has none of that name."""
-    return await one_as(conn, Gate, "gate_get", {"egress_key": egress})
+    return await one(conn, Gate, "gate_get", {"egress_key": egress})
 
 
 async def gates(conn: Conn) -> list[ListedGate]:
-    return await all_as(conn, ListedGate, "gate_list")
+    return await all_rows(conn, ListedGate, "gate_list")
 
 
 def _shares(current: policy_mod.Policy, given: dict[str, float]) -> policy_mod.Policy:
@@ -187,12 +187,12 @@ async def set_budget(conn: Conn, *, requests: int | None, window_seconds: float 
     """Set the fleet budget (N requests per rolling window) and/or its class shares, or with
     `remove` end it (no budget; no collector's environment brings it back)."""
     async with conn.transaction():
-        old = await one_row_as(conn, BudgetRow, "budget_get_locked")  # the migration made it
+        old = await one_row(conn, BudgetRow, "budget_get_locked")  # the migration made it
         new_requests = None if remove else (requests if requests is not None
                                             else old.requests)
         window = window_seconds if window_seconds is not None else old.window_seconds
         if requests is not None or window_seconds is not None or remove:
-            await one_row_as(conn, BudgetRow, "budget_store", {
+            await one_row(conn, BudgetRow, "budget_store", {
                 "requests": new_requests, "window_seconds": window, "reason": reason,
                 "configured": remove or new_requests is not None})
         if shares:
@@ -209,12 +209,17 @@ async def _store_shares(conn: Conn, shares: dict[str, float], reason: str | None
                                              "value": Jsonb(stored[SHARES[cls]])})
 
 
+@dataclass(frozen=True, slots=True)
+class _Use:
+    used: int
+
+
 async def show_budget(conn: Conn, history: int = 5) -> Budget:
-    row = await one_row_as(conn, BudgetRow, "budget_get")
-    use = await one(conn, "fleet_use")
-    changes = await all_as(conn, SettingsChange, "settings_changes_recent", {
+    row = await one_row(conn, BudgetRow, "budget_get")
+    use = await one(conn, _Use, "fleet_use")
+    changes = await all_rows(conn, SettingsChange, "settings_changes_recent", {
         "settings": ["budget", "shares"], "subject": None, "limit": history})
     return Budget(requests=row.requests, window_seconds=row.window_seconds,
                   configured_at=row.configured_at, updated_by=row.updated_by,
-                  updated_at=row.updated_at, used=int(use["used"]) if use else 0,
+                  updated_at=row.updated_at, used=use.used if use else 0,
                   shares=shares_of(await policy_mod.load(conn)), changes=changes)

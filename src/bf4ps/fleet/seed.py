@@ -9,7 +9,7 @@ import logging
 from dataclasses import asdict, dataclass
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one_as
+from bf4ps.db.queries import one
 from bf4ps.fleet import conf as fleetconf
 from bf4ps.fleet.conf import BudgetRow, Gate
 from bf4ps.queue import events
@@ -65,18 +65,18 @@ async def seed(conn: Conn, settings: Settings, me: CollectorRef) -> dict[str, Di
     by = f"collector {me.name} (seeded from its settings)"
     async with conn.transaction():
         mine = GateSettings.from_settings(settings)
-        gate = await one_as(conn, Gate, "gate_seed", {
+        gate = await one(conn, Gate, "gate_seed", {
             "egress_key": me.egress_key, "min_interval": mine.interval,
             "window_requests": mine.window_requests, "window_seconds": mine.window_seconds,
             "reason": f"{by}: first collector on this egress"})
         if gate is None:
             gate = await fleetconf.gate(conn, me.egress_key)
         if settings.fleet_budget_requests is not None:
-            await one_as(conn, BudgetRow, "budget_seed", {
+            await one(conn, BudgetRow, "budget_seed", {
                 "requests": settings.fleet_budget_requests,
                 "window_seconds": settings.fleet_budget_window_seconds,
                 "reason": f"{by}: no fleet budget was ever configured"})
-        budget = await one_as(conn, BudgetRow, "budget_get")
+        budget = await one(conn, BudgetRow, "budget_get")
         assert gate is not None and budget is not None
         diffs = differences(settings, gate, budget)
         if diffs:

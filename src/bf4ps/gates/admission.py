@@ -92,14 +92,12 @@ async def _call(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
         token = job.lease.lease_token if job else None
         budget_class, resource = (job.budget_class, job.resource) if job else (None, None)
         collector = me.collector_uuid
-    row = await one_row(conn, "admission_slot", {
+    return await one_row(conn, _Answer, "admission_slot", {
         "egress_key": me.egress_key, "collector_uuid": collector,
         "job_id": job_id, "lease_token": token,
         "interactive": me.lane is Lane.INTERACTIVE, "margin": cfg.margin, "ahead": cfg.ahead,
         "connect_lead": cfg.connect_lead, "policy": Jsonb(_budget_policy(policy)),
         "budget_class": budget_class, "resource": resource})
-    return _Answer(str(row["outcome"]), row["slot"], row["wait_until"], row["ledger_id"],
-                   row["classes"])
 
 
 def _budget_policy(policy: Policy) -> dict[str, float]:

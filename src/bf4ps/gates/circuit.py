@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from bf4ps.battlelog.models import FetchResult
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one, one_row, q
+from bf4ps.db.queries import Present, all_rows, one, one_row, q
 from bf4ps.domain import ErrorClass
 from bf4ps.policy import Policy
 from bf4ps.queue import events
@@ -49,18 +50,51 @@ class Verdict:
     opened: bool = False
 
 
+class _State(NamedTuple):
+    state: str
+
+
+class _Window(NamedTuple):
+    """The window's attempts finished since the signature's first failure, and its failures."""
+
+    finished: int
+    failed: int
+    soldiers: int
+    egresses: int
+
+
+class _Released(NamedTuple):
+    job_id: int
+
+
+class _Count(NamedTuple):
+    n: int
+
+
+class _Probed(NamedTuple):
+    probe_successes: int
+    close_successes: int
+
+
+class _Closed(NamedTuple):
+    opened_at: datetime
+    closed_at: datetime
+    probe_successes: int
+    signature: str
+
+
 async def judge(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass, sig: str,
                 policy: Policy) -> Verdict:
     """Before a failure is finalized: is its lane/resource's circuit open (then the job is
     held), or does this failure open it?"""
     key: dict[str, Any] = {"lane": job.lane.value, "resource": job.resource}
-    row = await one(conn, "circuit_state", key)
-    if row is not None and row["state"] == "open":
+    row = await one(conn, _State, "circuit_state", key)
+    if row is not None and row.state == "open":
         return Verdict(hold=True)
     if error not in TRIPPING:
         return Verdict(hold=False)
     who = job.soldier_id if job.soldier_id is not None else -job.job_id
-    w = await one_row(conn, "circuit_window", key | {
+    w = await one_row(conn, _Window, "circuit_window", key | {
         "window_seconds": policy.circuit_window_seconds, "who": who,
         "egress_key": me.egress_key, "signature": sig})
     if not _trips(w, policy):
@@ -69,19 +103,19 @@ async def judge(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass
     return Verdict(hold=True, opened=opened)
 
 
-def _trips(w: dict[str, Any], policy: Policy) -> bool:
-    return (int(w["soldiers"]) >= policy.circuit_min_soldiers
-            and int(w["egresses"]) >= policy.circuit_min_egresses
-            and int(w["failed"]) >= policy.circuit_min_failure_share * int(w["finished"]))
+def _trips(w: _Window, policy: Policy) -> bool:
+    return (w.soldiers >= policy.circuit_min_soldiers
+            and w.egresses >= policy.circuit_min_egresses
+            and w.failed >= policy.circuit_min_failure_share * w.finished)
 
 
 async def _open(conn: Conn, me: CollectorRef, key: dict[str, Any], sig: str,
-                w: dict[str, Any], policy: Policy) -> bool:
+                w: _Window, policy: Policy) -> bool:
     async with conn.transaction():
-        row = await one(conn, "circuit_open", key | {
+        row = await one(conn, Present, "circuit_open", key | {
             "signature": sig, "probe_seconds": policy.circuit_probe_seconds,
             "close_successes": policy.circuit_close_successes,
-            "soldiers": int(w["soldiers"]), "egresses": int(w["egresses"])})
+            "soldiers": w.soldiers, "egresses": w.egresses})
         await conn.execute(q("circuit_hold_pending"),
                            key | {"hold_seconds": policy.circuit_hold_seconds})
         if row is None:
@@ -89,28 +123,32 @@ async def _open(conn: Conn, me: CollectorRef, key: dict[str, Any], sig: str,
         await events.record(
             conn, EventType.CIRCUIT_OPENED, **me.event_fields(), lane=key["lane"],
             resource=key["resource"], result=sig[:40],
-            details={"signature": sig, "soldiers": int(w["soldiers"]),
-                     "egresses": int(w["egresses"]), "failed": int(w["failed"]),
-                     "finished": int(w["finished"]),
+            details={"signature": sig, "soldiers": w.soldiers, "egresses": w.egresses,
+                     "failed": w.failed, "finished": w.finished,
                      "probe_seconds": policy.circuit_probe_seconds})
     log.warning("circuit opened for %s/%s: %s from %s soldiers on %s egresses", key["lane"],
-                key["resource"], sig, w["soldiers"], w["egresses"])
+                key["resource"], sig, w.soldiers, w.egresses)
     return True
 
 
+class _Circuit(NamedTuple):
+    lane: str
+    resource: str
+
+
 async def open_circuits(conn: Conn) -> set[tuple[str, str]]:
-    return {(str(r["lane"]), str(r["resource"])) for r in await all_rows(conn, "circuit_open_list")}
+    return {(r.lane, r.resource) for r in await all_rows(conn, _Circuit, "circuit_open_list")}
 
 
 async def release_probes(conn: Conn, me: CollectorRef) -> int:
     """Release one held job of every open circuit whose probe is due; how many were."""
     released = 0
     async with conn.transaction():
-        for row in await all_rows(conn, "circuit_probes_due"):
-            key: dict[str, Any] = {"lane": str(row["lane"]), "resource": str(row["resource"])}
-            got = await one(conn, "circuit_release_one", key)
+        for row in await all_rows(conn, _Circuit, "circuit_probes_due"):
+            key: dict[str, Any] = {"lane": row.lane, "resource": row.resource}
+            got = await one(conn, _Released, "circuit_release_one", key)
             await events.record(conn, EventType.CIRCUIT_PROBE, **me.event_fields(), **key,
-                                job_id=got["job_id"] if got else None,
+                                job_id=got.job_id if got else None,
                                 result="released" if got else "nothing_held")
             released += got is not None
     return released
@@ -121,25 +159,25 @@ async def succeeded(conn: Conn, me: CollectorRef, job: ClaimedJob) -> bool:
     closes the circuit once enough came in. True when this closed it."""
     key: dict[str, Any] = {"lane": job.lane.value, "resource": job.resource}
     async with conn.transaction():
-        row = await one(conn, "circuit_probe_succeeded", key)
-        if row is None:
+        probed = await one(conn, _Probed, "circuit_probe_succeeded", key)
+        if probed is None:
             return False
-        if int(row["probe_successes"]) < int(row["close_successes"]):
-            got = await one(conn, "circuit_release_one", key)  # the next probe, now
+        if probed.probe_successes < probed.close_successes:
+            got = await one(conn, _Released, "circuit_release_one", key)  # the next probe, now
             await events.record(conn, EventType.CIRCUIT_PROBE, **me.event_fields(), **key,
-                                job_id=got["job_id"] if got else None,
+                                job_id=got.job_id if got else None,
                                 result="released_after_success" if got else "nothing_held")
             return False
-        closed = await one(conn, "circuit_close", key)
+        closed = await one(conn, _Closed, "circuit_close", key)
         if closed is None:
             return False
-        released = await one(conn, "circuit_release_all", key)
-        n = int(released["n"]) if released else 0
+        released = await one(conn, _Count, "circuit_release_all", key)
+        n = released.n if released else 0
         await events.record(
             conn, EventType.CIRCUIT_CLOSED, **me.event_fields(), **key, result="closed",
-            details={"signature": closed["signature"], "released_jobs": n,
-                     "probe_successes": int(closed["probe_successes"]),
-                     "open_seconds": round((closed["closed_at"]
-                                            - closed["opened_at"]).total_seconds(), 1)})
+            details={"signature": closed.signature, "released_jobs": n,
+                     "probe_successes": closed.probe_successes,
+                     "open_seconds": round((closed.closed_at
+                                            - closed.opened_at).total_seconds(), 1)})
     log.info("circuit closed for %s/%s: %s held jobs released", key["lane"], key["resource"], n)
     return True

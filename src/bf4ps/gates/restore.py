@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one, one_row
@@ -32,12 +33,39 @@ class Receipt:
     receipt: str
 
 
+class _Receipt(NamedTuple):
+    request_id: int
+    slot_at: datetime
+    receipt: str | None
+
+
+class _Checked(NamedTuple):
+    hold_until: datetime | None
+    reason: str | None
+    mark: str | None
+    now: datetime
+
+
+class _Held(NamedTuple):
+    hold_until: datetime
+    reason: str | None
+    run_rule: bool
+
+
+class _Vouched(NamedTuple):
+    outcome: str
+    run_started_at: datetime | None
+    vouched_at: datetime | None
+    hold_until: datetime | None
+    reason: str | None
+
+
 async def receipt(conn: Conn, request_id: int) -> Receipt | None:
     """The receipt of a committed ledger row (None: no such row)."""
-    row = await one(conn, "ledger_receipt", {"request_id": request_id})
-    if row is None or row["receipt"] is None:  # no row, or no key (a restore under way)
+    row = await one(conn, _Receipt, "ledger_receipt", {"request_id": request_id})
+    if row is None or row.receipt is None:  # no row, or no key (a restore under way)
         return None
-    return Receipt(int(row["request_id"]), row["slot_at"], str(row["receipt"]))
+    return Receipt(row.request_id, row.slot_at, row.receipt)
 
 
 @dataclass
@@ -56,25 +84,25 @@ async def current_hold(conn: Conn, marks: Marks | None = None) -> Hold | None:
     new mark the database hands back."""
     marks = marks if marks is not None else Marks()
     seen = marks.seen
-    row = await one(conn, "restore_check", {
+    row = await one(conn, _Checked, "restore_check", {
         "request_id": seen.request_id if seen else None,
         "slot_at": seen.slot_at if seen else None, "receipt": seen.receipt if seen else None,
         "mark": marks.mark})
-    if row is not None and row["mark"] is not None:
-        marks.mark = str(row["mark"])
-    if row is None or row["hold_until"] is None or row["hold_until"] <= row["now"]:
+    if row is not None and row.mark is not None:
+        marks.mark = row.mark
+    if row is None or row.hold_until is None or row.hold_until <= row.now:
         return None
-    return Hold(row["hold_until"], str(row["reason"] or "unknown"))
+    return Hold(row.hold_until, row.reason or "unknown")
 
 
 async def standing_hold(conn: Conn) -> Hold | None:
     """The hold a reader shows (the console, `bf4ps status`, /metrics): a detected restore's,
     or the run rule's for a server start no running process vouched for yet. Shows no mark and
     changes nothing."""
-    row = await one(conn, "restore_hold")
+    row = await one(conn, _Held, "restore_hold")
     if row is None:
         return None
-    return Hold(row["hold_until"], str(row["reason"]), bool(row["run_rule"]))
+    return Hold(row.hold_until, str(row.reason), row.run_rule)
 
 
 @dataclass(frozen=True)
@@ -91,6 +119,6 @@ class Vouch:
 async def vouch(conn: Conn, reason: str) -> Vouch:
     """An operator's audited word that this server start is the database the fleet knew
     (bf4ps_restore_vouch, migration 0027): sets the run's vouch only while none is set."""
-    row = await one_row(conn, "restore_vouch", {"reason": reason})
-    left = Hold(row["hold_until"], str(row["reason"])) if row["hold_until"] else None
-    return Vouch(str(row["outcome"]), row["run_started_at"], row["vouched_at"], left)
+    row = await one_row(conn, _Vouched, "restore_vouch", {"reason": reason})
+    left = Hold(row.hold_until, str(row.reason)) if row.hold_until else None
+    return Vouch(row.outcome, row.run_started_at, row.vouched_at, left)

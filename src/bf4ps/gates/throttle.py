@@ -3,6 +3,9 @@ recover one step at a time. Both transitions are events."""
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import NamedTuple
+
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one
 from bf4ps.queue import events
@@ -10,21 +13,30 @@ from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import CollectorRef
 
 
+class _Throttled(NamedTuple):
+    throttle_streak: int
+    cooldown_until: datetime
+
+
+class _Streak(NamedTuple):
+    throttle_streak: int
+
+
 async def throttled(conn: Conn, me: CollectorRef, base: float, cap: float,
                     http_status: int | None) -> None:
     async with conn.transaction():
-        row = await one(conn, "gate_throttled", {
+        row = await one(conn, _Throttled, "gate_throttled", {
             "egress_key": me.egress_key, "base_seconds": base, "max_seconds": cap})
         if row is None:
             return
         await events.record(conn, EventType.EGRESS_THROTTLED, http_status=http_status,
                             error_class="throttle", **me.event_fields(),
-                            details={"streak": row["throttle_streak"],
-                                     "cooldown_until": row["cooldown_until"].isoformat()})
+                            details={"streak": row.throttle_streak,
+                                     "cooldown_until": row.cooldown_until.isoformat()})
 
 
 async def succeeded(conn: Conn, me: CollectorRef) -> None:
     async with conn.transaction():
-        row = await one(conn, "gate_recovered", {"egress_key": me.egress_key})
-        if row is not None and row["throttle_streak"] == 0:
+        row = await one(conn, _Streak, "gate_recovered", {"egress_key": me.egress_key})
+        if row is not None and row.throttle_streak == 0:
             await events.record(conn, EventType.EGRESS_RECOVERED, **me.event_fields())

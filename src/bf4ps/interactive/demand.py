@@ -4,9 +4,10 @@ are the queue engine's (enqueue); this module only decides what to ask for."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from bf4ps.db.connect import Conn
@@ -28,7 +29,7 @@ class KnownSoldier:
     name: str
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> KnownSoldier:
+    def from_row(cls, row: Mapping[str, Any]) -> KnownSoldier:
         return cls(int(row["soldier_id"]), int(row["persona_id"]), Platform(row["platform"]),
                    str(row["current_name"]))
 
@@ -44,11 +45,15 @@ async def lock(conn: Conn, key: str) -> None:
     await execute(conn, "interactive_lock", {"key": key})
 
 
+class _Stale(NamedTuple):
+    resource: str
+
+
 async def stale_resources(conn: Conn, soldier_id: int, policy: Policy) -> tuple[str, ...]:
-    rows = await all_rows(conn, "interactive_stale_resources", {
+    rows = await all_rows(conn, _Stale, "interactive_stale_resources", {
         "soldier_id": soldier_id, "resources": ALL_RESOURCES,
         "min_age_seconds": policy.interactive_min_age_seconds})
-    return tuple(str(r["resource"]) for r in rows)
+    return tuple(r.resource for r in rows)
 
 
 async def plan(conn: Conn, target: KnownSoldier, request_id: UUID, since: datetime,

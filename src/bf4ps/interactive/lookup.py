@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from bf4ps.battlelog.models import SearchHit
 from bf4ps.db.connect import Conn
@@ -60,6 +61,10 @@ class Resolution:
         self.soldier_id = await resolve_lookup(conn, job, self.hit, self.policy)
 
 
+class _Attached(NamedTuple):
+    created_at: datetime
+
+
 async def resolve_lookup(conn: Conn, job: ClaimedJob, hit: SearchHit, policy: Policy) -> int:
     """The soldier id of `hit` (upserted, source battlelog, seen now), with the job's request
     attached to it and its stale resources enqueued as interactive jobs of that request (ranked
@@ -72,9 +77,9 @@ async def resolve_lookup(conn: Conn, job: ClaimedJob, hit: SearchHit, policy: Po
         hit.persona_id, job.lookup_platform, hit.name, now, now, SourceType.BATTLELOG))
     target = KnownSoldier(up.soldier_id, hit.persona_id, job.lookup_platform, hit.name)
     await demand.lock(conn, f"soldier:{target.soldier_id}")
-    row = await one(conn, "interactive_request_attach_soldier",
+    row = await one(conn, _Attached, "interactive_request_attach_soldier",
                     {"request_id": job.request_id, "soldier_id": target.soldier_id})
-    since: datetime = row["created_at"] if row else now
+    since = row.created_at if row else now
     planned = await demand.plan(conn, target, job.request_id, since, policy)
     await execute(conn, "interactive_request_planned", {
         "request_id": job.request_id, "resources": list(planned.resources), "eta_at": None,

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import NamedTuple
 from uuid import UUID, uuid4
 
 from bf4ps import policy as policy_mod
 from bf4ps.capacity import eta
 from bf4ps.capacity.eta import Estimate
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import execute, one, one_row
+from bf4ps.db.queries import execute, mapped, one, one_row
 from bf4ps.domain import JobKind, JobReason, Lane, Platform, PriorityClass, SourceType
 from bf4ps.interactive import demand
 from bf4ps.interactive.demand import KnownSoldier
@@ -68,6 +68,33 @@ class Submission:
     estimate: Estimate | None = None  # made in its transaction, for a request planned now
 
 
+_KNOWN = mapped(KnownSoldier.from_row)
+
+
+class _Rate(NamedTuple):
+    n: int
+    oldest: datetime | None
+    now: datetime
+
+
+class _Created(NamedTuple):
+    created_at: datetime
+
+
+class _Open(NamedTuple):
+    """An open request (interactive_open_for_soldier / _for_name)."""
+
+    request_id: UUID
+    soldier_id: int | None
+    status: str
+    resources: list[str]
+    eta_at: datetime | None
+
+
+class _Count(NamedTuple):
+    n: int
+
+
 async def submit(conn: Conn, target: Target, *, client_key: str,
                  policy: Policy | None = None, limits: Limits = DEFAULT_LIMITS,
                  gate: GateSettings | None = None) -> Submission:
@@ -91,20 +118,18 @@ async def submit(conn: Conn, target: Target, *, client_key: str,
 async def find(conn: Conn, target: Target) -> KnownSoldier | None:
     """A known soldier by persona id + platform, else by name (current or former)."""
     if isinstance(target, ByPersona):
-        row = await one(conn, "interactive_soldier_by_persona",
-                        {"persona_id": target.persona_id, "platform": target.platform.value})
-    else:
-        row = await one(conn, "interactive_soldier_by_name",
-                        {"name": target.name, "platform": target.platform.value})
-    return KnownSoldier.from_row(row) if row else None
+        return await one(conn, _KNOWN, "interactive_soldier_by_persona",
+                         {"persona_id": target.persona_id, "platform": target.platform.value})
+    return await one(conn, _KNOWN, "interactive_soldier_by_name",
+                     {"name": target.name, "platform": target.platform.value})
 
 
 async def _rate_check(conn: Conn, key: str, limits: Limits) -> None:
     await demand.lock(conn, f"rate:{key}")
-    row = await one_row(conn, "interactive_rate_count",
+    row = await one_row(conn, _Rate, "interactive_rate_count",
                         {"client_key": key, "window_seconds": limits.window_seconds})
-    if int(row["n"]) >= limits.requests:
-        wait = (row["oldest"] - row["now"]).total_seconds() + limits.window_seconds
+    if row.n >= limits.requests:
+        wait = ((row.oldest or row.now) - row.now).total_seconds() + limits.window_seconds
         raise RateLimited(max(1.0, wait), limits)
 
 
@@ -121,25 +146,24 @@ async def _register(conn: Conn, target: ByPersona) -> KnownSoldier:
 
 async def _insert(conn: Conn, request_id: UUID, platform: Platform, key: str,
                   soldier_id: int | None, lookup_name: str | None) -> datetime:
-    row = await one_row(conn, "interactive_request_insert", {
+    row = await one_row(conn, _Created, "interactive_request_insert", {
         "request_id": request_id, "soldier_id": soldier_id, "lookup_name": lookup_name,
         "platform": platform.value, "client_key": key, "resources": []})
-    created_at: datetime = row["created_at"]
-    return created_at
+    return row.created_at
 
 
 async def _for_soldier(conn: Conn, target: KnownSoldier, key: str, policy: Policy,
                        gate: GateSettings | None) -> Submission:
     await demand.lock(conn, f"soldier:{target.soldier_id}")
-    existing = await one(conn, "interactive_open_for_soldier",
+    existing = await one(conn, _Open, "interactive_open_for_soldier",
                          {"soldier_id": target.soldier_id})
     if existing is not None:
         return await _reused(conn, existing)
     request_id = uuid4()
     since = await _insert(conn, request_id, target.platform, key, target.soldier_id, None)
     planned = await demand.plan(conn, target, request_id, since, policy)
-    row = await one(conn, "interactive_request_jobs", {"request_id": request_id})
-    attached = int(row["n"]) if row else 0
+    jobs = await one(conn, _Count, "interactive_request_jobs", {"request_id": request_id})
+    attached = jobs.n if jobs else 0
     if not planned.resources or attached == 0:
         message = ("every resource is fresh" if not planned.resources
                    else "already being collected")
@@ -157,7 +181,7 @@ async def _for_lookup(conn: Conn, target: ByName, key: str, policy: Policy,
                       gate: GateSettings | None) -> Submission:
     name, platform = target.name, target.platform
     await demand.lock(conn, f"lookup:{platform.value}:{name.lower()}")
-    existing = await one(conn, "interactive_open_for_name",
+    existing = await one(conn, _Open, "interactive_open_for_name",
                          {"name": name, "platform": platform.value})
     if existing is not None:
         return await _reused(conn, existing, lookup_name=name)
@@ -189,8 +213,7 @@ async def _planned(conn: Conn, request_id: UUID, resources: tuple[str, ...],
         "done": done, "message": message})
 
 
-async def _reused(conn: Conn, row: dict[str, Any],
-                  lookup_name: str | None = None) -> Submission:
-    resources = tuple(row["resources"]) or ((JobKind.LOOKUP.value,) if lookup_name else ())
-    return Submission(row["request_id"], row["soldier_id"], str(row["status"]), row["eta_at"],
+async def _reused(conn: Conn, row: _Open, lookup_name: str | None = None) -> Submission:
+    resources = tuple(row.resources) or ((JobKind.LOOKUP.value,) if lookup_name else ())
+    return Submission(row.request_id, row.soldier_id, row.status, row.eta_at,
                       0, resources, reused=True, lookup_name=lookup_name)

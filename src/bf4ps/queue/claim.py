@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, execute, one
+from bf4ps.db.queries import Present, all_rows, execute, one
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Lease
 
 
@@ -23,12 +23,11 @@ async def claim(conn: Conn, me: CollectorRef, lease_seconds: float,
     """Claim one job of my lane (or of one soldier, for chaining; or of some budget classes),
     reclaiming an expired lease first (lease_expired + reclaimed). With ``start`` (the slot is
     open now) the job is running at once. One call, one commit."""
-    row = await one(conn, "claim_job", {
+    return await one(conn, ClaimedJob.rows(me.collector_uuid), "claim_job", {
         "collector_uuid": me.collector_uuid, "lane": me.lane.value,
         "lease_seconds": lease_seconds, "soldier_id": soldier_id, "classes": classes,
         "start": start,
     })
-    return ClaimedJob.from_row(row, me.collector_uuid) if row else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +44,15 @@ async def start(conn: Conn, job: ClaimedJob, lease_seconds: float,
     longer ours."""
     params = _lease_params(job.lease) | {"lease_seconds": lease_seconds,
                                           "started_at": started_at}
-    row = await one(conn, "start_job", params)
-    if row is None:
-        return None
-    return Started(_ts(row, "claimed_at"), _ts(row, "started_at"), _ts(row, "lease_expires_at"))
+    return await one(conn, Started, "start_job", params)
+
+
+class _Renewed(NamedTuple):
+    lease_expires_at: datetime
+
+
+class _Job(NamedTuple):
+    job_id: int
 
 
 async def reslot(conn: Conn, job: ClaimedJob, lease_seconds: float, started: Started,
@@ -62,31 +66,26 @@ async def reslot(conn: Conn, job: ClaimedJob, lease_seconds: float, started: Sta
 
 async def renew(conn: Conn, lease: Lease, lease_seconds: float) -> datetime | None:
     """Extend the lease; None when it is no longer ours (the caller must abandon the job)."""
-    row = await one(conn, "renew_lease", _lease_params(lease) | {
+    row = await one(conn, _Renewed, "renew_lease", _lease_params(lease) | {
         "lease_seconds": lease_seconds})
-    return _ts(row, "lease_expires_at") if row else None
+    return row.lease_expires_at if row else None
 
 
 async def release(conn: Conn, me: CollectorRef, job: ClaimedJob, why: str) -> bool:
     """Give a claimed (not yet running) job back to the queue, e.g. on drain or shutdown; the
     release and its event are one statement."""
-    return await one(conn, "release_job", _lease_params(job.lease) | {"why": why}) is not None
+    return await one(conn, Present, "release_job",
+                     _lease_params(job.lease) | {"why": why}) is not None
 
 
 async def expire_abandoned(conn: Conn, me: CollectorRef) -> list[int]:
     """End the leases this collector's previous process left behind (see queue.sql); the ids
     of their jobs."""
-    rows = await all_rows(conn, "expire_abandoned", {"collector_uuid": me.collector_uuid})
-    return [int(r["job_id"]) for r in rows]
-
-
-def _ts(row: dict[str, Any], key: str) -> datetime:
-    value = row[key]
-    assert isinstance(value, datetime)
-    return value
+    rows = await all_rows(conn, _Job, "expire_abandoned", {"collector_uuid": me.collector_uuid})
+    return [r.job_id for r in rows]
 
 
 async def reap_expired(conn: Conn, limit: int = 100) -> int:
     """Expired leases back to the queue (with lease_expired + reclaimed events); the leases
     reaped. Claims also reclaim expired leases inline, so correctness never depends on this."""
-    return len(await all_rows(conn, "reap_expired", {"limit": limit}))
+    return len(await all_rows(conn, Present, "reap_expired", {"limit": limit}))

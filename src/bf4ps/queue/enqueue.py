@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import execute, one
+from bf4ps.db.queries import Present, execute, one
 from bf4ps.domain import JobReason, Lane, Platform, PriorityClass
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -44,33 +44,48 @@ class Enqueued:
     action: str  # "created" | "promoted" | "coalesced"
 
 
+class _Made(NamedTuple):
+    job_id: int
+
+
+class _Existing(NamedTuple):
+    job_id: int
+    lane: str
+    priority_class: str
+    status: str
+
+
+class _Persona(NamedTuple):
+    persona_id: int
+    platform: str
+
+
 async def enqueue(conn: Conn, demand: Demand, *, persona_id: int | None = None,
                   platform: str | None = None) -> Enqueued:
     """Create the job, or coalesce into the existing one (promoting it when the new demand is of
     a higher class). Runs in the caller's transaction; the event commits with it."""
     params = demand.params()
     for _ in range(5):
-        row = await one(conn, "enqueue_insert", params)
+        row = await one(conn, _Made, "enqueue_insert", params)
         if row is not None:
-            await _event(conn, EventType.CREATED, demand, int(str(row["job_id"])), persona_id,
-                         platform)
-            return Enqueued(int(str(row["job_id"])), "created")
-        existing = await one(conn, "enqueue_lock_existing", params)
+            await _event(conn, EventType.CREATED, demand, row.job_id, persona_id, platform)
+            return Enqueued(row.job_id, "created")
+        existing = await one(conn, _Existing, "enqueue_lock_existing", params)
         if existing is None:
             continue  # finalized between our insert and our look: insert again
         return await _coalesce(conn, demand, existing, persona_id, platform)
     raise RuntimeError(f"could not enqueue {demand.resource} of soldier {demand.soldier_id}")
 
 
-async def _coalesce(conn: Conn, demand: Demand, existing: dict[str, Any],
+async def _coalesce(conn: Conn, demand: Demand, existing: _Existing,
                     persona_id: int | None, platform: str | None) -> Enqueued:
-    job_id = int(existing["job_id"])
-    old_class = PriorityClass(existing["priority_class"])
-    if existing["status"] == "pending" and outranks(demand.priority_class, old_class):
+    job_id = existing.job_id
+    old_class = PriorityClass(existing.priority_class)
+    if existing.status == "pending" and outranks(demand.priority_class, old_class):
         params = demand.params() | {"job_id": job_id}
-        if await one(conn, "enqueue_promote", params) is not None:
+        if await one(conn, Present, "enqueue_promote", params) is not None:
             await _event(conn, EventType.PROMOTED, demand, job_id, persona_id, platform,
-                         details={"from_lane": existing["lane"], "from_class": old_class.value})
+                         details={"from_lane": existing.lane, "from_class": old_class.value})
             return Enqueued(job_id, "promoted")
     if demand.request_id is not None:
         await execute(conn, "attach_request", {"job_id": job_id,
@@ -82,9 +97,9 @@ async def _event(conn: Conn, kind: EventType, demand: Demand, job_id: int,
                  persona_id: int | None, platform: str | None,
                  details: dict[str, Any] | None = None) -> None:
     if persona_id is None and demand.soldier_id is not None:  # the audit identity
-        row = await one(conn, "soldier_by_id", {"soldier_id": demand.soldier_id})
+        row = await one(conn, _Persona, "soldier_by_id", {"soldier_id": demand.soldier_id})
         if row is not None:
-            persona_id, platform = row["persona_id"], row["platform"]
+            persona_id, platform = row.persona_id, row.platform
     await events.record(
         conn, kind, job_id=job_id, soldier_id=demand.soldier_id, persona_id=persona_id,
         platform=platform or (demand.lookup_platform.value if demand.lookup_platform else None),

@@ -8,15 +8,16 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 import psycopg
 from psycopg import pq
+from psycopg.rows import BaseRowFactory
 from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import begin_then_one, execute, one, one_as, one_then_commit
+from bf4ps.db.queries import begin_then_one, execute, mapped, one, one_then_commit
 from bf4ps.domain import ErrorClass, Lane
 from bf4ps.policy import Policy
 from bf4ps.queue import events
@@ -60,7 +61,7 @@ class _Held:
 
 async def _lock(conn: Conn, job: ClaimedJob, statuses: list[str]) -> _Held:
     lease = job.lease
-    row = await one_as(conn, _Held, "lock_owned_job", {
+    row = await one(conn, _Held, "lock_owned_job", {
         "job_id": lease.job_id, "collector_uuid": lease.collector_uuid,
         "lease_token": lease.lease_token, "statuses": statuses})
     if row is None:
@@ -68,24 +69,41 @@ async def _lock(conn: Conn, job: ClaimedJob, statuses: list[str]) -> _Held:
     return row
 
 
+class _Landed(NamedTuple):
+    event_type: str | None
+
+
+class _Holder(NamedTuple):
+    collector_uuid: UUID | None
+    status: str
+
+
+class _Failures(NamedTuple):
+    consecutive_failures: int
+
+
+class _Parking(NamedTuple):
+    parking: int
+
+
 async def _reject(conn: Conn, me: CollectorRef, job: ClaimedJob, what: str) -> Outcome:
     """The lease is not ours: a stale finalize, recorded as such. Unless this lease's own
     outcome is already in the log: a retry after a commit that landed while its answer was
     lost with the connection (the server restarting between the commit and the reply). That
     work is done, once; it is neither stale nor a reason to stop the collector."""
-    landed = await one(conn, "job_own_outcome", {"job_id": job.job_id,
-                                                 "lease_token": job.lease.lease_token})
-    if landed is not None and landed["event_type"] is not None:
+    landed = await one(conn, _Landed, "job_own_outcome", {"job_id": job.job_id,
+                                                           "lease_token": job.lease.lease_token})
+    if landed is not None and landed.event_type is not None:
         log.warning("job %s: its %s had committed before the connection was lost (found in "
                     "the log); not finalized again", job.job_id, what)
-        return Outcome(True, str(landed["event_type"]))
+        return Outcome(True, landed.event_type)
     # who holds the job now, never their lease token (the fence of their lease)
-    now_row = await one(conn, "job_snapshot", {"job_id": job.job_id,
-                                               "lease_token": job.lease.lease_token})
-    holder = now_row["collector_uuid"] if now_row else None
+    now_row = await one(conn, _Holder, "job_snapshot", {"job_id": job.job_id,
+                                                         "lease_token": job.lease.lease_token})
+    holder = now_row.collector_uuid if now_row else None
     details = {"attempted": what,
                "current_holder": str(holder) if holder is not None else None,
-               "current_status": now_row["status"] if now_row else "gone"}
+               "current_status": now_row.status if now_row else "gone"}
     async with conn.transaction():
         await events.record(conn, EventType.STALE_FINALIZE_REJECTED, details=details,
                             **me.event_fields(), **job_event_fields(job))
@@ -128,32 +146,30 @@ async def succeed(conn: Conn, me: CollectorRef, job: ClaimedJob, attempt: Attemp
               "strict": write_stats is not None}
     try:
         if write_stats is None:
-            return _succeeded(await _finalize_success(conn, params, me.collector_uuid))
+            return _succeeded(await _finalize_success(conn, me, params))
         return await _with_stats(conn, me, job, params, write_stats)
     except _LeaseLost:
         return await _reject(conn, me, job, "succeed")
 
 
 @dataclass(frozen=True, slots=True)
-class _SuccessRow:
-    """finalize_success's row once the success landed: the next job claimed with it (None:
-    none asked for, none due, or its gate said wait until `gate_wait_until`), and the slot and
-    ledger row of its request when the same commit counted it."""
+class _Success:
+    """A success's row (finalize_success): None `finished` when the lease was not ours."""
 
-    next_job: ClaimedJob | None
+    finished: int | None
+    next_job: ClaimedJob | None  # claimed with the success
     gate_wait_until: datetime | None
     slot_at: datetime | None
-    ledger_id: int | None
-
-    @classmethod
-    def of(cls, row: dict[str, Any], collector_uuid: UUID) -> _SuccessRow:
-        nxt = ClaimedJob.from_row(row, collector_uuid) if row["job_id"] is not None else None
-        ledger_id = row["ledger_id"]
-        return cls(nxt, row["gate_wait_until"], row["slot_at"],
-                   int(ledger_id) if ledger_id is not None else None)
+    ledger_id: int | None  # its request counted in slot_at
 
 
-def _succeeded(row: _SuccessRow) -> Outcome:
+def _success_rows(collector_uuid: UUID) -> BaseRowFactory[_Success]:
+    return mapped(lambda r: _Success(
+        r["finished"], ClaimedJob.from_row(r, collector_uuid) if r["job_id"] is not None
+        else None, r["gate_wait_until"], r["slot_at"], r["ledger_id"]))
+
+
+def _succeeded(row: _Success) -> Outcome:
     """The success's row as its outcome: the next job claimed (and counted) with it, if any."""
     counted = row.next_job is not None and row.ledger_id is not None
     return Outcome(True, EventType.SUCCEEDED, next_job=row.next_job,
@@ -174,14 +190,15 @@ async def _with_stats(conn: Conn, me: CollectorRef, job: ClaimedJob, params: dic
     try:
         now = await _lock_now(conn, params)
         await write_stats(conn, job, now)
-        row = await one_then_commit(conn, "finalize_success", params)
+        row = await one_then_commit(conn, _success_rows(me.collector_uuid), "finalize_success",
+                                    params)
     except BaseException as exc:
         await _rollback(conn)
         if isinstance(exc, psycopg.Error) and exc.sqlstate == LEASE_LOST:
             raise _LeaseLost from exc
         raise
-    assert row is not None and row["finished"] is not None  # else it raised
-    return _succeeded(_SuccessRow.of(row, me.collector_uuid))
+    assert row is not None and row.finished is not None  # else it raised
+    return _succeeded(row)
 
 
 async def _rollback(conn: Conn) -> None:
@@ -190,22 +207,23 @@ async def _rollback(conn: Conn) -> None:
         await conn.execute("ROLLBACK")
 
 
+class _Now(NamedTuple):
+    now: datetime
+
+
 async def _lock_now(conn: Conn, params: dict[str, Any]) -> datetime:
     """BEGIN, and the lease is still ours: the database's time (one message)."""
-    row = await begin_then_one(conn, "lock_owned_job_now", params)
+    row = await begin_then_one(conn, _Now, "lock_owned_job_now", params)
     if row is None:
         raise _LeaseLost
-    now = row["now"]
-    assert isinstance(now, datetime)
-    return now
+    return row.now
 
 
-async def _finalize_success(conn: Conn, params: dict[str, Any],
-                            collector_uuid: UUID) -> _SuccessRow:
-    row = await one(conn, "finalize_success", params)
-    if row is None or row["finished"] is None:
+async def _finalize_success(conn: Conn, me: CollectorRef, params: dict[str, Any]) -> _Success:
+    row = await one(conn, _success_rows(me.collector_uuid), "finalize_success", params)
+    if row is None or row.finished is None:
         raise _LeaseLost
-    return _SuccessRow.of(row, collector_uuid)
+    return row
 
 
 async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass, message: str,
@@ -242,9 +260,9 @@ async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass,
 async def _failures(conn: Conn, job: ClaimedJob) -> int:
     if not job.kind.has_state:  # a look-up: its own attempts
         return job.attempt_count - 1
-    row = await one(conn, "state_failures", {"soldier_id": job.soldier_id,
-                                             "resource": job.resource})
-    return int(str(row["consecutive_failures"])) if row else 0
+    row = await one(conn, _Failures, "state_failures", {"soldier_id": job.soldier_id,
+                                                         "resource": job.resource})
+    return row.consecutive_failures if row else 0
 
 
 async def _parking_streak(conn: Conn, job: ClaimedJob, error: ErrorClass,
@@ -255,10 +273,10 @@ async def _parking_streak(conn: Conn, job: ClaimedJob, error: ErrorClass,
     if not error.retryable or not job.kind.has_state:
         return True
     n = policy.max_consecutive_failures
-    row = await one(conn, "parking_streak", {
+    row = await one(conn, _Parking, "parking_streak", {
         "soldier_id": job.soldier_id, "resource": job.resource, "n": n,
         "classes": [c.value for c in ErrorClass if c.parks]})
-    return row is not None and int(row["parking"]) >= n
+    return row is not None and row.parking >= n
 
 
 async def _park(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass, message: str,

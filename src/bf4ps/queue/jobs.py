@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 from uuid import UUID
 
+from psycopg.rows import BaseRowFactory
+
+from bf4ps.db.queries import mapped
 from bf4ps.domain import JobKind, Lane, Platform, PriorityClass, Resource
 
 
@@ -65,7 +69,12 @@ class ClaimedJob:
         return resource
 
     @classmethod
-    def from_row(cls, row: dict[str, Any], collector_uuid: UUID) -> ClaimedJob:
+    def rows(cls, collector_uuid: UUID) -> BaseRowFactory[ClaimedJob]:
+        """The row factory of a claim's rows (claim_job, a chained claim's)."""
+        return mapped(lambda row: cls.from_row(row, collector_uuid))
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], collector_uuid: UUID) -> ClaimedJob:
         platform = row.get("platform")
         lookup_platform = row.get("lookup_platform")
         return cls(
@@ -104,6 +113,29 @@ class Outcome:
     next_ledger_id: int | None = None
 
 
+class CollectorFields(TypedDict):
+    """The event columns naming a collector (events.record's keywords)."""
+
+    collector_uuid: UUID
+    collector_name: str
+    hostname: str
+    egress_key: str
+
+
+class JobFields(TypedDict):
+    """The event columns naming a job (events.record's keywords)."""
+
+    job_id: int
+    lease_token: UUID
+    soldier_id: int | None
+    persona_id: int | None
+    platform: str | None
+    resource: str
+    lane: str
+    priority_class: str
+    attempt_number: int
+
+
 @dataclass(frozen=True, slots=True)
 class CollectorRef:
     """The registered collector incarnation acting, snapshotted into its events."""
@@ -114,12 +146,12 @@ class CollectorRef:
     egress_key: str
     lane: Lane
 
-    def event_fields(self) -> dict[str, Any]:
+    def event_fields(self) -> CollectorFields:
         return {"collector_uuid": self.collector_uuid, "collector_name": self.name,
                 "hostname": self.hostname, "egress_key": self.egress_key}
 
 
-def job_event_fields(job: ClaimedJob) -> dict[str, Any]:
+def job_event_fields(job: ClaimedJob) -> JobFields:
     platform = job.platform or job.lookup_platform
     return {
         "job_id": job.job_id, "lease_token": job.lease.lease_token,

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 from uuid import uuid4
 
 from psycopg.types.json import Jsonb
@@ -33,7 +34,7 @@ from bf4ps.collector import slots
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.collector.slots import Pacing
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one, one_row, q
+from bf4ps.db.queries import Present, one, one_row, q
 from bf4ps.domain import JobKind, Lane, Platform, PriorityClass, Resource
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Slot
@@ -110,7 +111,7 @@ class Recon:
         return sample
 
     async def pace(self, interval: float) -> None:
-        if await one(self.conn, "recon_gate_interval", {
+        if await one(self.conn, Present, "recon_gate_interval", {
             "egress_key": self.me.egress_key, "min_interval": interval}) is None:
             raise ReconError(f"no rate gate for egress {self.me.egress_key}")
 
@@ -157,16 +158,21 @@ def collector_name(egress_key: str) -> str:
     return f"recon-{cleaned}"[:63]
 
 
+class _Run(NamedTuple):
+    run_id: int
+
+
 async def begin(conn: Conn, data_dir: Path, egress_key: str, source_address: str | None,
                 plan: Plan, personas: list[Persona]) -> tuple[CollectorRef, int]:
     """Register recon's collector and open the run's row."""
     want = Wanted(collector_name(egress_key), socket.gethostname()[:255] or "recon",
                   Lane.BACKGROUND, egress_key, source_address, __version__)
     me = await register(conn, data_dir, want)
-    row = await one_row(conn, "recon_run_insert", {"egress_key": egress_key, "settings": Jsonb(
-        asdict(plan) | {"source_address": source_address,
-                          "personas": [[p, f.value] for p, f in personas]})})
-    return me, int(row["run_id"])
+    row = await one_row(conn, _Run, "recon_run_insert", {
+        "egress_key": egress_key, "settings": Jsonb(asdict(plan) | {
+            "source_address": source_address,
+            "personas": [[p, f.value] for p, f in personas]})})
+    return me, row.run_id
 
 
 async def finish(conn: Conn, recon: Recon, report: Report) -> None:

@@ -5,6 +5,7 @@ tried once more after the recheck interval."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import execute, one
@@ -34,11 +35,15 @@ async def mark_due(conn: Conn) -> int:
     return await execute(conn, "due_sweep")
 
 
+class _Count(NamedTuple):
+    n: int
+
+
 async def recheck_parked(conn: Conn, policy: Policy, batch: int = RECHECK_BATCH) -> int:
     """Parked resources of active soldiers whose last attempt is older than the policy's
     recheck interval go back to retry_wait (one more try; feed_retry queues them)."""
     if policy.unavailable_recheck_seconds <= 0:
         return 0
-    row = await one(conn, "parked_recheck", {
+    row = await one(conn, _Count, "parked_recheck", {
         "recheck_seconds": policy.unavailable_recheck_seconds, "n": batch})
-    return int(row["n"]) if row else 0
+    return row.n if row else 0

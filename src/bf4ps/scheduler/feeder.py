@@ -6,6 +6,7 @@ remains eligible, so a restart (or a kill -9 mid-feed) picks up exactly where it
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one
@@ -27,16 +28,29 @@ class FeedReport:
         return sum(self.created.values())
 
 
+class _Count(NamedTuple):
+    n: int
+
+
+class _Queued(NamedTuple):
+    resource: str
+    n: int
+
+
+class _Locked(NamedTuple):
+    locked: bool
+
+
 async def _depth(conn: Conn) -> int:
-    row = await one(conn, "runnable_depth", {"lane": "background"})
-    return int(row["n"]) if row else 0
+    row = await one(conn, _Count, "runnable_depth", {"lane": "background"})
+    return row.n if row else 0
 
 
 async def _feed(conn: Conn, activity: str, resource: str, n: int, policy: Policy) -> int:
-    row = await one(conn, "feed_class", {
+    row = await one(conn, _Count, "feed_class", {
         "activity_class": activity, "resource": resource, "n": n,
         "aging_seconds": policy.aging(PriorityClass(activity))})
-    return int(row["n"]) if row else 0
+    return row.n if row else 0
 
 
 async def _feed_activity(conn: Conn, activity: str, n: int, policy: Policy,
@@ -45,8 +59,8 @@ async def _feed_activity(conn: Conn, activity: str, n: int, policy: Policy,
     """Fill up to n for one activity class across resources; unused resource quota flows to
     the other joined resources. A resource whose fleet circuit is open (`blocked`) gets
     nothing: its work waits for the circuit's probes (gates/circuit.py)."""
-    queued = {str(r["resource"]): int(r["n"]) for r in await all_rows(
-        conn, "queued_by_resource", {"priority_class": activity})}
+    queued = dict(await all_rows(conn, _Queued, "queued_by_resource",
+                                 {"priority_class": activity}))
     quotas = {r: v for r, v in resource_quota(activity, n, policy, coverage, queued).items()
               if r not in blocked}
     made = 0
@@ -63,8 +77,8 @@ async def replenish(conn: Conn, policy: Policy) -> FeedReport:
     """One feeding pass in one transaction (serialized by an advisory transaction lock)."""
     report = FeedReport(target=policy.working_set_background)
     async with conn.transaction():
-        row = await one(conn, "feeder_lock")
-        if not row or not row["locked"]:
+        row = await one(conn, _Locked, "feeder_lock")
+        if not row or not row.locked:
             return report
         report.depth_before = await _depth(conn)
         deficit = report.target - report.depth_before
@@ -92,7 +106,7 @@ async def _fill(conn: Conn, activity: str, n: int, policy: Policy,
     if n <= 0:
         return 0
     if activity == "retry":
-        row = await one(conn, "feed_retry", {"n": n})
-        return int(row["n"]) if row else 0
+        row = await one(conn, _Count, "feed_retry", {"n": n})
+        return row.n if row else 0
     return await _feed_activity(conn, activity, n, policy, coverage, blocked)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
 
 from psycopg.types.json import Jsonb
 
@@ -21,13 +22,19 @@ from bf4ps.views import forecast_report as report
 log = logging.getLogger(__name__)
 
 
+class _EgressRequests(NamedTuple):
+    egress_key: str
+    min_interval_seconds: float
+    requests: int
+
+
 async def record(conn: Conn, interval_seconds: float) -> None:
     coverage = await figures.coverage(conn)
     finished = await figures.throughput(conn, interval_seconds)
-    by_egress = await all_rows(conn, "requests_by_egress", {"window_seconds": interval_seconds})
-    requests = {str(r["egress_key"]): {
-        "requests": int(r["requests"]),
-        "limit": round(interval_seconds / float(r["min_interval_seconds"]), 2)}
+    by_egress = await all_rows(conn, _EgressRequests, "requests_by_egress",
+                               {"window_seconds": interval_seconds})
+    requests = {r.egress_key: {
+        "requests": r.requests, "limit": round(interval_seconds / r.min_interval_seconds, 2)}
         for r in by_egress}
     lag = await backlog.refresh_lag(conn)
     await conn.execute(q("history_record"), {

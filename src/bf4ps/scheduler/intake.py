@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import cast
+from typing import NamedTuple, cast
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one, q, scalar
@@ -188,18 +188,27 @@ async def _import(bf4ps: Conn, bf4sw: Conn, keys: list[src.Key], policy: Policy,
         report.created_by_class[klass] = report.created_by_class.get(klass, 0) + n
 
 
+class _Locked(NamedTuple):
+    locked: bool
+
+
+class _State(NamedTuple):
+    last_alias_id: int
+    reconcile_watermark: datetime | None
+
+
 async def _lock(bf4ps: Conn, report: IntakeReport) -> bool:
-    row = await one(bf4ps, "intake_lock")
-    locked = bool(row and row["locked"])
+    row = await one(bf4ps, _Locked, "intake_lock")
+    locked = bool(row and row.locked)
     report.busy = report.busy or not locked
     return locked
 
 
 async def _state(bf4ps: Conn, source: str = CURSOR) -> tuple[int, datetime | None]:
-    row = await one(bf4ps, "intake_state_get", {"source": source})
+    row = await one(bf4ps, _State, "intake_state_get", {"source": source})
     if row is None:
         return 0, None
-    return cast(int, row["last_alias_id"]), cast("datetime | None", row["reconcile_watermark"])
+    return row.last_alias_id, row.reconcile_watermark
 
 
 async def _now(bf4ps: Conn) -> datetime:

@@ -16,10 +16,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import cast
+from typing import NamedTuple
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows
+from bf4ps.db.queries import Present, all_rows
 from bf4ps.domain import JobReason, Lane, PriorityClass, Resource
 from bf4ps.policy import Policy
 from bf4ps.queue.enqueue import Demand, enqueue
@@ -27,6 +27,28 @@ from bf4ps.queue.ranking import outranks, rank
 from bf4ps.scheduler.intake_store import Stored
 
 FIRST_RESOURCE = Resource.DETAILED
+
+
+class _Made(NamedTuple):
+    soldier_id: int
+
+
+class _Pending(NamedTuple):
+    """A seen-again soldier's pending background job (intake_pending_jobs)."""
+
+    soldier_id: int
+    resource: str
+    priority_class: str
+    reason: str
+    eligible_at: datetime
+    persona_id: int
+    platform: str
+
+
+class _Unqueued(NamedTuple):
+    soldier_id: int
+    persona_id: int
+    platform: str
 
 
 def classify(last_seen: datetime, source_now: datetime, policy: Policy) -> PriorityClass:
@@ -81,13 +103,13 @@ async def _first_jobs(conn: Conn, wanted: list[tuple[int, PriorityClass]], now: 
                       policy: Policy, out: Materialized) -> None:
     if not wanted:
         return
-    rows = await all_rows(conn, "intake_enqueue_discovered", {
+    rows = await all_rows(conn, _Made, "intake_enqueue_discovered", {
         "soldier_ids": [sid for sid, _ in wanted],
         "classes": [klass.value for _, klass in wanted],
         "ranks": [rank(now, klass, policy) for _, klass in wanted],
         "resource": FIRST_RESOURCE.value,
         "reason": JobReason.BF4SW_DISCOVERY.value, "now": now})
-    made = {cast(int, r["soldier_id"]) for r in rows}
+    made = {r.soldier_id for r in rows}
     classes = dict(wanted)
     for sid in made:
         out.created_by_class[classes[sid].value] += 1
@@ -113,17 +135,14 @@ async def _enqueue_first(conn: Conn, soldier_id: int, klass: PriorityClass, now:
 async def _promote(conn: Conn, seen: list[tuple[int, PriorityClass]], now: datetime,
                    policy: Policy, out: Materialized) -> None:
     classes = dict(seen)
-    for job in await all_rows(conn, "intake_pending_jobs", {"soldier_ids": list(classes)},
-                              prepare=False):
-        soldier_id = cast(int, job["soldier_id"])
-        target = classes[soldier_id]
-        if not outranks(target, PriorityClass(str(job["priority_class"]))):
+    for job in await all_rows(conn, _Pending, "intake_pending_jobs",
+                              {"soldier_ids": list(classes)}, prepare=False):
+        target = classes[job.soldier_id]
+        if not outranks(target, PriorityClass(job.priority_class)):
             continue
-        demand = Demand(soldier_id, str(job["resource"]), Lane.BACKGROUND, target,
-                        rank(now, target, policy), JobReason(str(job["reason"])),
-                        cast(datetime, job["eligible_at"]))
-        done = await enqueue(conn, demand, persona_id=cast(int, job["persona_id"]),
-                             platform=str(job["platform"]))
+        demand = Demand(job.soldier_id, job.resource, Lane.BACKGROUND, target,
+                        rank(now, target, policy), JobReason(job.reason), job.eligible_at)
+        done = await enqueue(conn, demand, persona_id=job.persona_id, platform=job.platform)
         if done.action == "promoted":
             out.jobs_promoted += 1
 
@@ -131,11 +150,10 @@ async def _promote(conn: Conn, seen: list[tuple[int, PriorityClass]], now: datet
 async def _unqueued(conn: Conn, seen: list[tuple[int, PriorityClass]], now: datetime,
                     policy: Policy, out: Materialized) -> None:
     classes = dict(seen)
-    for row in await all_rows(conn, "intake_unqueued_never_attempted", {
+    for row in await all_rows(conn, _Unqueued, "intake_unqueued_never_attempted", {
         "soldier_ids": list(classes), "resource": FIRST_RESOURCE.value}, prepare=False):
-        sid = cast(int, row["soldier_id"])
-        await _enqueue_first(conn, sid, classes[sid], now, policy, out,
-                             cast(int, row["persona_id"]), str(row["platform"]))
+        await _enqueue_first(conn, row.soldier_id, classes[row.soldier_id], now, policy, out,
+                             row.persona_id, row.platform)
 
 
 async def mark_due(conn: Conn, soldier_ids: Sequence[int], now: datetime,
@@ -144,7 +162,7 @@ async def mark_due(conn: Conn, soldier_ids: Sequence[int], now: datetime,
     (soldier, resource) pairs changed. Jobs are left to the feeder."""
     if not soldier_ids:
         return 0
-    return len(await all_rows(conn, "intake_mark_due", {
+    return len(await all_rows(conn, Present, "intake_mark_due", {
         "soldier_ids": list(soldier_ids), "now": now,
         "resources": [r.value for r in Resource],
         "freshness_seconds": [policy.freshness(r) for r in Resource]}, prepare=False))

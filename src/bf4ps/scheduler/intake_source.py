@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import cast
+from typing import NamedTuple, cast
 
 from bf4ps.db.connect import Conn, connection
 from bf4ps.db.queries import all_rows, one, q, scalar
@@ -126,9 +126,51 @@ async def source_connection(url: str, statement_timeout: float = STATEMENT_TIMEO
         yield conn
 
 
+class _Present(NamedTuple):
+    present: bool
+
+
+class _AliasKey(NamedTuple):
+    """A bf4_player_aliases row's identity (BF4SW's table)."""
+
+    id: int
+    platform: str
+    persona_id: int
+
+
+class _Seen(NamedTuple):
+    id: int
+    platform: str
+    persona_id: int
+    last_seen: datetime
+
+
+class _Platform(NamedTuple):
+    platform: str
+
+
+class _Alias(NamedTuple):
+    id: int
+    platform: str
+    persona_id: int
+    player_name: str | None
+    first_seen: datetime | None
+    last_seen: datetime | None
+
+
+class _Seat(NamedTuple):
+    """Where BF4SW last saw a persona play (bf4_server_players)."""
+
+    platform: str
+    persona_id: int
+    server_guid: str | None
+    server_name: str | None
+    seen_at: datetime | None
+
+
 async def table_present(conn: Conn) -> bool:
-    row = await one(conn, "bf4sw_table_exists")
-    return bool(row and row["present"])
+    row = await one(conn, _Present, "bf4sw_table_exists")
+    return bool(row and row.present)
 
 
 async def source_now(conn: Conn) -> datetime:
@@ -147,9 +189,10 @@ class Batch:
 
 async def new_aliases(conn: Conn, after_id: int, limit: int) -> Batch:
     """The identities of the next `limit` alias rows past the cursor."""
-    rows = await all_rows(conn, "bf4sw_new_aliases", {"after_id": after_id, "limit": limit})
-    keys = [(str(r["platform"]), cast(int, r["persona_id"])) for r in rows]
-    last = cast(int, rows[-1]["id"]) if rows else after_id
+    rows = await all_rows(conn, _AliasKey, "bf4sw_new_aliases",
+                          {"after_id": after_id, "limit": limit})
+    keys = [(str(r.platform), r.persona_id) for r in rows]
+    last = rows[-1].id if rows else after_id
     return Batch(list(dict.fromkeys(keys)), len(rows), last)
 
 
@@ -160,18 +203,18 @@ async def seen_identities(conn: Conn, since: datetime, until: datetime,
     first: dict[Key, int] = {}
     after: tuple[datetime, int] = (since, 0)
     while True:
-        rows = await all_rows(conn, "bf4sw_seen_page", {
+        rows = await all_rows(conn, _Seen, "bf4sw_seen_page", {
             "after_seen": after[0], "after_id": after[1], "until": until, "limit": page})
         for r in rows:
-            key = (str(r["platform"]), cast(int, r["persona_id"]))
-            first[key] = min(first.get(key, r["id"]), r["id"])
+            key = (str(r.platform), r.persona_id)
+            first[key] = min(first.get(key, r.id), r.id)
         if len(rows) < page:
             return sorted(first, key=first.__getitem__)
-        after = (rows[-1]["last_seen"], rows[-1]["id"])
+        after = (rows[-1].last_seen, rows[-1].id)
 
 
 async def platform_strings(conn: Conn) -> list[str]:
-    return [str(r["platform"]) for r in await all_rows(conn, "bf4sw_platform_strings")]
+    return [str(r.platform) for r in await all_rows(conn, _Platform, "bf4sw_platform_strings")]
 
 
 async def aliases_of(conn: Conn, keys: Sequence[Key]) -> list[Alias]:
@@ -182,31 +225,29 @@ async def aliases_of(conn: Conn, keys: Sequence[Key]) -> list[Alias]:
         variants.setdefault(bf4sw_platform(raw), []).append(raw)
     wanted = dict.fromkeys((v, persona) for raw, persona in keys
                            for v in variants.get(bf4sw_platform(raw), [raw]))
-    rows = await all_rows(conn, "bf4sw_aliases_of", {
+    rows = await all_rows(conn, _Alias, "bf4sw_aliases_of", {
         "platforms": [k[0] for k in wanted], "persona_ids": [k[1] for k in wanted]})
-    return [Alias(cast(int, r["id"]), str(r["platform"]), cast(int, r["persona_id"]),
-                  str(r["player_name"] or ""), cast("datetime | None", r["first_seen"]),
-                  cast("datetime | None", r["last_seen"]))
-            for r in rows]
+    return [Alias(r.id, str(r.platform), r.persona_id, str(r.player_name or ""), r.first_seen,
+                  r.last_seen) for r in rows]
 
 
 async def servers_of(conn: Conn, aliases: Sequence[Alias]) -> dict[tuple[str, int], Server]:
     """The server each of these aliases' personas was last seen on, by (BF4PS platform,
     persona id), from BF4SW's optional bf4_server_players table (empty without it)."""
-    present = await one(conn, "bf4sw_servers_present")
-    if not aliases or not (present and present["present"]):
+    present = await one(conn, _Present, "bf4sw_servers_present")
+    if not aliases or not (present and present.present):
         return {}
     keys = dict.fromkeys((a.platform, a.persona_id) for a in aliases)
-    rows = await all_rows(conn, "bf4sw_servers_of", {
+    rows = await all_rows(conn, _Seat, "bf4sw_servers_of", {
         "platforms": [k[0] for k in keys], "persona_ids": [k[1] for k in keys]})
     out: dict[tuple[str, int], Server] = {}
     for r in rows:
-        platform = bf4sw_platform(str(r["platform"]))
-        if platform is None or r["seen_at"] is None:
+        platform = bf4sw_platform(str(r.platform))
+        if platform is None or r.seen_at is None:
             continue
-        key = (platform.value, cast(int, r["persona_id"]))
-        server = Server(str(r["server_guid"] or "")[:100], str(r["server_name"] or "")[:200],
-                        cast(datetime, r["seen_at"]))
+        key = (platform.value, r.persona_id)
+        server = Server(str(r.server_guid or "")[:100], str(r.server_name or "")[:200],
+                        r.seen_at)
         if key not in out or server.seen_at > out[key].seen_at:
             out[key] = server
     return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import cast
+from typing import NamedTuple
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, q
@@ -50,21 +50,31 @@ async def store(conn: Conn, identities: list[Identity], now: datetime) -> StoreR
     return StoreResult(stored, names_new)
 
 
+class _Upserted(NamedTuple):
+    soldier_id: int
+    persona_id: int
+    platform: str
+    inserted: bool
+
+
 async def _soldiers(conn: Conn, identities: list[Identity]) -> list[Stored]:
     by_key: dict[tuple[int, Platform], tuple[int, bool]] = {}
-    for row in await all_rows(conn, "soldiers_upsert", {
+    for row in await all_rows(conn, _Upserted, "soldiers_upsert", {
         "persona_ids": [i.persona_id for i in identities],
         "platforms": [i.platform.value for i in identities],
         "names": [i.current_name for i in identities],
         "first_seen": [i.first_seen for i in identities],
         "played_at": [i.last_seen for i in identities], "name_confirmed": False}):
-        key = (cast(int, row["persona_id"]), Platform(str(row["platform"])))
-        by_key[key] = (cast(int, row["soldier_id"]), bool(row["inserted"]))
+        by_key[(row.persona_id, Platform(row.platform))] = (row.soldier_id, row.inserted)
     out: list[Stored] = []
     for identity in identities:
         soldier_id, inserted = by_key[(identity.persona_id, identity.platform)]
         out.append(Stored(soldier_id, identity, inserted))
     return out
+
+
+class _NameUpserted(NamedTuple):
+    inserted: bool
 
 
 async def _names(conn: Conn, stored: list[Stored]) -> int:
@@ -78,6 +88,6 @@ async def _names(conn: Conn, stored: list[Stored]) -> int:
             names.append(name)
             firsts.append(first)
             lasts.append(last)
-    rows = await all_rows(conn, "intake_upsert_names", {
+    rows = await all_rows(conn, _NameUpserted, "intake_upsert_names", {
         "soldier_ids": soldier_ids, "names": names, "first_seen": firsts, "last_seen": lasts})
-    return sum(1 for row in rows if row["inserted"])
+    return sum(1 for row in rows if row.inserted)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import NamedTuple
 
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
@@ -19,13 +21,17 @@ CHECK_SECONDS = 10.0
 MAX_BATCHES = 10  # per step: a backlog is worked off over several steps
 
 
+class _Now(NamedTuple):
+    now: datetime
+
+
 @dataclass
 class ProgressStep:
     refreshed: float = field(default=-1e18)  # monotonic time of the last board rebuild
 
     async def run(self, conn: Conn) -> None:
         policy = await policy_mod.load(conn)
-        now = (await one_row(conn, "progress_now"))["now"]
+        now = (await one_row(conn, _Now, "progress_now")).now
         checked = flagged = 0
         for _ in range(MAX_BATCHES):
             report = await progress_check.check_pending(conn, policy, now)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, execute, one, q
@@ -30,15 +31,20 @@ def partition_upper_bound(bound: str) -> datetime | None:
     return datetime.fromisoformat(match[1].replace(" ", "T")).astimezone(UTC)
 
 
+class _Partition(NamedTuple):
+    name: str
+    bound: str
+
+
 async def run(conn: Conn, retention_days: float, *, batch: int = 5000,
               now: datetime | None = None) -> RetentionReport:
     cutoff = (now or datetime.now(UTC)) - timedelta(days=retention_days)
     report = RetentionReport(cutoff, [], 0)
-    for row in await all_rows(conn, "event_partitions"):
-        upper = partition_upper_bound(str(row["bound"]))
+    for row in await all_rows(conn, _Partition, "event_partitions"):
+        upper = partition_upper_bound(row.bound)
         if upper is not None and upper <= cutoff:
-            await conn.execute(q("drop_event_partition"), {"name": row["name"]})
-            report.dropped_partitions.append(str(row["name"]))
+            await conn.execute(q("drop_event_partition"), {"name": row.name})
+            report.dropped_partitions.append(row.name)
     report.deleted_rows = await delete_in_batches(conn, "events_delete_batch", cutoff, batch)
     return report
 
@@ -69,6 +75,10 @@ async def delete_in_batches(conn: Conn, query: str, cutoff: datetime, batch: int
             return deleted
 
 
+class _Created(NamedTuple):
+    created: int
+
+
 async def ensure_partitions(conn: Conn, months_ahead: int = 3) -> int:
-    row = await one(conn, "ensure_partitions_ahead", {"months": months_ahead})
-    return int(row["created"]) if row else 0
+    row = await one(conn, _Created, "ensure_partitions_ahead", {"months": months_ahead})
+    return row.created if row else 0

@@ -13,7 +13,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 
@@ -79,6 +79,14 @@ class Every:
                             getattr(self.action, "__name__", "a step"), exc)
 
 
+class _Locked(NamedTuple):
+    ok: bool
+
+
+class _Silent(NamedTuple):
+    collector_name: str
+
+
 class Scheduler:
     def __init__(self, settings: Settings, *,
                  intake: Callable[[asyncio.Event], Coroutine[Any, Any, None]] | None = None,
@@ -109,8 +117,8 @@ class Scheduler:
     async def _acquire(self, conn: Conn) -> bool:
         said = False
         while not self.stop.is_set():
-            row = await one(conn, "scheduler_lock_try", {"lock": SCHEDULER_LOCK})
-            if row and row["ok"]:
+            row = await one(conn, _Locked, "scheduler_lock_try", {"lock": SCHEDULER_LOCK})
+            if row and row.ok:
                 return True
             if not said:  # once per stand-by period, not every tick
                 log.info("scheduler %s is on standby: another scheduler leads; it takes over "
@@ -188,9 +196,9 @@ class Scheduler:
         policy = await policy_mod.load(conn)
         reaped = await reap_expired(conn)
         await figures.fold_coverage(conn)
-        silent = await all_rows(conn, "collectors_mark_silent", {
+        silent = await all_rows(conn, _Silent, "collectors_mark_silent", {
             "silence_seconds": self.settings.heartbeat_lost_after_seconds})
-        lost = [r["collector_name"] for r in silent]
+        lost = [r.collector_name for r in silent]
         fed = await feeder.replenish(conn, policy)
         self.fed.add(fed.total)
         if reaped or lost:  # worth a line at once

@@ -4,13 +4,14 @@ typed previews: who the soldier is and the headline stats a list shows (rank, K/
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, batch
+from bf4ps.db.queries import Read, all_rows, batch, mapped
 from bf4ps.domain import Platform
 
 BOARD_MIN_SECONDS = 36_000  # the leaderboards' minimum playtime (10 h; the indexes' predicate)
@@ -80,7 +81,7 @@ class Page:
         return self.page < (self.pages or 1)
 
 
-def preview(row: dict[str, Any]) -> SoldierPreview:
+def preview(row: Mapping[str, Any]) -> SoldierPreview:
     spm = row.get("score_per_minute")
     return SoldierPreview(
         soldier_id=int(row["soldier_id"]), persona_id=int(row["persona_id"]),
@@ -91,21 +92,29 @@ def preview(row: dict[str, Any]) -> SoldierPreview:
         time_played_seconds=row.get("time_played_seconds"), exact=bool(row.get("exact")))
 
 
+PREVIEW = mapped(preview)  # a list's rows as previews
+
+
 async def leaderboard(conn: Conn, board: Board, platform: Platform, page: int = 1,
                       per_page: int = 25) -> Page:
-    rows = await all_rows(conn, board.query, {
+    rows = await all_rows(conn, PREVIEW, board.query, {
         "platform": platform.value, "limit": per_page, "offset": (page - 1) * per_page})
-    return Page(tuple(map(preview, rows)), page, per_page, None)
+    return Page(tuple(rows), page, per_page, None)
+
+
+def _counted(row: Mapping[str, Any]) -> tuple[int, SoldierPreview]:
+    """A search row: the count of every match, and the soldier."""
+    return int(row["total"]), preview(row)
 
 
 async def search_page(conn: Conn, prefix: str, exact: str, platform: Platform | None,
                       page: int = 1, per_page: int = 20) -> Page:
     """`prefix`: an escaped LIKE prefix of the lower-cased name; `exact`: the lower-cased name."""
-    rows = await all_rows(conn, "web_search_page", {
+    rows = await all_rows(conn, mapped(_counted), "web_search_page", {
         "prefix": prefix, "exact": exact, "platform": platform.value if platform else None,
         "limit": per_page, "offset": (page - 1) * per_page}, prepare=False)  # a LIKE prefix
-    total = int(rows[0]["total"]) if rows else 0
-    return Page(tuple(map(preview, rows)), page, per_page, total, capped=total >= SEARCH_CAP)
+    total = rows[0][0] if rows else 0
+    return Page(tuple(p for _, p in rows), page, per_page, total, capped=total >= SEARCH_CAP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,10 +127,9 @@ class Home:
 async def home(conn: Conn, platform: Platform, since: datetime, limit: int = 10) -> Home:
     """The home page's lists and one platform's four boards: six reads in one pipeline."""
     board_params = {"platform": platform.value, "limit": limit, "offset": 0}
-    recent, playing, *boards = await batch(
-        conn, ("web_recently_collected", {"limit": limit}),
-        ("web_playing_now", {"since": since, "limit": limit}),
-        *((b.query, board_params) for b in Board))
-    return Home(recent=[preview(r) for r in recent], playing=[preview(r) for r in playing],
-                boards={b: Page(tuple(map(preview, rows)), 1, limit, None)
-                        for b, rows in zip(Board, boards, strict=True)})
+    recent = Read(PREVIEW, "web_recently_collected", {"limit": limit})
+    playing = Read(PREVIEW, "web_playing_now", {"since": since, "limit": limit})
+    boards = {b: Read(PREVIEW, b.query, board_params) for b in Board}
+    await batch(conn, recent, playing, *boards.values())
+    return Home(recent=recent.rows, playing=playing.rows,
+                boards={b: Page(tuple(r.rows), 1, limit, None) for b, r in boards.items()})

@@ -7,13 +7,13 @@ carrying the previous values forward, so a soldier collected ten times shows ten
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import batch
+from bf4ps.db.queries import Read, batch, mapped
 from bf4ps.domain import Resource
 from bf4ps.stats.item_names import display_name
 from bf4ps.stats.read import HistoryPoint
@@ -78,48 +78,64 @@ def per_collection(changes: list[T], collected: list[datetime]) -> list[T]:
     return out
 
 
-def collected_times(rows: list[dict[str, Any]],
+class Collected(NamedTuple):
+    """A collections_of row: when one resource of the soldier was collected."""
+
+    resource: str
+    collected_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ItemPoint(Generic[P]):
+    """A {item}_history_of row: one weapon's or vehicle's point, with its item."""
+
+    item_id: int
+    name: str  # the display name
+    point: P
+
+
+def collected_times(rows: list[Collected],
                     resources: tuple[Resource, ...]) -> dict[Resource, list[datetime]]:
     """The rows of the collections_of query, per resource."""
     collected: dict[Resource, list[datetime]] = {r: [] for r in resources}
     for row in rows:
-        collected[Resource(row["resource"])].append(row["collected_at"])
+        collected[Resource(row.resource)].append(row.collected_at)
     return collected
 
 
-def detailed_points(changes: list[dict[str, Any]], collected: list[datetime],
+def detailed_points(changes: list[HistoryPoint], collected: list[datetime],
                     limit: int) -> list[HistoryPoint]:
     """The headline history from its change rows, oldest first, one point per collection."""
-    points = sorted((HistoryPoint(**row) for row in changes), key=lambda p: p.fetched_at)
-    return per_collection(points, collected)[-limit:]
+    return per_collection(sorted(changes, key=lambda p: p.fetched_at), collected)[-limit:]
 
 
 async def detailed_series(conn: Conn, soldier_id: int, limit: int = 100) -> list[HistoryPoint]:
     """The headline history, oldest first, one point per detailed collection."""
     sid = {"soldier_id": soldier_id, "limit": limit}
-    changes, collections = await batch(
-        conn, ("detailed_history_of", sid),
-        ("collections_of", {**sid, "resources": [Resource.DETAILED.value]}))
-    detailed = collected_times(collections, (Resource.DETAILED,))[Resource.DETAILED]
-    return detailed_points(changes, detailed, limit)
+    changes = Read(HistoryPoint, "detailed_history_of", sid)
+    collections = Read(Collected, "collections_of",
+                       {**sid, "resources": [Resource.DETAILED.value]})
+    await batch(conn, changes, collections)
+    detailed = collected_times(collections.rows, (Resource.DETAILED,))[Resource.DETAILED]
+    return detailed_points(changes.rows, detailed, limit)
 
 
-def weapon_point(r: dict[str, Any]) -> WeaponPoint:
-    return WeaponPoint(r["fetched_at"], r["kills"], r["shots_fired"], r["shots_hit"],
-                       r["time_equipped_seconds"])
+def weapon_point(r: Mapping[str, Any]) -> ItemPoint[WeaponPoint]:
+    return ItemPoint(r["weapon_id"], display_name(r["name"], r["slug"]), WeaponPoint(
+        r["fetched_at"], r["kills"], r["shots_fired"], r["shots_hit"],
+        r["time_equipped_seconds"]))
 
 
-def vehicle_point(r: dict[str, Any]) -> VehiclePoint:
-    return VehiclePoint(r["fetched_at"], r["kills"], r["time_in_seconds"], r["destroy_x_in_y"])
+def vehicle_point(r: Mapping[str, Any]) -> ItemPoint[VehiclePoint]:
+    return ItemPoint(r["vehicle_id"], display_name(r["name"], r["slug"]), VehiclePoint(
+        r["fetched_at"], r["kills"], r["time_in_seconds"], r["destroy_x_in_y"]))
 
 
-def item_series(rows: list[dict[str, Any]], id_key: str, point: Callable[[dict[str, Any]], P],
-                collected: list[datetime]) -> list[ItemSeries]:
+def item_series(rows: list[ItemPoint[P]], collected: list[datetime]) -> list[ItemSeries]:
     """Per item (in the rows' order: most kills first), its points, one per collection."""
     grouped: dict[int, tuple[str, list[P]]] = {}
     for r in rows:
-        grouped.setdefault(r[id_key], (display_name(r["name"], r["slug"]), []))[1].append(
-            point(r))
+        grouped.setdefault(r.item_id, (r.name, []))[1].append(r.point)
     return [ItemSeries(item_id, name, tuple(per_collection(
         sorted(points, key=lambda p: p.fetched_at), collected)))
         for item_id, (name, points) in grouped.items()]
@@ -134,22 +150,29 @@ class PageSeries:
     vehicles: list[ItemSeries]
 
 
-def page_series_reads(soldier_id: int, items: int = 12,
-                      limit: int = 100) -> list[tuple[str, dict[str, Any]]]:
-    """The headline, weapon and vehicle histories and the collection times of the three
-    (for db.queries.batch; page_series_from builds the series from their rows)."""
+class PageSeriesReads(NamedTuple):
+    """The headline, weapon and vehicle histories and the collection times of the three (for
+    db.queries.batch; page_series_from builds the series from them)."""
+
+    detailed: Read[HistoryPoint]
+    weapons: Read[ItemPoint[WeaponPoint]]
+    vehicles: Read[ItemPoint[VehiclePoint]]
+    collections: Read[Collected]
+
+
+def page_series_reads(soldier_id: int, items: int = 12, limit: int = 100) -> PageSeriesReads:
     sid = {"soldier_id": soldier_id, "limit": limit}
-    return [("detailed_history_of", sid), ("weapon_history_of", {**sid, "items": items}),
-            ("vehicle_history_of", {**sid, "items": items}),
-            ("collections_of", {**sid, "resources": [r.value for r in SERIES_RESOURCES]})]
+    return PageSeriesReads(
+        Read(HistoryPoint, "detailed_history_of", sid),
+        Read(mapped(weapon_point), "weapon_history_of", {**sid, "items": items}),
+        Read(mapped(vehicle_point), "vehicle_history_of", {**sid, "items": items}),
+        Read(Collected, "collections_of",
+             {**sid, "resources": [r.value for r in SERIES_RESOURCES]}))
 
 
-def page_series_from(changes: list[dict[str, Any]], weapons: list[dict[str, Any]],
-                     vehicles: list[dict[str, Any]], collections: list[dict[str, Any]],
-                     limit: int = 100) -> PageSeries:
-    collected = collected_times(collections, SERIES_RESOURCES)
+def page_series_from(reads: PageSeriesReads, limit: int = 100) -> PageSeries:
+    collected = collected_times(reads.collections.rows, SERIES_RESOURCES)
     return PageSeries(
-        detailed=detailed_points(changes, collected[Resource.DETAILED], limit),
-        weapons=item_series(weapons, "weapon_id", weapon_point, collected[Resource.WEAPONS]),
-        vehicles=item_series(vehicles, "vehicle_id", vehicle_point,
-                             collected[Resource.VEHICLES]))
+        detailed=detailed_points(reads.detailed.rows, collected[Resource.DETAILED], limit),
+        weapons=item_series(reads.weapons.rows, collected[Resource.WEAPONS]),
+        vehicles=item_series(reads.vehicles.rows, collected[Resource.VEHICLES]))

@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from bf4ps.battlelog.models import VehicleItem, WeaponItem
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import FLOAT_COLUMNS, batch, one_row
+from bf4ps.db.queries import FLOAT_COLUMNS, Read, batch, one_row
 from bf4ps.domain import Resource
-from bf4ps.stats.progress_store import record_items
+from bf4ps.stats.progress_store import items_before, record_items
 from bf4ps.stats.snapshot import Written
 
 CATALOG_FIELDS = ("guid", "name", "slug", "category", "code")
@@ -89,14 +89,18 @@ def unique_by_guid(items: Sequence[WeaponItem | VehicleItem]) -> list[WeaponItem
     return kept
 
 
-def column(items: Sequence[WeaponItem | VehicleItem], name: str) -> list[Any]:
+ItemValue = str | int | float | None  # a field of a WeaponItem or VehicleItem
+
+
+def column(items: Sequence[WeaponItem | VehicleItem], name: str) -> list[ItemValue]:
     values = [getattr(item, name) for item in items]
     if name in FLOAT_COLUMNS:  # psycopg refuses lists mixing int and float (0 vs 0.5)
         return [None if v is None else float(v) for v in values]
     return values
 
 
-def columns(items: Sequence[WeaponItem | VehicleItem], fields: tuple[str, ...]) -> dict[str, Any]:
+def columns(items: Sequence[WeaponItem | VehicleItem],
+            fields: tuple[str, ...]) -> dict[str, list[ItemValue]]:
     """One array parameter per field: {"kills": [12, None, ...], ...}."""
     return {name: column(items, name) for name in fields}
 
@@ -107,23 +111,35 @@ async def write_items(conn: Conn, kind: ItemKind[ItemT], soldier_id: int,
     unique = unique_by_guid(items)
     if not unique:
         return Written()  # an empty list keeps everything stored (last-known-good)
-    before, synced = await batch(  # the stored items (where intervals start) and the sync
-        conn, (kind.before_query, {"soldier_id": soldier_id}),
-        (kind.catalog_query, {**columns(unique, CATALOG_FIELDS), "seen_at": fetched_at}))
-    catalog = synced[0]
+    before = items_before(kind.before_query, soldier_id)  # where the intervals start
+    sync = Read(_Synced, kind.catalog_query,
+                {**columns(unique, CATALOG_FIELDS), "seen_at": fetched_at})
+    await batch(conn, before, sync)
+    catalog = sync.rows[0]
     params = {**columns(unique, kind.stat_fields), "soldier_id": soldier_id,
               "fetched_at": fetched_at}
-    row = await one_row(conn, kind.stats_query, params)
-    if row["outdated"]:
-        return Written(catalog_inserted=int(catalog["catalog_inserted"]),
-                       catalog_refreshed=int(catalog["catalog_refreshed"]), outdated=True)
-    if int(row["matched"]) != len(unique):
-        raise CatalogMismatch(f"{len(unique) - int(row['matched'])} item(s) not in the catalog")
-    await record_items(conn, kind.name, soldier_id, before, unique, fetched_at)
-    return Written(current_rows=int(row["current_written"]),
-                   history_rows=int(row["history_written"]),
-                   catalog_inserted=int(catalog["catalog_inserted"]),
-                   catalog_refreshed=int(catalog["catalog_refreshed"]))
+    row = await one_row(conn, _StatsWritten, kind.stats_query, params)
+    if row.outdated:
+        return Written(catalog_inserted=catalog.catalog_inserted,
+                       catalog_refreshed=catalog.catalog_refreshed, outdated=True)
+    if row.matched != len(unique):
+        raise CatalogMismatch(f"{len(unique) - row.matched} item(s) not in the catalog")
+    await record_items(conn, kind.name, soldier_id, before.rows, unique, fetched_at)
+    return Written(current_rows=row.current_written, history_rows=row.history_written,
+                   catalog_inserted=catalog.catalog_inserted,
+                   catalog_refreshed=catalog.catalog_refreshed)
+
+
+class _Synced(NamedTuple):
+    catalog_inserted: int
+    catalog_refreshed: int
+
+
+class _StatsWritten(NamedTuple):
+    outdated: bool
+    matched: int
+    current_written: int
+    history_written: int
 
 
 async def write_weapons(conn: Conn, soldier_id: int, items: Sequence[WeaponItem],

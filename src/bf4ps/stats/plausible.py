@@ -13,15 +13,17 @@ equipped, per vehicle kills and time in it (``guid:field``; an unlisted item is 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 from psycopg.types.json import Jsonb
 
 from bf4ps.battlelog.models import DetailedStats, Parsed, ProfileStats, VehicleItem, WeaponItem
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, execute, one
+from bf4ps.db.queries import all_rows, execute, mapped, one, one_row
 from bf4ps.domain import Resource
 from bf4ps.policy import Policy
 
@@ -94,7 +96,7 @@ class Verdict:
         more = f" (+{len(self.lowered) - 3} more)" if len(self.lowered) > 3 else ""
         return f"implausible: {what} for a soldier with history: {named}{more}"
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> dict[str, object]:  # the event's details (JSON)
         named = self.lowered[:MAX_NAMED]
         return {"lowered": len(self.lowered), "zeros": int(self.zeros),
                 "was": {k: self.stored[k] for k in named},
@@ -117,18 +119,39 @@ class Accepted:
     unconfirmed: bool = False  # a first answer of zeros, flagged
 
 
+class _Suspect(NamedTuple):
+    """A soldier's run of suspect answers for one resource (answer_suspects)."""
+
+    kind: str
+    first_at: datetime
+    answers: int
+    counters: Counters
+
+
+class _Now(NamedTuple):
+    now: datetime
+
+
 async def stored_counters(conn: Conn, resource: Resource, soldier_id: int) -> Counters | None:
     """The stored counters (None: nothing stored yet)."""
     resource = Resource(resource)
     fields = COUNTERS[resource]
     params = {"soldier_id": soldier_id}
     if resource in (Resource.DETAILED, Resource.PROFILE):
-        row = await one(conn, _STORED[resource], params)
-        return None if row is None else {name: row[name] for name in fields}
-    rows = await all_rows(conn, _STORED[resource], params)
-    if not rows:
-        return None
-    return {f"{r['guid']}:{name}": r[name] for r in rows for name in fields}
+        return await one(conn, mapped(partial(_counters, fields)), _STORED[resource], params)
+    rows = await all_rows(conn, mapped(partial(_item_counters, fields)), _STORED[resource],
+                          params)
+    return {k: v for r in rows for k, v in r.items()} if rows else None
+
+
+def _counters(fields: tuple[str, ...], row: Mapping[str, Any]) -> Counters:
+    """A stored row's counters."""
+    return {name: row[name] for name in fields}
+
+
+def _item_counters(fields: tuple[str, ...], row: Mapping[str, Any]) -> Counters:
+    """A stored item's counters, each named `guid:counter`."""
+    return {f"{row['guid']}:{name}": row[name] for name in fields}
 
 
 async def judge(conn: Conn, soldier_id: int, resource: Resource, parsed: Parsed,
@@ -138,7 +161,7 @@ async def judge(conn: Conn, soldier_id: int, resource: Resource, parsed: Parsed,
     new = counters_of(resource, parsed)
     stored = await stored_counters(conn, resource, soldier_id)
     key = {"soldier_id": soldier_id, "resource": Resource(resource).value}
-    suspect = await one(conn, "suspect_of", key)
+    suspect = await one(conn, _Suspect, "suspect_of", key)
     if stored is None:
         if all_zero(new):
             await execute(conn, "suspect_set", key | {
@@ -158,14 +181,14 @@ async def judge(conn: Conn, soldier_id: int, resource: Resource, parsed: Parsed,
     raise Implausible(verdict)
 
 
-def _confirms_reset(suspect: dict[str, Any], new: Counters, now: datetime,
+def _confirms_reset(suspect: _Suspect, new: Counters, now: datetime,
                     policy: Policy) -> bool:
     """This answer is the ``reset_confirmations``-th of a run of agreeing ones spanning at
     least ``reset_min_span_seconds``."""
-    if suspect["kind"] != LOWER or not agrees(new, dict(suspect["counters"])):
+    if suspect.kind != LOWER or not agrees(new, dict(suspect.counters)):
         return False
-    span = (now - suspect["first_at"]).total_seconds()
-    return (int(suspect["answers"]) + 1 >= policy.reset_confirmations
+    span = (now - suspect.first_at).total_seconds()
+    return (suspect.answers + 1 >= policy.reset_confirmations
             and span >= policy.reset_min_span_seconds)
 
 
@@ -174,13 +197,11 @@ async def record_suspect(conn: Conn, soldier_id: int, resource: Resource, verdic
     """After an implausible answer's failure: extend the run of agreeing suspect answers (or
     start a new one when this one disagrees with it); how many the run has now."""
     key = {"soldier_id": soldier_id, "resource": Resource(resource).value}
-    suspect = await one(conn, "suspect_of", key)
-    now_row = await one(conn, "suspect_now")
-    assert now_row is not None
-    now = now_row["now"]
-    if (suspect is not None and suspect["kind"] == LOWER
-            and agrees(verdict.counters, dict(suspect["counters"]))):
-        answers, first_at = int(suspect["answers"]) + 1, suspect["first_at"]
+    suspect = await one(conn, _Suspect, "suspect_of", key)
+    now = (await one_row(conn, _Now, "suspect_now")).now
+    if (suspect is not None and suspect.kind == LOWER
+            and agrees(verdict.counters, dict(suspect.counters))):
+        answers, first_at = suspect.answers + 1, suspect.first_at
     else:
         answers, first_at = 1, now
     await execute(conn, "suspect_set", key | {

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import NamedTuple
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import batch, execute, one
+from bf4ps.db.queries import Read, batch, execute, one
 from bf4ps.domain import Resource
 from bf4ps.policy import Policy
 from bf4ps.queue import events
@@ -36,22 +36,71 @@ def ceilings(policy: Policy) -> gains.Ceilings:
         min_seconds=int(policy.progress_check_min_seconds))
 
 
-def soldier_gain_of(row: dict[str, Any]) -> gains.SoldierGain:
-    """A soldier_intervals row as the domain's gain."""
-    return gains.SoldierGain(
-        start=row["started_at"], end=row["ended_at"], kills=row["kills"], deaths=row["deaths"],
-        score=row["score"], seconds=row["seconds"], headshots=row["headshots"],
-        shots_fired=row["shots_fired"], shots_hit=row["shots_hit"], rank_from=row["rank_from"],
-        rank_to=row["rank_to"], reset=row["reset"])
+@dataclass(frozen=True, slots=True)
+class SoldierInterval:
+    """A soldier_intervals row's gain columns."""
+
+    started_at: datetime
+    ended_at: datetime
+    kills: int
+    deaths: int
+    score: int
+    seconds: int
+    headshots: int | None
+    shots_fired: int | None
+    shots_hit: int | None
+    rank_from: int | None
+    rank_to: int | None
+    reset: bool
+
+    def gain(self) -> gains.SoldierGain:
+        """The row as the domain's gain."""
+        return gains.SoldierGain(
+            start=self.started_at, end=self.ended_at, kills=self.kills, deaths=self.deaths,
+            score=self.score, seconds=self.seconds, headshots=self.headshots,
+            shots_fired=self.shots_fired, shots_hit=self.shots_hit, rank_from=self.rank_from,
+            rank_to=self.rank_to, reset=self.reset)
 
 
-def item_gain_of(row: dict[str, Any]) -> gains.ItemGain:
-    """An item_intervals row as the domain's gain."""
-    return gains.ItemGain(
-        start=row["started_at"], end=row["ended_at"], kills=row["kills"],
-        seconds=row["seconds"], headshots=row["headshots"], shots_fired=row["shots_fired"],
-        shots_hit=row["shots_hit"], stars_from=row["stars_from"], stars_to=row["stars_to"],
-        reset=row["reset"])
+@dataclass(frozen=True, slots=True)
+class ItemInterval:
+    """An item_intervals row's gain columns."""
+
+    kind: str
+    item_id: int
+    started_at: datetime
+    ended_at: datetime
+    kills: int
+    seconds: int
+    headshots: int | None
+    shots_fired: int | None
+    shots_hit: int | None
+    stars_from: int | None
+    stars_to: int | None
+    reset: bool
+
+    def gain(self) -> gains.ItemGain:
+        """The row as the domain's gain."""
+        return gains.ItemGain(
+            start=self.started_at, end=self.ended_at, kills=self.kills, seconds=self.seconds,
+            headshots=self.headshots, shots_fired=self.shots_fired, shots_hit=self.shots_hit,
+            stars_from=self.stars_from, stars_to=self.stars_to, reset=self.reset)
+
+
+@dataclass(frozen=True, slots=True)
+class _UncheckedSoldier(SoldierInterval):
+    soldier_id: int
+    platform: str
+
+
+@dataclass(frozen=True, slots=True)
+class _UncheckedItem(ItemInterval):
+    soldier_id: int
+    platform: str
+
+
+class _Flagged(NamedTuple):
+    flag_id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,21 +109,21 @@ class CheckReport:
     flagged: int = 0
 
 
-async def _flag(conn: Conn, row: dict[str, Any], kind: str, item_id: int | None,
-                reasons: list[str], now: datetime) -> bool:
+async def _flag(conn: Conn, row: _UncheckedSoldier | _UncheckedItem, kind: str,
+                item_id: int | None, reasons: list[str], now: datetime) -> bool:
     reason = "; ".join(reasons)[:500]
-    made = await one(conn, "progress_flag_insert", {
-        "soldier_id": row["soldier_id"], "kind": kind, "item_id": item_id,
-        "started_at": row["started_at"], "ended_at": row["ended_at"], "reason": reason,
+    made = await one(conn, _Flagged, "progress_flag_insert", {
+        "soldier_id": row.soldier_id, "kind": kind, "item_id": item_id,
+        "started_at": row.started_at, "ended_at": row.ended_at, "reason": reason,
         "now": now})
     if made is None:
         return False
     await events.record(
-        conn, EventType.PROGRESS_FLAGGED, soldier_id=row["soldier_id"],
-        platform=row["platform"], resource=RESOURCE_OF_KIND[kind].value, result="flagged",
-        details={"flag_id": made["flag_id"], "kind": kind, "item_id": item_id,
-                 "reason": reason, "started_at": row["started_at"].isoformat(),
-                 "ended_at": row["ended_at"].isoformat()})
+        conn, EventType.PROGRESS_FLAGGED, soldier_id=row.soldier_id,
+        platform=row.platform, resource=RESOURCE_OF_KIND[kind].value, result="flagged",
+        details={"flag_id": made.flag_id, "kind": kind, "item_id": item_id,
+                 "reason": reason, "started_at": row.started_at.isoformat(),
+                 "ended_at": row.ended_at.isoformat()})
     return True
 
 
@@ -83,26 +132,28 @@ async def check_pending(conn: Conn, policy: Policy, now: datetime,
     """Judge up to `limit` unchecked soldier intervals and as many item intervals."""
     c = ceilings(policy)
     async with conn.transaction():
-        soldiers, items = await batch(conn, ("soldier_intervals_unchecked", {"limit": limit}),
-                                      ("item_intervals_unchecked", {"limit": limit}))
+        read_soldiers = Read(_UncheckedSoldier, "soldier_intervals_unchecked", {"limit": limit})
+        read_items = Read(_UncheckedItem, "item_intervals_unchecked", {"limit": limit})
+        await batch(conn, read_soldiers, read_items)
+        soldiers, items = read_soldiers.rows, read_items.rows
         flagged: set[int] = set()
-        for row in soldiers:
-            reasons = gains.breaches(soldier_gain_of(row), c)
-            if reasons and await _flag(conn, row, "soldier", None, reasons, now):
-                flagged.add(row["soldier_id"])
-        for row in items:
-            reasons = gains.breaches(item_gain_of(row), c)
-            if reasons and await _flag(conn, row, row["kind"], row["item_id"], reasons, now):
-                flagged.add(row["soldier_id"])
+        for s in soldiers:
+            reasons = gains.breaches(s.gain(), c)
+            if reasons and await _flag(conn, s, "soldier", None, reasons, now):
+                flagged.add(s.soldier_id)
+        for i in items:
+            reasons = gains.breaches(i.gain(), c)
+            if reasons and await _flag(conn, i, i.kind, i.item_id, reasons, now):
+                flagged.add(i.soldier_id)
         if soldiers:
             await execute(conn, "soldier_intervals_mark_checked", {
-                "now": now, "soldier_id": [r["soldier_id"] for r in soldiers],
-                "ended_at": [r["ended_at"] for r in soldiers]})
+                "now": now, "soldier_id": [r.soldier_id for r in soldiers],
+                "ended_at": [r.ended_at for r in soldiers]})
         if items:
             await execute(conn, "item_intervals_mark_checked", {
-                "now": now, "soldier_id": [r["soldier_id"] for r in items],
-                "kind": [r["kind"] for r in items], "item_id": [r["item_id"] for r in items],
-                "ended_at": [r["ended_at"] for r in items]})
+                "now": now, "soldier_id": [r.soldier_id for r in items],
+                "kind": [r.kind for r in items], "item_id": [r.item_id for r in items],
+                "ended_at": [r.ended_at for r in items]})
         if flagged:
             await execute(conn, "gains_boards_drop_soldiers", {"soldier_ids": sorted(flagged)})
     return CheckReport(checked=len(soldiers) + len(items), flagged=len(flagged))

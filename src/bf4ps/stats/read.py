@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import datetime
 from operator import itemgetter
-from typing import Any, Generic
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple
+
+from psycopg.rows import BaseRowFactory, RowMaker, no_result
 
 from bf4ps.battlelog.models import (
     DetailedStats,
@@ -16,9 +19,12 @@ from bf4ps.battlelog.models import (
     TopItem,
 )
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, batch
+from bf4ps.db.queries import Read, all_rows, batch, mapped
 from bf4ps.domain import ErrorClass, Resource, StateStatus
 from bf4ps.stats.items import ItemKind, ItemT
+
+if TYPE_CHECKING:
+    from psycopg._cursor_base import BaseCursor
 
 DETAILED_FIELDS = tuple(f.name for f in fields(DetailedStats))
 PROFILE_SCALARS = tuple(f.name for f in fields(ProfileStats)
@@ -87,12 +93,12 @@ class HistoryPoint:
     changed: bool = True  # False: a collection that found the values unchanged
 
 
-def detailed_from_row(row: dict[str, Any]) -> StoredDetailed:
+def detailed_from_row(row: Mapping[str, Any]) -> StoredDetailed:
     return StoredDetailed(row["fetched_at"],
                           DetailedStats(**{name: row[name] for name in DETAILED_FIELDS}))
 
 
-def profile_from_row(row: dict[str, Any]) -> StoredProfile:
+def profile_from_row(row: Mapping[str, Any]) -> StoredProfile:
     stats = ProfileStats(
         **{name: row[name] for name in PROFILE_SCALARS},
         top_weapons=tuple(TopItem(**x) for x in row["top_weapons"]),
@@ -103,50 +109,64 @@ def profile_from_row(row: dict[str, Any]) -> StoredProfile:
     return StoredProfile(row["fetched_at"], stats)
 
 
-def state_from_row(row: dict[str, Any]) -> ResourceState:
+def state_from_row(row: Mapping[str, Any]) -> ResourceState:
     error = row["last_error_class"]
     return ResourceState(Resource(row["resource"]), StateStatus(row["status"]),
                          row["last_success_at"], row["last_attempt_at"],
                          ErrorClass(error) if error else None)
 
 
-def overview_reads(soldier_id: int) -> list[tuple[str, dict[str, Any]]]:
-    """The overview's three primary-key reads (for db.queries.batch): detailed, profile,
-    collection states."""
+class OverviewReads(NamedTuple):
+    """The overview's three primary-key reads (for db.queries.batch)."""
+
+    detailed: Read[StoredDetailed]
+    profile: Read[StoredProfile]
+    states: Read[ResourceState]
+
+
+def overview_reads(soldier_id: int) -> OverviewReads:
     params = {"soldier_id": soldier_id}
-    return [("detailed_current_of", params), ("profile_current_of", params),
-            ("collection_states_of", params)]
+    return OverviewReads(Read(mapped(detailed_from_row), "detailed_current_of", params),
+                         Read(mapped(profile_from_row), "profile_current_of", params),
+                         Read(mapped(state_from_row), "collection_states_of", params))
 
 
-def overview_from(soldier_id: int, detailed: list[dict[str, Any]],
-                  profile: list[dict[str, Any]], states: list[dict[str, Any]]) -> SoldierOverview:
-    """The overview from the rows of overview_reads."""
+def overview_from(soldier_id: int, reads: OverviewReads) -> SoldierOverview:
+    """The overview from overview_reads, run."""
     return SoldierOverview(
-        soldier_id=soldier_id,
-        detailed=detailed_from_row(detailed[0]) if detailed else None,
-        profile=profile_from_row(profile[0]) if profile else None,
-        states={s.resource: s for s in map(state_from_row, states)},
-    )
+        soldier_id=soldier_id, detailed=reads.detailed.first, profile=reads.profile.first,
+        states={s.resource: s for s in reads.states.rows})
 
 
 async def soldier_overview(conn: Conn, soldier_id: int) -> SoldierOverview:
     """Detailed and profile current rows (None until first collected) and the collection state
     of each resource. Three primary-key reads, sent in one pipeline."""
-    return overview_from(soldier_id, *await batch(conn, *overview_reads(soldier_id)))
+    reads = overview_reads(soldier_id)
+    await batch(conn, *reads)
+    return overview_from(soldier_id, reads)
 
 
-def items_from(kind: ItemKind[ItemT], rows: list[dict[str, Any]]) -> list[StoredItem[ItemT]]:
-    item = itemgetter(*kind.fields)  # the item's fields in order (some 170 rows a page)
-    make, key = kind.item, kind.id_column
-    return [StoredItem(row[key], row["fetched_at"], make(*item(row))) for row in rows]
+def stored_items(kind: ItemKind[ItemT]) -> BaseRowFactory[StoredItem[ItemT]]:
+    """The row factory of `kind`'s item rows (of_query): each a StoredItem, built from the
+    row's values by position (some 170 rows a page)."""
+
+    def factory(cursor: BaseCursor[Any, Any]) -> RowMaker[StoredItem[ItemT]]:
+        if cursor.description is None:
+            return no_result
+        at = {c.name: i for i, c in enumerate(cursor.description)}
+        item = itemgetter(*(at[f] for f in kind.fields))  # the item's fields in order
+        make, key, fetched = kind.item, at[kind.id_column], at["fetched_at"]
+        return lambda values: StoredItem(values[key], values[fetched], make(*item(values)))
+
+    return factory
 
 
 async def items_of(conn: Conn, kind: ItemKind[ItemT], soldier_id: int) -> list[StoredItem[ItemT]]:
     """The soldier's weapons or vehicles with their catalog names, most kills first."""
-    return items_from(kind, await all_rows(conn, kind.of_query, {"soldier_id": soldier_id}))
+    return await all_rows(conn, stored_items(kind), kind.of_query, {"soldier_id": soldier_id})
 
 
 async def detailed_history(conn: Conn, soldier_id: int, limit: int = 100) -> list[HistoryPoint]:
     """The newest `limit` detailed snapshots that differ from their predecessor, newest first."""
-    rows = await all_rows(conn, "detailed_history_of", {"soldier_id": soldier_id, "limit": limit})
-    return [HistoryPoint(**row) for row in rows]
+    return await all_rows(conn, HistoryPoint, "detailed_history_of",
+                          {"soldier_id": soldier_id, "limit": limit})

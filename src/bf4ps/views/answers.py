@@ -13,10 +13,11 @@ change, or when the parser now refuses the answer.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, fields
 from datetime import datetime
-from typing import Any
+from decimal import Decimal
+from typing import Any, NamedTuple
 
 import orjson
 from pydantic import BaseModel
@@ -30,7 +31,7 @@ from bf4ps.battlelog.models import (
     WeaponItem,
 )
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one
+from bf4ps.db.queries import Record, all_rows, mapped, one, one_row
 from bf4ps.domain import Platform, Resource
 from bf4ps.stats.archive import unpack
 from bf4ps.stats.items import VEHICLE_STAT_FIELDS, WEAPON_STAT_FIELDS
@@ -77,19 +78,25 @@ def _document(body: bytes) -> Any:
         return body.decode("utf-8", "replace")
 
 
+def _archived(r: Mapping[str, Any]) -> ArchivedAnswer:
+    return ArchivedAnswer(**{k: r[k] for k in ("answer_id", "received_at", "http_status",
+                                               "outcome", "body_bytes", "stored_bytes")},
+                          body=_document(unpack(r["body"])))
+
+
+class _Soldier(NamedTuple):
+    soldier_id: int
+
+
 async def show(conn: Conn, persona_id: int, resource: Resource, platform: Platform | None = None,
                limit: int = 10) -> SoldierAnswers:
-    rows = await all_rows(conn, "archive_of", {
+    answers = await all_rows(conn, mapped(_archived), "archive_of", {
         "persona_id": persona_id, "platform": platform.value if platform else None,
         "resource": Resource(resource).value, "limit": limit})
-    answers = [ArchivedAnswer(**{k: r[k] for k in ("answer_id", "received_at", "http_status",
-                                                   "outcome", "body_bytes", "stored_bytes")},
-                              body=_document(unpack(r["body"]))) for r in rows]
-    soldier = await one(conn, "answers_soldier", {
+    soldier = await one(conn, _Soldier, "answers_soldier", {
         "persona_id": persona_id, "platform": platform.value if platform else None})
-    suspects = [] if soldier is None else [
-        Suspect(**r) for r in await all_rows(conn, "suspects_of_soldier",
-                                             {"soldier_id": soldier["soldier_id"]})]
+    suspects = [] if soldier is None else await all_rows(
+        conn, Suspect, "suspects_of_soldier", {"soldier_id": soldier.soldier_id})
     return SoldierAnswers(persona_id=persona_id, platform=platform.value if platform else None,
                           resource=Resource(resource).value, answers=answers, suspects=suspects)
 
@@ -121,49 +128,51 @@ def _default_parser(resource: Resource, persona_id: int, platform_int: int) -> P
     return resource_parser(resource, persona_id, platform_int)
 
 
+def _stored(r: Mapping[str, Any]) -> tuple[ReplayRow, bytes]:
+    """An answer stored as current (archive_replay): its row, and its compressed body."""
+    return ReplayRow.model_validate({k: r[k] for k in ReplayRow.model_fields if k in r}), r["body"]
+
+
 async def replay(conn: Conn, since: datetime, resource: Resource | None = None,
                  parser_for: ParserFor = _default_parser) -> ReplayReport:
-    rows = await all_rows(conn, "archive_replay", {
+    rows = await all_rows(conn, mapped(_stored), "archive_replay", {
         "since": since, "resource": Resource(resource).value if resource else None})
     report = ReplayReport(since=since, examined=len(rows), rows=[])
-    for r in rows:
-        row = await _replay_one(conn, r, parser_for)
+    for row, body in rows:
+        await _replay_one(conn, row, unpack(body), parser_for)
         if row.error is not None or row.changes:
             report.rows.append(row)
     return report
 
 
-async def _replay_one(conn: Conn, r: dict[str, Any], parser_for: ParserFor) -> ReplayRow:
-    resource = Resource(r["resource"])
-    body = unpack(r["body"])
-    parser = parser_for(resource, int(r["persona_id"]), Platform(r["platform"]).battlelog_int)
+async def _replay_one(conn: Conn, row: ReplayRow, body: bytes, parser_for: ParserFor) -> None:
+    """Parse the stored answer again: the parser's refusal, or what it would change."""
+    resource = Resource(row.resource)
+    parser = parser_for(resource, row.persona_id, Platform(row.platform).battlelog_int)
     result = apply_parser(FetchResult(resource, 200, 0.0, len(body)), body, parser)
-    row = ReplayRow(answer_id=r["answer_id"], soldier_id=r["soldier_id"],
-                    persona_id=r["persona_id"], platform=r["platform"], resource=resource.value,
-                    received_at=r["received_at"])
     if not result.ok or result.parsed is None:
         row.error = f"{result.error_class}: {result.message}"
-        return row
-    row.changes = await _changes(conn, resource, int(r["soldier_id"]), result.parsed)
-    return row
+        return
+    row.changes = await _changes(conn, resource, row.soldier_id, result.parsed)
 
 
 async def _changes(conn: Conn, resource: Resource, soldier_id: int, parsed: Any
                    ) -> list[FieldChange]:
     params = {"soldier_id": soldier_id}
     if isinstance(parsed, DetailedStats | ProfileStats):
-        stored = await one(conn, _STORED[resource], params) or {}
+        stored = await one(conn, Record, _STORED[resource], params) or Record()
         names = [f.name for f in fields(parsed) if not isinstance(getattr(parsed, f.name), tuple)]
         return _diff({n: stored.get(n) for n in names},
                      {n: getattr(parsed, n) for n in names})
-    stored_items = {str(x["guid"]): x for x in await all_rows(conn, _STORED[resource], params)}
+    stored_items = {str(x["guid"]): x for x in await all_rows(conn, Record, _STORED[resource],
+                                                              params)}
     item_fields = _ITEM_FIELDS[resource]
     old: dict[str, Any] = {}
     new: dict[str, Any] = {}
     for item in parsed:
         if isinstance(item, WeaponItem | VehicleItem):
             values = asdict(item)
-            have = stored_items.get(item.guid, {})
+            have = stored_items.get(item.guid, Record())
             for name in item_fields:
                 old[f"{item.guid}:{name}"] = have.get(name)
                 new[f"{item.guid}:{name}"] = values[name]
@@ -183,6 +192,13 @@ def _diff(stored: dict[str, Any], replayed: dict[str, Any]) -> list[FieldChange]
             for k, v in replayed.items() if not _same(stored.get(k), v)]
 
 
+class _Size(NamedTuple):
+    answers: int
+    stored_bytes: int | Decimal  # sums: numeric
+    body_bytes: int | Decimal
+    most_per_resource: int
+
+
 async def archive_size(conn: Conn) -> dict[str, int]:
-    row = await one(conn, "archive_size")
-    return {k: int(v) for k, v in (row or {}).items()}
+    row = await one_row(conn, _Size, "archive_size")
+    return {k: int(v) for k, v in row._asdict().items()}

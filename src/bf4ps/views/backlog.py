@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one
@@ -40,19 +40,37 @@ def empty_ages() -> dict[str, dict[str, float]]:
     return {k: dict.fromkeys(RESOURCES, 0.0) for k in CLASSES}
 
 
+class _Age(NamedTuple):
+    klass: str
+    resource: str
+    age_seconds: float
+
+
+class _Lag(NamedTuple):
+    klass: str
+    resource: str
+    p50: float
+    p95: float
+    n: int
+
+
+class _Latest(NamedTuple):
+    recorded_at: datetime
+    refresh_lag: dict[str, Any]  # the JSON lag_from_json reads
+
+
 async def ages(conn: Conn) -> dict[str, dict[str, float]]:
     out = empty_ages()
-    for row in await all_rows(conn, "backlog_oldest"):
-        out[str(row["klass"])][str(row["resource"])] = round(float(row["age_seconds"]), 1)
+    for row in await all_rows(conn, _Age, "backlog_oldest"):
+        out[row.klass][row.resource] = round(row.age_seconds, 1)
     return out
 
 
 async def refresh_lag(conn: Conn, window_seconds: float = LAG_WINDOW_SECONDS
                       ) -> dict[str, dict[str, Lag]]:
     out: dict[str, dict[str, Lag]] = {}
-    for row in await all_rows(conn, "refresh_lag", {"window_seconds": window_seconds}):
-        out.setdefault(str(row["klass"]), {})[str(row["resource"])] = Lag(
-            float(row["p50"]), float(row["p95"]), int(row["n"]))
+    for row in await all_rows(conn, _Lag, "refresh_lag", {"window_seconds": window_seconds}):
+        out.setdefault(row.klass, {})[row.resource] = Lag(row.p50, row.p95, row.n)
     return out
 
 
@@ -63,11 +81,11 @@ def lag_from_json(raw: dict[str, Any]) -> dict[str, dict[str, Lag]]:
 
 async def read(conn: Conn) -> Backlog:
     """Ages now; the lag of the latest fleet-history record (none recorded yet: empty)."""
-    latest = await one(conn, "history_latest")
+    latest = await one(conn, _Latest, "history_latest")
     if latest is None:
         return Backlog(await ages(conn))
-    return Backlog(await ages(conn), lag_from_json(latest["refresh_lag"]),
-                   LAG_WINDOW_SECONDS, latest["recorded_at"])
+    return Backlog(await ages(conn), lag_from_json(latest.refresh_lag),
+                   LAG_WINDOW_SECONDS, latest.recorded_at)
 
 
 def render_lines(b: Backlog) -> list[str]:

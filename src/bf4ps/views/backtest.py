@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from bf4ps.capacity.backtest import Observed, compare, point, summarize
 from bf4ps.db.connect import Conn
@@ -22,28 +22,50 @@ class Backtest:
     checked_at: datetime | None = None
 
 
+class _Recorded(NamedTuple):
+    recorded_at: datetime
+    figures: dict[str, Any]  # the forecast's figures as recorded (JSON)
+
+
+class _Counted(NamedTuple):
+    resource: str
+    n: int
+
+
+class _Point(NamedTuple):
+    recorded_at: datetime
+    coverage: dict[str, dict[str, int]]
+    backlog_age: dict[str, dict[str, float]]
+
+
+class _Stored(NamedTuple):
+    checked_at: datetime
+    since: datetime
+    records: int
+    errors: dict[str, dict[str, float]]
+
+
 async def run(conn: Conn, since: datetime, now: datetime, horizon_seconds: float = 3600.0
               ) -> Backtest:
-    records = [r for r in await all_rows(conn, "forecast_records_since", {"since": since})
-               if r["recorded_at"] + timedelta(seconds=horizon_seconds) <= now]
+    records = [r for r in await all_rows(conn, _Recorded, "forecast_records_since",
+                                         {"since": since})
+               if r.recorded_at + timedelta(seconds=horizon_seconds) <= now]
     errors: list[tuple[str, float]] = []
     for rec in records:
-        t0 = rec["recorded_at"]
+        t0 = rec.recorded_at
         t1 = t0 + timedelta(seconds=horizon_seconds)
-        ledger = {str(r["resource"]): int(r["n"])
-                  for r in await all_rows(conn, "ledger_between", {"t0": t0, "t1": t1})}
-        history = tuple(point(h["recorded_at"], h["coverage"], h["backlog_age"])
-                        for h in await all_rows(conn, "history_between", {"t0": t0, "t1": now}))
-        errors += compare(t0, rec["figures"], Observed(horizon_seconds, ledger, history))
+        ledger = dict(await all_rows(conn, _Counted, "ledger_between", {"t0": t0, "t1": t1}))
+        history = tuple(point(h.recorded_at, h.coverage, h.backlog_age) for h in await all_rows(
+            conn, _Point, "history_between", {"t0": t0, "t1": now}))
+        errors += compare(t0, rec.figures, Observed(horizon_seconds, ledger, history))
     return Backtest(since, horizon_seconds, len(records), summarize(errors))
 
 
 async def last(conn: Conn) -> Backtest | None:
-    row = await one(conn, "backtest_get")
+    row = await one(conn, _Stored, "backtest_get")
     if row is None:
         return None
-    return Backtest(row["since"], 0.0, int(row["records"]), dict(row["errors"]),
-                    row["checked_at"])
+    return Backtest(row.since, 0.0, row.records, dict(row.errors), row.checked_at)
 
 
 def as_json(bt: Backtest) -> dict[str, Any]:

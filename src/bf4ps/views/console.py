@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import UTC, datetime
+from typing import NamedTuple
 from uuid import UUID
 
 from bf4ps.db.connect import Conn
@@ -214,11 +215,23 @@ def queue_vs_coverage(depth: QueueView, cov: Coverage) -> list[QueueBesideCovera
             for resource in [kind.value for kind in JobKind]]
 
 
+class _ClassCount(NamedTuple):
+    budget_class: str
+    n: int
+
+
+class StatusCount(NamedTuple):
+    """A count per status (web_requests_open)."""
+
+    status: str
+    n: int
+
+
 async def budget(conn: Conn, window: float = WINDOW_SECONDS) -> Budget:
     """Budget use per egress and for the fleet."""
     b = await fleet_budget(conn)
-    rows = await all_rows(conn, "web_budget_by_class", {"window_seconds": b.window_seconds})
-    classes = {str(r["budget_class"]): int(r["n"]) for r in rows}
+    classes = dict(await all_rows(conn, _ClassCount, "web_budget_by_class",
+                                  {"window_seconds": b.window_seconds}))
     return Budget(
         fleet=FleetBudgetUse(limit=b.requests, window_seconds=b.window_seconds, used=b.used,
                              use_percent=round(100 * b.used / b.requests, 1) if b.requests
@@ -236,9 +249,8 @@ async def budget(conn: Conn, window: float = WINDOW_SECONDS) -> Budget:
 
 async def throttles(conn: Conn, window: float = 86400.0, limit: int = 20) -> Throttles:
     """Throttle answers and the egress cool-downs they caused, newest first."""
-    rows = await all_rows(conn, "web_recent_throttles",
-                          {"window_seconds": window, "limit": limit})
-    return Throttles(throttles=[Event(**r) for r in rows])
+    return Throttles(throttles=await all_rows(conn, Event, "web_recent_throttles",
+                                              {"window_seconds": window, "limit": limit}))
 
 
 async def open_circuits(conn: Conn) -> Circuits:
@@ -252,8 +264,7 @@ async def status(conn: Conn) -> ConsoleStatus:
     """Everything the console shows."""
     depth = await queue(conn)
     cov = await coverage(conn)
-    open_requests = {str(r["status"]): int(r["n"])
-                     for r in await all_rows(conn, "web_requests_open")}
+    open_requests = dict(await all_rows(conn, StatusCount, "web_requests_open"))
     return ConsoleStatus(
         fleet=(await fleet(conn)).collectors, queue=depth, coverage=cov,
         queue_vs_coverage=queue_vs_coverage(depth, cov),

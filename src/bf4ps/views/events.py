@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -57,6 +57,21 @@ class Event(BaseModel):
     soldier_name: str | None = None
 
 
+class SearchParams(TypedDict):
+    """events_search's named parameters."""
+
+    persona_id: int | None
+    platform: str | None
+    collector: str | None
+    egress: str | None
+    resource: str | None
+    event_type: str | None
+    since: datetime | None
+    until: datetime | None
+    name: str | None
+    limit: int
+
+
 @dataclass(frozen=True)
 class EventFilter:
     persona_id: int | None = None
@@ -70,7 +85,7 @@ class EventFilter:
     name: str | None = None  # the soldier's current or a former name, any case
     egress: str | None = None  # the rate-limit domain (egress key), exact
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> SearchParams:
         return {"persona_id": self.persona_id, "platform": self.platform,
                 "collector": self.collector, "egress": self.egress, "resource": self.resource,
                 "event_type": self.event_type, "since": self.since, "until": self.until,
@@ -86,7 +101,7 @@ class EventFilter:
 
 
 async def search(conn: Conn, flt: EventFilter) -> list[Event]:
-    return [Event(**r) for r in await all_rows(conn, "events_search", flt.params())]
+    return await all_rows(conn, Event, "events_search", flt.params())
 
 
 def render(e: Event) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from bf4ps.capacity.inputs import HOUR, RESOURCES
 from bf4ps.db.connect import Conn
@@ -43,24 +43,40 @@ def attempted_percent(counts: dict[str, int]) -> float | None:
     return None if total == 0 else round(100 * (1 - counts.get("never_attempted", 0) / total), 3)
 
 
-def series(rows: list[dict[str, Any]], window_seconds: float) -> Series:
+@dataclass(frozen=True, slots=True)
+class HistoryRecord:
+    """A fleet_history row's charted figures (JSON, as the scheduler recorded them)."""
+
+    recorded_at: datetime
+    interval_seconds: float
+    coverage: dict[str, dict[str, int]]  # resource -> collection status -> soldiers
+    requests: dict[str, dict[str, float]]  # egress -> requests, limit
+    backlog_age: dict[str, dict[str, float]]  # class -> resource -> oldest age, s
+
+
+class _First(NamedTuple):
+    recorded_at: datetime
+    coverage: dict[str, dict[str, int]]
+
+
+def series(rows: list[HistoryRecord], window_seconds: float) -> Series:
     out = Series(window_seconds)
-    egresses = sorted({e for r in rows for e in r["requests"]})
+    egresses = sorted({e for r in rows for e in r.requests})
     out.coverage = {res: [] for res in RESOURCES}
     out.requests = {e: [] for e in egresses}
     out.limits = {e: [] for e in egresses}
     out.backlog = {k: [] for k in CLASSES}
     for r in rows:
-        out.times.append(r["recorded_at"].timestamp())
+        out.times.append(r.recorded_at.timestamp())
         for res in RESOURCES:
-            out.coverage[res].append(attempted_percent(r["coverage"].get(res, {})))
-        scale = HOUR / float(r["interval_seconds"])
+            out.coverage[res].append(attempted_percent(r.coverage.get(res, {})))
+        scale = HOUR / float(r.interval_seconds)
         for e in egresses:
-            got = r["requests"].get(e)
+            got = r.requests.get(e)
             out.requests[e].append(round(got["requests"] * scale, 1) if got else None)
             out.limits[e].append(round(got["limit"] * scale, 1) if got else None)
         for k in CLASSES:
-            ages = r["backlog_age"].get(k, {})
+            ages = r.backlog_age.get(k, {})
             out.backlog[k].append(max(ages.values()) if ages else 0.0)
     return out
 
@@ -85,9 +101,8 @@ def projections(first: dict[str, Any], coverage: dict[str, dict[str, int]],
 async def read(conn: Conn, window_seconds: float = 6 * HOUR, points: int = POINTS) -> Series:
     """The fleet-history chart series (coverage, requests per egress, backlog age)."""
     params = {"window_seconds": window_seconds, "points": points}
-    out = series([dict(r) for r in await all_rows(conn, "history_window", params)],
-                 window_seconds)
-    first = await one(conn, "history_first_since", params)
-    out.projections = projections(dict(first) if first else {}, await figures.coverage(conn),
-                                  datetime.now(UTC))
+    out = series(await all_rows(conn, HistoryRecord, "history_window", params), window_seconds)
+    first = await one(conn, _First, "history_first_since", params)
+    out.projections = projections(first._asdict() if first else {},
+                                  await figures.coverage(conn), datetime.now(UTC))
     return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from datetime import datetime
 from ipaddress import IPv4Address, IPv6Address
+from typing import NamedTuple
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
@@ -177,8 +178,8 @@ class BacklogView(Model):
 
 
 async def registry(conn: Conn, include_retired: bool = False) -> list[CollectorRow]:
-    rows = await all_rows(conn, "collectors_list", {"include_retired": include_retired})
-    return [CollectorRow(**r) for r in rows]
+    return await all_rows(conn, CollectorRow, "collectors_list",
+                          {"include_retired": include_retired})
 
 
 def clock(c: CollectorRow) -> Clock:
@@ -191,28 +192,36 @@ def clock(c: CollectorRow) -> Clock:
 
 
 async def gates(conn: Conn, window_seconds: float) -> list[Gate]:
-    rows = await all_rows(conn, "gates_overview", {"window_seconds": window_seconds})
-    return [Gate(**r) for r in rows]
+    return await all_rows(conn, Gate, "gates_overview", {"window_seconds": window_seconds})
 
 
 async def fleet_budget(conn: Conn) -> FleetBudget:
     # the single budget row is created by the migration
-    return FleetBudget(**await one_row(conn, "fleet_use"))
+    return await one_row(conn, FleetBudget, "fleet_use")
 
 
 async def circuits(conn: Conn) -> list[Circuit]:
-    return [Circuit(**r) for r in await all_rows(conn, "circuit_list")]
+    return await all_rows(conn, Circuit, "circuit_list")
+
+
+class _ClassCount(NamedTuple):
+    error_class: str
+    n: int
+
+
+class _Count(NamedTuple):
+    n: int
 
 
 async def failures_by_class(conn: Conn, window_seconds: float) -> dict[str, int]:
     """Failed attempts of the window per class (`unrecognized`: answers BF4PS does not know)."""
-    rows = await all_rows(conn, "failures_by_class", {"window_seconds": window_seconds})
-    return {str(r["error_class"]): int(r["n"]) for r in rows}
+    return dict(await all_rows(conn, _ClassCount, "failures_by_class",
+                               {"window_seconds": window_seconds}))
 
 
 async def soldier_count(conn: Conn) -> int:
-    row = await one(conn, "soldier_count")
-    return int(row["n"]) if row else 0
+    row = await one(conn, _Count, "soldier_count")
+    return row.n if row else 0
 
 
 async def throughput(conn: Conn, window_seconds: float) -> ThroughputWindow:

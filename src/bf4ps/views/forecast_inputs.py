@@ -20,7 +20,7 @@ from bf4ps.capacity.inputs import (
     ResourceCost,
 )
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one
+from bf4ps.db.queries import Record, all_rows, one
 from bf4ps.queue import figures
 from bf4ps.settings import Settings
 
@@ -51,13 +51,13 @@ def span(seconds: float) -> str:
 
 
 async def _one(conn: Conn, name: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    row = await one(conn, name, params or {})
+    row = await one(conn, Record, name, params or {})
     return dict(row) if row else {}
 
 
 async def _rows(conn: Conn, name: str, params: dict[str, Any] | None = None
                 ) -> list[dict[str, Any]]:
-    return [dict(r) for r in await all_rows(conn, name, params or {})]
+    return [dict(r) for r in await all_rows(conn, Record, name, params or {})]
 
 
 def costs(rows: list[dict[str, Any]], window: float) -> tuple[dict[str, ResourceCost],

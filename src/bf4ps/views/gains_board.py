@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import NamedTuple
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, batch
+from bf4ps.db.queries import Read, all_rows, batch
 from bf4ps.domain import Platform
 from bf4ps.policy import Policy
 from bf4ps.views.soldier import Model, item_name
@@ -74,6 +75,26 @@ class GainsBoard(Model):
         return len(self.entries) == self.per_page
 
 
+class _BoardItemRow(NamedTuple):
+    item_id: int
+    name: str | None
+    slug: str | None
+    rows: int
+
+
+class _EntryRow(NamedTuple):
+    soldier_id: int
+    persona_id: int
+    platform: str
+    current_name: str
+    value: float
+    raw: float | None
+    kills: int
+    score: int | None
+    seconds: int
+    refreshed_at: datetime
+
+
 async def board(conn: Conn, policy: Policy, kind: GainsBoardKind, platform: Platform,
                 item_id: int | None = None, page: int = 1, per_page: int = 25) -> GainsBoard:
     """One page; for an item board without `item_id`, the item with the most soldiers."""
@@ -81,22 +102,23 @@ async def board(conn: Conn, policy: Policy, kind: GainsBoardKind, platform: Plat
     if not kind.per_item:
         item_id = None  # the soldier boards have no item
     else:
-        rows = await all_rows(conn, "gains_board_items",
-                              {"platform": platform.value, "kind": kind.value})
-        items = [BoardItem(item_id=r["item_id"], name=item_name(r["name"], r["slug"]),
-                           soldiers=r["rows"]) for r in rows]
+        items = [BoardItem(item_id=r.item_id, name=item_name(r.name, r.slug), soldiers=r.rows)
+                 for r in await all_rows(conn, _BoardItemRow, "gains_board_items",
+                                         {"platform": platform.value, "kind": kind.value})]
         if item_id is None and items:
             item_id = items[0].item_id
-    [rows] = await batch(conn, ("gains_board_page", {
+    read = Read(_EntryRow, "gains_board_page", {
         "board": kind.board, "platform": platform.value, "item_id": item_id or 0,
-        "limit": per_page, "offset": (page - 1) * per_page}))
+        "limit": per_page, "offset": (page - 1) * per_page})
+    await batch(conn, read)
+    rows = read.rows
     first = (page - 1) * per_page
     entries = [GainsEntry(
-        position=first + i + 1, soldier_id=r["soldier_id"], persona_id=r["persona_id"],
-        platform=r["platform"], name=r["current_name"],
-        url=f"/soldiers/{r['platform']}/{r['persona_id']}", value=round(r["value"], 2),
-        raw=None if r["raw"] is None else round(r["raw"], 2), kills=r["kills"],
-        score=r["score"], seconds=r["seconds"]) for i, r in enumerate(rows)]
+        position=first + i + 1, soldier_id=r.soldier_id, persona_id=r.persona_id,
+        platform=r.platform, name=r.current_name,
+        url=f"/soldiers/{r.platform}/{r.persona_id}", value=round(r.value, 2),
+        raw=None if r.raw is None else round(r.raw, 2), kills=r.kills,
+        score=r.score, seconds=r.seconds) for i, r in enumerate(rows)]
     return GainsBoard(
         kind=kind, platform=platform, item_id=item_id if kind.per_item else None,
         item_name=next((i.name for i in items if i.item_id == item_id), None),
@@ -105,4 +127,4 @@ async def board(conn: Conn, policy: Policy, kind: GainsBoardKind, platform: Plat
         min_seconds=policy.gains_board_item_min_seconds if kind.per_item
         else policy.gains_board_min_seconds,
         prior_minutes=policy.gains_prior_minutes,
-        refreshed_at=rows[0]["refreshed_at"] if rows else None)
+        refreshed_at=rows[0].refreshed_at if rows else None)

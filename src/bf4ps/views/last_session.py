@@ -12,11 +12,12 @@ gain: the gains are None and `reset` is True.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one
+from bf4ps.db.queries import Read, mapped, one
 from bf4ps.views.soldier import Model, Soldier, ratio
 
 Closing = Literal["collected", "pending", "playing"]
@@ -61,7 +62,7 @@ class LastSession(Model):
     session: PlaySession | None  # None: never seen playing since BF4PS keeps sessions
 
 
-def _snap(row: dict[str, Any], side: str) -> SessionSnapshot | None:
+def _snap(row: Mapping[str, Any], side: str) -> SessionSnapshot | None:
     at = row[f"{side}_at"]
     if at is None:
         return None
@@ -86,7 +87,7 @@ def gains(before: SessionSnapshot, after: SessionSnapshot) -> SessionGains | Non
                         if d["score"] is not None and minutes else None)
 
 
-def session_from(row: dict[str, Any]) -> PlaySession:
+def session_from(row: Mapping[str, Any]) -> PlaySession:
     before, after = _snap(row, "before"), _snap(row, "after")
     ended = row["ended_at"] is not None
     if not ended:
@@ -112,11 +113,11 @@ def session_from(row: dict[str, Any]) -> PlaySession:
         clean=earlier == 0 and (after is None or nxt is None or after.collected_at <= nxt))
 
 
-def read(soldier_id: int) -> tuple[str, dict[str, Any]]:
-    """The last session's read (for db.queries.batch; session_from builds it from its row)."""
-    return ("last_session_of", {"soldier_id": soldier_id})
+def read(soldier_id: int) -> Read[PlaySession]:
+    """The last session's read (for db.queries.batch): its row as the session."""
+    return Read(mapped(session_from), "last_session_of", {"soldier_id": soldier_id})
 
 
 async def last_session(conn: Conn, s: Soldier) -> LastSession:
-    row = await one(conn, *read(s.soldier_id))
-    return LastSession(soldier=s, session=session_from(row) if row else None)
+    return LastSession(soldier=s, session=await one(
+        conn, mapped(session_from), "last_session_of", {"soldier_id": s.soldier_id}))

@@ -6,11 +6,13 @@ come from the intervals written with each snapshot (the *_intervals tables, db/s
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import NamedTuple
 
+from bf4ps.db.queries import Read
 from bf4ps.stats import gains
-from bf4ps.stats.progress_check import item_gain_of, soldier_gain_of
+from bf4ps.stats.progress_check import ItemInterval, SoldierInterval
 from bf4ps.views.soldier import Model
 
 WINDOWS = (("24 h", timedelta(days=1)), ("7 d", timedelta(days=7)),
@@ -94,28 +96,35 @@ class Progress(Model):
     stars: int  # service stars earned with weapons and vehicles over ITEM_WINDOW
 
 
-def interval(row: dict[str, Any]) -> Interval:
-    g = soldier_gain_of(row)
+@dataclass(frozen=True, slots=True)
+class IntervalRow(SoldierInterval):
+    """A soldier_intervals_of row: the interval and its open flag's reason."""
+
+    flag_reason: str | None
+
+
+def interval(row: IntervalRow) -> Interval:
+    g = row.gain()
     return Interval(
         started_at=g.start, ended_at=g.end, kills=g.kills, deaths=g.deaths, score=g.score,
         seconds=g.seconds, kd=_r(g.kd, 2), kpm=_r(g.kpm, 2), spm=_r(g.spm, 0),
         accuracy_percent=_r(g.accuracy_percent, 1), rank_from=g.rank_from,
-        rank_to=g.rank_to, rank_ups=g.rank_ups, reset=g.reset, flag=row.get("flag_reason"))
+        rank_to=g.rank_to, rank_ups=g.rank_ups, reset=g.reset, flag=row.flag_reason)
 
 
-def window(label: str, rows: list[dict[str, Any]]) -> Window:
-    t = gains.totals(soldier_gain_of(r) for r in rows)
+def window(label: str, rows: list[IntervalRow]) -> Window:
+    t = gains.totals(r.gain() for r in rows)
     return Window(label=label, intervals=t.intervals, resets=t.resets, kills=t.kills,
                   deaths=t.deaths, score=t.score, seconds=t.seconds, kd=_r(t.kd, 2),
                   kpm=_r(t.kpm, 2), spm=_r(t.spm, 0), rank_ups=t.rank_ups,
-                  flagged=sum(1 for r in rows if r.get("flag_reason")))
+                  flagged=sum(1 for r in rows if r.flag_reason))
 
 
-def item_progress(rows: Iterable[dict[str, Any]], kind: str) -> dict[int, ItemProgress]:
+def item_progress(rows: Iterable[ItemInterval], kind: str) -> dict[int, ItemProgress]:
     grouped: dict[int, list[gains.ItemGain]] = {}
     for r in rows:
-        if r["kind"] == kind:
-            grouped.setdefault(r["item_id"], []).append(item_gain_of(r))
+        if r.kind == kind:
+            grouped.setdefault(r.item_id, []).append(r.gain())
     out = {}
     for item_id, gs in grouped.items():
         t = gains.item_totals(gs)
@@ -126,27 +135,36 @@ def item_progress(rows: Iterable[dict[str, Any]], kind: str) -> dict[int, ItemPr
     return out
 
 
-def reads(soldier_id: int, now: datetime) -> list[tuple[str, dict[str, Any]]]:
+class ProgressReads(NamedTuple):
     """The progress reads (for db.queries.batch; progress_from builds the model)."""
+
+    intervals: Read[IntervalRow]
+    items: Read[ItemInterval]
+    flags: Read[Flag]
+
+
+def reads(soldier_id: int, now: datetime) -> ProgressReads:
     sid = {"soldier_id": soldier_id}
-    return [("soldier_intervals_of", {**sid, "since": now - WINDOWS[-1][1],
-                                      "limit": INTERVAL_ROWS}),
-            ("item_intervals_of", {**sid, "since": now - ITEM_WINDOW, "limit": ITEM_ROWS}),
-            ("progress_flags_open_of", sid)]
+    return ProgressReads(
+        Read(IntervalRow, "soldier_intervals_of",
+             {**sid, "since": now - WINDOWS[-1][1], "limit": INTERVAL_ROWS}),
+        Read(ItemInterval, "item_intervals_of",
+             {**sid, "since": now - ITEM_WINDOW, "limit": ITEM_ROWS}),
+        Read(Flag, "progress_flags_open_of", sid))
 
 
-def progress_from(intervals: list[dict[str, Any]], items: list[dict[str, Any]],
-                  flags: list[dict[str, Any]], now: datetime,
+def progress_from(reads: ProgressReads, now: datetime,
                   last_collected_at: datetime | None) -> Progress:
+    intervals = reads.intervals.rows
     newest = intervals[0] if intervals else None
     since_last = (interval(newest) if newest is not None and last_collected_at is not None
-                  and newest["ended_at"] >= last_collected_at else None)
+                  and newest.ended_at >= last_collected_at else None)
     return Progress(
         since_last=since_last, last_collected_at=last_collected_at,
-        windows=[window(label, [r for r in intervals if r["ended_at"] > now - span])
+        windows=[window(label, [r for r in intervals if r.ended_at > now - span])
                  for label, span in WINDOWS],
         intervals=[interval(r) for r in intervals[:RECENT_INTERVALS]],
-        flags=[Flag(**r) for r in flags],
-        weapons=(weapons := item_progress(items, "weapon")),
-        vehicles=(vehicles := item_progress(items, "vehicle")),
+        flags=reads.flags.rows,
+        weapons=(weapons := item_progress(reads.items.rows, "weapon")),
+        vehicles=(vehicles := item_progress(reads.items.rows, "vehicle")),
         stars=sum(i.stars for i in (*weapons.values(), *vehicles.values())))

@@ -6,7 +6,7 @@ shows). Also the answer to a submission: what was submitted, with the same live 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Literal, NamedTuple
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
@@ -123,27 +123,67 @@ async def submission(conn: Conn, sub: Submission, gate: GateSettings) -> Submiss
         status_url=f"/requests/{sub.request_id}", api_url=f"/api/requests/{sub.request_id}")
 
 
+class _Request(NamedTuple):
+    """An interactive request with its soldier (interactive_request_get)."""
+
+    request_id: UUID
+    soldier_id: int | None
+    lookup_name: str | None
+    platform: str
+    status: str
+    resources: list[str]
+    eta_at: datetime | None
+    first_request_at: datetime | None
+    finished_at: datetime | None
+    message: str | None
+    created_at: datetime
+    persona_id: int | None
+    current_name: str | None
+    now: datetime
+
+
+class _LookupJob(NamedTuple):
+    status: str
+    attempt_count: int
+    last_error_class: str | None
+    eligible_at: datetime
+
+
+class _Step(NamedTuple):
+    """One resource of a request: its job, if any, and its collection state."""
+
+    resource: str
+    job_status: str | None
+    attempt_count: int | None
+    job_error_class: str | None
+    eligible_at: datetime | None
+    state_status: str | None
+    last_success_at: datetime | None
+    last_attempt_at: datetime | None
+    last_error_class: str | None
+
+
 async def request_status(conn: Conn, request_id: UUID, gate: GateSettings,
                          min_age_seconds: float | None = None) -> RequestStatus | None:
     """`min_age_seconds` (the policy's interactive minimum age) lets a request that found
     nothing due say when the soldier becomes refreshable."""
-    row = await one(conn, "interactive_request_get", {"request_id": request_id})
+    row = await one(conn, _Request, "interactive_request_get", {"request_id": request_id})
     if row is None:
         return None
-    status = str(row["status"])
+    status = row.status
     est = await eta.estimate(conn, request_id, gate) if status in OPEN else None
     resources = await _resources(conn, row)
     refreshable = None
-    if min_age_seconds is not None and row["message"] == NOTHING_DUE:
+    if min_age_seconds is not None and row.message == NOTHING_DUE:
         refreshable = refreshable_at(resources, min_age_seconds)
-    platform = Platform(row["platform"])
-    now: datetime = row["now"]
+    platform = Platform(row.platform)
+    now = row.now
     return RequestStatus(
         request_id=request_id, status=status, platform=platform,
-        lookup_name=row["lookup_name"], soldier=_soldier(row, platform),
-        created_at=row["created_at"], eta_at=row["eta_at"],
-        first_request_at=row["first_request_at"], finished_at=row["finished_at"],
-        message=row["message"], now=now, position=est.position if est else None,
+        lookup_name=row.lookup_name, soldier=_soldier(row, platform),
+        created_at=row.created_at, eta_at=row.eta_at,
+        first_request_at=row.first_request_at, finished_at=row.finished_at,
+        message=row.message, now=now, position=est.position if est else None,
         estimated_start_at=est.eta_at if est else None,
         estimated_seconds=round(est.seconds, 1) if est else None,
         estimated_done_at=est.done_at if est else None,
@@ -153,12 +193,12 @@ async def request_status(conn: Conn, request_id: UUID, gate: GateSettings,
         refreshable_at=refreshable)
 
 
-def _soldier(row: dict[str, Any], platform: Platform) -> RequestSoldier | None:
-    if row["soldier_id"] is None:
+def _soldier(row: _Request, platform: Platform) -> RequestSoldier | None:
+    if row.soldier_id is None:
         return None
-    return RequestSoldier(soldier_id=row["soldier_id"], persona_id=row["persona_id"],
-                          name=row["current_name"], platform=platform,
-                          url=f"/soldiers/{platform.value}/{row['persona_id']}")
+    return RequestSoldier(soldier_id=row.soldier_id, persona_id=row.persona_id,
+                          name=row.current_name, platform=platform,
+                          url=f"/soldiers/{platform.value}/{row.persona_id}")
 
 
 def refreshable_at(resources: tuple[StepProgress, ...],
@@ -180,32 +220,30 @@ def _step(resource: str, job_status: str | None = None, attempts: int = 0,
         last_error_class=last_error_class)
 
 
-async def _resources(conn: Conn, row: dict[str, Any]) -> tuple[StepProgress, ...]:
-    if row["soldier_id"] is None:
-        job = await one(conn, "interactive_lookup_job", {"request_id": row["request_id"]})
+async def _resources(conn: Conn, row: _Request) -> tuple[StepProgress, ...]:
+    if row.soldier_id is None:
+        job = await one(conn, _LookupJob, "interactive_lookup_job",
+                        {"request_id": row.request_id})
         if job is None:
             return (_step(JobKind.LOOKUP),)
-        return (_step(JobKind.LOOKUP, str(job["status"]), int(job["attempt_count"]),
-                      job["last_error_class"], _retry_at(job)),)
-    rows = await all_rows(conn, "interactive_request_resources", {
-        "request_id": row["request_id"], "soldier_id": row["soldier_id"],
-        "resources": list(row["resources"]) or ALL_RESOURCES})
+        return (_step(JobKind.LOOKUP, job.status, job.attempt_count, job.last_error_class,
+                      _retry_at(job)),)
+    rows = await all_rows(conn, _Step, "interactive_request_resources", {
+        "request_id": row.request_id, "soldier_id": row.soldier_id,
+        "resources": list(row.resources) or ALL_RESOURCES})
     steps = tuple(_progress(r) for r in rows)
-    if row["lookup_name"]:  # a name look-up found the soldier: the chain's first step is done
+    if row.lookup_name:  # a name look-up found the soldier: the chain's first step is done
         return (_step(JobKind.LOOKUP, state_status="current"), *steps)
     return steps
 
 
-def _retry_at(job: dict[str, Any]) -> datetime | None:
-    if job["last_error_class"] and job["status"] == "pending":
-        at: datetime = job["eligible_at"]
-        return at
+def _retry_at(job: _LookupJob) -> datetime | None:
+    if job.last_error_class and job.status == "pending":
+        return job.eligible_at
     return None
 
 
-def _progress(r: dict[str, Any]) -> StepProgress:
-    job_status = r["job_status"]
-    retry = r["eligible_at"] if job_status == "pending" and r["job_error_class"] else None
-    return _step(str(r["resource"]), job_status, int(r["attempt_count"] or 0),
-                 r["job_error_class"], retry, r["state_status"], r["last_success_at"],
-                 r["last_attempt_at"], r["last_error_class"])
+def _progress(r: _Step) -> StepProgress:
+    retry = r.eligible_at if r.job_status == "pending" and r.job_error_class else None
+    return _step(r.resource, r.job_status, r.attempt_count or 0, r.job_error_class, retry,
+                 r.state_status, r.last_success_at, r.last_attempt_at, r.last_error_class)

@@ -4,7 +4,7 @@ Battlelog soldier URL, a page at a time, each with how fresh its stats are."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -63,6 +63,9 @@ class SearchResult(BaseModel):
     per_page: int
 
 
+class _Collected(NamedTuple):
+    collected_at: datetime | None
+
 async def search(conn: Conn, text: str, platform: Platform | None, page: int = 1,
                  per_page: int = 20) -> SearchResult:
     """Raises InputError (field q) for text that is neither a name nor a soldier URL."""
@@ -71,10 +74,11 @@ async def search(conn: Conn, text: str, platform: Platform | None, page: int = 1
         found = await soldier_view.find(conn, ref.platform, ref.persona_id)
         listed = []
         if found is not None:
-            row = await one(conn, "web_collected_at", {"soldier_id": found.soldier_id})
+            row = await one(conn, _Collected, "web_collected_at",
+                            {"soldier_id": found.soldier_id})
             listed = [Found(soldier_id=found.soldier_id, persona_id=found.persona_id,
                             platform=found.platform, name=found.name, url=found.url,
-                            exact=True, collected_at=row["collected_at"] if row else None)]
+                            exact=True, collected_at=row.collected_at if row else None)]
         return SearchResult(kind="url", name=ref.name, platform=ref.platform,
                             persona_id=ref.persona_id, exact=found is not None,
                             soldiers=listed, total=len(listed), capped=False, page=1, pages=1,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from functools import lru_cache
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -119,13 +120,19 @@ class Overview(Model):
     freshness: list[Freshness]
 
 
+class _Found(NamedTuple):
+    soldier_id: int
+    persona_id: int
+    platform: str
+    current_name: str
+
 async def find(conn: Conn, platform: Platform, persona_id: int) -> Soldier | None:
-    row = await one(conn, "web_soldier_by_persona",
+    row = await one(conn, _Found, "web_soldier_by_persona",
                     {"persona_id": persona_id, "platform": platform.value})
     if row is None:
         return None
-    pid, plat, name = int(row["persona_id"]), Platform(row["platform"]), str(row["current_name"])
-    return Soldier(soldier_id=int(row["soldier_id"]), persona_id=pid, platform=plat, name=name,
+    pid, plat, name = row.persona_id, Platform(row.platform), row.current_name
+    return Soldier(soldier_id=row.soldier_id, persona_id=pid, platform=plat, name=name,
                    url=f"/soldiers/{plat.value}/{pid}",
                    battlelog_url=f"https://battlelog.battlefield.com/bf4/soldier/{name}/stats/"
                                  f"{pid}/{plat.value}/")

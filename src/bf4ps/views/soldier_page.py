@@ -7,11 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from itertools import pairwise
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
+from uuid import UUID
 
 from bf4ps.battlelog.models import VehicleItem, WeaponItem
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import batch
+from bf4ps.db.queries import Read, batch
 from bf4ps.stats import gains, read
 from bf4ps.stats import history as history_series
 from bf4ps.stats.history import ItemSeries, VehiclePoint, WeaponPoint
@@ -245,42 +246,46 @@ def item_chart(series: list[ItemSeries]) -> list[ItemChart]:
     return out
 
 
+class _OpenRequest(NamedTuple):
+    request_id: UUID
+
+
 async def page(conn: Conn, s: Soldier, now: datetime | None = None) -> SoldierPage:
     """All of the page's reads go in one pipeline: one wait for the fourteen of them."""
     sid = {"soldier_id": s.soldier_id}
     now = now or datetime.now(UTC)
-    (detailed, profile, states, changes, weapon_changes, vehicle_changes, collections,
-     open_requests, weapon_rows, vehicle_rows, intervals, item_intervals, flags,
-     sessions) = await batch(
-        conn, *read.overview_reads(s.soldier_id),
-        *history_series.page_series_reads(s.soldier_id),
-        ("interactive_open_for_soldier", sid), (WEAPONS.of_query, sid),
-        (VEHICLES.of_query, sid),
-        *progress_view.reads(s.soldier_id, now), last_session_view.read(s.soldier_id))
-    stored = read.overview_from(s.soldier_id, detailed, profile, states)
+    overview = read.overview_reads(s.soldier_id)
+    charts = history_series.page_series_reads(s.soldier_id)
+    open_request = Read(_OpenRequest, "interactive_open_for_soldier", sid)
+    weapon_items = Read(read.stored_items(WEAPONS), WEAPONS.of_query, sid)
+    vehicle_items = Read(read.stored_items(VEHICLES), VEHICLES.of_query, sid)
+    progress_reads = progress_view.reads(s.soldier_id, now)
+    session = last_session_view.read(s.soldier_id)
+    await batch(conn, *overview, *charts, open_request, weapon_items, vehicle_items,
+                *progress_reads, session)
+    stored = read.overview_from(s.soldier_id, overview)
     ov = overview_of(s, stored)
-    series = history_series.page_series_from(changes, weapon_changes, vehicle_changes,
-                                             collections)
+    series = history_series.page_series_from(charts)
+    opened = open_request.first
     return SoldierPage(
-        **dict(ov), weapons=[weapon_row(w) for w in read.items_from(WEAPONS, weapon_rows)],
-        vehicles=[vehicle_row(v) for v in read.items_from(VEHICLES, vehicle_rows)],
+        **dict(ov), weapons=[weapon_row(w) for w in weapon_items.rows],
+        vehicles=[vehicle_row(v) for v in vehicle_items.rows],
         history=history_rows(series.detailed),
         weapon_history=item_chart(series.weapons), vehicle_history=item_chart(series.vehicles),
-        open_request=f"/requests/{open_requests[0]['request_id']}" if open_requests else None,
+        open_request=f"/requests/{opened.request_id}" if opened else None,
         career=career_view.career(s, stored),
-        progress=progress_view.progress_from(intervals, item_intervals, flags, now,
-                                             ov.detailed_fetched_at),
-        last_session=last_session_view.session_from(sessions[0]) if sessions else None)
+        progress=progress_view.progress_from(progress_reads, now, ov.detailed_fetched_at),
+        last_session=session.first)
 
 
 async def progress(conn: Conn, s: Soldier, now: datetime | None = None) -> SoldierProgress:
     """The soldier's progress and career, in one pipeline."""
     now = now or datetime.now(UTC)
-    detailed, profile, states, intervals, items, flags = await batch(
-        conn, *read.overview_reads(s.soldier_id), *progress_view.reads(s.soldier_id, now))
-    stored = read.overview_from(s.soldier_id, detailed, profile, states)
+    overview = read.overview_reads(s.soldier_id)
+    progress_reads = progress_view.reads(s.soldier_id, now)
+    await batch(conn, *overview, *progress_reads)
+    stored = read.overview_from(s.soldier_id, overview)
     return SoldierProgress(
         soldier=s, career=career_view.career(s, stored),
         progress=progress_view.progress_from(
-            intervals, items, flags, now,
-            stored.detailed.fetched_at if stored.detailed else None))
+            progress_reads, now, stored.detailed.fetched_at if stored.detailed else None))

@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows
@@ -31,6 +32,11 @@ class Standing:
     """The worst of the keys: seconds until they may try again (0: now), failures in a row."""
 
     wait: float
+    failures: int
+
+
+class _Attempt(NamedTuple):
+    wait_seconds: float
     failures: int
 
 
@@ -53,11 +59,11 @@ class LoginLimiter:
     async def _attempt(self, keys: tuple[str, ...], outcome: str) -> Standing:
         p = self.policy
         async with self._connect() as conn:
-            rows = await all_rows(conn, "ops_login_attempt", {
+            rows = await all_rows(conn, _Attempt, "ops_login_attempt", {
                 "keys": list(keys), "outcome": outcome, "free": p.free, "delay": p.delay,
                 "max_delay": p.max_delay, "forget_after": p.forget_after})
-        return Standing(max((float(r["wait_seconds"]) for r in rows), default=0.0),
-                        max((int(r["failures"]) for r in rows), default=0))
+        return Standing(max((r.wait_seconds for r in rows), default=0.0),
+                        max((r.failures for r in rows), default=0))
 
 
 def retry_header(seconds: float) -> str:

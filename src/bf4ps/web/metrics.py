@@ -15,7 +15,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NamedTuple
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import (
@@ -32,6 +32,7 @@ from bf4ps.db.queries import all_rows, one
 from bf4ps.domain import JobKind, Lane
 from bf4ps.gates import circuit
 from bf4ps.views import console
+from bf4ps.views.console import StatusCount
 from bf4ps.web.metrics_capacity import capacity_gauges
 from bf4ps.web.metrics_settings import settings_gauges
 
@@ -65,6 +66,49 @@ class _Hist:
         return out
 
 
+class _LastEvent(NamedTuple):
+    event_id: int
+
+
+class _Events(NamedTuple):
+    """Events per type, resource and lane (with the histogram bucket of their timings)."""
+
+    event_type: str
+    resource: str
+    lane: str
+    duration_bucket: int | None
+    wait_bucket: int | None
+    n: int
+    duration_sum: int
+    wait_sum: int
+
+
+class _Throttles(NamedTuple):
+    egress_key: str
+    n: int
+
+
+class _Failures(NamedTuple):
+    resource: str
+    lane: str
+    error_class: str
+    n: int
+
+
+class _Count(NamedTuple):
+    n: int
+
+
+class _Intake(NamedTuple):
+    source_name: str
+    failing: bool
+    success_age: float | None
+
+
+class _Hold(NamedTuple):
+    seconds: float
+
+
 @dataclass
 class EventTally:
     """Cumulative counts of the event log since this process first looked at it; the failures
@@ -82,10 +126,11 @@ class EventTally:
 
     async def advance(self, conn: Conn) -> None:
         async with self.lock:
-            row = await one(conn, "web_metrics_last_event", {"lag_seconds": self.lag_seconds})
-            last = int(row["event_id"]) if row else 0
+            row = await one(conn, _LastEvent, "web_metrics_last_event",
+                            {"lag_seconds": self.lag_seconds})
+            last = row.event_id if row else 0
             if self.cursor is None:
-                self._add_failures(await all_rows(conn, "web_metrics_failures_total",
+                self._add_failures(await all_rows(conn, _Failures, "web_metrics_failures_total",
                                                   {"upto": last}))
                 self.cursor = last
                 return
@@ -93,26 +138,24 @@ class EventTally:
             if upto <= self.cursor:
                 return
             params = {"after": self.cursor, "upto": upto, "bounds": BOUNDS_MS}
-            for r in await all_rows(conn, "web_metrics_events", params):
+            for r in await all_rows(conn, _Events, "web_metrics_events", params):
                 self._add(r)
-            for r in await all_rows(conn, "web_metrics_throttles", params):
-                self.throttles[str(r["egress_key"])] += int(r["n"])
-            self._add_failures(await all_rows(conn, "web_metrics_failures", params))
+            for t in await all_rows(conn, _Throttles, "web_metrics_throttles", params):
+                self.throttles[t.egress_key] += t.n
+            self._add_failures(await all_rows(conn, _Failures, "web_metrics_failures", params))
             self.cursor = upto
 
-    def _add_failures(self, rows: list[dict[str, Any]]) -> None:
+    def _add_failures(self, rows: list[_Failures]) -> None:
         for r in rows:
-            key = (str(r["error_class"]), str(r["resource"]), str(r["lane"]))
-            self.failures[key] += int(r["n"])
+            self.failures[(r.error_class, r.resource, r.lane)] += r.n
 
-    def _add(self, r: dict[str, Any]) -> None:
-        n = int(r["n"])
-        kind, resource, lane = str(r["event_type"]), str(r["resource"]), str(r["lane"])
+    def _add(self, r: _Events) -> None:
+        n, kind, resource, lane = r.n, r.event_type, r.resource, r.lane
         self.events[(kind, resource, lane)] += n
-        if kind in ("succeeded", "failed") and r["duration_bucket"] is not None:
-            self.durations[resource].add(int(r["duration_bucket"]), n, int(r["duration_sum"]))
-        if kind == "started" and r["wait_bucket"] is not None:
-            self.waits[lane].add(int(r["wait_bucket"]), n, int(r["wait_sum"]))
+        if kind in ("succeeded", "failed") and r.duration_bucket is not None:
+            self.durations[resource].add(r.duration_bucket, n, r.duration_sum)
+        if kind == "started" and r.wait_bucket is not None:
+            self.waits[lane].add(r.wait_bucket, n, r.wait_sum)
 
     def families(self) -> Iterable[Metric]:
         events = CounterMetricFamily("bf4ps_events", "Collection events logged",
@@ -284,7 +327,7 @@ async def _budget_gauges(conn: Conn) -> list[Metric]:
 async def _request_gauge(conn: Conn) -> Metric:
     gauge = GaugeMetricFamily("bf4ps_interactive_requests_open", "Open interactive requests",
                               labels=["status"])
-    counts = {str(r["status"]): int(r["n"]) for r in await all_rows(conn, "web_requests_open")}
+    counts = dict(await all_rows(conn, StatusCount, "web_requests_open"))
     for status in ("queued", "collecting"):
         gauge.add_metric([status], counts.get(status, 0))
     return gauge
@@ -294,21 +337,21 @@ async def _scheduler_intake_gauges(conn: Conn) -> list[Metric]:
     """Leadership and BF4SW intake health, for the alert rules (deploy/prometheus/)."""
     leading = GaugeMetricFamily("bf4ps_scheduler_leading",
                                 "Schedulers holding the leadership lock (1 normal, 0 none)")
-    row = await one(conn, "web_metrics_scheduler_leading", {"key": SCHEDULER_LOCK})
-    leading.add_metric([], int(row["n"]) if row else 0)
+    row = await one(conn, _Count, "web_metrics_scheduler_leading", {"key": SCHEDULER_LOCK})
+    leading.add_metric([], row.n if row else 0)
     failing = GaugeMetricFamily("bf4ps_intake_failing",
                                 "1 when the intake's last pass failed", labels=["source"])
     age = GaugeMetricFamily("bf4ps_intake_success_age_seconds",
                             "Seconds since the intake's last successful pass", labels=["source"])
-    for r in await all_rows(conn, "web_metrics_intake"):
-        failing.add_metric([r["source_name"]], 1.0 if r["failing"] else 0.0)
-        if r["success_age"] is not None:
-            age.add_metric([r["source_name"]], float(r["success_age"]))
+    for r in await all_rows(conn, _Intake, "web_metrics_intake"):
+        failing.add_metric([r.source_name], 1.0 if r.failing else 0.0)
+        if r.success_age is not None:
+            age.add_metric([r.source_name], r.success_age)
     hold = GaugeMetricFamily("bf4ps_restore_hold_seconds",
                              "Seconds until collectors may send again after a restore, or "
                              "after a server start nobody vouched for (0: none)")
-    row = await one(conn, "web_metrics_restore_hold")
-    hold.add_metric([], float(row["seconds"]) if row else 0.0)
+    held = await one(conn, _Hold, "web_metrics_restore_hold")
+    hold.add_metric([], held.seconds if held else 0.0)
     return [leading, failing, age, hold]
 
 

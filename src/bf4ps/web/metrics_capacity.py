@@ -3,11 +3,18 @@ scheduler's start-up verdict on whether the live policy fits the live budget."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one
 from bf4ps.views import backlog, backtest
+
+
+class _Check(NamedTuple):
+    feasible: bool
+    demand_per_hour: float
 
 
 async def capacity_gauges(conn: Conn) -> list[Metric]:
@@ -28,15 +35,15 @@ async def capacity_gauges(conn: Conn) -> list[Metric]:
             lag.add_metric([klass, resource, "0.5"], v.p50)
             lag.add_metric([klass, resource, "0.95"], v.p95)
     out: list[Metric] = [age, lag]
-    row = await one(conn, "capacity_check_get")
+    row = await one(conn, _Check, "capacity_check_get")
     if row is not None:
         feasible = GaugeMetricFamily(
             "bf4ps_policy_feasible",
             "1 when the live policy fits the live fleet (scheduler's check once collectors served)")
-        feasible.add_metric([], 1.0 if row["feasible"] else 0.0)
+        feasible.add_metric([], 1.0 if row.feasible else 0.0)
         demand = GaugeMetricFamily("bf4ps_forecast_demand_requests_per_hour",
                                    "Steady-state demand the policy asks for")
-        demand.add_metric([], float(row["demand_per_hour"]))
+        demand.add_metric([], row.demand_per_hour)
         out += [feasible, demand]
     tested = await backtest.last(conn)
     if tested is not None:

@@ -19,6 +19,8 @@ import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import NamedTuple
 
 import psycopg
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -68,6 +70,15 @@ def staleness(samples: Iterable[tuple[float, int]], replayed: int,
     return None if oldest is None else (now - oldest, False)
 
 
+class _Lsn(NamedTuple):
+    lsn: Decimal  # bytes of WAL since 0/0
+
+
+class _Replay(NamedTuple):
+    standby: bool
+    lsn: Decimal | None
+
+
 @dataclass
 class ReadReplica:
     pool: AsyncConnectionPool[Conn]
@@ -101,7 +112,7 @@ class ReadReplica:
     async def check(self) -> None:
         try:
             async with self.primary.connection(timeout=CHECK_TIMEOUT_SECONDS) as conn:
-                lsn = int((await one_row(conn, "replica_primary_lsn"))["lsn"])
+                lsn = int((await one_row(conn, _Lsn, "replica_primary_lsn")).lsn)
         except REACHED:
             return  # the primary's own trouble: the replica's state stays as it was
         now = time.monotonic()
@@ -111,14 +122,14 @@ class ReadReplica:
         try:
             async with asyncio.timeout(CHECK_TIMEOUT_SECONDS):
                 async with self.pool.connection(timeout=CHECK_TIMEOUT_SECONDS) as conn:
-                    row = await one_row(conn, "replica_replay_lsn")
+                    row = await one_row(conn, _Replay, "replica_replay_lsn")
         except REACHED as exc:
             self._set(None, "down", str(exc).splitlines()[0] if str(exc) else repr(exc))
             return
-        if not row["standby"] or row["lsn"] is None:
+        if not row.standby or row.lsn is None:
             self._set(None, "not a replica", "it is not in recovery")
             return
-        found = staleness(self.samples, int(row["lsn"]), time.monotonic())
+        found = staleness(self.samples, int(row.lsn), time.monotonic())
         assert found is not None  # a sample was just added
         lag, bounded = found
         up = bounded and lag <= self.max_lag

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import cast
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_as, q
+from bf4ps.db.queries import all_rows, q
 from bf4ps.domain import Platform
 from bf4ps.sim.bf4sw import shape
 from bf4ps.sim.bf4sw.names import NameBook
@@ -134,4 +134,4 @@ class CensusRow:
 
 
 async def census(conn: Conn) -> list[CensusRow]:
-    return await all_as(conn, CensusRow, "sim_bf4sw_census")
+    return await all_rows(conn, CensusRow, "sim_bf4sw_census")
