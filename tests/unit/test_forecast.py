@@ -27,6 +27,7 @@ from bf4ps.capacity.rules import class_quota, deficits, fed_shares
 from bf4ps.policy import Policy
 from bf4ps.views.forecast_inputs import bootstrap_rate, costs
 from bf4ps.views.forecast_report import render
+from bf4ps.views.forecast_rows import CostRow, HistoryFirstRow
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 M = "measured: test"
@@ -214,8 +215,8 @@ def test_the_session_reasons_are_counted_in_the_demand() -> None:
 
 
 def test_costs_fall_back_to_defaults_below_the_minimum_and_say_so() -> None:
-    measured, missing = costs([{"resource": "profile", "requests": 200, "succeeded": 90,
-                                "failed": 10, "duration_ms": 500.0}], DAY)
+    measured, missing = costs([CostRow("profile", requests=200, succeeded=90, failed=10,
+                                       duration_ms=500.0)], DAY)
     assert measured["profile"].requests_per_attempt.value == 2.0
     assert measured["profile"].success_share.value == 0.9
     assert measured["profile"].requests_per_collection == pytest.approx(200 / 90)
@@ -224,11 +225,10 @@ def test_costs_fall_back_to_defaults_below_the_minimum_and_say_so() -> None:
 
 
 def test_bootstrap_rate_from_the_history_record() -> None:
-    first = {"recorded_at": NOW - timedelta(minutes=30),
-             "coverage": {"detailed": {"never_attempted": 1000}}}
+    first = HistoryFirstRow(NOW - timedelta(minutes=30), {"detailed": {"never_attempted": 1000}})
     rate = bootstrap_rate(first, {"detailed": {"never_attempted": 700, "current": 300}}, NOW)
     assert rate["detailed"].value == pytest.approx(600.0)
-    assert bootstrap_rate({}, {}, NOW) == {}
+    assert bootstrap_rate(None, {}, NOW) == {}
 
 
 def test_failures_cost_retries_outside_the_active_cap() -> None:

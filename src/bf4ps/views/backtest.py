@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from bf4ps.capacity.backtest import Observed, compare, point, summarize
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one
+from bf4ps.views.forecast_json import BacktestJson
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ async def last(conn: Conn) -> Backtest | None:
                     row["checked_at"])
 
 
-def as_json(bt: Backtest) -> dict[str, Any]:
+def as_json(bt: Backtest) -> BacktestJson:
     return {"since": bt.since, "horizon_seconds": bt.horizon_seconds, "records": bt.records,
             "errors": bt.errors}
 

@@ -11,10 +11,11 @@ from typing import Any
 
 from bf4ps.capacity.inputs import HOUR, RESOURCES
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one
+from bf4ps.db.queries import all_rows, one_as
 from bf4ps.queue import figures
 from bf4ps.views.backlog import CLASSES
 from bf4ps.views.forecast_inputs import bootstrap_rate
+from bf4ps.views.forecast_rows import HistoryFirstRow
 
 POINTS = 240
 
@@ -65,7 +66,7 @@ def series(rows: list[dict[str, Any]], window_seconds: float) -> Series:
     return out
 
 
-def projections(first: dict[str, Any], coverage: dict[str, dict[str, int]],
+def projections(first: HistoryFirstRow | None, coverage: dict[str, dict[str, int]],
                 now: datetime) -> list[Projection]:
     rates = bootstrap_rate(first, coverage, now)
     out = []
@@ -87,7 +88,6 @@ async def read(conn: Conn, window_seconds: float = 6 * HOUR, points: int = POINT
     params = {"window_seconds": window_seconds, "points": points}
     out = series([dict(r) for r in await all_rows(conn, "history_window", params)],
                  window_seconds)
-    first = await one(conn, "history_first_since", params)
-    out.projections = projections(dict(first) if first else {}, await figures.coverage(conn),
-                                  datetime.now(UTC))
+    first = await one_as(conn, HistoryFirstRow, "history_first_since", params)
+    out.projections = projections(first, await figures.coverage(conn), datetime.now(UTC))
     return out
