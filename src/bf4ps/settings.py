@@ -181,7 +181,8 @@ class Settings(BaseSettings):
         30.0, gt=0, description="Longest one intake query may run on BF4SW's database "
         "(its statement_timeout; the intake's queries are read-only and read bounded batches).")
     sweep_seconds: float = Field(
-        60.0, gt=0, description="Activity decay and due-marking period.")
+        60.0, gt=0, description="Activity decay and due-marking period; each refresh's due "
+        "time is spread over one period before it (so the sweep adds no wait on average).")
     history_record_seconds: float = Field(
         60.0, gt=0, description="Fleet-history record period (the console's charts).")
     forecast_record_seconds: float = Field(

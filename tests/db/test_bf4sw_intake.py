@@ -372,13 +372,13 @@ async def test_sightings_elevate_soldiers_and_renames_keep_history(conn: Conn, s
     assert (report.soldiers_new, report.jobs_created, report.marked_due) == (1, 1, 0)
     assert report.sessions_opened == 6 and report.sessions_closed == 0
     assert (await state(conn, stale["soldier_id"], "detailed"))["status"] == "current"
-    assert await activity.mark_due(conn) == 0  # nor does the due sweep take it meanwhile
+    assert await activity.mark_due(conn, 60.0) == 0  # nor does the due sweep take it meanwhile
     await conn.execute("UPDATE play_sessions SET ended_at = now() WHERE soldier_id = %s",
                        [stale["soldier_id"]])  # he left (due a day after that success)
     await conn.execute("UPDATE collection_state SET next_due_at = last_success_at + interval "
                        "'1 day' WHERE soldier_id = %s AND resource = 'detailed'",
                        [stale["soldier_id"]])
-    assert await activity.mark_due(conn) == 1
+    assert await activity.mark_due(conn, 60.0) == 1
     assert report.jobs_promoted == 3  # boot, recent, renamed (stale/fresh have no job left)
     jobs = {j["soldier_id"]: j for j in await rows(conn, "SELECT * FROM collection_jobs")}
     for s in (boot, recent, renamed):

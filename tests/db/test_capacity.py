@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -18,13 +19,14 @@ from bf4ps.cli.common import to_json
 from bf4ps.cli.main import cli
 from bf4ps.db.connect import Conn, open_pool
 from bf4ps.scheduler import history
+from bf4ps.scheduler.service import Scheduler
 from bf4ps.settings import Settings
 from bf4ps.views import forecast_inputs
 from bf4ps.views.fleet_status import render_status, status_report
 from bf4ps.web.app import create_app
 from bf4ps.web.metrics import Metrics
 from tests.db.test_web_api import OPS, SETTINGS, client_for
-from tests.helpers import make_soldier
+from tests.helpers import count, gated_collector, make_soldier
 
 
 def run(settings: Settings, *args: str) -> str:
@@ -123,6 +125,33 @@ async def test_the_start_up_check_is_a_log_line_and_a_metric(
     assert again.fits
     scraped = (await Metrics().render(conn)).decode()
     assert gauge(scraped, "bf4ps_policy_feasible") == 1.0
+
+
+async def test_the_start_check_waits_for_a_served_window_then_runs_once(
+        conn: Conn, db_url: str, tmp_path: Path) -> None:
+    """The scheduler's capacity check does not judge the documented defaults (8 egresses at
+    5 s): it runs once background collectors have served its window, on what they measured."""
+    sched = Scheduler(Settings(database_url=db_url, data_dir=tmp_path,
+                               capacity_check_after_seconds=60.0))
+    sched.leading_since = time.monotonic() - 61  # leading for longer than the window
+    await sched.first_check(conn)
+    assert not sched.checked  # nothing served: no check, no row
+    assert await count(conn, "SELECT count(*) FROM capacity_check") == 0
+    await gated_collector(conn, tmp_path)  # one egress at 0.1 s, a collector serving it
+    await conn.execute(
+        "INSERT INTO request_ledger (slot_at, egress_key, budget_class, resource) "
+        "SELECT now() - g * interval '1 s', 'eg-1', 'bootstrap', 'detailed' "
+        "FROM generate_series(1, 50) g")  # 50 requests in the last minute: it served
+    await sched.first_check(conn)
+    assert sched.checked
+    cur = await conn.execute("SELECT checked_at, capacity_per_hour FROM capacity_check")
+    first = await cur.fetchone()
+    assert first is not None
+    # the served fleet's own capacity (one egress, 0.1 s apart), not the defaults' 1,296/h
+    assert first["capacity_per_hour"] > 1296
+    await sched.first_check(conn)  # once only
+    cur = await conn.execute("SELECT checked_at FROM capacity_check")
+    assert (await cur.fetchone()) == {"checked_at": first["checked_at"]}
 
 
 async def test_the_history_api_and_the_console_behind_authentication(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
 from bf4ps.policy import Policy
@@ -135,13 +137,64 @@ async def test_due_sweep_and_decay(conn: Conn) -> None:
     await conn.execute(
         "UPDATE collection_state SET status = 'current', last_attempt_at = now(), "
         "last_success_at = now() - interval '2 days', next_due_at = now() - interval '1 day'")
-    assert await activity.mark_due(conn) == 8  # only the 2 active soldiers × 4 resources
+    assert await activity.mark_due(conn, 60.0) == 8  # only the 2 active soldiers × 4 resources
     await conn.execute("UPDATE soldiers SET last_seen_at = now() - interval '2 days'")
     await conn.execute("UPDATE collection_state SET activity_at = now() - interval '2 days' "
                        "WHERE activity_class = 'active'")
     assert await activity.decay(conn, Policy()) == 8
     assert await count(conn, "SELECT count(*) FROM collection_state "
                              "WHERE activity_class = 'recent'") == 8
+
+
+async def due_offsets(conn: Conn) -> list[float]:
+    """Seconds each row marked due was moved ahead of its next due time."""
+    cur = await conn.execute(
+        "SELECT extract(epoch FROM next_due_at - eligible_since)::float8 AS ahead "
+        "FROM collection_state WHERE status = 'due' ORDER BY soldier_id")
+    return [float(r["ahead"]) for r in await cur.fetchall()]
+
+
+async def test_the_due_sweep_spreads_due_times_over_its_period(conn: Conn) -> None:
+    """Soldiers whose due times share one phase against the sweep (in the fleet: each write
+    follows a sweep by a nearly constant delay) become due at times spread over the sweep
+    period before it, so their waits for the sweep are spread too, not one and the same."""
+    await population(conn, 1000, active=1000)
+    await conn.execute(  # due 10 s ago, each soldier's detailed collected an hour before
+        "UPDATE collection_state SET status = 'current', last_success_at = now() - interval "
+        "'1 hour 10 seconds', next_due_at = now() - interval '10 seconds' "
+        "WHERE resource = 'detailed'")
+    assert await activity.mark_due(conn, 2.0) == 1000
+    ahead = await due_offsets(conn)
+    assert all(0 <= a < 2.0 for a in ahead)
+    tenths = [sum(1 for a in ahead if k * 0.2 <= a < (k + 1) * 0.2) for k in range(10)]
+    assert min(tenths) >= 50 and max(tenths) <= 150, tenths  # uniform: ~100 each (sd 9.5)
+    # one phase, its sweep waits spread over it: due 10 s before this sweep plus 0..2 s
+    assert sum(ahead) / len(ahead) == pytest.approx(1.0, abs=0.15)
+
+
+async def test_a_spread_due_time_holds_between_sweeps_and_within_the_interval(
+        conn: Conn) -> None:
+    await population(conn, 1000, active=1000)
+    await conn.execute(  # due in 30 s: taken now only if moved ahead by 30 s or more
+        "UPDATE collection_state SET status = 'current', last_success_at = now() - interval "
+        "'1 hour', next_due_at = now() + interval '30 seconds' WHERE resource = 'detailed'")
+    first = await activity.mark_due(conn, 60.0)
+    assert 350 <= first <= 650  # about half of a spread over 60 s
+    assert all(a >= 29 for a in await due_offsets(conn))
+    # the next sweep draws the same for each row: only the rows whose moved due time has
+    # passed since come (a few per second), not half of the rest by a second draw
+    assert await activity.mark_due(conn, 60.0) <= 100
+    # a resource refreshed more often than the sweep is moved ahead by at most its interval
+    await conn.execute(
+        "UPDATE collection_state SET status = 'current', last_success_at = now() - interval "
+        "'0.5 second', next_due_at = now() WHERE resource = 'detailed'")
+    assert await activity.mark_due(conn, 60.0) == 1000
+    assert max(await due_offsets(conn)) <= 0.5 + 0.05
+    # no spread: due exactly at next_due_at, as before
+    await conn.execute(
+        "UPDATE collection_state SET status = 'current', next_due_at = now() + interval "
+        "'1 second' WHERE resource = 'detailed'")
+    assert await activity.mark_due(conn, 0.0) == 0
 
 
 async def body_plan(conn: Conn, function: str, arguments: str) -> str:

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bf4ps.capacity.demand import refresh_per_hour
+from bf4ps.capacity.demand import lateness, refresh_per_hour
 from bf4ps.capacity.forecast import forecast
 from bf4ps.capacity.inputs import (
     DAY,
@@ -27,6 +27,7 @@ from bf4ps.capacity.rules import class_quota, deficits, fed_shares
 from bf4ps.policy import Policy
 from bf4ps.views.forecast_inputs import bootstrap_rate, costs
 from bf4ps.views.forecast_report import render
+from bf4ps.views.forecast_rows import CostRow, HistoryFirstRow
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 M = "measured: test"
@@ -96,7 +97,7 @@ def test_the_old_policy_does_not_fit_and_what_would_is_solved_from_the_model() -
     old = Policy(**NO_SWEEP, freshness_detailed_seconds=DAY, freshness_profile_seconds=7 * DAY,
                  freshness_weapons_seconds=7 * DAY, freshness_vehicles_seconds=7 * DAY)
     fc = forecast(documented(policy=old))
-    # a refresh comes about half a sweep (30 s), a tick and a request (3 s) after it is due:
+    # a refresh comes a tick, the first poll, the connect lead and a request (~3 s) after it is due
     # the intervals are a day and a week plus that
     assert fc.demand_per_hour == pytest.approx(25_000 / 24 + 73_000 / 168 * 4, rel=1e-3)
     assert fc.demand_per_hour < 25_000 / 24 + 73_000 / 168 * 4
@@ -119,17 +120,17 @@ def test_the_shipped_defaults_fit_the_documented_budget() -> None:
 
 
 def test_a_short_interval_is_solved_at_its_own_scale() -> None:
-    """At 120 s, 1,000 active soldiers ask 29,569/h of one 1 s egress (3,600/h; each refresh
-    comes 1.75 s after it is due: half a 2 s sweep, a 0.5 s tick, the first of two 0.3 s
-    polls, a 0.1 s request): the model solves the interval that fits (about 1,000 s,
-    rounded up to 20 min), not a day."""
+    """At 120 s, 1,000 active soldiers ask 29,814/h of one 1 s egress (3,600/h; each refresh
+    comes 0.75 s after it is due: a 0.5 s tick, the first of two 0.3 s polls, a 0.1 s
+    request; the sweep spreads its due times, so it adds nothing on average): the model
+    solves the interval that fits (about 1,000 s, rounded up to 20 min), not a day."""
     fc = forecast(small(freshness=120.0, backlog={}, coverage={"detailed": {"current": 1000}}))
     assert not fc.fits and fc.capacity.binding == "pacing"
     assert fc.suggested == {"freshness_detailed_seconds": 1200.0}
-    assert fc.egresses_needed == 9  # 29,569/h at 3,600/h an egress
+    assert fc.egresses_needed == 9  # 29,814/h at 3,600/h an egress
     assert fc.budget_needed_per_hour is None  # pacing binds: a budget cannot help
     text = render(fc)
-    assert "8.21x the 3,600/h the pacing allows (25,969/h short)" in text, text
+    assert "8.28x the 3,600/h the pacing allows (26,214/h short)" in text, text
     assert "or 9 serving egresses at today's rate each (1 serve now; the pacing binds)" in text
     assert "budget of" not in text
 
@@ -143,7 +144,7 @@ def test_bootstrap_takes_what_capacity_leaves_never_more() -> None:
     assert after(marks[0.50]) == pytest.approx(500, rel=1e-4)
     assert after(fc.bootstrap[0].at) == pytest.approx(1000, rel=1e-4)
     assert fc.throughput_per_hour == pytest.approx(3600)
-    late = 2.0 / 2 + 0.5 + 0.3 / 2 + 0.1  # half a sweep, a tick, the first poll, a request
+    late = 0.5 + 0.3 / 2 + 0.1  # a tick, the first poll, a request (the sweep spreads due times)
     assert fc.steady_throughput_per_hour == pytest.approx(1000 * 3600 / (2000 + late), rel=1e-4)
     assert fc.fits and fc.capacity.binding == "pacing"
 
@@ -175,7 +176,7 @@ def test_no_capacity_left_means_no_date() -> None:
 
 def test_backlog_age_met_demand_waits_for_the_sweep_unmet_refresh_comes_late() -> None:
     fc = forecast(small(backlog={}, coverage={"detailed": {"current": 1000}}))
-    rho = 1000 / (2000 + 1.75)  # jobs a second over one a second; 1.75 s: the lateness
+    rho = 1000 / (2000 + 0.75)  # jobs a second over one a second; 0.75 s: the lateness
     # about 1 due a 2 s sweep (Poisson): some sweeps mark none, the oldest of k is k/(k+1) old
     some = 1 - math.exp(-2 * rho)
     dense = 1 - some / (2 * rho)
@@ -214,8 +215,8 @@ def test_the_session_reasons_are_counted_in_the_demand() -> None:
 
 
 def test_costs_fall_back_to_defaults_below_the_minimum_and_say_so() -> None:
-    measured, missing = costs([{"resource": "profile", "requests": 200, "succeeded": 90,
-                                "failed": 10, "duration_ms": 500.0}], DAY)
+    measured, missing = costs([CostRow("profile", requests=200, succeeded=90, failed=10,
+                                       duration_ms=500.0)], DAY)
     assert measured["profile"].requests_per_attempt.value == 2.0
     assert measured["profile"].success_share.value == 0.9
     assert measured["profile"].requests_per_collection == pytest.approx(200 / 90)
@@ -224,11 +225,10 @@ def test_costs_fall_back_to_defaults_below_the_minimum_and_say_so() -> None:
 
 
 def test_bootstrap_rate_from_the_history_record() -> None:
-    first = {"recorded_at": NOW - timedelta(minutes=30),
-             "coverage": {"detailed": {"never_attempted": 1000}}}
+    first = HistoryFirstRow(NOW - timedelta(minutes=30), {"detailed": {"never_attempted": 1000}})
     rate = bootstrap_rate(first, {"detailed": {"never_attempted": 700, "current": 300}}, NOW)
     assert rate["detailed"].value == pytest.approx(600.0)
-    assert bootstrap_rate({}, {}, NOW) == {}
+    assert bootstrap_rate(None, {}, NOW) == {}
 
 
 def test_failures_cost_retries_outside_the_active_cap() -> None:
@@ -381,3 +381,12 @@ def test_a_first_attempt_costs_its_retries() -> None:
     2,000 s at one request a second."""
     half = small(costs={r: cost(ok=0.5, dur=0.1) for r in RESOURCES})
     assert after(forecast(half).bootstrap[0].at) == pytest.approx(2000, rel=1e-4)
+
+
+def test_a_refresh_comes_after_its_due_time_by_the_feed_and_request_not_the_sweep() -> None:
+    inputs = small()  # sweep 2 s, tick 0.5 s, idle poll 0.3 s of one egress, request 0.1 s
+    # the due sweep spreads each due time over the sweep before it: half a sweep early and
+    # half a sweep's wait cancel; an interval shorter than the sweep is spread over itself
+    assert lateness(inputs, 600.0) == pytest.approx(DELAY)
+    assert lateness(inputs, 0.5) == pytest.approx(DELAY + (2.0 - 0.5) / 2)
+    assert lateness(inputs, 0.0) == pytest.approx(DELAY + 1.0)  # nothing spread

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 from bf4ps.capacity.forecast import Forecast
 from bf4ps.capacity.inputs import RESOURCES
@@ -28,8 +28,22 @@ def never(coverage: dict[str, dict[str, int]]) -> dict[str, int]:
     return {r: int(coverage.get(r, {}).get("never_attempted", 0)) for r in RESOURCES}
 
 
-def figures(fc: Forecast) -> dict[str, Any]:
+class Figures(TypedDict):
     """What a forecast record keeps (JSON: times as ISO strings)."""
+
+    throughput: dict[str, float]  # requests per hour per resource and "total"
+    marks: dict[str, dict[str, str | None]]  # resource -> mark ("0.1") -> ISO time
+    left: dict[str, int]  # never attempted per resource at the record
+    steady: bool  # no bootstrap left: its backlog ages are steady state's
+    backlog_age: dict[str, float | None]  # class -> seconds (None: grows)
+    fits: bool
+    binding: str
+    capacity_per_hour: float
+    demand_per_hour: float
+
+
+def figures(fc: Forecast) -> Figures:
+    """What a forecast record keeps."""
     steady = all(b.remaining == 0 for b in fc.bootstrap)
     return {
         "throughput": {**{r: round(v, 3) for r, v in fc.per_resource().items()},
@@ -89,7 +103,7 @@ def _reached(history: tuple[Point, ...], resource: str, left: int, mark: float
     return None
 
 
-def compare(t0: datetime, fig: dict[str, Any], obs: Observed) -> list[tuple[str, float]]:
+def compare(t0: datetime, fig: Figures, obs: Observed) -> list[tuple[str, float]]:
     """(figure, relative error) for everything this record can be judged on."""
     out: list[tuple[str, float]] = []
     hours = obs.horizon_seconds / 3600
@@ -115,10 +129,10 @@ def compare(t0: datetime, fig: dict[str, Any], obs: Observed) -> list[tuple[str,
     if fig.get("steady"):
         end = t0.timestamp() + obs.horizon_seconds
         window = [p for p in obs.history if t0 < p.at and p.at.timestamp() <= end]
-        for klass, predicted in fig["backlog_age"].items():
-            if predicted is None or not window:
+        for klass, age in fig["backlog_age"].items():
+            if age is None or not window:
                 continue
-            e = _rel(float(predicted), sum(p.age.get(klass, 0.0) for p in window) / len(window))
+            e = _rel(float(age), sum(p.age.get(klass, 0.0) for p in window) / len(window))
             if e is not None:
                 out.append((f"backlog_age_{klass}", e))
     return out

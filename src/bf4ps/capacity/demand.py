@@ -12,6 +12,7 @@ through `REASONS`: each names its feeder class and policy keys (turned off: it a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -40,22 +41,26 @@ def freshness(pol: Policy, resource: str) -> float:
     return float(getattr(pol, f"freshness_{resource}_seconds"))
 
 
-def lateness(inputs: Inputs) -> float:
-    """Seconds a met refresh comes after it is due, on average: half a due sweep before it
-    is marked due, the next feed (a scheduler tick), the first of the serving collectors'
-    idle polls, the connect lead and the request. A soldier is due again one interval after
-    it was collected, so it is refreshed every interval plus this."""
+def lateness(inputs: Inputs, every: float = math.inf) -> float:
+    """Seconds a met refresh comes after it is due, on average: the next feed (a scheduler
+    tick), the first of the serving collectors' idle polls, the connect lead and the request.
+    A soldier is due again one interval (`every`) after it was collected, so it is refreshed
+    every interval plus this. The due sweep adds nothing on average: it spreads each due time
+    over the sweep period before it (db/sql/feeder.sql, due_sweep), so a refresh waits half a
+    sweep from a point half a sweep early; an interval shorter than the sweep is spread over
+    itself only, and waits the rest."""
     serving = sum(e.serving for e in inputs.egresses) or 1
     durations = [c.duration_seconds.value for c in inputs.costs.values()]
-    return (inputs.sweep_seconds / 2 + inputs.tick_seconds
+    sweep = inputs.sweep_seconds
+    return ((sweep - min(sweep, every)) / 2 + inputs.tick_seconds
             + inputs.idle_poll_seconds / (serving + 1) + inputs.connect_lead_seconds
             + (sum(durations) / len(durations) if durations else 0.0))
 
 
 def _active_refresh(inputs: Inputs, pol: Policy) -> dict[str, float]:
-    late = lateness(inputs)
-    return {r: refresh_per_hour(freshness(pol, r) + late, inputs.population,
-                                pol.active_window_seconds) for r in RESOURCES}
+    return {r: refresh_per_hour(freshness(pol, r) + lateness(inputs, freshness(pol, r)),
+                                inputs.population, pol.active_window_seconds)
+            for r in RESOURCES}
 
 
 def _final_refresh(inputs: Inputs, pol: Policy) -> dict[str, float]:

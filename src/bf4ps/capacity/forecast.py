@@ -111,7 +111,8 @@ def _requests(alloc: dict[Key, float], wants: dict[Key, Want]) -> dict[Key, floa
 
 def ages(inputs: Inputs, cap: Capacity, st: Steady) -> dict[str, Age]:
     """Per class: met demand waits for the due sweep and then the queue. A sweep every S marks
-    a batch due (its ages spread over S); its oldest waits a delay d (the next feed, one
+    a batch due (its ages spread over S: the sweep spreads the due times over its period,
+    db/sql/feeder.sql); its oldest waits a delay d (the next feed, one
     scheduler tick after the sweep; the first of the serving collectors' idle polls; the
     connect lead, before which no slot is given; one request) and the batch is then served
     at the whole background capacity, at load rho (the class's requests over it): averaged
@@ -162,9 +163,11 @@ def _unmet(inputs: Inputs, st: Steady, keys: list[Key], lam: float, got: float) 
     if every is None:
         return Age(None, HOUR * (1 - got / lam))
     # asked A / (F + L0) with L0 the lateness when met: A / given = (F + L0) asked / given
-    met = lateness(inputs)
-    late = [(every(r) + met) * st.demand[(c, r)] / max(st.served.get((c, r), 0.0), 1e-12)
-            - every(r) for c, r in keys]
+    # the due sweep spreads the refreshes' due times (active); the scheduled profiles' sweep
+    # does not, so they wait half a sweep on average (lateness with nothing spread)
+    late = [(every(r) + lateness(inputs, every(r) if c == "active" else 0.0))
+            * st.demand[(c, r)] / max(st.served.get((c, r), 0.0), 1e-12) - every(r)
+            for c, r in keys]
     if any(math.isinf(x) or x > HORIZON_HOURS * HOUR for x in late):
         return Age(None, HOUR * (1 - got / lam))
     return Age(max(0.0, *late), unmet=True)

@@ -31,8 +31,10 @@ async def decay(conn: Conn, policy: Policy) -> int:
     return await execute(conn, "activity_decay", _windows(policy))
 
 
-async def mark_due(conn: Conn) -> int:
-    return await execute(conn, "due_sweep")
+async def mark_due(conn: Conn, spread_seconds: float) -> int:
+    """Mark stale resources of active soldiers due, each due time spread over the
+    `spread_seconds` before it (the sweep period: the due_sweep query says why)."""
+    return await execute(conn, "due_sweep", {"spread_seconds": max(0.0, spread_seconds)})
 
 
 class _Count(NamedTuple):

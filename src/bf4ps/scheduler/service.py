@@ -211,7 +211,7 @@ class Scheduler:
     async def sweeps(self, conn: Conn) -> None:
         policy = await policy_mod.load(conn)
         decayed = await activity.decay(conn, policy)
-        due = await activity.mark_due(conn)
+        due = await activity.mark_due(conn, self.settings.sweep_seconds)
         rechecked = await activity.recheck_parked(conn, policy)
         long_sessions, profiles = await sessions.sweep(conn, policy)
         if decayed or due or rechecked or long_sessions or profiles:

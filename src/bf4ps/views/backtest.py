@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from bf4ps.capacity.backtest import Observed, compare, point, summarize
+from bf4ps.capacity.backtest import Figures, Observed, compare, point, summarize
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one
+from bf4ps.views.forecast_json import BacktestJson
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class Backtest:
 
 class _Recorded(NamedTuple):
     recorded_at: datetime
-    figures: dict[str, Any]  # the forecast's figures as recorded (JSON)
+    figures: Figures  # the forecast's figures as recorded (JSON)
 
 
 class _Counted(NamedTuple):
@@ -68,7 +69,7 @@ async def last(conn: Conn) -> Backtest | None:
     return Backtest(row.since, 0.0, row.records, dict(row.errors), row.checked_at)
 
 
-def as_json(bt: Backtest) -> dict[str, Any]:
+def as_json(bt: Backtest) -> BacktestJson:
     return {"since": bt.since, "horizon_seconds": bt.horizon_seconds, "records": bt.records,
             "errors": bt.errors}
 

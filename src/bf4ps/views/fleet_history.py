@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
 
 from bf4ps.capacity.inputs import HOUR, RESOURCES
 from bf4ps.db.connect import Conn
@@ -15,6 +14,7 @@ from bf4ps.db.queries import all_rows, one
 from bf4ps.queue import figures
 from bf4ps.views.backlog import CLASSES
 from bf4ps.views.forecast_inputs import bootstrap_rate
+from bf4ps.views.forecast_rows import HistoryFirstRow
 
 POINTS = 240
 
@@ -54,11 +54,6 @@ class HistoryRecord:
     backlog_age: dict[str, dict[str, float]]  # class -> resource -> oldest age, s
 
 
-class _First(NamedTuple):
-    recorded_at: datetime
-    coverage: dict[str, dict[str, int]]
-
-
 def series(rows: list[HistoryRecord], window_seconds: float) -> Series:
     out = Series(window_seconds)
     egresses = sorted({e for r in rows for e in r.requests})
@@ -81,7 +76,7 @@ def series(rows: list[HistoryRecord], window_seconds: float) -> Series:
     return out
 
 
-def projections(first: dict[str, Any], coverage: dict[str, dict[str, int]],
+def projections(first: HistoryFirstRow | None, coverage: dict[str, dict[str, int]],
                 now: datetime) -> list[Projection]:
     rates = bootstrap_rate(first, coverage, now)
     out = []
@@ -102,7 +97,6 @@ async def read(conn: Conn, window_seconds: float = 6 * HOUR, points: int = POINT
     """The fleet-history chart series (coverage, requests per egress, backlog age)."""
     params = {"window_seconds": window_seconds, "points": points}
     out = series(await all_rows(conn, HistoryRecord, "history_window", params), window_seconds)
-    first = await one(conn, _First, "history_first_since", params)
-    out.projections = projections(first._asdict() if first else {},
-                                  await figures.coverage(conn), datetime.now(UTC))
+    first = await one(conn, HistoryFirstRow, "history_first_since", params)
+    out.projections = projections(first, await figures.coverage(conn), datetime.now(UTC))
     return out

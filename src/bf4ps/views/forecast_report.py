@@ -2,33 +2,73 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from datetime import datetime
-from typing import Any
 
 from bf4ps.capacity.forecast import Age, Forecast
-from bf4ps.capacity.inputs import Figure
+from bf4ps.capacity.gates import Capacity
+from bf4ps.capacity.inputs import Figure, Inputs
 from bf4ps.views.forecast_inputs import span
+from bf4ps.views.forecast_json import (
+    CapacityJson,
+    FigureJson,
+    ForecastJson,
+    InputsJson,
+)
 
 
-def _fig(f: Figure | None) -> dict[str, Any] | None:
+def _fig(f: Figure | None) -> FigureJson | None:
     return None if f is None else {"value": round(f.value, 4), "source": f.source,
                                    "measured": f.measured}
 
 
-def as_json(fc: Forecast) -> dict[str, Any]:
+def _r1(v: float | None) -> float | None:
+    return round(v, 1) if isinstance(v, float) else v
+
+
+def _capacity(cap: Capacity) -> CapacityJson:
+    return {"pacing_per_hour": round(cap.pacing_per_hour, 1),
+            "budget_per_hour": _r1(cap.budget_per_hour),
+            "measured_per_hour": _r1(cap.measured_per_hour),
+            "per_hour": round(cap.per_hour, 1),
+            "active_cap_per_hour": round(cap.active_cap_per_hour, 1),
+            "binding": cap.binding, "serving": cap.serving}
+
+
+def _inputs(i: Inputs) -> InputsJson:
+    return {
+        "costs": {r: {"requests_per_attempt": _fig(c.requests_per_attempt),
+                      "success_share": _fig(c.success_share),
+                      "duration_seconds": _fig(c.duration_seconds),
+                      "requests_per_collection": round(c.requests_per_collection, 4)}
+                  for r, c in i.costs.items()},
+        "egresses": [{"key": e.key, "min_interval_seconds": e.min_interval_seconds,
+                      "serving": e.serving} for e in i.egresses],
+        "egress_source": i.egress_source,
+        "budget_per_hour": _fig(i.budget_per_hour),
+        "population": {"total": _fig(i.population.total),
+                       "active": _fig(i.population.active),
+                       "seen": {str(int(k)): _fig(v)
+                                for k, v in sorted(i.population.seen.items())},
+                       "new_per_day": _fig(i.population.new_per_day)},
+        "bootstrap_rate": {r: _fig(f) for r, f in i.bootstrap_rate.items()},
+        "fleet_rate": _fig(i.fleet_rate), "interactive_per_hour": _fig(i.interactive_per_hour),
+        "policy": {k: v for k, v in i.policy.model_dump().items()
+                   if k.startswith(("freshness_", "active_window", "recent_window",
+                                    "budget_", "share_", "watermark_", "weight_"))},
+    }
+
+
+def as_json(fc: Forecast) -> ForecastJson:
     i = fc.inputs
-    cap = fc.capacity
     return {
         "at": i.now, "window_seconds": i.window_seconds,
-        "fits": fc.fits, "binding": cap.binding,
+        "fits": fc.fits, "binding": fc.capacity.binding,
         "demand_per_hour": round(fc.demand_per_hour, 1),
         "active_per_hour": round(fc.active_per_hour, 1),
         "shortfall_per_hour": round(fc.shortfall_per_hour, 1),
         "throughput_per_hour": round(fc.throughput_per_hour, 1),
         "steady_throughput_per_hour": round(fc.steady_throughput_per_hour, 1),
-        "capacity": {k: (round(v, 1) if isinstance(v, float) else v)
-                     for k, v in asdict(cap).items()},
+        "capacity": _capacity(fc.capacity),
         "demand": [{"class": d.klass, "resource": d.resource, "reason": d.reason,
                     "collections_per_hour": round(d.collections_per_hour, 2),
                     "requests_per_hour": round(d.requests_per_hour, 2), "note": d.note}
@@ -49,25 +89,7 @@ def as_json(fc: Forecast) -> dict[str, Any]:
                                    else round(fc.budget_needed_per_hour, 1)),
         "suggestion": fc.suggestion, "suggested_policy": fc.suggested,
         "missing": list(i.missing),
-        "inputs": {
-            "costs": {r: {"requests_per_attempt": _fig(c.requests_per_attempt),
-                          "success_share": _fig(c.success_share),
-                          "duration_seconds": _fig(c.duration_seconds),
-                          "requests_per_collection": round(c.requests_per_collection, 4)}
-                      for r, c in i.costs.items()},
-            "egresses": [asdict(e) for e in i.egresses], "egress_source": i.egress_source,
-            "budget_per_hour": _fig(i.budget_per_hour),
-            "population": {"total": _fig(i.population.total),
-                           "active": _fig(i.population.active),
-                           "seen": {str(int(k)): _fig(v)
-                                    for k, v in sorted(i.population.seen.items())},
-                           "new_per_day": _fig(i.population.new_per_day)},
-            "bootstrap_rate": {r: _fig(f) for r, f in i.bootstrap_rate.items()},
-            "fleet_rate": _fig(i.fleet_rate), "interactive_per_hour": _fig(i.interactive_per_hour),
-            "policy": {k: v for k, v in i.policy.model_dump().items()
-                       if k.startswith(("freshness_", "active_window", "recent_window",
-                                        "budget_", "share_", "watermark_", "weight_"))},
-        },
+        "inputs": _inputs(i),
     }
 
 

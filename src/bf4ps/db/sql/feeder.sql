@@ -67,11 +67,32 @@ WHERE (activity_class = 'active'
 
 -- name: due_sweep
 -- Active soldiers whose collected resources went stale become due (eligible again), once they
--- are off the server: a soldier in an open play session is collected after it.
+-- are off the server: a soldier in an open play session is collected after it. Each due time
+-- is spread over the sweep period before it (`spread_seconds`, at most the resource's own
+-- interval): a row is taken once next_due_at - u * spread has passed, u in [0, 1) a hash of
+-- the row and its due time (the same at every sweep of one interval, another the next), and
+-- is due from that moment. Without it every soldier's due time kept one phase against the
+-- sweep (its write follows a sweep by a nearly constant delay), so its wait for the sweep was
+-- the same each interval instead of half a sweep on average; with it the waits are spread
+-- over the sweep and, on average, a refresh is marked at its due time.
+WITH d AS (
+    SELECT soldier_id, resource, next_due_at - make_interval(secs => LEAST(
+               %(spread_seconds)s::float8,
+               GREATEST(0, COALESCE(extract(epoch FROM next_due_at - last_success_at), 0))
+               ::float8)
+           * ((hashint8extended(soldier_id,
+                                (extract(epoch FROM next_due_at) * 1000000)::bigint
+                                # hashtext(resource::text)::bigint)
+               & 1048575)::float8 / 1048576)) AS due_at
+    FROM collection_state
+    WHERE status = 'current' AND activity_class = 'active'
+      AND next_due_at <= clock_timestamp() + make_interval(secs => %(spread_seconds)s::float8))
 UPDATE collection_state cs
-SET status = 'due', due_reason = NULL, eligible_since = next_due_at,
+SET status = 'due', due_reason = NULL, eligible_since = d.due_at,
     updated_at = clock_timestamp()
-WHERE status = 'current' AND activity_class = 'active' AND next_due_at <= clock_timestamp()
+FROM d
+WHERE cs.soldier_id = d.soldier_id AND cs.resource = d.resource AND cs.status = 'current'
+  AND d.due_at <= clock_timestamp()
   AND NOT EXISTS (SELECT 1 FROM play_sessions p
                   WHERE p.soldier_id = cs.soldier_id AND p.ended_at IS NULL)
 
