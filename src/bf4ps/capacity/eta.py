@@ -22,7 +22,7 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one_row
 from bf4ps.domain import JobKind
 from bf4ps.gates.admission import effective_interval, paced_slot
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 from bf4ps.stats.soldiers import ALL_RESOURCES
 
 # Until measured: seconds from started to succeeded, and physical requests per job.
@@ -76,7 +76,7 @@ class Estimate:
     done_at: datetime  # when its last job should be done (best effort: see finish_at)
 
 
-async def costs(conn: Conn, defaults: GateSettings) -> Costs:
+async def costs(conn: Conn, defaults: SendTimings) -> Costs:
     gates = await all_rows(conn, "interactive_gates", {})
     rows = await all_rows(conn, "interactive_measured_durations",
                           {"window_seconds": MEASURE_WINDOW_SECONDS, "limit": MEASURE_LIMIT})
@@ -95,11 +95,11 @@ async def costs(conn: Conn, defaults: GateSettings) -> Costs:
 
 
 async def _gate_model(conn: Conn, gates: list[dict[str, Any]],
-                      defaults: GateSettings) -> tuple[float, datetime, datetime, bool]:
+                      defaults: SendTimings) -> tuple[float, datetime, datetime, bool]:
     """Combined interval of the interactive egresses (rates add up), their earliest slot."""
     if not gates:
         row = await one_row(conn, "interactive_now")
-        return defaults.interval + defaults.margin, row["now"], row["now"], False
+        return defaults.seed_interval + defaults.margin, row["now"], row["now"], False
     now: datetime = gates[0]["now"]
     rate = 0.0
     slots = []
@@ -111,7 +111,7 @@ async def _gate_model(conn: Conn, gates: list[dict[str, Any]],
     return 1.0 / rate, min(slots), now, serving
 
 
-async def estimate(conn: Conn, request_id: UUID, defaults: GateSettings,
+async def estimate(conn: Conn, request_id: UUID, defaults: SendTimings,
                    model: Costs | None = None) -> Estimate | None:
     """The request's place in the interactive queue and when its first request should go out;
     None when it has no job left in the queue."""
@@ -147,7 +147,7 @@ def finish_at(c: Costs, first_start: datetime, resources: list[str]) -> datetime
     return max(c.now, first_start + timedelta(seconds=seconds))
 
 
-def _free_at(c: Costs, leased: list[dict[str, Any]], defaults: GateSettings) -> datetime:
+def _free_at(c: Costs, leased: list[dict[str, Any]], defaults: SendTimings) -> datetime:
     """When the lane can start the next pending job."""
     free_at = c.next_free
     if not leased:  # an idle collector finds new work at its next poll, for a slot the

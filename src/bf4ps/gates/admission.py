@@ -22,7 +22,7 @@ from bf4ps.domain import Lane
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 
 COUNT_PATIENCE = 10.0  # a job claimed in a race for its slot waits this long for the next one
 # (a quarter of its lease at most), else it is given back
@@ -76,7 +76,7 @@ slot is counted in the ledger like any other, in its job's budget class and reso
 lease to fence (admission_slot in db/schema.sql)."""
 
 
-async def _call(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
+async def _call(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
                 job: ClaimedJob | None, *,
                 unattached: tuple[str, str] | None = None) -> _Answer:
     """One admission_slot() call: a look (no job), the count for a held job, or the count of a
@@ -124,7 +124,7 @@ def paced_slot(gate: dict[str, Any], now: datetime, connect_lead: float) -> date
     return slot
 
 
-async def admit(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
+async def admit(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
                 soldier_id: int | None = None, *, pause: Pause = no_pause) -> Admitted | Wait:
     """A look at the gates (no lock, no write); a claim of a job they allow, only when the slot
     opens within the horizon; then the job's request counted in its slot. Each is one statement
@@ -141,7 +141,7 @@ async def admit(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
     return await count_claimed(conn, me, cfg, policy, job, pause=pause)
 
 
-def look_params(me: CollectorRef, cfg: GateSettings, policy: Policy) -> dict[str, Any]:
+def look_params(me: CollectorRef, cfg: SendTimings, policy: Policy) -> dict[str, Any]:
     """The look (admission_slot without a job) as a success's chained claim makes it on the
     server (queue_succeed's p_gate, db/schema.sql): the next job is claimed in the success's
     transaction only when the egress opens within the horizon, for the classes it allows."""
@@ -150,7 +150,7 @@ def look_params(me: CollectorRef, cfg: GateSettings, policy: Policy) -> dict[str
             "policy": _budget_policy(policy)}
 
 
-async def count_claimed(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
+async def count_claimed(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
                         job: ClaimedJob, *, pause: Pause = no_pause) -> Admitted | Wait:
     """The count of a job just claimed (by `admit`, or by the success before it): kept and
     counted in the next slot when another collector took this one, given back when none opens
@@ -170,7 +170,7 @@ async def count_claimed(conn: Conn, me: CollectorRef, cfg: GateSettings, policy:
         await asyncio.sleep(max(0.0, (got.until - datetime.now(UTC)).total_seconds()))
 
 
-async def admit_held(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
+async def admit_held(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
                      job: ClaimedJob, slot: Slot | None, *,
                      pause: Pause = no_pause) -> Admitted | Wait:
     """A job the last success claimed: admitted in the slot that success counted in its own
@@ -180,7 +180,7 @@ async def admit_held(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Po
     return await count_claimed(conn, me, cfg, policy, job, pause=pause)
 
 
-async def extra_slot(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
+async def extra_slot(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
                      job: ClaimedJob) -> Slot | Wait:
     """A send slot for a job held (its first request, or a further one such as the profile's
     account lookup), counted in the ledger before anything is sent. Fenced by the job's lease:
@@ -204,7 +204,7 @@ def _slot_of(got: _Answer) -> Slot | Wait:
     return Wait(got.wait_until)
 
 
-async def operator_slot(conn: Conn, egress_key: str, cfg: GateSettings, policy: Policy,
+async def operator_slot(conn: Conn, egress_key: str, cfg: SendTimings, policy: Policy,
                         resource: str) -> Slot | Wait:
     """A slot for a request that serves no job (an operator's `bf4ps battlelog fetch`): the
     egress gate and the fleet budget as for any request, counted in the ledger before it is
