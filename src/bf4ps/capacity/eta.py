@@ -3,13 +3,12 @@ throughput and the work ahead of it (the submission stores its eta_at from here;
 status and the submission's answer in views/ read it live).
 
 The interactive lane serves its jobs one at a time per egress, FIFO by rank, each at a gate
-slot. A job costs max(its requests x the gate interval, its measured started -> succeeded time
-+ the connect lead), so the request's first job starts at free_at + the cost of each pending
-job ahead, free_at being when the egress can take the next job (its next slot or cool-down
-end, after the jobs held now finish, never before the idle collector's next poll). Durations
-and requests per job are measured from the lane's recent events and ledger; defaults stand in
-until something was measured (docs/architecture.md, "Interactive requests and their estimate").
-"""
+slot. A job costs max(its requests x the lane's interval, its measured started -> succeeded
+time + the connect lead); the request's first job starts when the lane is free (its next slot,
+after the jobs held now, never before the idle collector's next poll) plus the cost of each
+pending job ahead. The interval and the slot are the server's pacing rule (interactive_pacing).
+Defaults stand in until measured (docs/architecture.md, "Interactive requests and their
+estimate")."""
 
 from __future__ import annotations
 
@@ -19,9 +18,8 @@ from typing import Any
 from uuid import UUID
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one_row
+from bf4ps.db.queries import all_rows, one_row_as
 from bf4ps.domain import JobKind
-from bf4ps.gates.admission import effective_interval, paced_slot
 from bf4ps.settings import SendTimings
 from bf4ps.stats.soldiers import ALL_RESOURCES
 
@@ -76,42 +74,41 @@ class Estimate:
     done_at: datetime  # when its last job should be done (best effort: see finish_at)
 
 
-async def costs(conn: Conn, defaults: SendTimings) -> Costs:
-    gates = await all_rows(conn, "interactive_gates", {})
+@dataclass(frozen=True, slots=True)
+class LanePacing:
+    """The interactive lane's pacing as the server reads its rule (interactive_pacing)."""
+
+    interval_seconds: float  # the lane's egresses together (rates add up)
+    next_free: datetime  # their earliest slot
+    now: datetime
+    serving: bool  # an interactive collector is healthy and not drained
+    egresses: list[str]
+
+
+async def pacing(conn: Conn, timings: SendTimings) -> LanePacing:
+    """The lane's pacing by the admission's own rule, asked of the server."""
+    return await one_row_as(conn, LanePacing, "interactive_pacing", {
+        "margin": timings.margin, "connect_lead": timings.connect_lead,
+        "seed_interval": timings.seed_interval})
+
+
+async def costs(conn: Conn, timings: SendTimings) -> Costs:
+    pace = await pacing(conn, timings)
     rows = await all_rows(conn, "interactive_measured_durations",
                           {"window_seconds": MEASURE_WINDOW_SECONDS, "limit": MEASURE_LIMIT})
     durations = {str(r["resource"]): float(r["mean_seconds"]) for r in rows
                  if r["mean_seconds"] is not None}
-    egresses = [str(g["egress_key"]) for g in gates]
     requests: dict[str, float] = {}
-    if egresses:
-        rows = await all_rows(conn, "interactive_measured_requests",
-                              {"egresses": egresses, "window_seconds": MEASURE_WINDOW_SECONDS})
+    if pace.egresses:
+        rows = await all_rows(conn, "interactive_measured_requests", {
+            "egresses": pace.egresses, "window_seconds": MEASURE_WINDOW_SECONDS})
         requests = {str(r["resource"]): int(r["requests"]) / max(1, int(r["jobs"]))
                     for r in rows}
-    interval, next_free, now, serving = await _gate_model(conn, gates, defaults)
-    return Costs(interval, next_free, now, serving, durations, requests, bool(durations),
-                 defaults.connect_lead)
+    return Costs(pace.interval_seconds, pace.next_free, pace.now, pace.serving, durations,
+                 requests, bool(durations), timings.connect_lead)
 
 
-async def _gate_model(conn: Conn, gates: list[dict[str, Any]],
-                      defaults: SendTimings) -> tuple[float, datetime, datetime, bool]:
-    """Combined interval of the interactive egresses (rates add up), their earliest slot."""
-    if not gates:
-        row = await one_row(conn, "interactive_now")
-        return defaults.seed_interval + defaults.margin, row["now"], row["now"], False
-    now: datetime = gates[0]["now"]
-    rate = 0.0
-    slots = []
-    for g in gates:
-        rate += 1.0 / effective_interval(float(g["min_interval_seconds"]),
-                                         int(g["throttle_streak"]), defaults.margin)
-        slots.append(paced_slot(g, now, defaults.connect_lead))
-    serving = any(bool(g["serving"]) for g in gates)
-    return 1.0 / rate, min(slots), now, serving
-
-
-async def estimate(conn: Conn, request_id: UUID, defaults: SendTimings,
+async def estimate(conn: Conn, request_id: UUID, timings: SendTimings,
                    model: Costs | None = None) -> Estimate | None:
     """The request's place in the interactive queue and when its first request should go out;
     None when it has no job left in the queue."""
@@ -119,7 +116,7 @@ async def estimate(conn: Conn, request_id: UUID, defaults: SendTimings,
     if not jobs:
         return None
     first = jobs[0]
-    c = model or await costs(conn, defaults)
+    c = model or await costs(conn, timings)
     typical = c.job_cost("detailed")
     resources = [str(j["resource"]) for j in jobs]
     if first["status"] != "pending":
@@ -129,7 +126,7 @@ async def estimate(conn: Conn, request_id: UUID, defaults: SendTimings,
     params = {"rank": first["rank"], "job_id": first["job_id"], "horizon_seconds": 0.0}
     pending = await all_rows(conn, "interactive_pending_ahead", params)
     leased = await all_rows(conn, "interactive_leased_ahead", params)
-    free_at = _free_at(c, leased, defaults)
+    free_at = _free_at(c, leased, timings)
     ahead = sum(int(r["n"]) for r in pending)
     eta_at = free_at + timedelta(seconds=sum(int(r["n"]) * c.job_cost(str(r["resource"]))
                                              for r in pending))
@@ -147,12 +144,12 @@ def finish_at(c: Costs, first_start: datetime, resources: list[str]) -> datetime
     return max(c.now, first_start + timedelta(seconds=seconds))
 
 
-def _free_at(c: Costs, leased: list[dict[str, Any]], defaults: SendTimings) -> datetime:
+def _free_at(c: Costs, leased: list[dict[str, Any]], timings: SendTimings) -> datetime:
     """When the lane can start the next pending job."""
     free_at = c.next_free
     if not leased:  # an idle collector finds new work at its next poll, for a slot the
         # connect lead after that
-        return max(free_at, c.now + timedelta(seconds=defaults.idle_poll / 2 + c.lead))
+        return max(free_at, c.now + timedelta(seconds=timings.idle_poll / 2 + c.lead))
     for job in leased:
         resource = str(job["resource"])
         left = max(0.0, c.requests_per_job(resource) - int(job["requests_counted"]))

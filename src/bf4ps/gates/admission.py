@@ -109,21 +109,6 @@ def _budget_policy(policy: Policy) -> dict[str, float]:
             "floor_retry": policy.budget_floor_retry}
 
 
-def effective_interval(min_interval: float, streak: int, margin: float) -> float:
-    """After throttles the egress recovers gradually: slower pacing until the streak decays.
-    (admission_slot in db/schema.sql advances the gate by the same rule; the ETA models it.)"""
-    return min_interval * (1 + 0.5 * streak) + margin
-
-
-def paced_slot(gate: dict[str, Any], now: datetime, connect_lead: float) -> datetime:
-    """An egress's next slot by its pacing and cool-down, at least the connect lead from now
-    (the admission's rule; the ETA models the lane with it too)."""
-    slot: datetime = max(now + timedelta(seconds=connect_lead), gate["next_slot_at"])
-    if gate["cooldown_until"] is not None:
-        slot = max(slot, gate["cooldown_until"])
-    return slot
-
-
 async def admit(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
                 soldier_id: int | None = None, *, pause: Pause = no_pause) -> Admitted | Wait:
     """A look at the gates (no lock, no write); a claim of a job they allow, only when the slot
