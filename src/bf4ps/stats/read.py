@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from datetime import datetime
 from operator import itemgetter
-from typing import Any, Generic
+from typing import Any, Generic, TypeVar
 
 from bf4ps.battlelog.models import (
     DetailedStats,
@@ -26,16 +26,15 @@ PROFILE_SCALARS = tuple(f.name for f in fields(ProfileStats)
                                           "linked_soldiers"))
 
 
-@dataclass(frozen=True, slots=True)
-class StoredDetailed:
-    fetched_at: datetime
-    stats: DetailedStats
+StatsT = TypeVar("StatsT", DetailedStats, ProfileStats)
 
 
 @dataclass(frozen=True, slots=True)
-class StoredProfile:
+class Stored(Generic[StatsT]):
+    """A soldier's stored detailed statistics or profile, and when they were collected."""
+
     fetched_at: datetime
-    stats: ProfileStats
+    stats: StatsT
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +51,8 @@ class ResourceState:
 @dataclass(frozen=True, slots=True)
 class SoldierOverview:
     soldier_id: int
-    detailed: StoredDetailed | None
-    profile: StoredProfile | None
+    detailed: Stored[DetailedStats] | None
+    profile: Stored[ProfileStats] | None
     states: dict[Resource, ResourceState]
 
 
@@ -87,12 +86,12 @@ class HistoryPoint:
     changed: bool = True  # False: a collection that found the values unchanged
 
 
-def detailed_from_row(row: dict[str, Any]) -> StoredDetailed:
-    return StoredDetailed(row["fetched_at"],
-                          DetailedStats(**{name: row[name] for name in DETAILED_FIELDS}))
+def detailed_from_row(row: dict[str, Any]) -> Stored[DetailedStats]:
+    return Stored(row["fetched_at"],
+                  DetailedStats(**{name: row[name] for name in DETAILED_FIELDS}))
 
 
-def profile_from_row(row: dict[str, Any]) -> StoredProfile:
+def profile_from_row(row: dict[str, Any]) -> Stored[ProfileStats]:
     stats = ProfileStats(
         **{name: row[name] for name in PROFILE_SCALARS},
         top_weapons=tuple(TopItem(**x) for x in row["top_weapons"]),
@@ -100,7 +99,7 @@ def profile_from_row(row: dict[str, Any]) -> StoredProfile:
         progress=tuple(Progress(**x) for x in row["progress"]),
         linked_soldiers=tuple(LinkedSoldier(**x) for x in row["linked_soldiers"]),
     )
-    return StoredProfile(row["fetched_at"], stats)
+    return Stored(row["fetched_at"], stats)
 
 
 def state_from_row(row: dict[str, Any]) -> ResourceState:
