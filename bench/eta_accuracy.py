@@ -31,7 +31,7 @@ from bf4ps.db.connect import Conn, connection
 from bf4ps.interactive.submit import Limits, submit
 from bf4ps.interactive.target import parse_target
 from bf4ps.policy import Policy
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 from bf4ps.views import request_status
 from bf4ps.views.request_status import SubmissionView
 
@@ -85,7 +85,7 @@ async def wait_collector(conn: Conn, timeout: float = 60) -> None:
 
 
 async def stream(url: str, n: int, mean_gap: float, burst: int,
-                 gate: GateSettings) -> dict[UUID, SubmissionView]:
+                 gate: SendTimings) -> dict[UUID, SubmissionView]:
     """Submissions with exponential gaps, and one burst of `burst` at once in the middle;
     returns each request's submission (its queue position and estimates)."""
     rng = random.Random(11)
@@ -204,7 +204,7 @@ def main() -> None:
            "BF4PS_IDLE_POLL_SECONDS": str(args.idle_poll), "BF4PS_HEARTBEAT_SECONDS": "2",
            "BF4PS_BATTLELOG_CONNECT_LEAD_SECONDS": str(lead)}
     fleet = Collectors(url, sim.base_url, env)
-    gate = GateSettings(interval=args.interval, margin=margin, idle_poll=args.idle_poll,
+    gate = SendTimings(seed_interval=args.interval, margin=margin, idle_poll=args.idle_poll,
                         connect_lead=lead)
     t0 = time.monotonic()
     try:

@@ -49,15 +49,15 @@ from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 from bf4ps.stats.store import writer_for
 
 POOL_PER_PROC = 12
 EGRESSES_PROJECTED = (8, 100, 1000)
 
 
-def gate(interval: float) -> GateSettings:
-    return GateSettings(interval=interval, margin=0.0, lease_seconds=60)
+def gate(interval: float) -> SendTimings:
+    return SendTimings(seed_interval=interval, margin=0.0, lease_seconds=60)
 
 
 # an hour of the fleet's requests, as the ledger holds them in steady state (--ledger-hour)
@@ -100,7 +100,7 @@ async def _wait_until(at: datetime) -> None:
     await asyncio.sleep(max(0.0, (at - datetime.now(UTC)).total_seconds()))
 
 
-async def _admit(pool: AsyncConnectionPool[Conn], me: CollectorRef, cfg: GateSettings,
+async def _admit(pool: AsyncConnectionPool[Conn], me: CollectorRef, cfg: SendTimings,
                  held: ClaimedJob | None, slot: admission.Slot | None
                  ) -> admission.Admitted | admission.Wait:
     if held is not None and slot is not None:  # counted by the success that claimed it
@@ -111,7 +111,7 @@ async def _admit(pool: AsyncConnectionPool[Conn], me: CollectorRef, cfg: GateSet
         return await admission.admit(conn, me, cfg, Policy())
 
 
-async def loop(pool: AsyncConnectionPool[Conn], me: CollectorRef, cfg: GateSettings,
+async def loop(pool: AsyncConnectionPool[Conn], me: CollectorRef, cfg: SendTimings,
                parsed: Any, size: int, stop_at: float, done: Any) -> None:
     """One collector: count (or look, claim and count), wait for the slot, start, succeed."""
     held: ClaimedJob | None = None

@@ -65,13 +65,13 @@ from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 from bf4ps.stats.store import writer_for
 
 REPO = Path(__file__).resolve().parent.parent
 DETAILED = REPO / "tests/fixtures/battlelog/2020-battlelog-net/detailed-TheOnlyBond.json"
 EGRESS = "meter-egress"
-GATE = GateSettings(interval=0.001, margin=0.0, horizon=2.0, lease_seconds=60, connect_lead=1.0)
+GATE = SendTimings(margin=0.0, horizon=2.0, lease_seconds=60, connect_lead=1.0)
 Cycle = Callable[[Conn, CollectorRef, Policy], Awaitable[bool]]
 # the statistics payload a success writes (db/sql/stats.sql, progress.sql): not the engine's
 STATS_TABLES = ("detailed_stats_current", "detailed_stats_history", "profile_current",

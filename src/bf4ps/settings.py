@@ -295,34 +295,33 @@ def setting_default(name: str) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
-class GateSettings:
-    """What one process knows of the egress gate from its own settings: the seed of a new
-    egress's pacing (the fleet's pacing itself is the database's, fleet/conf.py), and the
-    timings of its side of a send slot. Collectors and recon pace by it (gates/admission.py);
-    the interactive estimate stands it in for what the database cannot tell (capacity/eta.py).
-    The defaults are the settings' own."""
+class SendTimings:
+    """A process's own side of a send slot, from its settings: the safety margin it asks the
+    egress's pacing to add, how long before its slot it claims, its connect lead, idle poll and
+    lease. Collectors and recon pass them to the admission (gates/admission.py); the interactive
+    estimate passes them to the server's pacing rule (capacity/eta.py). The egress's pacing
+    itself is the database's (gates/gate.py). The defaults are the settings' own."""
 
-    interval: float = setting_default("egress_min_interval_seconds")
     margin: float = setting_default("egress_safety_margin_seconds")
     horizon: float = setting_default("claim_horizon_seconds")
     connect_lead: float = setting_default("battlelog_connect_lead_seconds")  # a request is
     # begun this long before its slot (battlelog/window.py): no slot is sooner after its claim
     idle_poll: float = setting_default("idle_poll_seconds")
     lease_seconds: float = setting_default("lease_seconds")
-    window_requests: int | None = setting_default("egress_window_requests")
-    window_seconds: float | None = None  # the window's length, only with window_requests
+    seed_interval: float = setting_default("egress_min_interval_seconds")  # what its settings
+    # seed a new egress with (fleet/seed.py): the estimate's stand-in while its lane has none
 
     @classmethod
-    def from_settings(cls, s: Settings) -> GateSettings:
-        return cls(s.egress_min_interval_seconds, s.egress_safety_margin_seconds,
-                   s.claim_horizon_seconds, s.battlelog_connect_lead_seconds,
-                   s.idle_poll_seconds, s.lease_seconds, s.egress_window_requests,
-                   s.egress_window_seconds if s.egress_window_requests else None)
+    def from_settings(cls, s: Settings) -> SendTimings:
+        return cls(s.egress_safety_margin_seconds, s.claim_horizon_seconds,
+                   s.battlelog_connect_lead_seconds, s.idle_poll_seconds, s.lease_seconds,
+                   s.egress_min_interval_seconds)
 
     @property
     def ahead(self) -> float:
         """How long before its slot a job may be claimed."""
         return max(self.horizon, self.connect_lead)
+
 
 def timing_rules(s: Settings) -> list[tuple[bool, str]]:
     """(broken, explanation) for each rule the timings must keep."""

@@ -17,12 +17,11 @@ from bf4ps.db.connect import Conn
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted
 from bf4ps.policy import Policy
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 from tests.helpers import FLEET_CONFIGURE, GATE_ENSURE, make_collector, seed_work
 
 N, W, MARGIN = 3, 2.0, 0.2
-GATE = GateSettings(interval=0.1, margin=MARGIN,
-                  horizon=5.0, lease_seconds=30.0)
+GATE = SendTimings(margin=MARGIN, horizon=5.0, lease_seconds=30.0)
 
 
 async def test_the_fleet_budget_keeps_its_safety_margin_when_a_slot_just_left_the_window(

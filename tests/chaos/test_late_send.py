@@ -25,15 +25,14 @@ from bf4ps.db.connect import connection, open_pool
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted
 from bf4ps.policy import Policy
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.server import start_in_thread
 from tests.helpers import GATE_ENSURE, count, make_collector, seed_work
 
 EGRESS = "eg-stall"
 SOURCE = "127.0.0.71"
-GATE = GateSettings(interval=1.0, margin=0.2,
-                  horizon=3.0, lease_seconds=30.0)
+GATE = SendTimings(margin=0.2, horizon=3.0, lease_seconds=30.0)
 
 
 async def test_a_stall_between_the_on_time_check_and_the_send_never_sends_late(

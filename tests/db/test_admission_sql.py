@@ -14,7 +14,7 @@ from bf4ps.domain import PriorityClass
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted, Slot, Wait
 from bf4ps.policy import Policy
-from bf4ps.settings import GateSettings, Settings
+from bf4ps.settings import SendTimings, Settings
 from tests.helpers import (
     GATE_ENSURE,
     add_job,
@@ -24,8 +24,7 @@ from tests.helpers import (
 )
 
 BACKGROUND = ["active", "recent", "bootstrap", "retry"]
-GATE = GateSettings(interval=0.1, margin=0.05,
-                  horizon=5.0, lease_seconds=30.0)
+GATE = SendTimings(margin=0.05, horizon=5.0, lease_seconds=30.0)
 
 
 def _policy(pol: Policy) -> Jsonb:

@@ -13,7 +13,7 @@ from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted, Wait
 from bf4ps.policy import Policy
 from bf4ps.queue.jobs import CollectorRef
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 from tests.helpers import (
     FLEET_CONFIGURE,
     GATE_ENSURE,
@@ -25,8 +25,7 @@ from tests.helpers import (
 )
 
 N, W = 20, 60.0
-GATE = GateSettings(interval=0.1, margin=0.05,
-                  horizon=5.0, lease_seconds=30.0)
+GATE = SendTimings(margin=0.05, horizon=5.0, lease_seconds=30.0)
 POLICY = Policy(budget_floor_interactive=0.20)  # 4 of 20
 LEDGER = "SELECT count(*) FROM request_ledger WHERE budget_class = %(c)s"
 

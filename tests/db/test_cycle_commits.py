@@ -23,7 +23,7 @@ from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
 from bf4ps.queue.finalize import Attempt, NextClaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 from tests.helpers import (
     FLEET_CONFIGURE,
     add_job,
@@ -33,7 +33,7 @@ from tests.helpers import (
     nested_plans,
 )
 
-GATE = GateSettings(interval=0.1, margin=0.05, horizon=5.0, lease_seconds=30.0)
+GATE = SendTimings(margin=0.05, horizon=5.0, lease_seconds=30.0)
 POLICY = Policy()
 
 

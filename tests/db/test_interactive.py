@@ -22,14 +22,14 @@ from bf4ps.interactive.submit import Limits, RateLimited, UnknownSoldier, submit
 from bf4ps.interactive.target import parse_target
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 from bf4ps.stats import soldiers
 from bf4ps.views import request_status as views
 from bf4ps.views.request_status import SubmissionView, request_status
 from tests.helpers import add_job, count, interactive_gate, make_collector, make_soldier
 
 POLICY = Policy()
-GATE = GateSettings(interval=2.0, margin=0.0, idle_poll=1.0, connect_lead=0.2)
+GATE = SendTimings(seed_interval=2.0, margin=0.0, idle_poll=1.0, connect_lead=0.2)
 
 
 async def submitted(conn: Conn, **target: object) -> SubmissionView:

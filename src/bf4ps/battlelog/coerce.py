@@ -116,3 +116,11 @@ def as_mapping(value: Any) -> Mapping[str, Any]:
 def as_list(value: Any) -> list[Any]:
     """A JSON array, or an empty list for anything else (for optional arrays)."""
     return value if isinstance(value, list) else []
+
+
+def numbers(source: Mapping[str, Any], ints: tuple[tuple[str, str], ...],
+            floats: tuple[tuple[str, str], ...]) -> dict[str, int | float | None]:
+    """Fields read from `source` by (field, key): `ints` through to_int, `floats` to_float."""
+    values: dict[str, int | float | None] = {f: to_int(source.get(k)) for f, k in ints}
+    values.update({f: to_float(source.get(k)) for f, k in floats})
+    return values

@@ -213,6 +213,16 @@ def collect_items(entries: list[Any], build: Callable[[str, Mapping[str, Any]], 
     return ItemBatch(items=tuple(items), skipped=len(entries) - len(items))
 
 
+def soldier_stats(body: bytes, stats_key: str, persona_id: int | None,
+                  platform_int: int | None) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """A soldier's stats answer (detailed, overview): its data and `data.<stats_key>`, which
+    must be an object, of the soldier asked for (check_identity)."""
+    data = require_data_object(open_envelope(body))
+    stats = require_object(data, stats_key)
+    check_identity(data, persona_id, platform_int)
+    return data, stats
+
+
 def parse_item_batch(body: bytes, list_key: str, build: Callable[[str, Mapping[str, Any]], T],
                      persona_id: int | None, platform_int: int | None) -> ItemBatch[T]:
     """The weapons/vehicles shape: `data.<list_key>` must be a list of items with guids."""

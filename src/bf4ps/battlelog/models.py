@@ -135,13 +135,19 @@ class ProfileStats:
 
 
 @dataclass(frozen=True, slots=True)
-class WeaponItem:
+class CatalogItem:
+    """What an item of every kind has: Battlelog's catalogue fields, and its kills."""
+
     guid: str
     name: str  # localisation SID, e.g. WARSAW_ID_P_WNAME_ULTIM
     slug: str | None
     category: str | None
     code: str | None
     kills: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class WeaponItem(CatalogItem):
     headshots: int | None
     shots_fired: int | None
     shots_hit: int | None
@@ -157,13 +163,7 @@ class WeaponItem:
 
 
 @dataclass(frozen=True, slots=True)
-class VehicleItem:
-    guid: str
-    name: str
-    slug: str | None
-    category: str | None
-    code: str | None
-    kills: int | None
+class VehicleItem(CatalogItem):
     time_in_seconds: int | None
     destroy_x_in_y: int | None
     service_stars: int | None

@@ -12,13 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bf4ps.battlelog.coerce import INT64_MAX, as_mapping, to_float, to_int
-from bf4ps.battlelog.envelope import (
-    check_identity,
-    open_envelope,
-    require_data_object,
-    require_object,
-)
+from bf4ps.battlelog.coerce import INT64_MAX, as_mapping, numbers, to_int
+from bf4ps.battlelog.envelope import soldier_stats
 from bf4ps.battlelog.models import DetailedStats
 
 # DetailedStats field -> generalStats key, integer counters.
@@ -95,10 +90,8 @@ def parse_detailed(
     body: bytes, *, persona_id: int | None = None, platform_int: int | None = None
 ) -> DetailedStats:
     """Parse a detailed-stats response; raises BattlelogParseError when it is not one."""
-    data = require_data_object(open_envelope(body))
-    stats = require_object(data, "generalStats")
-    check_identity(data, persona_id, platform_int)
-    return detailed_from_general_stats(stats)
+    return detailed_from_general_stats(
+        soldier_stats(body, "generalStats", persona_id, platform_int)[1])
 
 
 def detailed_from_general_stats(stats: Mapping[str, Any]) -> DetailedStats:
@@ -106,9 +99,7 @@ def detailed_from_general_stats(stats: Mapping[str, Any]) -> DetailedStats:
     kit times read ``kitTimes`` by kit id (1 assault, 2 engineer, 8 recon, 32 support, 2048
     commander); mode scores read the named keys: ``elimination`` is Defuse, ``conquest`` the
     Conquest total (in every capture it equals ``conquestlarge``)."""
-    values: dict[str, Any] = {field: to_int(stats.get(key)) for field, key in INT_KEYS}
-    values.update({field: to_float(stats.get(key)) for field, key in FLOAT_KEYS})
-    values.update(kit_values(stats))
+    values: dict[str, Any] = {**numbers(stats, INT_KEYS, FLOAT_KEYS), **kit_values(stats)}
     values["carrier_assault_score"] = carrier_assault(stats)
     return DetailedStats(**values)
 

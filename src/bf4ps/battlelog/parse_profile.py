@@ -15,13 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bf4ps.battlelog.coerce import as_list, as_mapping, to_float, to_id, to_int, to_str, to_text
-from bf4ps.battlelog.envelope import (
-    check_identity,
-    open_envelope,
-    require_data_object,
-    require_object,
-)
+from bf4ps.battlelog.coerce import as_list, as_mapping, numbers, to_id, to_int, to_str, to_text
+from bf4ps.battlelog.envelope import soldier_stats
 from bf4ps.battlelog.models import ProfileStats, Progress, TopItem
 
 # ProfileStats field -> overviewStats key.
@@ -47,12 +42,9 @@ def parse_profile(
     body: bytes, *, persona_id: int | None = None, platform_int: int | None = None
 ) -> ProfileStats:
     """Parse an overview response; raises BattlelogParseError when it is not one."""
-    data = require_data_object(open_envelope(body))
-    stats = require_object(data, "overviewStats")
-    check_identity(data, persona_id, platform_int)
+    data, stats = soldier_stats(body, "overviewStats", persona_id, platform_int)
     persona = as_mapping(data.get("viewedPersonaInfo"))
-    values: dict[str, Any] = {field: to_int(stats.get(key)) for field, key in INT_KEYS}
-    values.update({field: to_float(stats.get(key)) for field, key in FLOAT_KEYS})
+    values: dict[str, Any] = {**numbers(stats, INT_KEYS, FLOAT_KEYS)}
     user_id = to_id(persona.get("userId"))
     return ProfileStats(
         battlelog_user_id=user_id,

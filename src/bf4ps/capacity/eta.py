@@ -3,13 +3,12 @@ throughput and the work ahead of it (the submission stores its eta_at from here;
 status and the submission's answer in views/ read it live).
 
 The interactive lane serves its jobs one at a time per egress, FIFO by rank, each at a gate
-slot. A job costs max(its requests x the gate interval, its measured started -> succeeded time
-+ the connect lead), so the request's first job starts at free_at + the cost of each pending
-job ahead, free_at being when the egress can take the next job (its next slot or cool-down
-end, after the jobs held now finish, never before the idle collector's next poll). Durations
-and requests per job are measured from the lane's recent events and ledger; defaults stand in
-until something was measured (docs/architecture.md, "Interactive requests and their estimate").
-"""
+slot. A job costs max(its requests x the lane's interval, its measured started -> succeeded
+time + the connect lead); the request's first job starts when the lane is free (its next slot,
+after the jobs held now, never before the idle collector's next poll) plus the cost of each
+pending job ahead. The interval and the slot are the server's pacing rule (interactive_pacing).
+Defaults stand in until measured (docs/architecture.md, "Interactive requests and their
+estimate")."""
 
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ from uuid import UUID
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one_row
 from bf4ps.domain import JobKind
-from bf4ps.gates.admission import effective_interval, paced_slot
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 from bf4ps.stats.soldiers import ALL_RESOURCES
 
 # Until measured: seconds from started to succeeded, and physical requests per job.
@@ -77,18 +75,6 @@ class Estimate:
     done_at: datetime  # when its last job should be done (best effort: see finish_at)
 
 
-class _Gate(NamedTuple):
-    """An interactive egress's gate (interactive_gates), and whether a collector serves it."""
-
-    egress_key: str
-    min_interval_seconds: float
-    next_slot_at: datetime
-    cooldown_until: datetime | None
-    throttle_streak: int
-    now: datetime
-    serving: bool
-
-
 class _Duration(NamedTuple):
     resource: str
     mean_seconds: Decimal | None  # avg of extract(epoch ...): numeric
@@ -98,10 +84,6 @@ class _Requests(NamedTuple):
     resource: str
     requests: int
     jobs: int
-
-
-class _Now(NamedTuple):
-    now: datetime
 
 
 class _Job(NamedTuple):
@@ -128,41 +110,40 @@ class _Leased(NamedTuple):
     started_at: datetime | None
 
 
-async def costs(conn: Conn, defaults: GateSettings) -> Costs:
-    gates = await all_rows(conn, _Gate, "interactive_gates", {})
+@dataclass(frozen=True, slots=True)
+class LanePacing:
+    """The interactive lane's pacing as the server reads its rule (interactive_pacing)."""
+
+    interval_seconds: float  # the lane's egresses together (rates add up)
+    next_free: datetime  # their earliest slot
+    now: datetime
+    serving: bool  # an interactive collector is healthy and not drained
+    egresses: list[str]
+
+
+async def pacing(conn: Conn, timings: SendTimings) -> LanePacing:
+    """The lane's pacing by the admission's own rule, asked of the server."""
+    return await one_row(conn, LanePacing, "interactive_pacing", {
+        "margin": timings.margin, "connect_lead": timings.connect_lead,
+        "seed_interval": timings.seed_interval})
+
+
+async def costs(conn: Conn, timings: SendTimings) -> Costs:
+    pace = await pacing(conn, timings)
     durations = {r.resource: float(r.mean_seconds) for r in await all_rows(
         conn, _Duration, "interactive_measured_durations",
         {"window_seconds": MEASURE_WINDOW_SECONDS, "limit": MEASURE_LIMIT})
         if r.mean_seconds is not None}
-    egresses = [g.egress_key for g in gates]
     requests: dict[str, float] = {}
-    if egresses:
+    if pace.egresses:
         requests = {r.resource: r.requests / max(1, r.jobs) for r in await all_rows(
             conn, _Requests, "interactive_measured_requests",
-            {"egresses": egresses, "window_seconds": MEASURE_WINDOW_SECONDS})}
-    interval, next_free, now, serving = await _gate_model(conn, gates, defaults)
-    return Costs(interval, next_free, now, serving, durations, requests, bool(durations),
-                 defaults.connect_lead)
+            {"egresses": pace.egresses, "window_seconds": MEASURE_WINDOW_SECONDS})}
+    return Costs(pace.interval_seconds, pace.next_free, pace.now, pace.serving, durations,
+                 requests, bool(durations), timings.connect_lead)
 
 
-async def _gate_model(conn: Conn, gates: list[_Gate],
-                      defaults: GateSettings) -> tuple[float, datetime, datetime, bool]:
-    """Combined interval of the interactive egresses (rates add up), their earliest slot."""
-    if not gates:
-        now = (await one_row(conn, _Now, "interactive_now")).now
-        return defaults.interval + defaults.margin, now, now, False
-    now = gates[0].now
-    rate = 0.0
-    slots = []
-    for g in gates:
-        rate += 1.0 / effective_interval(g.min_interval_seconds, g.throttle_streak,
-                                         defaults.margin)
-        slots.append(paced_slot(g._asdict(), now, defaults.connect_lead))
-    serving = any(g.serving for g in gates)
-    return 1.0 / rate, min(slots), now, serving
-
-
-async def estimate(conn: Conn, request_id: UUID, defaults: GateSettings,
+async def estimate(conn: Conn, request_id: UUID, timings: SendTimings,
                    model: Costs | None = None) -> Estimate | None:
     """The request's place in the interactive queue and when its first request should go out;
     None when it has no job left in the queue."""
@@ -170,7 +151,7 @@ async def estimate(conn: Conn, request_id: UUID, defaults: GateSettings,
     if not jobs:
         return None
     first = jobs[0]
-    c = model or await costs(conn, defaults)
+    c = model or await costs(conn, timings)
     typical = c.job_cost("detailed")
     resources = [j.resource for j in jobs]
     if first.status != "pending":
@@ -180,7 +161,7 @@ async def estimate(conn: Conn, request_id: UUID, defaults: GateSettings,
     params = {"rank": first.rank, "job_id": first.job_id, "horizon_seconds": 0.0}
     pending = await all_rows(conn, _Ahead, "interactive_pending_ahead", params)
     leased = await all_rows(conn, _Leased, "interactive_leased_ahead", params)
-    free_at = _free_at(c, leased, defaults)
+    free_at = _free_at(c, leased, timings)
     ahead = sum(r.n for r in pending)
     eta_at = free_at + timedelta(seconds=sum(r.n * c.job_cost(r.resource) for r in pending))
     return Estimate(ahead + len(leased), eta_at, max(0.0, (eta_at - c.now).total_seconds()),
@@ -197,12 +178,12 @@ def finish_at(c: Costs, first_start: datetime, resources: list[str]) -> datetime
     return max(c.now, first_start + timedelta(seconds=seconds))
 
 
-def _free_at(c: Costs, leased: list[_Leased], defaults: GateSettings) -> datetime:
+def _free_at(c: Costs, leased: list[_Leased], timings: SendTimings) -> datetime:
     """When the lane can start the next pending job."""
     free_at = c.next_free
     if not leased:  # an idle collector finds new work at its next poll, for a slot the
         # connect lead after that
-        return max(free_at, c.now + timedelta(seconds=defaults.idle_poll / 2 + c.lead))
+        return max(free_at, c.now + timedelta(seconds=timings.idle_poll / 2 + c.lead))
     for job in leased:
         resource = job.resource
         left = max(0.0, c.requests_per_job(resource) - job.requests_counted)

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from bf4ps.cli.common import echo_json, run_async, settings_of
+from bf4ps.cli.common import echo_listing, run_async, settings_of
 from bf4ps.collector.identity import IdentityError
 from bf4ps.collector.runner import Collector, wanted
 from bf4ps.db.connect import connection, resolve_url
@@ -61,13 +61,7 @@ async def list_(ctx: click.Context, as_json: bool, include_retired: bool) -> Non
     """The registry: health, last heartbeat, lane, egress, current job, version."""
     async with connection(await resolve_url(settings_of(ctx))) as conn:
         rows = await registry(conn, include_retired)
-    if as_json:
-        echo_json(rows)
-        return
-    for r in rows:
-        click.echo(describe(r))
-    if not rows:
-        click.echo("no collectors registered")
+    echo_listing(rows, as_json, describe, "no collectors registered")
 
 
 def describe(r: CollectorRow) -> str:

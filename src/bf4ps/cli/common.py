@@ -8,7 +8,7 @@ import dataclasses
 import json
 import socket
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import wraps
@@ -72,6 +72,17 @@ def to_json(data: Any) -> str:
 
 def echo_json(data: Any) -> None:
     click.echo(to_json(data))
+
+
+def echo_listing(rows: Sequence[R], as_json: bool, line: Callable[[R], str], empty: str) -> None:
+    """A listing command's output: the rows as JSON, else a line each (`empty` for none)."""
+    if as_json:
+        echo_json(rows)
+        return
+    for row in rows:
+        click.echo(line(row))
+    if not rows:
+        click.echo(empty)
 
 
 def parse_since(value: str | None) -> datetime | None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from bf4ps.cli.common import echo_json, run_async, settings_of
+from bf4ps.cli.common import echo_json, echo_listing, run_async, settings_of
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.fleet import conf as fleetconf
 from bf4ps.fleet.conf import Budget, FleetConfError, GateChange, ListedGate
@@ -44,13 +44,8 @@ async def gate_list(ctx: click.Context, as_json: bool) -> None:
     """Every egress gate: pacing, window, cool-down, its collectors, who set it."""
     async with connection(await resolve_url(settings_of(ctx))) as conn:
         rows = await fleetconf.gates(conn)
-    if as_json:
-        echo_json(rows)
-        return
-    for g in rows:
-        click.echo(describe_gate(g))
-    if not rows:
-        click.echo("no egress gates (a collector's first start makes its egress's)")
+    echo_listing(rows, as_json, describe_gate,
+                 "no egress gates (a collector's first start makes its egress's)")
 
 
 @gate_group.command(name="set")

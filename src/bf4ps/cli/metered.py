@@ -24,7 +24,7 @@ from bf4ps.fleet import conf as fleetconf
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Slot, Wait
 from bf4ps.gates.restore import Marks, current_hold
-from bf4ps.settings import GateSettings, Settings
+from bf4ps.settings import SendTimings, Settings
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class Metered:
         self.clock.set(await measure(self.conn))
 
     async def send(self, call: Call, kind: str) -> FetchResult:
-        cfg = GateSettings.from_settings(self.settings)
+        cfg = SendTimings.from_settings(self.settings)
         deadline = self.clock.now() + timedelta(seconds=self.max_wait)
         while True:
             slot = await self._slot(kind, deadline)
@@ -88,7 +88,7 @@ class Metered:
             return result
 
     async def _slot(self, kind: str, deadline: datetime) -> Slot:
-        cfg = GateSettings.from_settings(self.settings)
+        cfg = SendTimings.from_settings(self.settings)
         while True:
             held = await current_hold(self.conn, self.marks)
             if held is not None:

@@ -23,7 +23,7 @@ from bf4ps.fleet.seed import seed
 from bf4ps.recon.ladder import Plan, PlanError, Report
 from bf4ps.recon.run import Persona, Recon, ReconError, begin, finish
 from bf4ps.recon.steps import reconnoitre
-from bf4ps.settings import GateSettings, Settings
+from bf4ps.settings import SendTimings, Settings
 
 
 def _persona(value: str) -> Persona:
@@ -107,7 +107,7 @@ async def _run(conn: Conn, settings: Settings, egress: str, source: str | None, 
     async with BattlelogClient(settings.battlelog_base_url, settings.battlelog_user_agent,
                                settings.battlelog_timeout_seconds, source,
                                connect_lead=settings.battlelog_connect_lead_seconds) as client:
-        job = Recon(conn, me, GateSettings.from_settings(settings), client, plan, run_id)
+        job = Recon(conn, me, SendTimings.from_settings(settings), client, plan, run_id)
         try:
             report = await reconnoitre(job, personas)
         finally:

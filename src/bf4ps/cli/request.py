@@ -13,7 +13,7 @@ from bf4ps.domain import Platform
 from bf4ps.interactive.inputs import InputError
 from bf4ps.interactive.submit import RateLimited, UnknownSoldier, submit
 from bf4ps.interactive.target import parse_target
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 from bf4ps.views import request_status
 from bf4ps.views.request_status import SubmissionView
 
@@ -61,7 +61,7 @@ async def request(ctx: click.Context, name: str, platform: str | None, as_json: 
     settings = settings_of(ctx)
     try:
         target = parse_target(name=name, platform=platform)
-        gate = GateSettings.from_settings(settings)
+        gate = SendTimings.from_settings(settings)
         async with connection(await resolve_url(settings)) as conn:
             sub = await submit(conn, target, client_key=f"cli:{getpass.getuser()}", gate=gate)
             view = await request_status.submission(conn, sub, gate)

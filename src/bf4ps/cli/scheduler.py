@@ -8,7 +8,7 @@ import signal
 import click
 
 from bf4ps import policy as policy_mod
-from bf4ps.cli.common import echo_json, parse_since, run_async, settings_of
+from bf4ps.cli.common import echo_json, echo_listing, parse_since, run_async, settings_of
 from bf4ps.db import compat
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.domain import JobKind, Platform
@@ -149,13 +149,8 @@ async def events_cmd(ctx: click.Context, persona: int | None, name: str | None,
                       parse_since(until), limit, name=name, egress=egress)
     async with connection(await resolve_url(settings_of(ctx))) as conn:
         rows = await search(conn, flt)
-    if as_json:
-        echo_json(rows)
-        return
-    if not rows:
-        click.echo("no events match" + (f" ({flt.describe()})" if flt.describe() else ""))
-    for row in rows:
-        click.echo(render(row))
+    echo_listing(rows, as_json, render,
+                 "no events match" + (f" ({flt.describe()})" if flt.describe() else ""))
 
 
 COMMANDS: list[click.Command] = [scheduler_group, retention_group, config_group, events_cmd]

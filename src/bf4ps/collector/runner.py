@@ -41,7 +41,7 @@ from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.finalize import NextClaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
-from bf4ps.settings import GateSettings, Settings
+from bf4ps.settings import SendTimings, Settings
 from bf4ps.waiting import sleep_unless_stopped
 
 log = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ class Collector:
             if session is not None:
                 c.use_session(session)
                 log.info("searches use the operator's Battlelog session (from the file)")
-            ctx = Context(me, c, GateSettings.from_settings(s), beat, s.throttle_cooldown_seconds,
+            ctx = Context(me, c, SendTimings.from_settings(s), beat, s.throttle_cooldown_seconds,
                           s.throttle_cooldown_max_seconds, pool=pool, pause=self.pause,
                           clock=self.clock)
             ctx.chain = lambda: self._chain_next(ctx)

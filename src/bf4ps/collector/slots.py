@@ -23,7 +23,7 @@ from bf4ps.gates import admission
 from bf4ps.gates.admission import Slot, Wait
 from bf4ps.policy import Policy
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ class Pacing:
     """Whose slots, on which gate, for which job."""
 
     me: CollectorRef
-    gate: GateSettings
+    gate: SendTimings
     policy: Policy
     job: ClaimedJob
     clock: DbClock = field(default_factory=DbClock)

@@ -31,7 +31,7 @@ from bf4ps.queue import finalize
 from bf4ps.queue.events import EventType
 from bf4ps.queue.finalize import Attempt, NextClaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 from bf4ps.stats import archive, plausible
 from bf4ps.stats.checked import checked_writer
 
@@ -45,7 +45,7 @@ START_LEAD = timedelta(seconds=0.05)  # the start transition is written this lon
 class Context:
     me: CollectorRef
     client: BattlelogClient
-    gate: GateSettings
+    gate: SendTimings
     heartbeat: Heartbeat
     throttle_base: float
     throttle_cap: float

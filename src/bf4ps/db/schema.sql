@@ -1325,8 +1325,7 @@ BEGIN
 
     -- the egress: pacing, cool-down, its own window; at least the connect lead from now
     now_at := clock_timestamp();
-    s := GREATEST(now_at + make_interval(secs => p_connect_lead), g.next_slot_at,
-                  g.cooldown_until);
+    s := bf4ps_paced_slot(g.next_slot_at, g.cooldown_until, now_at, p_connect_lead);
     IF g.window_requests IS NOT NULL THEN
         SELECT c.slot_at INTO nth FROM counted_requests c WHERE c.egress_key = p_egress
         ORDER BY c.slot_at DESC LIMIT 1 OFFSET g.window_requests - 1;
@@ -1391,14 +1390,14 @@ BEGIN
     END IF;
 
     -- counted before anything is sent; the gate moves past the slot (slower while a throttle
-    -- streak decays: gates/admission.py effective_interval)
+    -- streak decays: bf4ps_paced_interval)
     INSERT INTO request_ledger (slot_at, egress_key, budget_class, collector_uuid, job_id,
                                 resource)
     VALUES (s, p_egress, job_class, p_collector, NULLIF(p_job_id, 0), job_resource)
     RETURNING request_id INTO counted_id;
     UPDATE egress_gates
-    SET next_slot_at = s + make_interval(secs => g.min_interval_seconds
-                                                 * (1 + 0.5 * g.throttle_streak) + p_margin),
+    SET next_slot_at = s + make_interval(secs => bf4ps_paced_interval(
+        g.min_interval_seconds, g.throttle_streak, p_margin)),
         requests_total = requests_total + 1, updated_at = now()
     WHERE egress_key = p_egress;
     RETURN QUERY SELECT 'counted', s, NULL::timestamptz, counted_id, allowed;
@@ -3010,6 +3009,25 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_ops_login_attempt(text[],text,integer,double precision,double precision,double precision) TO bf4ps_web;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_paced_interval(p_min_interval double precision, p_streak integer, p_margin double precision)
+ RETURNS double precision
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    SELECT p_min_interval * (1 + 0.5 * p_streak) + p_margin
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_paced_interval(double precision,integer,double precision) TO PUBLIC;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_paced_slot(p_next_slot_at timestamp with time zone, p_cooldown_until timestamp with time zone, p_now timestamp with time zone, p_connect_lead double precision)
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+ STABLE PARALLEL SAFE
+AS $function$
+    SELECT GREATEST(p_now + make_interval(secs => p_connect_lead), p_next_slot_at,
+                    p_cooldown_until)
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_paced_slot(timestamp with time zone,timestamp with time zone,timestamp with time zone,double precision) TO PUBLIC;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_parked_recheck(p_recheck_seconds double precision, p_n integer)
  RETURNS TABLE(n bigint)

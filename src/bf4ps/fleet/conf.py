@@ -18,6 +18,7 @@ from psycopg.types.json import Jsonb
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one, one_row, q
+from bf4ps.gates.gate import Gate
 from bf4ps.settings import setting_default
 
 # `--share CLASS=F`: the active class has a cap, the others a floor (admission_slot() in
@@ -39,24 +40,6 @@ class GateChange:
     no_window: bool = False
     cooldown_seconds: float | None = None  # cool the egress down this long from now
     end_cooldown: bool = False  # end a cool-down and reset the throttle streak
-
-
-@dataclass(frozen=True)
-class Gate:
-    """An egress's gate as the database keeps it (egress_gates, db/schema.sql)."""
-
-    egress_key: str
-    min_interval_seconds: float
-    window_requests: int | None
-    window_seconds: float | None
-    next_slot_at: datetime
-    cooldown_until: datetime | None
-    throttle_streak: int
-    last_throttle_at: datetime | None
-    requests_total: int
-    updated_at: datetime
-    updated_by: str | None
-    last_outage_at: datetime | None
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,12 @@ from dataclasses import asdict, dataclass
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one
 from bf4ps.fleet import conf as fleetconf
-from bf4ps.fleet.conf import BudgetRow, Gate
+from bf4ps.fleet.conf import BudgetRow
+from bf4ps.gates.gate import Gate
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import CollectorRef
-from bf4ps.settings import GateSettings, Settings
+from bf4ps.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,22 @@ COMPARED = (("egress_min_interval_seconds", "min_interval_seconds", "gate"),
 
 
 Number = int | float
+
+
+@dataclass(frozen=True)
+class GateSeed:
+    """What a collector's settings make a new egress's gate with (bf4ps_gate_seed): the fleet's
+    pacing from then on is the database's, changed by `bf4ps gate set`."""
+
+    min_interval: float
+    window_requests: int | None
+    window_seconds: float | None  # a window's length counts only with its window
+
+    @classmethod
+    def of(cls, s: Settings) -> GateSeed:
+        window = s.egress_window_requests
+        return cls(s.egress_min_interval_seconds, window,
+                   s.egress_window_seconds if window else None)
 
 
 @dataclass(frozen=True)
@@ -64,10 +81,8 @@ async def seed(conn: Conn, settings: Settings, me: CollectorRef) -> dict[str, Di
     """Seed what is absent, compare the rest; the differences (already said)."""
     by = f"collector {me.name} (seeded from its settings)"
     async with conn.transaction():
-        mine = GateSettings.from_settings(settings)
         gate = await one(conn, Gate, "gate_seed", {
-            "egress_key": me.egress_key, "min_interval": mine.interval,
-            "window_requests": mine.window_requests, "window_seconds": mine.window_seconds,
+            "egress_key": me.egress_key, **asdict(GateSeed.of(settings)),
             "reason": f"{by}: first collector on this egress"})
         if gate is None:
             gate = await fleetconf.gate(conn, me.egress_key)

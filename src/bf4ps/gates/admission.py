@@ -22,7 +22,7 @@ from bf4ps.domain import Lane
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 
 COUNT_PATIENCE = 10.0  # a job claimed in a race for its slot waits this long for the next one
 # (a quarter of its lease at most), else it is given back
@@ -76,7 +76,7 @@ slot is counted in the ledger like any other, in its job's budget class and reso
 lease to fence (admission_slot in db/schema.sql)."""
 
 
-async def _call(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
+async def _call(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
                 job: ClaimedJob | None, *,
                 unattached: tuple[str, str] | None = None) -> _Answer:
     """One admission_slot() call: a look (no job), the count for a held job, or the count of a
@@ -107,22 +107,7 @@ def _budget_policy(policy: Policy) -> dict[str, float]:
             "floor_retry": policy.budget_floor_retry}
 
 
-def effective_interval(min_interval: float, streak: int, margin: float) -> float:
-    """After throttles the egress recovers gradually: slower pacing until the streak decays.
-    (admission_slot in db/schema.sql advances the gate by the same rule; the ETA models it.)"""
-    return min_interval * (1 + 0.5 * streak) + margin
-
-
-def paced_slot(gate: dict[str, Any], now: datetime, connect_lead: float) -> datetime:
-    """An egress's next slot by its pacing and cool-down, at least the connect lead from now
-    (the admission's rule; the ETA models the lane with it too)."""
-    slot: datetime = max(now + timedelta(seconds=connect_lead), gate["next_slot_at"])
-    if gate["cooldown_until"] is not None:
-        slot = max(slot, gate["cooldown_until"])
-    return slot
-
-
-async def admit(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
+async def admit(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
                 soldier_id: int | None = None, *, pause: Pause = no_pause) -> Admitted | Wait:
     """A look at the gates (no lock, no write); a claim of a job they allow, only when the slot
     opens within the horizon; then the job's request counted in its slot. Each is one statement
@@ -139,7 +124,7 @@ async def admit(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
     return await count_claimed(conn, me, cfg, policy, job, pause=pause)
 
 
-def look_params(me: CollectorRef, cfg: GateSettings, policy: Policy) -> dict[str, Any]:
+def look_params(me: CollectorRef, cfg: SendTimings, policy: Policy) -> dict[str, Any]:
     """The look (admission_slot without a job) as a success's chained claim makes it on the
     server (queue_succeed's p_gate, db/schema.sql): the next job is claimed in the success's
     transaction only when the egress opens within the horizon, for the classes it allows."""
@@ -148,7 +133,7 @@ def look_params(me: CollectorRef, cfg: GateSettings, policy: Policy) -> dict[str
             "policy": _budget_policy(policy)}
 
 
-async def count_claimed(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
+async def count_claimed(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
                         job: ClaimedJob, *, pause: Pause = no_pause) -> Admitted | Wait:
     """The count of a job just claimed (by `admit`, or by the success before it): kept and
     counted in the next slot when another collector took this one, given back when none opens
@@ -168,7 +153,7 @@ async def count_claimed(conn: Conn, me: CollectorRef, cfg: GateSettings, policy:
         await asyncio.sleep(max(0.0, (got.until - datetime.now(UTC)).total_seconds()))
 
 
-async def admit_held(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
+async def admit_held(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
                      job: ClaimedJob, slot: Slot | None, *,
                      pause: Pause = no_pause) -> Admitted | Wait:
     """A job the last success claimed: admitted in the slot that success counted in its own
@@ -178,7 +163,7 @@ async def admit_held(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Po
     return await count_claimed(conn, me, cfg, policy, job, pause=pause)
 
 
-async def extra_slot(conn: Conn, me: CollectorRef, cfg: GateSettings, policy: Policy,
+async def extra_slot(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
                      job: ClaimedJob) -> Slot | Wait:
     """A send slot for a job held (its first request, or a further one such as the profile's
     account lookup), counted in the ledger before anything is sent. Fenced by the job's lease:
@@ -202,7 +187,7 @@ def _slot_of(got: _Answer) -> Slot | Wait:
     return Wait(got.wait_until)
 
 
-async def operator_slot(conn: Conn, egress_key: str, cfg: GateSettings, policy: Policy,
+async def operator_slot(conn: Conn, egress_key: str, cfg: SendTimings, policy: Policy,
                         resource: str) -> Slot | Wait:
     """A slot for a request that serves no job (an operator's `bf4ps battlelog fetch`): the
     egress gate and the fleet budget as for any request, counted in the ledger before it is

@@ -25,7 +25,7 @@ from bf4ps.interactive.target import ByName, ByPersona, Target
 from bf4ps.policy import Policy
 from bf4ps.queue.enqueue import Demand, enqueue
 from bf4ps.queue.ranking import rank
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 from bf4ps.stats import soldiers
 
 
@@ -97,7 +97,7 @@ class _Count(NamedTuple):
 
 async def submit(conn: Conn, target: Target, *, client_key: str,
                  policy: Policy | None = None, limits: Limits = DEFAULT_LIMITS,
-                 gate: GateSettings | None = None) -> Submission:
+                 gate: SendTimings | None = None) -> Submission:
     """Submit a collection request for `target`; with `gate`, its estimate is stored as its
     eta_at. Raises RateLimited, or UnknownSoldier (a persona id not known here and no name to
     register it under)."""
@@ -153,7 +153,7 @@ async def _insert(conn: Conn, request_id: UUID, platform: Platform, key: str,
 
 
 async def _for_soldier(conn: Conn, target: KnownSoldier, key: str, policy: Policy,
-                       gate: GateSettings | None) -> Submission:
+                       gate: SendTimings | None) -> Submission:
     await demand.lock(conn, f"soldier:{target.soldier_id}")
     existing = await one(conn, _Open, "interactive_open_for_soldier",
                          {"soldier_id": target.soldier_id})
@@ -178,7 +178,7 @@ async def _for_soldier(conn: Conn, target: KnownSoldier, key: str, policy: Polic
 
 
 async def _for_lookup(conn: Conn, target: ByName, key: str, policy: Policy,
-                      gate: GateSettings | None) -> Submission:
+                      gate: SendTimings | None) -> Submission:
     name, platform = target.name, target.platform
     await demand.lock(conn, f"lookup:{platform.value}:{name.lower()}")
     existing = await one(conn, _Open, "interactive_open_for_name",
@@ -200,7 +200,7 @@ async def _for_lookup(conn: Conn, target: ByName, key: str, policy: Policy,
 
 
 async def _estimate(conn: Conn, request_id: UUID,
-                    gate: GateSettings | None) -> Estimate | None:
+                    gate: SendTimings | None) -> Estimate | None:
     """The lane's estimate of a request just planned (None: nothing waits, or no gate)."""
     return await eta.estimate(conn, request_id, gate) if gate is not None else None
 

@@ -43,7 +43,7 @@ from bf4ps.queue import events
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Lease
 from bf4ps.recon.ladder import Plan, Report, Sample
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 
 Persona = tuple[int, Platform]
 RECON_JOB_ID = admission.UNATTACHED_JOB_ID  # recon requests are of no queue job
@@ -57,7 +57,7 @@ class ReconError(RuntimeError):
 class Recon:
     conn: Conn
     me: CollectorRef
-    gate: GateSettings
+    gate: SendTimings
     client: BattlelogClient
     plan: Plan
     run_id: int

@@ -15,10 +15,9 @@ from typing import NamedTuple
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, q
-from bf4ps.domain import Platform, Resource, SourceType
+from bf4ps.domain import Platform, SourceType
 from bf4ps.scheduler.intake_source import Identity
-
-ALL_RESOURCES = [r.value for r in Resource]
+from bf4ps.stats.soldiers import ALL_RESOURCES
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,6 +103,13 @@ class _ScoreRates(_Rates):
         return _rate(self.score, self.seconds, 60)
 
 
+def steps_up(before: int | None, after: int | None, reset: bool) -> int:
+    """Ranks or service stars gained from one reading to the next (none across a reset)."""
+    if before is None or after is None or reset:
+        return 0
+    return max(0, after - before)
+
+
 @dataclass(frozen=True, slots=True)
 class SoldierGain(_ShotRates, _ScoreRates):
     """What a soldier gained between two good snapshots; all zero when `reset`."""
@@ -122,9 +129,7 @@ class SoldierGain(_ShotRates, _ScoreRates):
 
     @property
     def rank_ups(self) -> int:
-        if self.rank_from is None or self.rank_to is None or self.reset:
-            return 0
-        return max(0, self.rank_to - self.rank_from)
+        return steps_up(self.rank_from, self.rank_to, self.reset)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +149,7 @@ class ItemGain(_ShotRates):
 
     @property
     def stars(self) -> int:
-        if self.stars_from is None or self.stars_to is None or self.reset:
-            return 0
-        return max(0, self.stars_to - self.stars_from)
+        return steps_up(self.stars_from, self.stars_to, self.reset)
 
 
 S = TypeVar("S", SoldierSnapshot, ItemSnapshot)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import datetime
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from psycopg.rows import BaseRowFactory, RowMaker, no_result
 
@@ -32,16 +32,15 @@ PROFILE_SCALARS = tuple(f.name for f in fields(ProfileStats)
                                           "linked_soldiers"))
 
 
-@dataclass(frozen=True, slots=True)
-class StoredDetailed:
-    fetched_at: datetime
-    stats: DetailedStats
+StatsT = TypeVar("StatsT", DetailedStats, ProfileStats)
 
 
 @dataclass(frozen=True, slots=True)
-class StoredProfile:
+class Stored(Generic[StatsT]):
+    """A soldier's stored detailed statistics or profile, and when they were collected."""
+
     fetched_at: datetime
-    stats: ProfileStats
+    stats: StatsT
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +57,8 @@ class ResourceState:
 @dataclass(frozen=True, slots=True)
 class SoldierOverview:
     soldier_id: int
-    detailed: StoredDetailed | None
-    profile: StoredProfile | None
+    detailed: Stored[DetailedStats] | None
+    profile: Stored[ProfileStats] | None
     states: dict[Resource, ResourceState]
 
 
@@ -93,12 +92,12 @@ class HistoryPoint:
     changed: bool = True  # False: a collection that found the values unchanged
 
 
-def detailed_from_row(row: Mapping[str, Any]) -> StoredDetailed:
-    return StoredDetailed(row["fetched_at"],
-                          DetailedStats(**{name: row[name] for name in DETAILED_FIELDS}))
+def detailed_from_row(row: Mapping[str, Any]) -> Stored[DetailedStats]:
+    return Stored(row["fetched_at"],
+                  DetailedStats(**{name: row[name] for name in DETAILED_FIELDS}))
 
 
-def profile_from_row(row: Mapping[str, Any]) -> StoredProfile:
+def profile_from_row(row: Mapping[str, Any]) -> Stored[ProfileStats]:
     stats = ProfileStats(
         **{name: row[name] for name in PROFILE_SCALARS},
         top_weapons=tuple(TopItem(**x) for x in row["top_weapons"]),
@@ -106,7 +105,7 @@ def profile_from_row(row: Mapping[str, Any]) -> StoredProfile:
         progress=tuple(Progress(**x) for x in row["progress"]),
         linked_soldiers=tuple(LinkedSoldier(**x) for x in row["linked_soldiers"]),
     )
-    return StoredProfile(row["fetched_at"], stats)
+    return Stored(row["fetched_at"], stats)
 
 
 def state_from_row(row: Mapping[str, Any]) -> ResourceState:
@@ -119,8 +118,8 @@ def state_from_row(row: Mapping[str, Any]) -> ResourceState:
 class OverviewReads(NamedTuple):
     """The overview's three primary-key reads (for db.queries.batch)."""
 
-    detailed: Read[StoredDetailed]
-    profile: Read[StoredProfile]
+    detailed: Read[Stored[DetailedStats]]
+    profile: Read[Stored[ProfileStats]]
     states: Read[ResourceState]
 
 

@@ -4,7 +4,7 @@ budget, circuit breakers, failures by class and the backlog."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from ipaddress import IPv4Address, IPv6Address
 from typing import NamedTuple
@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one, one_row
 from bf4ps.domain import Lane
+from bf4ps.gates.gate import Gate
 from bf4ps.gates.restore import standing_hold
 from bf4ps.queue import figures
 from bf4ps.views import backlog
@@ -99,18 +100,11 @@ class ThroughputWindow(Model):
     by_resource: dict[str, Throughput]
 
 
-class Gate(Model):
-    """An egress gate (gates_overview) with the requests its ledger counted over a window."""
+@dataclass(frozen=True)
+class GateUse(Gate):
+    """An egress gate (gates_overview), cooling down now or not, with the requests its ledger
+    counted over a window."""
 
-    egress_key: str
-    min_interval_seconds: float
-    window_requests: int | None
-    window_seconds: float | None
-    next_slot_at: datetime | None
-    cooldown_until: datetime | None
-    throttle_streak: int
-    last_throttle_at: datetime | None
-    requests_total: int
     cooling_down: bool
     recent_requests: int
 
@@ -191,8 +185,8 @@ def clock(c: CollectorRow) -> Clock:
                  clock_skewed_since=c.clock_skewed_since)
 
 
-async def gates(conn: Conn, window_seconds: float) -> list[Gate]:
-    return await all_rows(conn, Gate, "gates_overview", {"window_seconds": window_seconds})
+async def gates(conn: Conn, window_seconds: float) -> list[GateUse]:
+    return await all_rows(conn, GateUse, "gates_overview", {"window_seconds": window_seconds})
 
 
 async def fleet_budget(conn: Conn) -> FleetBudget:

@@ -16,7 +16,7 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one
 from bf4ps.domain import JobKind, Platform
 from bf4ps.interactive.submit import Submission
-from bf4ps.settings import GateSettings
+from bf4ps.settings import SendTimings
 from bf4ps.stats.soldiers import ALL_RESOURCES
 from bf4ps.views.fields import BattlelogUrl, PersonaId, PlatformName, SoldierName
 
@@ -107,7 +107,7 @@ class SubmissionView(Model):
     api_url: str
 
 
-async def submission(conn: Conn, sub: Submission, gate: GateSettings) -> SubmissionView:
+async def submission(conn: Conn, sub: Submission, gate: SendTimings) -> SubmissionView:
     """The submission's answer with its estimate: the one made in its transaction, or (for a
     reused open request) a live one."""
     est = sub.estimate
@@ -163,7 +163,7 @@ class _Step(NamedTuple):
     last_error_class: str | None
 
 
-async def request_status(conn: Conn, request_id: UUID, gate: GateSettings,
+async def request_status(conn: Conn, request_id: UUID, gate: SendTimings,
                          min_age_seconds: float | None = None) -> RequestStatus | None:
     """`min_age_seconds` (the policy's interactive minimum age) lets a request that found
     nothing due say when the soldier becomes refreshable."""

@@ -28,7 +28,7 @@ from starlette.types import Receive, Scope, Send
 from bf4ps.db.compat import application_name
 from bf4ps.db.connect import Conn, bounded_url, name_sessions, open_pool, resolve_url
 from bf4ps.interactive.submit import Limits
-from bf4ps.settings import GateSettings, Settings
+from bf4ps.settings import SendTimings, Settings
 from bf4ps.web import api, api_ops, routes_ops, routes_public
 from bf4ps.web.errors import HANDLERS, LOGGED
 from bf4ps.web.format import FILTERS
@@ -144,7 +144,7 @@ def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None
                    metrics_auth=MetricsAuth(settings), metrics=metrics,
                    limits=limits or Limits(settings.submit_limit_requests,
                                            settings.submit_limit_window_seconds),
-                   gate=GateSettings.from_settings(settings), pool=pool,
+                   gate=SendTimings.from_settings(settings), pool=pool,
                    settle_heap=serving)
     middleware = [Middleware(RequestMetrics, metrics=web.metrics), Middleware(SecurityHeaders),
                   Middleware(BodyLimit, max_bytes=BODY_LIMIT), Middleware(ReplicaRetry)]

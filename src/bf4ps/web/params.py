@@ -5,6 +5,8 @@ WebError with a message saying what to fix."""
 from __future__ import annotations
 
 import re
+from enum import StrEnum
+from typing import TypeVar
 from uuid import UUID
 
 from starlette.datastructures import FormData
@@ -46,6 +48,22 @@ def int_query(request: Request, name: str, *, default: int, lo: int, hi: int) ->
     if not lo <= value <= hi:
         raise WebError(422, f"parameter {name!r} must be between {lo} and {hi}", field=name)
     return value
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def choice_query(request: Request, name: str, choices: type[E], default: E, *,
+                 max_len: int = 10) -> E:
+    """One of an enumeration's values (`default` when absent), else a 422 naming them all."""
+    raw = query(request, name, max_len=max_len)
+    if raw is None:
+        return default
+    try:
+        return choices(raw)
+    except ValueError:
+        raise WebError(422, f"parameter {name!r} must be one of: " + ", ".join(choices),
+                       field=name) from None
 
 
 def platform_query(request: Request, name: str = "platform") -> Platform | None:

@@ -22,6 +22,7 @@ from bf4ps.web import actions, replica, tables
 from bf4ps.web.errors import WebError
 from bf4ps.web.format import ago
 from bf4ps.web.params import (
+    choice_query,
     form,
     form_text,
     int_query,
@@ -149,12 +150,7 @@ def _charts(data: page_view.SoldierPage) -> dict[str, Any]:
 async def leaderboards(request: Request) -> Response:
     """/leaderboards?platform=pc&by=kd&page=2: one board, 25 soldiers a page."""
     platform = platform_query(request) or Platform.PC
-    raw = query(request, "by", max_len=10) or discovery.Board.SPM.value
-    try:
-        board = discovery.Board(raw)
-    except ValueError:
-        raise WebError(422, "parameter 'by' must be one of: " + ", ".join(discovery.Board),
-                       field="by") from None
+    board = choice_query(request, "by", discovery.Board, discovery.Board.SPM)
     page = int_query(request, "page", default=1, lo=1, hi=400)
     async with read_db(request) as conn:
         found = await discovery.leaderboard(conn, board, platform, page)
@@ -167,12 +163,8 @@ async def leaderboards(request: Request) -> Response:
 async def leaderboards_week(request: Request) -> Response:
     """/leaderboards/week?platform=pc&by=weapon&item=12: a gains board of the week."""
     platform = platform_query(request) or Platform.PC
-    raw = query(request, "by", max_len=10) or gains_view.GainsBoardKind.KPM.value
-    try:
-        kind = gains_view.GainsBoardKind(raw)
-    except ValueError:
-        raise WebError(422, "parameter 'by' must be one of: "
-                       + ", ".join(gains_view.GainsBoardKind), field="by") from None
+    kind = choice_query(request, "by", gains_view.GainsBoardKind,
+                        gains_view.GainsBoardKind.KPM)
     item = int_query(request, "item", default=0, lo=0, hi=2**31 - 1) or None
     page = int_query(request, "page", default=1, lo=1, hi=400)
     async with read_db(request) as conn:

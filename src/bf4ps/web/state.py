@@ -17,7 +17,7 @@ from starlette.templating import Jinja2Templates
 
 from bf4ps.db.connect import Conn
 from bf4ps.interactive.submit import Limits
-from bf4ps.settings import GateSettings, Settings
+from bf4ps.settings import SendTimings, Settings
 from bf4ps.web.metrics import Metrics
 from bf4ps.web.replica import READ_PRIMARY, READ_SOURCE, ReadReplica, ReplicaLost
 from bf4ps.web.security import Csrf, MetricsAuth, OpsAuth, set_csrf_cookie
@@ -32,7 +32,7 @@ class WebState:
     metrics_auth: MetricsAuth
     metrics: Metrics
     limits: Limits
-    gate: GateSettings
+    gate: SendTimings
     pool: AsyncConnectionPool[Conn] | None = None
     owns_pool: bool = False
     reads: ReadReplica | None = None  # BF4PS_READ_DATABASE_URL's, opened by the lifespan

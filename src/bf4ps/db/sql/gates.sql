@@ -21,9 +21,7 @@ SELECT * FROM bf4ps_gate_throttled(%(egress_key)s, %(base_seconds)s, %(max_secon
 SELECT * FROM bf4ps_gate_recovered(%(egress_key)s)
 
 -- name: gates_overview
-SELECT g.egress_key, g.min_interval_seconds, g.window_requests, g.window_seconds,
-       g.next_slot_at, g.cooldown_until, g.throttle_streak, g.last_throttle_at, g.requests_total,
-       COALESCE(g.cooldown_until > clock_timestamp(), false) AS cooling_down,
+SELECT g.*, COALESCE(g.cooldown_until > clock_timestamp(), false) AS cooling_down,
        (SELECT count(*) FROM counted_requests l WHERE l.egress_key = g.egress_key
           AND l.slot_at > now() - make_interval(secs => %(window_seconds)s)) AS recent_requests
 FROM egress_gates g ORDER BY g.egress_key

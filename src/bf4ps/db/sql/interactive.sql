@@ -112,15 +112,33 @@ JOIN collectors c ON c.collector_uuid = j.collector_uuid
 WHERE j.lane = 'interactive' AND j.status IN ('claimed', 'running')
   AND (j.rank, j.job_id) < (%(rank)s, %(job_id)s)
 
--- name: interactive_gates
--- The rate gates of the egresses interactive collectors use, and whether one serves them now.
-SELECT g.egress_key, g.min_interval_seconds, g.next_slot_at, g.cooldown_until,
-       g.throttle_streak, clock_timestamp() AS now,
-       bool_or(c.enabled AND NOT c.drained AND c.health = 'healthy') AS serving
-FROM collectors c
-JOIN egress_gates g ON g.egress_key = c.egress_key
-WHERE c.lane = 'interactive' AND c.retired_at IS NULL
-GROUP BY g.egress_key
+-- name: interactive_pacing
+-- The interactive lane's pacing by the admission's own rule (bf4ps_paced_interval and
+-- bf4ps_paced_slot, db/schema.sql): the egresses its collectors use, their combined interval
+-- (rates add up), their earliest slot, and whether one serves them now. A lane of no egress:
+-- the interval a new one would be seeded with, at no throttle streak, and its slot now.
+WITH t AS (SELECT clock_timestamp() AS now),
+lane AS (
+    SELECT g.egress_key,
+           bf4ps_paced_interval(g.min_interval_seconds, g.throttle_streak, %(margin)s)
+               AS interval_seconds,
+           bf4ps_paced_slot(g.next_slot_at, g.cooldown_until, t.now, %(connect_lead)s)
+               AS slot_at,
+           bool_or(c.enabled AND NOT c.drained AND c.health = 'healthy') AS serving
+    FROM collectors c
+    JOIN egress_gates g ON g.egress_key = c.egress_key
+    CROSS JOIN t
+    WHERE c.lane = 'interactive' AND c.retired_at IS NULL
+    GROUP BY g.egress_key, t.now
+)
+SELECT COALESCE(1 / sum(1 / l.interval_seconds),
+                bf4ps_paced_interval(%(seed_interval)s, 0, %(margin)s)) AS interval_seconds,
+       COALESCE(min(l.slot_at), t.now) AS next_free, t.now,
+       COALESCE(bool_or(l.serving), false) AS serving,
+       COALESCE(array_agg(l.egress_key ORDER BY l.egress_key)
+                FILTER (WHERE l.egress_key IS NOT NULL), '{}') AS egresses
+FROM t LEFT JOIN lane l ON true
+GROUP BY t.now
 
 -- name: interactive_measured_durations
 -- Per resource, the lane's recent successes: mean time from the start to the success (the
@@ -172,9 +190,6 @@ ORDER BY r.ord
 SELECT job_id, status, attempt_count, last_error_class, eligible_at
 FROM collection_jobs
 WHERE request_id = %(request_id)s AND resource = 'lookup'
-
--- name: interactive_now
-SELECT clock_timestamp() AS now
 
 -- name: search_canary
 -- A soldier known to exist for checking an empty search answer (collector/search.py): the one
