@@ -1,7 +1,8 @@
 """The cycle's row locks that write WAL (migration 0030), read back from the WAL itself
 (pg_walinspect): a success that claims and counts the next job locks that job once (its
 claim) and the fleet budget not at all (an advisory lock serializes the counts); a count of
-its own, in a transaction that did not write the lease, still locks the job it fences. The
+its own, in a transaction that did not write the lease, still locks the job it fences; no
+claim locks its collector's registry row (no foreign key: collectors are never deleted). The
 event log's BRIN index of ids leaves the block range a partition is filling unsummarized, so
 an insert writes nothing to it."""
 
@@ -9,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+
+import psycopg
+import pytest
 
 from bf4ps.db.connect import Conn
 from bf4ps.domain import PriorityClass
@@ -63,11 +67,10 @@ async def test_a_counted_success_locks_only_what_its_claim_locks(conn: Conn,
     first = await admission.admit(conn, me, GATE, POLICY)  # claim, then a count of its own
     assert isinstance(first, Admitted), first
     b = await lsn(conn)
-    # the claim's FOR UPDATE SKIP LOCKED and its collector's key (the foreign key's check),
-    # the standalone count's FOR SHARE of the lease another transaction wrote and its gate's
-    # FOR UPDATE; the budget's serialization writes nothing
-    assert await row_locks(conn, a, b) == {"collection_jobs": 2, "collectors": 1,
-                                           "egress_gates": 1}
+    # the claim's FOR UPDATE SKIP LOCKED (its collector's row: none), the standalone count's
+    # FOR SHARE of the lease another transaction wrote and its gate's FOR UPDATE; the
+    # budget's serialization writes nothing
+    assert await row_locks(conn, a, b) == {"collection_jobs": 2, "egress_gates": 1}
     assert await qclaim.start(conn, first.job, GATE.lease_seconds, first.slot_at) is not None
 
     a = await lsn(conn)
@@ -79,8 +82,7 @@ async def test_a_counted_success_locks_only_what_its_claim_locks(conn: Conn,
     assert out.committed and out.next_job is not None
     assert admission.counted_next(out) is not None
     # one transaction: the success, the claim (its locks) and the count (the gate's only)
-    assert await row_locks(conn, a, b) == {"collection_jobs": 1, "collectors": 1,
-                                           "egress_gates": 1}
+    assert await row_locks(conn, a, b) == {"collection_jobs": 1, "egress_gates": 1}
     assert await count(conn, "SELECT count(*) FROM request_ledger") == 2
 
 
@@ -99,3 +101,15 @@ async def test_a_new_partition_leaves_its_brin_range_unsummarized(conn: Conn) ->
     # the cursor's query finds the rows through it
     assert await count(conn, "SELECT count(*) FROM collection_events_209901 "
                              "WHERE event_id > 0") == 50
+
+
+async def test_a_collector_is_never_deleted(conn: Conn, tmp_path: Path) -> None:
+    """A job's owner is no longer a foreign key (its check locked the collector's row at
+    every claim): the registry keeps every collector instead, so no job names a missing one."""
+    me = await gated_collector(conn, tmp_path)
+    for sql in ("DELETE FROM collectors WHERE collector_uuid = %(c)s",
+                "TRUNCATE collectors CASCADE"):
+        with pytest.raises(psycopg.errors.RestrictViolation):
+            await conn.execute(sql, {"c": me.collector_uuid})  # type: ignore[arg-type]
+        await conn.rollback()
+    assert await count(conn, "SELECT count(*) FROM collectors") == 1

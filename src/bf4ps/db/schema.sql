@@ -178,7 +178,6 @@ CREATE TABLE collection_jobs (
     last_error_at timestamp with time zone,
     created_at timestamp with time zone NOT NULL DEFAULT now(),
     updated_at timestamp with time zone NOT NULL DEFAULT now(),
-    CONSTRAINT collection_jobs_collector_uuid_fkey FOREIGN KEY (collector_uuid) REFERENCES collectors(collector_uuid),
     CONSTRAINT collection_jobs_pkey PRIMARY KEY (job_id),
     CONSTRAINT collection_jobs_request_id_fkey FOREIGN KEY (request_id) REFERENCES interactive_requests(request_id) ON DELETE SET NULL,
     CONSTRAINT collection_jobs_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES soldiers(soldier_id) ON DELETE CASCADE,
@@ -293,6 +292,8 @@ CREATE TABLE collectors (
 );
 CREATE INDEX ix_collectors_egress ON public.collectors USING btree (egress_key) WHERE (retired_at IS NULL);
 CREATE UNIQUE INDEX uq_collectors_current_name ON public.collectors USING btree (lower(collector_name)) WHERE (retired_at IS NULL);
+CREATE TRIGGER collectors_kept BEFORE DELETE ON public.collectors FOR EACH ROW EXECUTE FUNCTION bf4ps_collectors_kept();
+CREATE TRIGGER collectors_kept_whole BEFORE TRUNCATE ON public.collectors FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_collectors_kept();
 GRANT SELECT ON TABLE collectors TO bf4ps_collector;
 GRANT SELECT ON TABLE collectors TO bf4ps_operator;
 GRANT SELECT ON TABLE collectors TO bf4ps_scheduler;
@@ -1859,6 +1860,17 @@ BEGIN
     RETURNING c.collector_uuid;
 END
 $function$;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_collectors_kept()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    RAISE EXCEPTION 'a collector is retired, never deleted (its jobs and events name it)'
+        USING ERRCODE = 'restrict_violation';
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_collectors_kept() TO PUBLIC;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_collectors_mark_silent(p_silence_seconds double precision)
  RETURNS TABLE(collector_name text)

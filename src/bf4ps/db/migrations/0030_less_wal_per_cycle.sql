@@ -61,7 +61,26 @@ BEGIN
 END;
 $$;
 
--- 2. Two row locks a counted success no longer writes (≈ 54 B of WAL each): the count's lock
+-- 2. A claim no longer locks its collector's registry row: the foreign key from a job's owner
+--    to collectors checked it on every claim (a FOR KEY SHARE lock: a WAL record, and a
+--    query of its own, each cycle). The claim names only a collector that exists (its own
+--    EXISTS test of the registry row, in the same statement), and a collector is never
+--    deleted (retired instead; no role but the owner may delete one): now a trigger refuses
+--    the deletion itself, so no job can outlive its owner's row.
+ALTER TABLE collection_jobs DROP CONSTRAINT collection_jobs_collector_uuid_fkey;
+CREATE FUNCTION bf4ps_collectors_kept() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'a collector is retired, never deleted (its jobs and events name it)'
+        USING ERRCODE = 'restrict_violation';
+END
+$$;
+CREATE TRIGGER collectors_kept BEFORE DELETE ON collectors
+    FOR EACH ROW EXECUTE FUNCTION bf4ps_collectors_kept();
+CREATE TRIGGER collectors_kept_whole BEFORE TRUNCATE ON collectors
+    FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_collectors_kept();
+
+-- 3. Two row locks a counted success no longer writes (≈ 54 B of WAL each): the count's lock
 --    of the job it fences (FOR SHARE) when this very transaction wrote that lease (the success
 --    that claimed the next job: the new row version is this transaction's and nobody can
 --    change it before the commit; any other count still locks it), and the fleet budget's
