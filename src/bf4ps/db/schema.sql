@@ -293,7 +293,6 @@ CREATE TABLE collectors (
 CREATE INDEX ix_collectors_egress ON public.collectors USING btree (egress_key) WHERE (retired_at IS NULL);
 CREATE UNIQUE INDEX uq_collectors_current_name ON public.collectors USING btree (lower(collector_name)) WHERE (retired_at IS NULL);
 CREATE TRIGGER collectors_kept BEFORE DELETE ON public.collectors FOR EACH ROW EXECUTE FUNCTION bf4ps_collectors_kept();
-CREATE TRIGGER collectors_kept_whole BEFORE TRUNCATE ON public.collectors FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_collectors_kept();
 GRANT SELECT ON TABLE collectors TO bf4ps_collector;
 GRANT SELECT ON TABLE collectors TO bf4ps_operator;
 GRANT SELECT ON TABLE collectors TO bf4ps_scheduler;

@@ -66,7 +66,8 @@ $$;
 --    query of its own, each cycle). The claim names only a collector that exists (its own
 --    EXISTS test of the registry row, in the same statement), and a collector is never
 --    deleted (retired instead; no role but the owner may delete one): now a trigger refuses
---    the deletion itself, so no job can outlive its owner's row.
+--    the deletion itself, so no job can outlive its owner's row. (TRUNCATE, the owner's
+--    whole-table step of a data-only restore, docs/operations.md, stays possible.)
 ALTER TABLE collection_jobs DROP CONSTRAINT collection_jobs_collector_uuid_fkey;
 CREATE FUNCTION bf4ps_collectors_kept() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -77,8 +78,6 @@ END
 $$;
 CREATE TRIGGER collectors_kept BEFORE DELETE ON collectors
     FOR EACH ROW EXECUTE FUNCTION bf4ps_collectors_kept();
-CREATE TRIGGER collectors_kept_whole BEFORE TRUNCATE ON collectors
-    FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_collectors_kept();
 
 -- 3. Two row locks a counted success no longer writes (≈ 54 B of WAL each): the count's lock
 --    of the job it fences (FOR SHARE) when this very transaction wrote that lease (the success
