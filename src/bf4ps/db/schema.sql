@@ -138,16 +138,16 @@ CREATE TABLE collection_events (
     details bf4ps_event_details,
     claimed_at timestamp with time zone,
     started_at timestamp with time zone,
-    CONSTRAINT collection_events_pkey PRIMARY KEY (event_id, occurred_at)
+    CONSTRAINT collection_events_pkey PRIMARY KEY (occurred_at, event_id)
 ) PARTITION BY RANGE (occurred_at);
 CREATE INDEX ix_events_collector ON ONLY public.collection_events USING btree (collector_uuid, occurred_at DESC) WHERE (collector_uuid IS NOT NULL);
+CREATE INDEX ix_events_id ON ONLY public.collection_events USING brin (event_id) WITH (autosummarize='on');
 CREATE INDEX ix_events_interactive_done ON ONLY public.collection_events USING btree (occurred_at DESC) WHERE (((lane)::text = 'interactive'::text) AND ((event_type)::text = 'succeeded'::text));
 CREATE INDEX ix_events_job ON ONLY public.collection_events USING btree (job_id, occurred_at) WHERE (job_id IS NOT NULL);
 CREATE INDEX ix_events_lane_outcome ON ONLY public.collection_events USING btree (resource, lane, occurred_at DESC) WHERE ((event_type)::text = ANY (ARRAY['succeeded'::text, 'failed'::text]));
 CREATE INDEX ix_events_resource ON ONLY public.collection_events USING btree (resource, event_type, occurred_at DESC) WHERE ((resource IS NOT NULL) AND ((event_type)::text <> ALL (ARRAY['succeeded'::text, 'failed'::text])));
 CREATE INDEX ix_events_soldier ON ONLY public.collection_events USING btree (soldier_id, occurred_at DESC) WHERE (soldier_id IS NOT NULL);
 CREATE INDEX ix_events_throttle ON ONLY public.collection_events USING btree (egress_key, occurred_at DESC) WHERE (((error_class)::text = 'throttle'::text) OR ((http_status)::integer = ANY (ARRAY[403, 429])));
-CREATE INDEX ix_events_time ON ONLY public.collection_events USING btree (occurred_at DESC);
 CREATE INDEX ix_events_type ON ONLY public.collection_events USING btree (event_type, occurred_at DESC) WHERE ((event_type)::text <> ALL (ARRAY['succeeded'::text, 'failed'::text, 'retry_scheduled'::text, 'created'::text]));
 GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at) ON TABLE collection_events TO bf4ps_collector;
 GRANT SELECT ON TABLE collection_events TO bf4ps_operator;
@@ -178,7 +178,6 @@ CREATE TABLE collection_jobs (
     last_error_at timestamp with time zone,
     created_at timestamp with time zone NOT NULL DEFAULT now(),
     updated_at timestamp with time zone NOT NULL DEFAULT now(),
-    CONSTRAINT collection_jobs_collector_uuid_fkey FOREIGN KEY (collector_uuid) REFERENCES collectors(collector_uuid),
     CONSTRAINT collection_jobs_pkey PRIMARY KEY (job_id),
     CONSTRAINT collection_jobs_request_id_fkey FOREIGN KEY (request_id) REFERENCES interactive_requests(request_id) ON DELETE SET NULL,
     CONSTRAINT collection_jobs_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES soldiers(soldier_id) ON DELETE CASCADE,
@@ -293,6 +292,7 @@ CREATE TABLE collectors (
 );
 CREATE INDEX ix_collectors_egress ON public.collectors USING btree (egress_key) WHERE (retired_at IS NULL);
 CREATE UNIQUE INDEX uq_collectors_current_name ON public.collectors USING btree (lower(collector_name)) WHERE (retired_at IS NULL);
+CREATE TRIGGER collectors_kept BEFORE DELETE ON public.collectors FOR EACH ROW EXECUTE FUNCTION bf4ps_collectors_kept();
 GRANT SELECT ON TABLE collectors TO bf4ps_collector;
 GRANT SELECT ON TABLE collectors TO bf4ps_operator;
 GRANT SELECT ON TABLE collectors TO bf4ps_scheduler;
@@ -1294,6 +1294,7 @@ DECLARE
     job_resource text;
     counted_id bigint;
     serving boolean;
+    ours boolean;  -- the lease was written by this transaction (a success's claim)
 BEGIN
     IF p_job_id = 0 THEN
         -- a request of no queue job (recon, `bf4ps battlelog fetch`): nothing to fence, but
@@ -1303,13 +1304,18 @@ BEGIN
         SELECT * INTO g FROM egress_gates WHERE egress_key = p_egress FOR UPDATE;
     ELSIF counting THEN
         SELECT CASE WHEN j.last_error_at IS NOT NULL THEN 'retry' ELSE j.priority_class END,
-               j.resource
-        INTO job_class, job_resource
+               j.resource, j.xmin = pg_current_xact_id()::xid
+        INTO job_class, job_resource, ours
         FROM collection_jobs j
         WHERE j.job_id = p_job_id AND j.collector_uuid = p_collector
           AND j.lease_token = p_lease_token AND j.status IN ('claimed', 'running')
-          AND j.lease_expires_at > clock_timestamp()
-        FOR SHARE;
+          AND j.lease_expires_at > clock_timestamp();
+        IF FOUND AND NOT ours THEN
+            -- a lease another transaction wrote: held (and seen still live) until the commit
+            PERFORM FROM collection_jobs j
+            WHERE j.job_id = p_job_id AND j.lease_token = p_lease_token
+              AND j.lease_expires_at > clock_timestamp() FOR SHARE;
+        END IF;
         IF NOT FOUND THEN
             RETURN QUERY SELECT 'lost', NULL::timestamptz, NULL::timestamptz, NULL::bigint,
                                 NULL::text[];
@@ -1341,8 +1347,10 @@ BEGIN
     SELECT b.requests, b.window_seconds INTO budget, budget_window_s
     FROM fleet_budget b WHERE b.budget_id = 1;
     IF budget IS NOT NULL AND counting THEN
+        -- counts are serialized fleet-wide until the commit (a lock that writes no WAL)
+        PERFORM pg_advisory_xact_lock(hashtextextended('bf4ps.fleet_budget', 0));
         SELECT b.requests, b.window_seconds INTO budget, budget_window_s
-        FROM fleet_budget b WHERE b.budget_id = 1 FOR UPDATE;
+        FROM fleet_budget b WHERE b.budget_id = 1;
     END IF;
     IF budget IS NOT NULL THEN
         SELECT * INTO win FROM budget_window(s, budget_window_s + p_margin);
@@ -1851,6 +1859,17 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_collectors_kept()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    RAISE EXCEPTION 'a collector is retired, never deleted (its jobs and events name it)'
+        USING ERRCODE = 'restrict_violation';
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_collectors_kept() TO PUBLIC;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_collectors_mark_silent(p_silence_seconds double precision)
  RETURNS TABLE(collector_name text)
  LANGUAGE plpgsql
@@ -2064,6 +2083,7 @@ BEGIN
                 'CREATE TABLE %I PARTITION OF collection_events FOR VALUES FROM (%L) TO (%L)',
                 part, (m + make_interval(months => i))::timestamptz,
                 (m + make_interval(months => i + 1))::timestamptz);
+            PERFORM bf4ps_events_brin_open(part::regclass);
             created := created + 1;
         END IF;
     END LOOP;
@@ -2289,6 +2309,25 @@ AS $function$
     END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_event_types_of(text) TO PUBLIC;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_events_brin_open(part regclass)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+DECLARE
+    idx regclass;
+    pages bigint := pg_relation_size(part) / current_setting('block_size')::bigint;
+BEGIN
+    SELECT x.indexrelid INTO idx FROM pg_index x
+    JOIN pg_inherits i ON i.inhrelid = x.indexrelid AND i.inhparent = 'ix_events_id'::regclass
+    WHERE x.indrelid = part;
+    IF idx IS NOT NULL THEN
+        PERFORM brin_desummarize_range(idx, pages - pages % 128);
+    END IF;
+END
+$function$;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_events_prune(p_cutoff timestamp with time zone, p_batch integer)
  RETURNS SETOF bigint

@@ -108,7 +108,7 @@ GROUP BY 1, 2, 3
 
 -- name: failures_by_class
 -- Failed attempts of the window by class (status, console): unrecognized answers counted apart.
--- The window's bound is now() (stable: an index condition on ix_events_time, so the window's
+-- The window's bound is now() (stable: an index condition on the log's key, so the window's
 -- events are read, not the whole log; see web.sql web_budget_by_class).
 SELECT COALESCE(error_class, '') AS error_class, count(*) AS n
 FROM collection_events

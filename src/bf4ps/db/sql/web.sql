@@ -56,8 +56,12 @@ GROUP BY status
 -- is drawn when it is inserted, its row is seen when its transaction commits: a cursor moved
 -- to the newest id seen would skip a lower id committed a moment later (the metrics would
 -- never count it), so the cursor stays behind the transactions that may still commit.
-SELECT COALESCE(max(event_id), 0) AS event_id FROM collection_events
-WHERE occurred_at < clock_timestamp() - make_interval(secs => %(lag_seconds)s)
+-- The newest settled event by time (the primary key read backwards, migration 0030), not the
+-- largest id: an id above it that is older still is counted by the next scrape (the cursor
+-- only moves forward: web/metrics.py).
+SELECT COALESCE((SELECT event_id FROM collection_events
+                 WHERE occurred_at < clock_timestamp() - make_interval(secs => %(lag_seconds)s)
+                 ORDER BY occurred_at DESC, event_id DESC LIMIT 1), 0) AS event_id
 
 -- name: web_metrics_failures_total
 -- The failed attempts by class of the whole retained log up to %(upto)s (a web process's
