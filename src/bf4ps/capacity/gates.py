@@ -2,10 +2,11 @@
 the fleet had work waiting the whole window — the send rate it measurably achieved. The one
 that gives the least binds, and is named.
 
-An egress's pacing is the admission's own rule (gates/admission.py): its gate moves past each
-slot by its interval plus the safety margin, and a collector serves one job at a time whose
-slot is never sooner than the connect lead after its claim, so one collector sends at most
-once per connect lead plus request duration (its cycle's own database work is what the
+An egress's pacing is the admission's own rule (SQL bf4ps_paced_interval, db/schema.sql): its
+gate moves past each slot by its interval plus the safety margin (slower only while a throttle
+streak decays, which a steady-state forecast leaves out), and a collector serves one job at a
+time whose slot is never sooner than the connect lead after its claim, so one collector sends
+at most once per connect lead plus request duration (its cycle's own database work is what the
 measured send rate adds)."""
 
 from __future__ import annotations
