@@ -5,9 +5,9 @@ partial index and nothing else: no events, no collection state, no collector or 
   with SKIP LOCKED and a fresh lease token; claimed → running fenced by the token; fenced
   removal).
 * bare1: one durable commit per job (the queue-cycle study's unaudited floor): the first claim
-  starts its job at once, and then each statement is the fenced removal of the job done and the
-  SKIP LOCKED claim (started) of the next, as the engine's gate-less bench cycle does in one
-  call.
+  starts its job at once, and then each call is the fenced removal of the job done and the
+  SKIP LOCKED claim (started) of the next, two statements in that order in one function, as the
+  engine's gate-less bench cycle does (one statement of CTEs can deadlock: the study's 5.2).
 
 Neither is a queue anyone should run (no audit trail, no state); queue_cycle runs them beside
 bf4ps and pgqueuer so the cost of the audit and state writes and the cost of each durable
@@ -28,6 +28,21 @@ SETUP = (
     "'pending', rank timestamptz NOT NULL DEFAULT now(), lease_token uuid, "
     "lease_expires_at timestamptz)",
     "CREATE INDEX ix_bare_claim ON bare_jobs (rank, job_id) WHERE status = 'pending'",
+    # bare1's cycle: its own job's removal first, then the claim, so no collector holds a lock
+    # from the claim's scan while it waits for its own job (the study's 5.2 deadlock)
+    """CREATE FUNCTION bare_finish_next(p_job bigint, p_token uuid, OUT done bigint,
+                                        OUT next_job bigint, OUT next_token uuid)
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM bare_jobs b WHERE b.job_id = p_job AND b.lease_token = p_token
+           AND b.status = 'running' AND b.lease_expires_at > clock_timestamp()
+        RETURNING b.job_id INTO done;
+        UPDATE bare_jobs b SET status = 'running', lease_token = gen_random_uuid(),
+               lease_expires_at = clock_timestamp() + interval '60 seconds'
+         WHERE b.job_id = (SELECT s.job_id FROM bare_jobs s WHERE s.status = 'pending'
+                           ORDER BY s.rank, s.job_id LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING b.job_id, b.lease_token INTO next_job, next_token;
+    END $$""",
 )
 FILL = "INSERT INTO bare_jobs (rank) SELECT now() FROM generate_series(1, %s)"
 CLAIM = (
@@ -43,18 +58,10 @@ FINISH = (
     "AND lease_expires_at > clock_timestamp() RETURNING job_id")
 
 
-# bare1: claim-and-start, then fenced removal of the job done and claim of the next, one
-# statement (one commit) per job
+# bare1: claim-and-start, then one call per job: the fenced removal of the job done and the
+# claim (started) of the next
 CLAIM1 = CLAIM.replace("status = 'claimed'", "status = 'running'")
-FINISH_NEXT = (
-    "WITH gone AS (DELETE FROM bare_jobs WHERE job_id = %s AND lease_token = %s "
-    "AND status = 'running' AND lease_expires_at > clock_timestamp() RETURNING job_id), "
-    "nxt AS (UPDATE bare_jobs SET status = 'running', lease_token = gen_random_uuid(), "
-    "lease_expires_at = clock_timestamp() + interval '60 seconds' "
-    "WHERE job_id = (SELECT job_id FROM bare_jobs WHERE status = 'pending' "
-    "ORDER BY rank, job_id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING job_id, lease_token) "
-    "SELECT (SELECT job_id FROM gone) AS done, nxt.job_id, nxt.lease_token "
-    "FROM (SELECT 1) one LEFT JOIN nxt ON true")
+FINISH_NEXT = "SELECT done, next_job, next_token FROM bare_finish_next(%s, %s)"
 
 
 async def _prepare(url: str, jobs: int) -> None:
