@@ -22,9 +22,9 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one, one_row
 from bf4ps.queue import figures
 from bf4ps.settings import Settings
+from bf4ps.views.fleet_rows import FleetBudget
 from bf4ps.views.forecast_rows import (
     BacklogRow,
-    BudgetRow,
     CostRow,
     EgressRow,
     HistoryFirstRow,
@@ -118,7 +118,7 @@ def egresses(rows: list[EgressRow]) -> tuple[tuple[Egress, ...], str, list[str]]
         "egresses (no background collector serving)"]
 
 
-def budget(row: BudgetRow | None, fleet_known: bool) -> tuple[Figure | None, list[str]]:
+def budget(row: FleetBudget | None, fleet_known: bool) -> tuple[Figure | None, list[str]]:
     if row is not None and row.requests:
         per_hour = float(row.requests) * HOUR / float(row.window_seconds)
         return Figure(per_hour, f"configured: fleet budget {row.requests} per "
@@ -202,7 +202,7 @@ async def load(conn: Conn, window_seconds: float = DAY, *, sweep_seconds: float 
     if total == 0:  # no soldiers yet: the documented population still to bootstrap
         coverage = {r: {"never_attempted": int(pop.total.value)} for r in RESOURCES}
     eg, eg_source, eg_missing = egresses(await all_rows(conn, EgressRow, "forecast_egresses"))
-    bud, bud_missing = budget(await one(conn, BudgetRow, "fleet_use"), not eg_missing)
+    bud, bud_missing = budget(await one(conn, FleetBudget, "fleet_use"), not eg_missing)
     sent = await one_row(conn, SentRow, "forecast_sent", w)
     measured_for = min(window_seconds, float(sent.span_seconds or 0.0))
     fleet_rate = None

@@ -41,14 +41,6 @@ class EgressRow:
 
 
 @dataclass(frozen=True)
-class BudgetRow:
-    """`fleet_use`: the configured fleet budget (requests 0: none)."""
-
-    requests: int
-    window_seconds: float
-
-
-@dataclass(frozen=True)
 class SentRow:
     """`forecast_sent`: requests over the window and since when it has any (None: none)."""
 
