@@ -1,6 +1,6 @@
 """Vocabulary shared by every part: platforms, resources, lanes, classes, failure classes.
 
-These values are also the CHECK constraints of the schema (db/migrations/0001_initial.sql);
+These values are also the CHECK constraints of the schema (db/schema.sql);
 a test keeps the two in agreement.
 """
 

@@ -21,6 +21,7 @@ from tests.conftest import create_database, drop_database
 EXPECTED = Path(__file__).resolve().parent.parent / "schema" / "expected_schema.json"
 SCHEMA_SQL = Path(catalog.__file__).resolve().parent / "schema.sql"
 REGENERATE = "python -m tests.schema.regenerate"
+FIRST = migrate.available()[0]
 
 
 async def test_migrations_produce_the_intended_schema(conn: Conn) -> None:
@@ -95,12 +96,13 @@ async def test_upgrade_is_idempotent_and_detects_drift(db_url: str) -> None:
     assert [v for v, _, _ in st.applied] == [m.version for m in migrate.available()]
     assert st.pending == []
     async with connection(db_url) as conn:
-        await conn.execute("UPDATE schema_migrations SET checksum = 'x' WHERE version = 1")
+        await conn.execute("UPDATE schema_migrations SET checksum = 'x' WHERE version = %s",
+                           [FIRST.version])
     with pytest.raises(migrate.MigrationError, match="changed after it was applied"):
         await migrate.upgrade(db_url)
-    good = migrate.available()[0].checksum
     async with connection(db_url) as conn:
-        await conn.execute("UPDATE schema_migrations SET checksum = %s WHERE version = 1", [good])
+        await conn.execute("UPDATE schema_migrations SET checksum = %s WHERE version = %s",
+                           [FIRST.checksum, FIRST.version])
         await conn.execute("INSERT INTO schema_migrations (version, name, checksum) "
                            "VALUES (999, 'future', 'y')")
     # a newer build's migration: status lists it (an older build still in the overlap can
@@ -134,30 +136,35 @@ async def test_event_partitions_exist_for_the_coming_months(conn: Conn) -> None:
     assert part is not None and part["part"] != "collection_events_default"
 
 
-async def test_0006_takes_back_last_seen_times_that_requests_wrote(conn: Conn) -> None:
-    """Written before 0006: a submission set last_seen_at to its own time. The repair gives
-    each soldier BF4SW's latest sighting (none: NULL and bootstrap) and re-anchors the state."""
-    await conn.execute(
-        "INSERT INTO soldiers (soldier_id, persona_id, platform, current_name, first_seen_at, "
-        "last_seen_at) OVERRIDING SYSTEM VALUE "
-        "VALUES (1, 11, 'pc', 'Played', '2026-01-01', now()), "
-        "(2, 12, 'pc', 'Asked', now(), now()), (3, 13, 'pc', 'Right', '2026-01-01', now())")
-    await conn.execute(
-        "INSERT INTO soldier_sources (soldier_id, source_type, first_seen_at, last_seen_at) "
-        "VALUES (1, 'bf4sw', '2026-01-01', '2026-02-01'), (1, 'manual', now(), now()), "
-        "(2, 'manual', now(), now()), (3, 'bf4sw', '2026-01-01', '2026-03-01')")
-    await conn.execute("UPDATE soldiers SET last_seen_at = '2026-03-01' WHERE soldier_id = 3")
-    await conn.execute(
-        "INSERT INTO collection_state (soldier_id, resource, activity_class, activity_at) "
-        "SELECT soldier_id, 'detailed', 'active', last_seen_at FROM soldiers")
-    repair = next(m for m in migrate.available() if m.version == 6)
-    async with conn.transaction():
-        await conn.execute(repair.text)  # packaged migration file
-    cur = await conn.execute(
-        "SELECT s.soldier_id, s.last_seen_at::date::text AS seen, cs.activity_class, "
-        "cs.activity_at::date::text AS at FROM soldiers s JOIN collection_state cs "
-        "USING (soldier_id) ORDER BY 1")
-    assert await cur.fetchall() == [
-        {"soldier_id": 1, "seen": "2026-02-01", "activity_class": "active", "at": "2026-02-01"},
-        {"soldier_id": 2, "seen": None, "activity_class": "bootstrap", "at": None},
-        {"soldier_id": 3, "seen": "2026-03-01", "activity_class": "active", "at": "2026-03-01"}]
+async def _record_squashed_history(db_url: str, through: int) -> None:
+    """Make the database's bookkeeping that of one migrated, file by file, before the squash."""
+    async with connection(db_url) as conn:
+        await conn.execute("DELETE FROM schema_migrations")
+        for version, checksum in migrate.squashed().items():
+            if version <= through:
+                await conn.execute("INSERT INTO schema_migrations (version, name, checksum) "
+                                   "VALUES (%s, 'squashed', %s)", [version, checksum])
+
+
+async def test_a_database_migrated_before_the_squash_needs_nothing_more(db_url: str) -> None:
+    base = migrate.baseline(migrate.available())
+    assert base is not None and set(migrate.squashed()) == set(range(1, base.version + 1))
+    await _record_squashed_history(db_url, base.version)
+    assert await migrate.upgrade(db_url) == []
+    assert (await migrate.status(db_url)).pending == []
+    async with connection(db_url) as conn:
+        await conn.execute("UPDATE schema_migrations SET checksum = 'x' WHERE version = 7")
+    with pytest.raises(migrate.MigrationError, match="migration 7_squashed changed after"):
+        await migrate.upgrade(db_url)
+
+
+async def test_a_database_stopped_before_the_baseline_is_refused(db_url: str) -> None:
+    base = migrate.baseline(migrate.available())
+    assert base is not None
+    await _record_squashed_history(db_url, base.version - 3)
+    with pytest.raises(migrate.MigrationError,
+                       match=f"at migration {base.version - 3:04d}, before this build's baseline"):
+        await migrate.upgrade(db_url)
+    async with connection(db_url) as conn:  # refused before anything ran
+        cur = await conn.execute("SELECT max(version) AS v FROM schema_migrations")
+        assert await cur.fetchone() == {"v": base.version - 3}

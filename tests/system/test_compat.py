@@ -76,6 +76,8 @@ async def test_a_schema_past_a_contract_step_is_refused_at_start(
 async def test_a_schema_behind_the_build_is_refused(conn: Conn, db_url: str,
                                                    tmp_path: Path) -> None:
     await conn.execute("DELETE FROM schema_migrations WHERE version = %s", [K])
+    await conn.execute("INSERT INTO schema_migrations (version, name, checksum) "  # a baseline K
+                       "VALUES (%s, 'older', 'x') ON CONFLICT DO NOTHING", [K - 1])
     code, log = finished(start(db_url, tmp_path, *COMMANDS["collector"]), tmp_path)
     assert code == 2, log
     assert f"the database's schema is at {K - 1:04d} and bf4ps 0.1.0 needs {K:04d}: run " \
@@ -89,7 +91,10 @@ def older_build(tmp_path: Path) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__"))
     newest = sorted((root / "bf4ps" / "db" / "migrations").glob(f"{K:04d}_*.sql"))
     assert len(newest) == 1
-    newest[0].unlink()
+    if newest[0].name.endswith("_baseline.sql"):  # nothing older in the tree: number it K-1
+        newest[0].rename(newest[0].with_name(f"{K - 1:04d}_baseline.sql"))
+    else:
+        newest[0].unlink()
     return root
 
 

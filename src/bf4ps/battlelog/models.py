@@ -1,6 +1,6 @@
 """What the Battlelog parsers produce and the storage layer writes.
 
-Field names are the column names of the statistics tables (db/migrations/0001_initial.sql);
+Field names are the column names of the statistics tables (db/schema.sql);
 storage maps dataclass fields to columns one to one. Every stat is optional: Battlelog sends
 nulls, and a missing counter must never be invented as 0 where the payload did not say so.
 """

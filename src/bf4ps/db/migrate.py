@@ -2,6 +2,9 @@
 
 Each file runs in one transaction together with its bookkeeping row, so a failure leaves nothing
 half-applied and is raised, never swallowed. An applied file whose text changed is an error.
+The first file may be a baseline (NNNN_baseline.sql) that replaces the migrations up to its
+number: a database that applied those is checked against their recorded checksums
+(migrations/squashed.txt) instead; one that stopped before the baseline is refused.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from bf4ps.db.queries import Conn, all_rows, one, one_row, q
 
 MIGRATION_LOCK = 0x4246_3450_5344_4231  # "BF4PSDB1"
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+BASELINE = "baseline"
 _DECLARED = re.compile(r"^-- compatible-from: (\d{4})\s*$", re.MULTILINE)
 
 
@@ -67,9 +71,23 @@ def available() -> list[Migration]:
             found.append(Migration(int(match[1]), match[2], text))
     found.sort(key=lambda m: m.version)
     versions = [m.version for m in found]
-    if versions != list(range(1, len(found) + 1)):
-        raise MigrationError(f"migration numbers must run 1..n without gaps: {versions}")
+    first = found[0].version if found and found[0].name == BASELINE else 1
+    if versions != list(range(first, first + len(found))):
+        raise MigrationError(f"migration numbers must run without gaps from 1 or from a "
+                             f"baseline: {versions}")
     return found
+
+
+@cache
+def squashed() -> dict[int, str]:
+    """The checksums, by version, of the migrations the baseline replaces."""
+    text = (resources.files("bf4ps.db") / "migrations" / "squashed.txt").read_text("utf-8")
+    rows = (line.split() for line in text.splitlines() if line and not line.startswith("#"))
+    return {int(name[:4]): checksum for name, checksum in rows}
+
+
+def baseline(known: list[Migration]) -> Migration | None:
+    return known[0] if known and known[0].name == BASELINE else None
 
 
 @cache
@@ -112,14 +130,23 @@ def _check_checksums(applied: dict[int, Applied], known: list[Migration],
     not an error here; whether this build may run on them is bf4ps.db.compat's question."""
     by_version = {m.version: m for m in known}
     newest = max(by_version, default=0)
+    base = baseline(known)
     for version, row in applied.items():
         mig = by_version.get(version)
-        if mig is None and newer_ok and version > newest:
+        expected = mig.checksum if mig else None
+        if base and version <= base.version and row.checksum != expected:
+            expected = squashed().get(version)  # applied before the squash
+        if expected is None and newer_ok and version > newest:
             continue
-        if mig is None:
+        if expected is None:
             raise MigrationError(f"database has migration {version} that this code does not know")
-        if row.checksum != mig.checksum:
-            raise MigrationError(f"migration {version}_{mig.name} changed after it was applied")
+        if row.checksum != expected:
+            raise MigrationError(f"migration {version}_{row.name} changed after it was applied")
+    if base and applied and max(applied) < base.version:
+        raise MigrationError(
+            f"the database is at migration {max(applied):04d}, before this build's baseline "
+            f"{base.version:04d}, which replaces migrations 0001-{base.version:04d}: upgrade it "
+            "first with a build that has them (docs/operations.md, The baseline)")
 
 
 async def upgrade(url: str) -> list[Migration]:

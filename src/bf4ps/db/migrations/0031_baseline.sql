@@ -1,0 +1,4622 @@
+-- Baseline: the schema of migrations 0001-0031 in one file (their text is in the
+-- git history). A database migrated through them is already here; see bf4ps/db/migrate.py.
+
+-- Cluster roles (kept if they exist; CREATEROLE is needed the first time) and what they may do
+-- with each other: the operator grants the three process roles to login roles.
+DO $$
+DECLARE
+    r text;
+BEGIN
+    FOREACH r IN ARRAY ARRAY['bf4ps_collector', 'bf4ps_scheduler', 'bf4ps_web', 'bf4ps_operator']
+    LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) THEN
+            EXECUTE format('CREATE ROLE %I NOLOGIN', r);
+        END IF;
+    END LOOP;
+END;
+$$;
+GRANT bf4ps_collector, bf4ps_scheduler, bf4ps_web TO bf4ps_operator WITH ADMIN OPTION;
+
+SET LOCAL check_function_bodies = false;
+SELECT pg_catalog.set_config('search_path', '', true);
+
+CREATE DOMAIN public.bf4ps_activity_class AS text
+	CONSTRAINT bf4ps_activity_class_check CHECK ((VALUE = ANY (ARRAY['active'::text, 'recent'::text, 'bootstrap'::text])));
+
+CREATE DOMAIN public.bf4ps_count AS integer
+	CONSTRAINT bf4ps_count_check CHECK ((VALUE >= 0));
+
+CREATE DOMAIN public.bf4ps_error_class AS text
+	CONSTRAINT bf4ps_error_class_check CHECK ((VALUE = ANY (ARRAY['throttle'::text, 'timeout'::text, 'server'::text, 'not_found'::text, 'malformed'::text, 'internal'::text, 'unrecognized'::text, 'implausible'::text])));
+
+CREATE DOMAIN public.bf4ps_event_details AS jsonb
+	CONSTRAINT bf4ps_event_details_check CHECK ((pg_column_size(VALUE) <= 4096));
+
+CREATE DOMAIN public.bf4ps_event_result AS text
+	CONSTRAINT bf4ps_event_result_check CHECK ((length(VALUE) <= 40));
+
+CREATE DOMAIN public.bf4ps_event_type AS text
+	CONSTRAINT bf4ps_event_type_check CHECK ((VALUE ~ '^[a-z][a-z_]{1,40}$'::text));
+
+CREATE DOMAIN public.bf4ps_http_status AS integer
+	CONSTRAINT bf4ps_http_status_check CHECK (((VALUE >= 100) AND (VALUE <= 599)));
+
+CREATE DOMAIN public.bf4ps_job_reason AS text
+	CONSTRAINT bf4ps_job_reason_check CHECK ((VALUE = ANY (ARRAY['bf4sw_discovery'::text, 'bootstrap'::text, 'active_refresh'::text, 'final_refresh'::text, 'scheduled_profile'::text, 'retry'::text, 'manual'::text, 'lookup'::text])));
+
+CREATE DOMAIN public.bf4ps_job_resource AS text
+	CONSTRAINT bf4ps_job_resource_check CHECK ((VALUE = ANY (ARRAY['detailed'::text, 'profile'::text, 'weapons'::text, 'vehicles'::text, 'lookup'::text])));
+
+CREATE DOMAIN public.bf4ps_job_status AS text
+	CONSTRAINT bf4ps_job_status_check CHECK ((VALUE = ANY (ARRAY['pending'::text, 'claimed'::text, 'running'::text])));
+
+CREATE DOMAIN public.bf4ps_lane AS text
+	CONSTRAINT bf4ps_lane_check CHECK ((VALUE = ANY (ARRAY['background'::text, 'interactive'::text])));
+
+CREATE DOMAIN public.bf4ps_message AS text
+	CONSTRAINT bf4ps_message_check CHECK ((length(VALUE) <= 500));
+
+CREATE DOMAIN public.bf4ps_platform AS text
+	CONSTRAINT bf4ps_platform_check CHECK ((VALUE = ANY (ARRAY['pc'::text, 'xbox360'::text, 'ps3'::text, 'ps4'::text, 'xboxone'::text])));
+
+CREATE DOMAIN public.bf4ps_priority_class AS text
+	CONSTRAINT bf4ps_priority_class_check CHECK ((VALUE = ANY (ARRAY['interactive'::text, 'active'::text, 'recent'::text, 'bootstrap'::text])));
+
+CREATE DOMAIN public.bf4ps_resource AS text
+	CONSTRAINT bf4ps_resource_check CHECK ((VALUE = ANY (ARRAY['detailed'::text, 'profile'::text, 'weapons'::text, 'vehicles'::text])));
+
+CREATE DOMAIN public.bf4ps_soldier_name AS text
+	CONSTRAINT bf4ps_soldier_name_check CHECK (((btrim(VALUE) <> ''::text) AND (length(VALUE) <= 64)));
+
+CREATE DOMAIN public.bf4ps_state_status AS text
+	CONSTRAINT bf4ps_state_status_check CHECK ((VALUE = ANY (ARRAY['never_attempted'::text, 'current'::text, 'due'::text, 'retry_wait'::text, 'unavailable'::text])));
+
+CREATE TYPE public.queue_claimed AS (
+	finished bigint,
+	gate_wait_until timestamp with time zone,
+	job_id bigint,
+	soldier_id bigint,
+	resource text,
+	lane text,
+	priority_class text,
+	rank timestamp with time zone,
+	reason text,
+	attempt_count integer,
+	is_retry boolean,
+	lease_token uuid,
+	claimed_at timestamp with time zone,
+	started_at timestamp with time zone,
+	lease_expires_at timestamp with time zone,
+	request_id uuid,
+	lookup_name text,
+	lookup_platform text,
+	reclaimed boolean,
+	persona_id bigint,
+	platform text,
+	current_name text
+);
+
+CREATE TYPE public.queue_counted AS (
+	claimed public.queue_claimed,
+	slot_at timestamp with time zone,
+	ledger_id bigint
+);
+
+CREATE FUNCTION public.admission_slot(p_egress text, p_collector uuid, p_job_id bigint, p_lease_token uuid, p_interactive boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision, p_policy jsonb, p_class text DEFAULT NULL::text, p_resource text DEFAULT NULL::text) RETURNS TABLE(outcome text, slot timestamp with time zone, wait_until timestamp with time zone, ledger_id bigint, classes text[])
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    counting boolean := p_job_id IS NOT NULL;
+    g egress_gates;
+    budget integer;
+    budget_window_s double precision;
+    now_at timestamptz;
+    s timestamptz;
+    nth timestamptz;
+    win record;
+    demand text[] := '{}';
+    allowed text[];
+    job_class text;
+    job_resource text;
+    counted_id bigint;
+    serving boolean;
+    ours boolean;  -- the lease was written by this transaction (a success's claim)
+BEGIN
+    IF p_job_id = 0 THEN
+        -- a request of no queue job (recon, `bf4ps battlelog fetch`): nothing to fence, but
+        -- counted like any other, in the class and resource it names
+        job_class := p_class;
+        job_resource := p_resource;
+        SELECT * INTO g FROM egress_gates WHERE egress_key = p_egress FOR UPDATE;
+    ELSIF counting THEN
+        SELECT CASE WHEN j.last_error_at IS NOT NULL THEN 'retry' ELSE j.priority_class END,
+               j.resource, j.xmin = pg_current_xact_id()::xid
+        INTO job_class, job_resource, ours
+        FROM collection_jobs j
+        WHERE j.job_id = p_job_id AND j.collector_uuid = p_collector
+          AND j.lease_token = p_lease_token AND j.status IN ('claimed', 'running')
+          AND j.lease_expires_at > clock_timestamp();
+        IF FOUND AND NOT ours THEN
+            -- a lease another transaction wrote: held (and seen still live) until the commit
+            PERFORM FROM collection_jobs j
+            WHERE j.job_id = p_job_id AND j.lease_token = p_lease_token
+              AND j.lease_expires_at > clock_timestamp() FOR SHARE;
+        END IF;
+        IF NOT FOUND THEN
+            RETURN QUERY SELECT 'lost', NULL::timestamptz, NULL::timestamptz, NULL::bigint,
+                                NULL::text[];
+            RETURN;
+        END IF;
+        SELECT * INTO g FROM egress_gates WHERE egress_key = p_egress FOR UPDATE;
+    ELSE
+        SELECT * INTO g FROM egress_gates WHERE egress_key = p_egress;
+    END IF;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'no rate gate for egress %', p_egress USING ERRCODE = 'no_data_found';
+    END IF;
+
+    -- the egress: pacing, cool-down, its own window; at least the connect lead from now
+    now_at := clock_timestamp();
+    s := bf4ps_paced_slot(g.next_slot_at, g.cooldown_until, now_at, p_connect_lead);
+    IF g.window_requests IS NOT NULL THEN
+        SELECT c.slot_at INTO nth FROM counted_requests c WHERE c.egress_key = p_egress
+        ORDER BY c.slot_at DESC LIMIT 1 OFFSET g.window_requests - 1;
+        s := GREATEST(s, nth + make_interval(secs => g.window_seconds + p_margin));
+    END IF;
+    IF s > now_at + make_interval(secs => p_ahead) THEN
+        RETURN QUERY SELECT 'wait', s, s - make_interval(secs => p_ahead), NULL::bigint,
+                            NULL::text[];
+        RETURN;
+    END IF;
+
+    -- the fleet budget, only when one is set
+    SELECT b.requests, b.window_seconds INTO budget, budget_window_s
+    FROM fleet_budget b WHERE b.budget_id = 1;
+    IF budget IS NOT NULL AND counting THEN
+        -- counts are serialized fleet-wide until the commit (a lock that writes no WAL)
+        PERFORM pg_advisory_xact_lock(hashtextextended('bf4ps.fleet_budget', 0));
+        SELECT b.requests, b.window_seconds INTO budget, budget_window_s
+        FROM fleet_budget b WHERE b.budget_id = 1;
+    END IF;
+    IF budget IS NOT NULL THEN
+        SELECT * INTO win FROM budget_window(s, budget_window_s + p_margin);
+        IF win.total >= budget THEN
+            SELECT c.slot_at INTO nth FROM counted_requests c
+            ORDER BY c.slot_at DESC LIMIT 1 OFFSET budget - 1;
+            s := GREATEST(s, win.last_slot + interval '1 microsecond',
+                          nth + make_interval(secs => budget_window_s + p_margin));
+            -- the window the later slot will be in
+            SELECT * INTO win FROM budget_window(s, budget_window_s + p_margin);
+        END IF;
+        IF s > now_at + make_interval(secs => p_ahead) THEN
+            RETURN QUERY SELECT 'wait', s, s - make_interval(secs => p_ahead), NULL::bigint,
+                                NULL::text[];
+            RETURN;
+        END IF;
+        IF NOT p_interactive THEN
+            -- the classes with runnable work in any lane: a background collector leaves a
+            -- waiting interactive request's floor free, but only while an interactive
+            -- collector is serving (else nothing could use the floor)
+            -- (only the classes with a floor matter: budget_allowed_classes asks of no
+            -- other; one probe of ix_jobs_demand each, not a pass over every pending job)
+            serving := EXISTS (SELECT 1 FROM collectors c
+                               WHERE c.lane = 'interactive' AND c.enabled AND NOT c.drained
+                                 AND c.retired_at IS NULL AND c.health = 'healthy');
+            SELECT COALESCE(array_agg(f.cls), '{}') INTO demand
+            FROM unnest(ARRAY['interactive', 'bootstrap', 'retry']) AS f(cls)
+            WHERE EXISTS (SELECT 1 FROM collection_jobs j
+                          WHERE j.lease_token IS NULL AND j.status = 'pending'
+                            AND (CASE WHEN j.last_error_at IS NOT NULL THEN 'retry'
+                                      ELSE j.priority_class END) = f.cls
+                            AND j.eligible_at <= clock_timestamp()
+                            AND (j.lane <> 'interactive' OR serving));
+        END IF;
+        allowed := budget_allowed_classes(budget, win.used, demand, p_policy, p_interactive);
+        IF cardinality(allowed) = 0 OR (counting AND NOT job_class = ANY(allowed)) THEN
+            RETURN QUERY SELECT 'wait', s, now_at + interval '1 second', NULL::bigint,
+                                allowed;
+            RETURN;
+        END IF;
+    END IF;
+    IF NOT counting THEN
+        RETURN QUERY SELECT 'open', s, NULL::timestamptz, NULL::bigint, allowed;
+        RETURN;
+    END IF;
+
+    -- counted before anything is sent; the gate moves past the slot (slower while a throttle
+    -- streak decays: bf4ps_paced_interval)
+    INSERT INTO request_ledger (slot_at, egress_key, budget_class, collector_uuid, job_id,
+                                resource)
+    VALUES (s, p_egress, job_class, p_collector, NULLIF(p_job_id, 0), job_resource)
+    RETURNING request_id INTO counted_id;
+    UPDATE egress_gates
+    SET next_slot_at = s + make_interval(secs => bf4ps_paced_interval(
+        g.min_interval_seconds, g.throttle_streak, p_margin)),
+        requests_total = requests_total + 1, updated_at = now()
+    WHERE egress_key = p_egress;
+    RETURN QUERY SELECT 'counted', s, NULL::timestamptz, counted_id, allowed;
+END
+$$;
+
+
+SET default_tablespace = '';
+
+SET default_table_access_method = heap;
+
+CREATE TABLE public.fleet_budget (
+    budget_id smallint DEFAULT 1 NOT NULL,
+    requests integer,
+    window_seconds double precision DEFAULT 3600 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    configured_at timestamp with time zone,
+    updated_by text,
+    CONSTRAINT fleet_budget_budget_id_check CHECK ((budget_id = 1)),
+    CONSTRAINT fleet_budget_requests_check CHECK ((requests > 0)),
+    CONSTRAINT fleet_budget_updated_by_check CHECK ((length(updated_by) <= 200)),
+    CONSTRAINT fleet_budget_window_seconds_check CHECK ((window_seconds > (0)::double precision))
+);
+
+CREATE FUNCTION public.bf4ps_budget_seed(p_requests integer, p_window_seconds double precision, p_reason text) RETURNS SETOF public.fleet_budget
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    PERFORM set_config('bf4ps.change_reason', left(p_reason, 200), true);
+    RETURN QUERY
+    UPDATE fleet_budget b
+    SET requests = p_requests, window_seconds = p_window_seconds, configured_at = now(),
+        updated_at = now()
+    WHERE b.budget_id = 1 AND b.configured_at IS NULL
+    RETURNING b.*;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_budget_set(p_requests integer, p_window_seconds double precision, p_configured boolean, p_reason text) RETURNS SETOF public.fleet_budget
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    PERFORM set_config('bf4ps.change_reason', COALESCE(left(p_reason, 200), ''), true);
+    RETURN QUERY
+    UPDATE fleet_budget b
+    SET requests = p_requests, window_seconds = p_window_seconds,
+        configured_at = CASE WHEN p_configured THEN now() ELSE b.configured_at END,
+        updated_at = now()
+    WHERE b.budget_id = 1
+    RETURNING b.*;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_caller_holds(role_name text) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT pg_has_role(session_user, role_name, 'MEMBER')
+$$;
+
+CREATE FUNCTION public.bf4ps_circuit_hold_job(p_job bigint, p_lane text, p_resource text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    INSERT INTO circuit_holds (job_id, lane, resource) VALUES (p_job, p_lane, p_resource)
+    ON CONFLICT (job_id) DO NOTHING;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_circuit_hold_pending(p_lane text, p_resource text, p_hold_seconds double precision) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    WITH held AS (
+        UPDATE collection_jobs j
+        SET eligible_at = GREATEST(j.eligible_at,
+                                   clock_timestamp() + make_interval(secs => p_hold_seconds)),
+            updated_at = clock_timestamp()
+        WHERE j.lane = p_lane AND j.resource = p_resource AND j.status = 'pending'
+        RETURNING j.job_id
+    )
+    INSERT INTO circuit_holds (job_id, lane, resource)
+    SELECT held.job_id, p_lane, p_resource FROM held
+    ON CONFLICT (job_id) DO NOTHING;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_circuit_lets(p_job bigint, p_lane text, p_resource text) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT NOT EXISTS (SELECT 1 FROM circuit_breakers cb
+                       WHERE cb.lane = p_lane AND cb.resource = p_resource AND cb.state = 'open')
+        OR EXISTS (SELECT 1 FROM circuit_holds h WHERE h.job_id = p_job)
+$$;
+
+CREATE FUNCTION public.bf4ps_circuit_release_all(p_lane text, p_resource text) RETURNS TABLE(n bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH gone AS (
+        DELETE FROM circuit_holds h WHERE h.lane = p_lane AND h.resource = p_resource
+        RETURNING h.job_id
+    ), released AS (
+        UPDATE collection_jobs j
+        SET eligible_at = clock_timestamp(), updated_at = clock_timestamp()
+        FROM gone WHERE j.job_id = gone.job_id AND j.status = 'pending'
+        RETURNING j.job_id
+    )
+    SELECT count(*) FROM released;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_circuit_release_one(p_lane text, p_resource text) RETURNS TABLE(job_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    picked bigint;
+BEGIN
+    SELECT c.job_id INTO picked FROM collection_jobs c
+    WHERE c.lane = p_lane AND c.resource = p_resource AND c.status = 'pending'
+    ORDER BY c.rank, c.job_id
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED;
+    IF picked IS NULL THEN
+        RETURN;
+    END IF;
+    INSERT INTO circuit_holds (job_id, lane, resource) VALUES (picked, p_lane, p_resource)
+    ON CONFLICT ON CONSTRAINT circuit_holds_pkey DO NOTHING;
+    RETURN QUERY
+    UPDATE collection_jobs j
+    SET eligible_at = clock_timestamp(), updated_at = clock_timestamp()
+    WHERE j.job_id = picked
+    RETURNING j.job_id;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_claim_wanted(soldier bigint, klass text, retrying boolean, p_soldier bigint, p_classes text[]) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT CASE WHEN p_soldier IS NULL THEN true ELSE soldier = p_soldier END
+       AND CASE WHEN p_classes IS NULL THEN true
+                ELSE (CASE WHEN retrying THEN 'retry' ELSE klass END) = ANY(p_classes) END
+$$;
+
+CREATE FUNCTION public.bf4ps_close_sessions(source_now timestamp with time zone, gap_seconds double precision, resources text[], min_age_seconds double precision) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    n integer;
+BEGIN
+    UPDATE play_sessions SET ended_at = clock_timestamp()
+    WHERE ended_at IS NULL
+      AND last_seen_at < source_now - make_interval(secs => gap_seconds);
+    WITH closing AS (
+        UPDATE play_sessions p SET final_refresh_at = clock_timestamp()
+        WHERE p.ended_at IS NOT NULL AND p.final_refresh_at IS NULL
+          AND NOT EXISTS (SELECT 1 FROM play_sessions o
+                          WHERE o.soldier_id = p.soldier_id AND o.ended_at IS NULL
+                            AND o.final_refresh_at IS NULL)
+        RETURNING p.soldier_id, p.last_seen_at
+    ), marked AS (
+        UPDATE collection_state cs
+        SET status = 'due', due_reason = 'final_refresh',
+            eligible_since = LEAST(c.last_seen_at, clock_timestamp()),
+            updated_at = clock_timestamp()
+        FROM closing c
+        WHERE cs.soldier_id = c.soldier_id AND cs.resource = ANY(resources)
+          AND cs.status IN ('current', 'due') AND cs.last_success_at < c.last_seen_at
+          AND cs.last_success_at <= clock_timestamp() - make_interval(secs => min_age_seconds)
+        RETURNING cs.soldier_id
+    )
+    SELECT count(*) INTO n FROM closing;
+    RETURN n;
+END;
+$$;
+
+CREATE FUNCTION public.bf4ps_collector_clock(p_collector uuid, p_offset double precision, p_rtt double precision, p_skewed boolean) RETURNS TABLE(was_skewed_since timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    PERFORM bf4ps_collector_own(p_collector, 'report the clock of');
+    RETURN QUERY SELECT * FROM bf4ps_collector_clock_any(p_collector, p_offset, p_rtt,
+                                                         p_skewed);
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_collector_clock_any(p_collector uuid, p_offset double precision, p_rtt double precision, p_skewed boolean) RETURNS TABLE(was_skewed_since timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    UPDATE collectors c
+    SET clock_offset_seconds = p_offset, clock_rtt_seconds = p_rtt,
+        clock_checked_at = clock_timestamp(),
+        clock_skewed_since = CASE WHEN p_skewed
+                                  THEN COALESCE(prev.skewed, clock_timestamp()) END
+    FROM (SELECT x.collector_uuid, x.clock_skewed_since AS skewed FROM collectors x
+          WHERE x.collector_uuid = p_collector FOR UPDATE) AS prev
+    WHERE c.collector_uuid = prev.collector_uuid
+    RETURNING prev.skewed;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_collector_heartbeat(p_collector uuid) RETURNS TABLE(enabled boolean, drained boolean, retired_at timestamp with time zone, previous_health text, lost_since timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    PERFORM bf4ps_collector_own(p_collector, 'heartbeat');
+    RETURN QUERY SELECT * FROM bf4ps_collector_heartbeat_any(p_collector);
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_collector_heartbeat_any(p_collector uuid) RETURNS TABLE(enabled boolean, drained boolean, retired_at timestamp with time zone, previous_health text, lost_since timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    UPDATE collectors c
+    SET last_heartbeat_at = now(), health = 'healthy', heartbeat_lost_at = NULL,
+        updated_at = now()
+    FROM (SELECT x.collector_uuid, x.health AS previous_health, x.heartbeat_lost_at AS lost
+          FROM collectors x WHERE x.collector_uuid = p_collector FOR UPDATE) AS prev
+    WHERE c.collector_uuid = prev.collector_uuid
+    RETURNING c.enabled, c.drained, c.retired_at, prev.previous_health::text, prev.lost;
+END
+$$;
+
+CREATE TABLE public.collectors (
+    collector_uuid uuid NOT NULL,
+    collector_name text NOT NULL,
+    hostname text NOT NULL,
+    lane text NOT NULL,
+    egress_key text NOT NULL,
+    source_address inet,
+    enabled boolean DEFAULT true NOT NULL,
+    drained boolean DEFAULT false NOT NULL,
+    drained_at timestamp with time zone,
+    drain_reason text,
+    registered_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_at timestamp with time zone,
+    stopped_at timestamp with time zone,
+    last_heartbeat_at timestamp with time zone,
+    health text DEFAULT 'unknown'::text NOT NULL,
+    heartbeat_lost_at timestamp with time zone,
+    software_version text,
+    pid integer,
+    retired_at timestamp with time zone,
+    replaced_by uuid,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    clock_offset_seconds double precision,
+    clock_rtt_seconds double precision,
+    clock_checked_at timestamp with time zone,
+    clock_skewed_since timestamp with time zone,
+    db_login text,
+    CONSTRAINT collectors_clock_rtt_seconds_check CHECK ((clock_rtt_seconds >= (0)::double precision)),
+    CONSTRAINT collectors_collector_name_check CHECK ((collector_name ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$'::text)),
+    CONSTRAINT collectors_drain_reason_check CHECK ((length(drain_reason) <= 200)),
+    CONSTRAINT collectors_drain_shape CHECK ((drained = (drained_at IS NOT NULL))),
+    CONSTRAINT collectors_egress_key_check CHECK (((btrim(egress_key) <> ''::text) AND (length(egress_key) <= 100))),
+    CONSTRAINT collectors_health_check CHECK ((health = ANY (ARRAY['unknown'::text, 'healthy'::text, 'lost'::text, 'stopped'::text]))),
+    CONSTRAINT collectors_hostname_check CHECK (((btrim(hostname) <> ''::text) AND (length(hostname) <= 255))),
+    CONSTRAINT collectors_lane_check CHECK ((lane = ANY (ARRAY['background'::text, 'interactive'::text]))),
+    CONSTRAINT collectors_lost_shape CHECK (((health = 'lost'::text) = (heartbeat_lost_at IS NOT NULL))),
+    CONSTRAINT collectors_retired_disabled CHECK (((retired_at IS NULL) OR (NOT enabled)))
+);
+
+CREATE FUNCTION public.bf4ps_collector_insert(p_collector uuid, p_name text, p_hostname text, p_lane text, p_egress text, p_source_address text, p_version text) RETURNS SETOF public.collectors
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    RETURN QUERY
+    INSERT INTO collectors (collector_uuid, collector_name, hostname, lane, egress_key,
+                            source_address, software_version, db_login)
+    VALUES (p_collector, p_name, p_hostname, p_lane, p_egress, p_source_address::inet,
+            p_version, session_user)
+    RETURNING *;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_collector_mark_lost(p_collector uuid) RETURNS TABLE(collector_uuid uuid, collector_name text, hostname text, egress_key text, lane text, last_heartbeat_at timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    UPDATE collectors c
+    SET health = 'lost', heartbeat_lost_at = now(), updated_at = now()
+    WHERE c.collector_uuid = p_collector AND c.health IN ('healthy', 'unknown')
+      AND c.retired_at IS NULL
+    RETURNING c.collector_uuid, c.collector_name::text, c.hostname::text, c.egress_key::text,
+              c.lane::text, c.last_heartbeat_at;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_collector_own(p_collector uuid, p_action text) RETURNS void
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    owner text;
+BEGIN
+    SELECT x.db_login INTO owner FROM collectors x WHERE x.collector_uuid = p_collector;
+    IF owner IS NOT NULL AND owner <> session_user::text
+            AND NOT bf4ps_caller_holds('bf4ps_operator') THEN
+        RAISE EXCEPTION 'a collector may % only its own registration (collector %, registered '
+            'by login %, not %)', p_action, p_collector, owner, session_user
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_collector_replaced_by(p_collector uuid, p_replaced_by uuid) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    UPDATE collectors c SET replaced_by = p_replaced_by
+    WHERE c.collector_uuid = p_collector AND c.retired_at IS NOT NULL
+      AND (c.replaced_by IS NULL OR bf4ps_caller_holds('bf4ps_web'));
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_collector_retire(p_collector uuid, p_replaced_by uuid) RETURNS TABLE(collector_uuid uuid)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    x collectors;
+BEGIN
+    SELECT * INTO x FROM collectors c WHERE c.collector_uuid = p_collector FOR UPDATE;
+    IF FOUND AND x.retired_at IS NULL AND NOT bf4ps_caller_holds('bf4ps_web') AND (
+            NOT x.enabled OR x.drained OR (x.health = 'healthy'
+                AND x.last_heartbeat_at > clock_timestamp() - interval '30 seconds')) THEN
+        RAISE EXCEPTION 'collector % is %: only an operator may retire it', x.collector_name,
+            CASE WHEN NOT x.enabled THEN 'disabled' WHEN x.drained THEN 'drained'
+                 ELSE 'alive (a heartbeat in the last 30 s)' END
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN QUERY
+    UPDATE collectors c
+    SET retired_at = now(), enabled = false, replaced_by = p_replaced_by,
+        health = CASE WHEN c.health = 'lost' THEN 'stopped' ELSE c.health END,
+        heartbeat_lost_at = NULL, updated_at = now()
+    WHERE c.collector_uuid = p_collector AND c.retired_at IS NULL
+    RETURNING c.collector_uuid;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_collector_set_flags(p_name text, p_enabled boolean, p_drained boolean, p_reason text) RETURNS SETOF public.collectors
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    RETURN QUERY
+    UPDATE collectors c
+    SET enabled = COALESCE(p_enabled, c.enabled),
+        drained = COALESCE(p_drained, c.drained),
+        drained_at = CASE WHEN p_drained IS NULL THEN c.drained_at
+                          WHEN p_drained THEN COALESCE(c.drained_at, now()) END,
+        drain_reason = CASE WHEN p_drained IS NULL THEN c.drain_reason
+                            WHEN p_drained THEN p_reason END,
+        updated_at = now()
+    WHERE lower(c.collector_name) = lower(p_name) AND c.retired_at IS NULL
+    RETURNING c.*;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_collector_started(p_collector uuid, p_version text, p_pid integer, p_source_address text) RETURNS TABLE(c public.collectors, previous_health text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    before collectors;
+    after collectors;
+BEGIN
+    SELECT * INTO before FROM collectors x WHERE x.collector_uuid = p_collector FOR UPDATE;
+    IF FOUND AND before.db_login IS DISTINCT FROM session_user::text
+            AND before.db_login IS NOT NULL
+            AND EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = before.db_login)
+            AND NOT bf4ps_caller_holds('bf4ps_operator') THEN
+        RAISE EXCEPTION 'collector % was registered by login %, not %', before.collector_name,
+            before.db_login, session_user USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    UPDATE collectors x
+    SET started_at = now(), stopped_at = NULL, software_version = p_version, pid = p_pid,
+        source_address = p_source_address::inet, last_heartbeat_at = now(),
+        health = 'healthy', heartbeat_lost_at = NULL, updated_at = now(),
+        db_login = CASE WHEN bf4ps_caller_holds('bf4ps_operator')
+                        THEN COALESCE(x.db_login, session_user) ELSE session_user END
+    WHERE x.collector_uuid = p_collector
+    RETURNING x.* INTO after;
+    IF FOUND THEN
+        RETURN QUERY SELECT after, before.health::text;
+    END IF;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_collector_stopped(p_collector uuid) RETURNS TABLE(collector_uuid uuid)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    PERFORM bf4ps_collector_own(p_collector, 'stop');
+    RETURN QUERY SELECT * FROM bf4ps_collector_stopped_any(p_collector);
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_collector_stopped_any(p_collector uuid) RETURNS TABLE(collector_uuid uuid)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    UPDATE collectors c
+    SET health = 'stopped', stopped_at = now(), heartbeat_lost_at = NULL, pid = NULL,
+        updated_at = now()
+    WHERE c.collector_uuid = p_collector
+    RETURNING c.collector_uuid;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_collectors_kept() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RAISE EXCEPTION 'a collector is retired, never deleted (its jobs and events name it)'
+        USING ERRCODE = 'restrict_violation';
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_collectors_mark_silent(p_silence_seconds double precision) RETURNS TABLE(collector_name text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    SET plan_cache_mode TO 'force_custom_plan'
+    AS $_$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
+WITH lost AS (
+    UPDATE collectors
+    SET health = 'lost', heartbeat_lost_at = clock_timestamp(), updated_at = clock_timestamp()
+    WHERE health = 'healthy' AND retired_at IS NULL
+      AND last_heartbeat_at < clock_timestamp() - make_interval(secs => greatest($1, 1))
+    RETURNING collector_uuid, collector_name, hostname, egress_key, lane, last_heartbeat_at
+), ev AS (
+    INSERT INTO collection_events (event_type, collector_uuid, collector_name, hostname,
+                                   egress_key, lane, details)
+    SELECT 'heartbeat_lost', collector_uuid, collector_name, hostname, egress_key, lane,
+           jsonb_build_object('detected_by', 'scheduler',
+                              'last_heartbeat_at', last_heartbeat_at)
+    FROM lost
+)
+SELECT collector_name::text FROM lost;
+END
+$_$;
+
+CREATE FUNCTION public.bf4ps_coverage_apply() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO coverage_deltas (resource, shard, to_status, n)
+        SELECT resource, (soldier_id % 16)::smallint, status, count(*)
+          FROM new_rows GROUP BY 1, 2, 3;
+    ELSE
+        INSERT INTO coverage_deltas (resource, shard, from_status, n)
+        SELECT resource, (soldier_id % 16)::smallint, status, count(*)
+          FROM old_rows GROUP BY 1, 2, 3;
+    END IF;
+    RETURN NULL;
+END;
+$$;
+
+CREATE FUNCTION public.bf4ps_coverage_change() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO coverage_deltas (resource, shard, from_status, to_status, n)
+    VALUES (NEW.resource, (NEW.soldier_id % 16)::smallint, OLD.status, NEW.status, 1);
+    RETURN NULL;
+END;
+$$;
+
+CREATE FUNCTION public.bf4ps_coverage_fold() RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    folded bigint;
+BEGIN
+    WITH d AS (DELETE FROM coverage_deltas RETURNING *),
+    moves AS (SELECT d.resource, x.status, d.shard, x.n
+              FROM d CROSS JOIN LATERAL (VALUES (d.to_status, d.n), (d.from_status, -d.n))
+                   AS x(status, n)
+              WHERE x.status IS NOT NULL),
+    agg AS (SELECT resource, status, shard, sum(n) AS n FROM moves GROUP BY 1, 2, 3),
+    up AS (INSERT INTO coverage_counters AS c (resource, status, shard, n)
+           SELECT resource, status, shard, n FROM agg ORDER BY 1, 2, 3
+           ON CONFLICT (resource, status, shard) DO UPDATE SET n = c.n + excluded.n)
+    SELECT count(*) INTO folded FROM d;
+    RETURN folded;
+END;
+$$;
+
+CREATE FUNCTION public.bf4ps_detailed_platform() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    NEW.platform := (SELECT s.platform FROM soldiers s WHERE s.soldier_id = NEW.soldier_id);
+    RETURN NEW;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_drop_event_partition(part text) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $_$
+BEGIN
+    -- only a monthly partition of the event log, never the table itself or its default
+    IF part !~ '^collection_events_[0-9]{6}$' OR NOT EXISTS (
+            SELECT 1 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            WHERE i.inhparent = 'collection_events'::regclass AND c.relname = part) THEN
+        RAISE EXCEPTION 'not a monthly partition of collection_events: %', part
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    EXECUTE format('DROP TABLE %I', part);
+    RETURN true;
+END;
+$_$;
+
+CREATE FUNCTION public.bf4ps_enqueue_insert(p_soldier bigint, p_resource text, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_eligible_at timestamp with time zone, p_request uuid, p_lookup_name text, p_lookup_platform text) RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, attempt_count integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM bf4ps_enqueue_lane_allowed(p_lane);
+    RETURN QUERY
+    INSERT INTO collection_jobs AS j (soldier_id, resource, lane, priority_class, rank, reason,
+                                      eligible_at, request_id, lookup_name, lookup_platform)
+    VALUES (p_soldier, p_resource, p_lane, p_class, p_rank, p_reason, p_eligible_at,
+            p_request, p_lookup_name, p_lookup_platform)
+    ON CONFLICT DO NOTHING
+    RETURNING j.job_id, j.lane::text, j.priority_class::text, j.status::text,
+              j.attempt_count::integer;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_enqueue_lane_allowed(p_lane text) RETURNS void
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    IF p_lane <> 'interactive' AND NOT bf4ps_caller_holds('bf4ps_scheduler') THEN
+        RAISE EXCEPTION 'role % may enqueue interactive jobs only, not %', session_user,
+            p_lane USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_enqueue_lock_existing(p_soldier bigint, p_resource text) RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, rank timestamp with time zone, request_id uuid, attempt_count integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT j.job_id, j.lane::text, j.priority_class::text, j.status::text, j.rank,
+           j.request_id, j.attempt_count::integer
+    FROM collection_jobs j
+    WHERE j.soldier_id = p_soldier AND j.resource = p_resource
+    FOR UPDATE;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_enqueue_promote(p_job bigint, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_request uuid, p_eligible_at timestamp with time zone) RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, attempt_count integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM bf4ps_enqueue_lane_allowed(p_lane);
+    RETURN QUERY
+    UPDATE collection_jobs j
+    SET lane = p_lane, priority_class = p_class, rank = LEAST(j.rank, p_rank),
+        reason = p_reason, request_id = COALESCE(p_request, j.request_id),
+        eligible_at = LEAST(j.eligible_at, p_eligible_at), updated_at = now()
+    WHERE j.job_id = p_job AND j.status = 'pending'
+    RETURNING j.job_id, j.lane::text, j.priority_class::text, j.status::text,
+              j.attempt_count::integer;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_ensure_event_partitions(from_month date, months integer) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    m date := date_trunc('month', from_month)::date;
+    created integer := 0;
+    part text;
+BEGIN
+    FOR i IN 0 .. months - 1 LOOP
+        part := format('collection_events_%s', to_char(m + make_interval(months => i), 'YYYYMM'));
+        IF to_regclass(part) IS NULL THEN
+            EXECUTE format(
+                'CREATE TABLE %I PARTITION OF collection_events FOR VALUES FROM (%L) TO (%L)',
+                part, (m + make_interval(months => i))::timestamptz,
+                (m + make_interval(months => i + 1))::timestamptz);
+            PERFORM bf4ps_events_brin_open(part::regclass);
+            created := created + 1;
+        END IF;
+    END LOOP;
+    RETURN created;
+END;
+$$;
+
+CREATE TABLE public.collection_events (
+    event_id bigint NOT NULL,
+    occurred_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    event_type public.bf4ps_event_type NOT NULL,
+    collector_uuid uuid,
+    collector_name text,
+    hostname text,
+    egress_key text,
+    lane public.bf4ps_lane,
+    job_id bigint,
+    lease_token uuid,
+    soldier_id bigint,
+    persona_id bigint,
+    platform public.bf4ps_platform,
+    resource public.bf4ps_job_resource,
+    priority_class public.bf4ps_priority_class,
+    attempt_number public.bf4ps_count,
+    result public.bf4ps_event_result,
+    duration_ms public.bf4ps_count,
+    wait_ms public.bf4ps_count,
+    http_status public.bf4ps_http_status,
+    error_class public.bf4ps_error_class,
+    error_message public.bf4ps_message,
+    details public.bf4ps_event_details,
+    claimed_at timestamp with time zone,
+    started_at timestamp with time zone
+)
+PARTITION BY RANGE (occurred_at);
+
+CREATE FUNCTION public.bf4ps_event_as_collector(e public.collection_events) RETURNS public.collection_events
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    c collectors;
+    j collection_jobs;
+    f collection_events;
+BEGIN
+    IF e.event_type IN ('created', 'promoted') THEN
+        RETURN e;  -- a look-up's chained jobs: checked like the website's (the caller)
+    END IF;
+    SELECT * INTO c FROM collectors x WHERE x.collector_uuid = e.collector_uuid;
+    IF NOT FOUND OR (c.db_login IS DISTINCT FROM session_user::text
+                     AND NOT (e.event_type = 'collector_retired' AND c.retired_at IS NOT NULL))
+    THEN
+        RAISE EXCEPTION 'a collector records events of its own registration only (%, login %)',
+            COALESCE(e.collector_uuid::text, 'none named'), session_user
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF e.event_type IN ('failed', 'stats_reset', 'stats_unconfirmed', 'lookup_resolved') THEN
+        j := bf4ps_event_live_lease(e.job_id, e.collector_uuid, e.lease_token, e.event_type);
+        IF e.event_type <> 'lookup_resolved' THEN
+            e.soldier_id := j.soldier_id;
+        END IF;
+        e.resource := j.resource; e.lane := j.lane; e.priority_class := j.priority_class;
+        e.attempt_number := j.attempt_count;
+        IF e.event_type = 'failed' THEN
+            e.claimed_at := j.claimed_at; e.started_at := j.started_at;
+        END IF;
+    ELSIF e.event_type IN ('retry_scheduled', 'unavailable') THEN
+        SELECT * INTO f FROM collection_events x
+        WHERE x.job_id = e.job_id AND x.lease_token = e.lease_token
+          AND x.collector_uuid = e.collector_uuid AND x.event_type = 'failed';
+        IF NOT FOUND OR e.lease_token IS NULL OR EXISTS (
+                SELECT 1 FROM collection_events x
+                WHERE x.job_id = e.job_id AND x.lease_token = e.lease_token
+                  AND x.event_type IN ('retry_scheduled', 'unavailable')) THEN
+            RAISE EXCEPTION 'a % event only once, after its own lease''s failed (job %)',
+                e.event_type, e.job_id USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        e.soldier_id := f.soldier_id; e.resource := f.resource; e.lane := f.lane;
+        e.priority_class := f.priority_class; e.attempt_number := f.attempt_number;
+        e.persona_id := f.persona_id; e.platform := f.platform;
+    ELSIF e.event_type = 'stale_finalize_rejected' THEN
+        IF e.lease_token IS NULL OR EXISTS (
+                SELECT 1 FROM collection_jobs x
+                WHERE x.job_id = e.job_id AND x.lease_token = e.lease_token
+                  AND x.lease_expires_at > clock_timestamp()) THEN
+            RAISE EXCEPTION 'lease of job % is live: its finalize is not stale', e.job_id
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+    ELSIF e.job_id IS NOT NULL OR e.lease_token IS NOT NULL THEN
+        RAISE EXCEPTION 'a % event names no job or lease', e.event_type
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN e;
+END
+$$;
+
+CREATE TABLE public.collection_jobs (
+    job_id bigint NOT NULL,
+    soldier_id bigint,
+    resource public.bf4ps_job_resource NOT NULL,
+    lane public.bf4ps_lane NOT NULL,
+    priority_class public.bf4ps_priority_class NOT NULL,
+    rank timestamp with time zone NOT NULL,
+    reason public.bf4ps_job_reason NOT NULL,
+    status public.bf4ps_job_status DEFAULT 'pending'::text NOT NULL,
+    eligible_at timestamp with time zone DEFAULT now() NOT NULL,
+    attempt_count public.bf4ps_count DEFAULT 0 NOT NULL,
+    request_id uuid,
+    lookup_name public.bf4ps_soldier_name,
+    lookup_platform public.bf4ps_platform,
+    collector_uuid uuid,
+    lease_token uuid,
+    claimed_at timestamp with time zone,
+    started_at timestamp with time zone,
+    lease_expires_at timestamp with time zone,
+    last_error_class public.bf4ps_error_class,
+    last_error_message public.bf4ps_message,
+    last_error_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT jobs_error_pair CHECK (((last_error_class IS NULL) = (last_error_at IS NULL))),
+    CONSTRAINT jobs_lane_class CHECK ((((lane)::text = 'interactive'::text) = ((priority_class)::text = 'interactive'::text))),
+    CONSTRAINT jobs_lease_shape CHECK (((num_nonnulls(collector_uuid, lease_token, claimed_at, lease_expires_at) =
+CASE
+    WHEN ((status)::text = 'pending'::text) THEN 0
+    ELSE 4
+END) AND ((started_at IS NOT NULL) = ((status)::text = 'running'::text)) AND (((status)::text <> 'running'::text) OR (started_at >= claimed_at)))),
+    CONSTRAINT jobs_lookup_shape CHECK (((((resource)::text = 'lookup'::text) = (soldier_id IS NULL)) AND (((resource)::text <> 'lookup'::text) OR ((lookup_name IS NOT NULL) AND (lookup_platform IS NOT NULL) AND (request_id IS NOT NULL) AND ((lane)::text = 'interactive'::text)))))
+)
+WITH (fillfactor='70', autovacuum_vacuum_scale_factor='0.01', autovacuum_vacuum_threshold='200', autovacuum_vacuum_cost_delay='0');
+
+CREATE FUNCTION public.bf4ps_event_live_lease(p_job bigint, p_collector uuid, p_token uuid, p_kind text) RETURNS public.collection_jobs
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    j collection_jobs;
+BEGIN
+    SELECT * INTO j FROM collection_jobs x
+    WHERE x.job_id = p_job AND x.collector_uuid = p_collector AND x.lease_token = p_token
+      AND x.status IN ('claimed', 'running') AND x.lease_expires_at > clock_timestamp();
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'a % event only of a lease its collector holds now (job %)', p_kind,
+            p_job USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN j;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_event_log_rows(e public.collection_events) RETURNS TABLE(ord smallint, occurred_at timestamp with time zone, event_type text, wait_ms integer)
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT * FROM bf4ps_event_log_rows(e.claimed_at, e.started_at, e.occurred_at,
+                                       e.event_type, e.wait_ms)
+$$;
+
+CREATE FUNCTION public.bf4ps_event_log_rows(p_claimed_at timestamp with time zone, p_started_at timestamp with time zone, p_occurred_at timestamp with time zone, p_event_type text, p_wait_ms integer) RETURNS TABLE(ord smallint, occurred_at timestamp with time zone, event_type text, wait_ms integer)
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT x.ord, x.at, x.kind, x.wait_ms
+    FROM (VALUES (0::smallint, p_claimed_at, 'claimed'::text, NULL::integer),
+                 (1::smallint, p_started_at, 'started'::text,
+                  (extract(epoch FROM p_started_at - p_claimed_at) * 1000)::integer),
+                 (2::smallint, p_occurred_at, p_event_type, p_wait_ms))
+         AS x(ord, at, kind, wait_ms)
+    WHERE x.at IS NOT NULL
+$$;
+
+CREATE FUNCTION public.bf4ps_event_no_lease(e public.collection_events) RETURNS public.collection_events
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    j collection_jobs;
+BEGIN
+    IF e.lease_token IS NOT NULL THEN
+        RAISE EXCEPTION 'a % event carries no lease token', e.event_type
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF e.event_type IN ('created', 'promoted') THEN
+        SELECT * INTO j FROM collection_jobs x WHERE x.job_id = e.job_id;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'no job % to record as %', e.job_id, e.event_type
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        e.soldier_id := j.soldier_id; e.resource := j.resource; e.lane := j.lane;
+        e.priority_class := j.priority_class;
+    ELSIF e.job_id IS NOT NULL THEN
+        RAISE EXCEPTION 'a % event names no job', e.event_type
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN e;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_event_record(event_type text, collector_uuid uuid DEFAULT NULL::uuid, collector_name text DEFAULT NULL::text, hostname text DEFAULT NULL::text, egress_key text DEFAULT NULL::text, lane text DEFAULT NULL::text, job_id bigint DEFAULT NULL::bigint, lease_token uuid DEFAULT NULL::uuid, soldier_id bigint DEFAULT NULL::bigint, persona_id bigint DEFAULT NULL::bigint, platform text DEFAULT NULL::text, resource text DEFAULT NULL::text, priority_class text DEFAULT NULL::text, attempt_number integer DEFAULT NULL::integer, result text DEFAULT NULL::text, duration_ms integer DEFAULT NULL::integer, wait_ms integer DEFAULT NULL::integer, http_status integer DEFAULT NULL::integer, error_class text DEFAULT NULL::text, error_message text DEFAULT NULL::text, details jsonb DEFAULT NULL::jsonb, claimed_at timestamp with time zone DEFAULT NULL::timestamp with time zone, started_at timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $_$
+DECLARE
+    e collection_events;
+    r text;
+    mine text[] := '{}';
+    c collectors;
+    free boolean := session_user::text = current_user::text
+        OR (SELECT a.rolsuper FROM pg_roles a WHERE a.rolname = session_user);
+BEGIN
+    e := ROW(NULL, clock_timestamp(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+             $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)::collection_events;
+    IF NOT free THEN
+        FOREACH r IN ARRAY ARRAY['bf4ps_collector', 'bf4ps_web', 'bf4ps_scheduler'] LOOP
+            IF bf4ps_caller_holds(r) AND e.event_type = ANY(bf4ps_event_types_of(r)) THEN
+                mine := mine || r;
+            END IF;
+        END LOOP;
+        IF cardinality(mine) = 0 THEN
+            RAISE EXCEPTION 'role % may not record % events', session_user, e.event_type
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        IF mine = ARRAY['bf4ps_collector'] THEN
+            e := bf4ps_event_as_collector(e);
+        END IF;
+        IF mine <> ARRAY['bf4ps_collector'] OR e.event_type IN ('created', 'promoted') THEN
+            e := bf4ps_event_no_lease(e);
+        END IF;
+    END IF;
+    IF e.collector_uuid IS NOT NULL THEN  -- who it names: as the registry says
+        SELECT * INTO c FROM collectors x WHERE x.collector_uuid = e.collector_uuid;
+        IF FOUND OR NOT free THEN
+            e.collector_name := c.collector_name; e.hostname := c.hostname;
+            e.egress_key := c.egress_key;
+        END IF;
+    END IF;
+    INSERT INTO collection_events (
+        event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id,
+        lease_token, soldier_id, persona_id, platform, resource, priority_class,
+        attempt_number, result, duration_ms, wait_ms, http_status, error_class,
+        error_message, details, claimed_at, started_at)
+    VALUES (e.event_type, e.collector_uuid, e.collector_name, e.hostname, e.egress_key,
+            e.lane, e.job_id, e.lease_token, e.soldier_id, e.persona_id, e.platform,
+            e.resource, e.priority_class, e.attempt_number, e.result, e.duration_ms,
+            e.wait_ms, e.http_status, e.error_class, e.error_message, e.details,
+            e.claimed_at, e.started_at)
+    RETURNING collection_events.event_id INTO e.event_id;
+    RETURN e.event_id;
+END
+$_$;
+
+CREATE FUNCTION public.bf4ps_event_types_of(p_role text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT CASE p_role
+        WHEN 'bf4ps_collector' THEN ARRAY[
+            'heartbeat_lost', 'heartbeat_restored', 'collector_registered', 'collector_started',
+            'collector_stopped', 'collector_retired', 'clock_skew', 'clock_restored',
+            'egress_throttled', 'egress_recovered', 'egress_cooled', 'circuit_opened',
+            'circuit_probe', 'circuit_closed', 'settings_mismatch', 'stats_reset',
+            'stats_unconfirmed', 'failed', 'retry_scheduled', 'unavailable',
+            'stale_finalize_rejected', 'lookup_resolved', 'created', 'promoted',
+            'recon_finished']
+        WHEN 'bf4ps_web' THEN ARRAY[
+            'created', 'promoted', 'collector_drained', 'collector_resumed',
+            'collector_disabled', 'collector_retired', 'progress_flag_cleared']
+        WHEN 'bf4ps_scheduler' THEN ARRAY[
+            'created', 'promoted', 'scheduler_started', 'scheduler_stopped', 'progress_flagged']
+    END
+$$;
+
+CREATE FUNCTION public.bf4ps_events_brin_open(part regclass) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    idx regclass;
+    pages bigint := pg_relation_size(part) / current_setting('block_size')::bigint;
+BEGIN
+    SELECT x.indexrelid INTO idx FROM pg_index x
+    JOIN pg_inherits i ON i.inhrelid = x.indexrelid AND i.inhparent = 'ix_events_id'::regclass
+    WHERE x.indrelid = part;
+    IF idx IS NOT NULL THEN
+        PERFORM brin_desummarize_range(idx, pages - pages % 128);
+    END IF;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_events_prune(p_cutoff timestamp with time zone, p_batch integer) RETURNS SETOF bigint
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+    DELETE FROM collection_events
+    WHERE (event_id, occurred_at) IN (
+        SELECT e.event_id, e.occurred_at FROM collection_events e
+        WHERE e.occurred_at < least(p_cutoff, clock_timestamp() - interval '1 day')
+        LIMIT greatest(p_batch, 0))
+    RETURNING event_id
+$$;
+
+CREATE FUNCTION public.bf4ps_feed_class(p_class text, p_resource text, p_n integer, p_aging_seconds double precision) RETURNS TABLE(n bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    SET plan_cache_mode TO 'force_custom_plan'
+    AS $_$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
+WITH candidates AS (
+    (SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status, cs.due_reason, 0 AS tier
+     FROM collection_state cs
+     WHERE cs.activity_class = $1 AND cs.resource = $2
+       AND cs.status = 'due' AND cs.due_reason = 'final_refresh'
+       AND NOT EXISTS (SELECT 1 FROM collection_jobs j
+                       WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
+     ORDER BY cs.eligible_since, cs.soldier_id
+     LIMIT least($3, 10000))
+    UNION ALL
+    (SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status, cs.due_reason, 1
+     FROM collection_state cs
+     WHERE cs.activity_class = $1 AND cs.resource = $2
+       AND cs.status IN ('never_attempted', 'due')
+       AND cs.due_reason IS DISTINCT FROM 'final_refresh'
+       AND NOT EXISTS (SELECT 1 FROM collection_jobs j
+                       WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
+     ORDER BY cs.eligible_since, cs.soldier_id
+     LIMIT least($3, 10000))
+), picked AS (
+    SELECT c.*, row_number() OVER (ORDER BY c.tier, c.eligible_since, c.soldier_id) AS pos
+    FROM candidates c
+    ORDER BY c.tier, c.eligible_since, c.soldier_id
+    LIMIT least($3, 10000)
+), made AS (
+    INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason)
+    SELECT soldier_id, resource, 'background', $1,
+           now() + make_interval(secs => greatest($4, 0) + pos * 1e-6),
+           CASE WHEN status = 'due' THEN coalesce(due_reason, 'active_refresh')
+                ELSE 'bootstrap' END
+    FROM picked
+    ORDER BY soldier_id
+    ON CONFLICT DO NOTHING
+    RETURNING job_id, soldier_id, resource, priority_class, reason
+), ev AS (
+    INSERT INTO collection_events (event_type, lane, job_id, soldier_id, persona_id, platform,
+                                   resource, priority_class, result)
+    SELECT 'created', 'background', m.job_id, m.soldier_id, s.persona_id, s.platform,
+           m.resource, m.priority_class, m.reason
+    FROM made m JOIN soldiers s ON s.soldier_id = m.soldier_id
+)
+SELECT count(*) FROM made;
+END
+$_$;
+
+CREATE FUNCTION public.bf4ps_feed_retry(p_n integer) RETURNS TABLE(n bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    SET plan_cache_mode TO 'force_custom_plan'
+    AS $_$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
+WITH picked AS (
+    SELECT cs.soldier_id, cs.resource, cs.next_attempt_at, cs.activity_class
+    FROM collection_state cs
+    WHERE cs.status = 'retry_wait' AND cs.next_attempt_at <= clock_timestamp()
+      AND NOT EXISTS (SELECT 1 FROM collection_jobs j
+                      WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
+    ORDER BY cs.next_attempt_at
+    LIMIT least($1, 10000)
+), made AS (
+    INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason)
+    SELECT soldier_id, resource, 'background', activity_class, clock_timestamp(), 'retry'
+    FROM picked ORDER BY soldier_id
+    ON CONFLICT DO NOTHING
+    RETURNING job_id, soldier_id, resource, priority_class
+), ev AS (
+    INSERT INTO collection_events (event_type, lane, job_id, soldier_id, persona_id, platform,
+                                   resource, priority_class, result)
+    SELECT 'created', 'background', m.job_id, m.soldier_id, s.persona_id, s.platform,
+           m.resource, m.priority_class, 'retry'
+    FROM made m JOIN soldiers s ON s.soldier_id = m.soldier_id
+)
+SELECT count(*) FROM made;
+END
+$_$;
+
+CREATE FUNCTION public.bf4ps_gate_cool(p_egress text, p_seconds double precision) RETURNS TABLE(cooldown_until timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    UPDATE egress_gates g
+    SET cooldown_until = GREATEST(COALESCE(g.cooldown_until, '-infinity'), clock_timestamp()
+            + make_interval(secs => LEAST(GREATEST(p_seconds, 0), 3600))),
+        last_outage_at = clock_timestamp(), updated_at = now()
+    WHERE g.egress_key = p_egress
+    RETURNING g.cooldown_until;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_gate_recovered(p_egress text) RETURNS TABLE(throttle_streak integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    UPDATE egress_gates g
+    SET throttle_streak = g.throttle_streak - 1, updated_at = now()
+    WHERE g.egress_key = p_egress AND g.throttle_streak > 0
+      AND (g.cooldown_until IS NULL OR g.cooldown_until <= clock_timestamp())
+    RETURNING g.throttle_streak::integer;
+END
+$$;
+
+CREATE TABLE public.egress_gates (
+    egress_key text NOT NULL,
+    min_interval_seconds double precision NOT NULL,
+    window_requests integer,
+    window_seconds double precision,
+    next_slot_at timestamp with time zone DEFAULT '2000-01-01 00:00:00+00'::timestamp with time zone NOT NULL,
+    cooldown_until timestamp with time zone,
+    throttle_streak integer DEFAULT 0 NOT NULL,
+    last_throttle_at timestamp with time zone,
+    requests_total bigint DEFAULT 0 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_by text,
+    last_outage_at timestamp with time zone,
+    CONSTRAINT egress_gates_egress_key_check CHECK ((btrim(egress_key) <> ''::text)),
+    CONSTRAINT egress_gates_min_interval_seconds_check CHECK ((min_interval_seconds > (0)::double precision)),
+    CONSTRAINT egress_gates_requests_total_check CHECK ((requests_total >= 0)),
+    CONSTRAINT egress_gates_throttle_streak_check CHECK ((throttle_streak >= 0)),
+    CONSTRAINT egress_gates_updated_by_check CHECK ((length(updated_by) <= 200)),
+    CONSTRAINT egress_gates_window_requests_check CHECK ((window_requests > 0)),
+    CONSTRAINT egress_gates_window_seconds_check CHECK ((window_seconds > (0)::double precision)),
+    CONSTRAINT gates_window_pair CHECK (((window_requests IS NULL) = (window_seconds IS NULL)))
+);
+
+CREATE FUNCTION public.bf4ps_gate_seed(p_egress text, p_min_interval double precision, p_window_requests integer, p_window_seconds double precision, p_reason text) RETURNS SETOF public.egress_gates
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    PERFORM set_config('bf4ps.change_reason', left(p_reason, 200), true);
+    RETURN QUERY
+    INSERT INTO egress_gates (egress_key, min_interval_seconds, window_requests, window_seconds)
+    VALUES (p_egress, p_min_interval, p_window_requests, p_window_seconds)
+    ON CONFLICT (egress_key) DO NOTHING
+    RETURNING *;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_gate_set(p_egress text, p_min_interval double precision, p_window_requests integer, p_window_seconds double precision, p_cooldown_seconds double precision, p_end_cooldown boolean, p_create boolean, p_reason text) RETURNS SETOF public.egress_gates
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    PERFORM set_config('bf4ps.change_reason', COALESCE(left(p_reason, 200), ''), true);
+    IF p_create THEN
+        RETURN QUERY
+        INSERT INTO egress_gates (egress_key, min_interval_seconds, window_requests,
+                                  window_seconds)
+        VALUES (p_egress, p_min_interval, p_window_requests, p_window_seconds)
+        RETURNING *;
+        RETURN;
+    END IF;
+    -- a longer interval also holds the next slot back to the egress's last counted request
+    -- plus the new interval (a slot reserved under the old one would come too soon after it)
+    RETURN QUERY
+    UPDATE egress_gates g
+    SET min_interval_seconds = p_min_interval, window_requests = p_window_requests,
+        window_seconds = p_window_seconds,
+        cooldown_until = CASE WHEN p_end_cooldown THEN NULL
+                              WHEN p_cooldown_seconds IS NOT NULL
+                              THEN clock_timestamp() + make_interval(secs => p_cooldown_seconds)
+                              ELSE g.cooldown_until END,
+        throttle_streak = CASE WHEN p_end_cooldown THEN 0 ELSE g.throttle_streak END,
+        updated_at = now(),
+        next_slot_at = GREATEST(g.next_slot_at, COALESCE(
+            (SELECT max(l.slot_at) FROM counted_requests l WHERE l.egress_key = g.egress_key)
+            + make_interval(secs => p_min_interval), g.next_slot_at))
+    WHERE g.egress_key = p_egress
+    RETURNING g.*;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_gate_throttled(p_egress text, p_base double precision, p_max double precision) RETURNS TABLE(throttle_streak integer, cooldown_until timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    UPDATE egress_gates g
+    SET throttle_streak = g.throttle_streak + 1, last_throttle_at = clock_timestamp(),
+        cooldown_until = GREATEST(COALESCE(g.cooldown_until, '-infinity'), clock_timestamp()
+            + make_interval(secs => LEAST(p_max, p_base * power(2, g.throttle_streak)))),
+        updated_at = now()
+    WHERE g.egress_key = p_egress
+    RETURNING g.throttle_streak::integer, g.cooldown_until;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_grant_role(role_name text, login_name text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF role_name NOT IN ('bf4ps_collector', 'bf4ps_scheduler', 'bf4ps_web', 'bf4ps_operator')
+    THEN
+        RAISE EXCEPTION 'not a BF4PS role: % (bf4ps_collector, bf4ps_scheduler, bf4ps_web, '
+            'bf4ps_operator)', role_name USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = login_name) THEN
+        RAISE EXCEPTION 'no role named % (CREATE ROLE % LOGIN PASSWORD ''…'' first)',
+            login_name, login_name USING ERRCODE = 'undefined_object';
+    END IF;
+    EXECUTE format('GRANT %I TO %I', role_name, login_name);
+END;
+$$;
+
+CREATE TABLE public.restore_guard (
+    guard_id smallint DEFAULT 1 NOT NULL,
+    instance_id uuid DEFAULT gen_random_uuid() NOT NULL,
+    system_identifier bigint,
+    timeline_id integer,
+    database_oid oid,
+    hold_until timestamp with time zone,
+    detected_at timestamp with time zone,
+    reason text,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    ledger_relid oid,
+    run_started_at timestamp with time zone,
+    run_lsn pg_lsn,
+    run_vouched_at timestamp with time zone,
+    CONSTRAINT restore_guard_guard_id_check CHECK ((guard_id = 1)),
+    CONSTRAINT restore_guard_reason_check CHECK ((length(reason) <= 500))
+);
+
+CREATE FUNCTION public.bf4ps_guard_after(g public.restore_guard, t timestamp with time zone) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT g.hold_until IS NULL OR t > g.hold_until
+$$;
+
+CREATE FUNCTION public.bf4ps_intake_enqueue(p_soldiers bigint[], p_classes text[], p_ranks timestamp with time zone[], p_resource text, p_reason text, p_now timestamp with time zone) RETURNS TABLE(soldier_id bigint, job_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    SET plan_cache_mode TO 'force_custom_plan'
+    AS $_$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
+WITH wanted AS (
+    SELECT * FROM unnest($1, $2, $3) WITH ORDINALITY AS w(soldier_id, priority_class, rank, ord)
+), made AS (
+    INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason,
+                                 eligible_at)
+    SELECT w.soldier_id, $4, 'background', w.priority_class,
+           w.rank, $5, $6
+    FROM wanted w
+    ORDER BY w.ord
+    ON CONFLICT DO NOTHING
+    RETURNING job_id, soldier_id, resource, lane, priority_class, reason
+), ev AS (
+    INSERT INTO collection_events (event_type, lane, job_id, soldier_id, persona_id, platform,
+                                   resource, priority_class, result)
+    SELECT 'created', m.lane, m.job_id, m.soldier_id, s.persona_id, s.platform, m.resource,
+           m.priority_class, m.reason
+    FROM made m JOIN soldiers s ON s.soldier_id = m.soldier_id
+    ORDER BY m.job_id
+)
+SELECT soldier_id, job_id FROM made;
+END
+$_$;
+
+CREATE FUNCTION public.bf4ps_job_attach_request(p_job bigint, p_request uuid) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    UPDATE collection_jobs j SET request_id = p_request, updated_at = now()
+    WHERE j.job_id = p_job AND j.request_id IS NULL;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_job_delete(p_job bigint, p_token uuid) RETURNS TABLE(job_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    DELETE FROM collection_jobs j WHERE j.job_id = p_job AND j.lease_token = p_token
+    RETURNING j.job_id;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_job_lock_owned(p_job bigint, p_collector uuid, p_token uuid, p_statuses text[]) RETURNS TABLE(job_id bigint, soldier_id bigint, resource text, lane text, priority_class text, status text, attempt_count integer, lease_token uuid, claimed_at timestamp with time zone, started_at timestamp with time zone, request_id uuid, lookup_name text, lookup_platform text, persona_id bigint, platform text, collector_name text, hostname text, egress_key text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT j.job_id, j.soldier_id, j.resource::text, j.lane::text, j.priority_class::text,
+           j.status::text, j.attempt_count::integer, j.lease_token, j.claimed_at,
+           j.started_at, j.request_id, j.lookup_name::text, j.lookup_platform::text,
+           s.persona_id, s.platform::text, c.collector_name::text, c.hostname::text,
+           c.egress_key::text
+    FROM collection_jobs j
+    LEFT JOIN soldiers s ON s.soldier_id = j.soldier_id
+    JOIN collectors c ON c.collector_uuid = j.collector_uuid
+    WHERE j.job_id = p_job AND j.collector_uuid = p_collector AND j.lease_token = p_token
+      AND j.status = ANY(p_statuses) AND j.lease_expires_at > clock_timestamp()
+    FOR UPDATE OF j;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_job_note_error(p_job bigint, p_token uuid, p_error_class text, p_error_message text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    UPDATE collection_jobs j
+    SET last_error_class = p_error_class, last_error_message = p_error_message,
+        last_error_at = clock_timestamp()
+    WHERE j.job_id = p_job AND j.lease_token = p_token;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_job_owned_now(p_job bigint, p_collector uuid, p_token uuid) RETURNS TABLE(job_id bigint, now timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT j.job_id, clock_timestamp()
+    FROM collection_jobs j
+    WHERE j.job_id = p_job AND j.collector_uuid = p_collector AND j.lease_token = p_token
+      AND j.status = 'running' AND j.lease_expires_at > clock_timestamp();
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_job_release(p_job bigint, p_collector uuid, p_token uuid, p_why text) RETURNS TABLE(job_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH held AS (
+        SELECT j.* FROM collection_jobs j
+        WHERE j.job_id = p_job AND j.collector_uuid = p_collector
+          AND j.lease_token = p_token AND j.status = 'claimed'
+        FOR UPDATE
+    ), back AS (
+        UPDATE collection_jobs j
+        SET status = 'pending', collector_uuid = NULL, lease_token = NULL, claimed_at = NULL,
+            started_at = NULL, lease_expires_at = NULL, updated_at = clock_timestamp()
+        FROM held WHERE j.job_id = held.job_id
+        RETURNING j.job_id
+    ), ev AS (
+        INSERT INTO collection_events (
+            event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id,
+            lease_token, soldier_id, persona_id, platform, resource, priority_class,
+            attempt_number, result, claimed_at)
+        SELECT 'released', h.collector_uuid, c.collector_name, c.hostname, c.egress_key,
+               h.lane, h.job_id, h.lease_token, h.soldier_id, s.persona_id,
+               COALESCE(s.platform, h.lookup_platform), h.resource, h.priority_class,
+               h.attempt_count, p_why, h.claimed_at
+        FROM held h
+        JOIN back b ON b.job_id = h.job_id
+        LEFT JOIN collectors c ON c.collector_uuid = h.collector_uuid
+        LEFT JOIN soldiers s ON s.soldier_id = h.soldier_id
+    )
+    SELECT back.job_id FROM back;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_job_renew(p_job bigint, p_collector uuid, p_token uuid, p_lease double precision) RETURNS TABLE(lease_expires_at timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    UPDATE collection_jobs j
+    SET lease_expires_at = GREATEST(j.lease_expires_at,
+                                    clock_timestamp() + make_interval(secs => p_lease))
+    WHERE j.job_id = p_job AND j.collector_uuid = p_collector AND j.lease_token = p_token
+      AND j.status IN ('claimed', 'running') AND j.lease_expires_at > clock_timestamp()
+    RETURNING j.lease_expires_at;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_job_reslot(p_job bigint, p_collector uuid, p_token uuid, p_sent_at timestamp with time zone, p_lease double precision) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    UPDATE collection_jobs j
+    SET started_at = p_sent_at,
+        lease_expires_at = GREATEST(j.lease_expires_at,
+                                    p_sent_at + make_interval(secs => p_lease)),
+        updated_at = clock_timestamp()
+    WHERE j.job_id = p_job AND j.collector_uuid = p_collector AND j.lease_token = p_token
+      AND j.status = 'running' AND j.lease_expires_at > clock_timestamp();
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_job_retry(p_job bigint, p_token uuid, p_eligible_at timestamp with time zone, p_error_class text, p_error_message text) RETURNS TABLE(job_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    UPDATE collection_jobs j
+    SET status = 'pending', collector_uuid = NULL, lease_token = NULL, claimed_at = NULL,
+        started_at = NULL, lease_expires_at = NULL, eligible_at = p_eligible_at,
+        last_error_class = p_error_class, last_error_message = p_error_message,
+        last_error_at = clock_timestamp(), updated_at = clock_timestamp()
+    WHERE j.job_id = p_job AND j.lease_token = p_token
+    RETURNING j.job_id;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_job_snapshot(p_job bigint, p_token uuid) RETURNS TABLE(job_id bigint, soldier_id bigint, resource text, lane text, priority_class text, status text, attempt_count integer, collector_uuid uuid, lease_token uuid, lease_expires_at timestamp with time zone, persona_id bigint, platform text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT j.job_id, j.soldier_id, j.resource::text, j.lane::text, j.priority_class::text,
+           j.status::text, j.attempt_count::integer, j.collector_uuid,
+           CASE WHEN j.lease_token = p_token THEN j.lease_token END, j.lease_expires_at,
+           s.persona_id, s.platform::text
+    FROM collection_jobs j LEFT JOIN soldiers s ON s.soldier_id = j.soldier_id
+    WHERE j.job_id = p_job;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_job_start(p_job bigint, p_collector uuid, p_token uuid, p_started_at timestamp with time zone, p_lease double precision) RETURNS TABLE(started_at timestamp with time zone, claimed_at timestamp with time zone, lease_expires_at timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    UPDATE collection_jobs j
+    SET status = 'running', started_at = GREATEST(p_started_at, j.claimed_at),
+        lease_expires_at = GREATEST(p_started_at, clock_timestamp())
+                           + make_interval(secs => p_lease),
+        updated_at = clock_timestamp()
+    WHERE j.job_id = p_job AND j.collector_uuid = p_collector AND j.lease_token = p_token
+      AND j.status = 'claimed' AND j.lease_expires_at > clock_timestamp()
+    RETURNING j.started_at, j.claimed_at, j.lease_expires_at;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_jobs_expire_abandoned(p_collector uuid) RETURNS TABLE(job_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    UPDATE collection_jobs j
+    SET lease_expires_at = clock_timestamp(), updated_at = clock_timestamp()
+    WHERE j.collector_uuid = p_collector AND j.lease_token IS NOT NULL
+      AND j.lease_expires_at > clock_timestamp()
+    RETURNING j.job_id;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_lease_outcome(p_job_id bigint, p_lease_token uuid) RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+    SELECT event_type FROM collection_events
+    WHERE job_id = p_job_id AND lease_token = p_lease_token
+      AND event_type IN ('succeeded', 'failed')
+    ORDER BY event_id DESC
+    LIMIT 1
+$$;
+
+CREATE FUNCTION public.bf4ps_ledger_prune(p_cutoff timestamp with time zone, p_batch integer) RETURNS SETOF bigint
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+    DELETE FROM request_ledger
+    WHERE request_id IN (
+        SELECT l.request_id FROM request_ledger l
+        WHERE l.slot_at < least(p_cutoff, clock_timestamp() - make_interval(secs => 2 * greatest(
+            (SELECT b.window_seconds FROM fleet_budget b WHERE b.budget_id = 1),
+            bf4ps_restore_span())))
+        LIMIT greatest(p_batch, 0))
+    RETURNING request_id
+$$;
+
+CREATE FUNCTION public.bf4ps_ledger_receipt(p_request bigint) RETURNS TABLE(request_id bigint, slot_at timestamp with time zone, receipt text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+    SELECT l.request_id, l.slot_at, bf4ps_ledger_sign(l.request_id, l.slot_at)
+    FROM request_ledger l WHERE l.request_id = p_request
+$$;
+
+CREATE FUNCTION public.bf4ps_ledger_sign(p_request bigint, p_slot_at timestamp with time zone) RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+    SELECT encode(sha256(k.secret || sha256(k.secret || convert_to(
+               p_request::text || ':' || (extract(epoch FROM p_slot_at) * 1000000)::bigint,
+               'UTF8'))), 'hex')
+    FROM ledger_receipt_key k
+$$;
+
+CREATE FUNCTION public.bf4ps_ledger_unsent(p_request bigint, p_collector uuid, p_token uuid) RETURNS TABLE(request_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    UPDATE request_ledger l SET unsent_at = clock_timestamp()
+    WHERE l.request_id = p_request AND l.collector_uuid = p_collector AND l.unsent_at IS NULL
+      AND l.slot_at > clock_timestamp() - interval '10 seconds'
+      AND (l.job_id IS NULL  -- a recon request: of no queue job
+           OR EXISTS (SELECT 1 FROM collection_jobs j
+                      WHERE j.job_id = l.job_id AND j.collector_uuid = p_collector
+                        AND j.lease_token = p_token))
+    RETURNING l.request_id;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_ledger_unsent_operator(p_request bigint) RETURNS TABLE(request_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    UPDATE request_ledger l SET unsent_at = clock_timestamp()
+    WHERE l.request_id = p_request AND l.collector_uuid IS NULL AND l.job_id IS NULL
+      AND l.unsent_at IS NULL AND l.slot_at > clock_timestamp() - interval '10 seconds'
+    RETURNING l.request_id;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_mark_sign(p_payload text) RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+    SELECT encode(sha256(k.secret || sha256(k.secret || convert_to('mark:' || p_payload,
+                                                                   'UTF8'))), 'hex')
+    FROM ledger_receipt_key k
+$$;
+
+CREATE FUNCTION public.bf4ps_no_temporary() RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    EXECUTE format('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC', current_database());
+    EXECUTE format('REVOKE TEMPORARY ON DATABASE %I FROM bf4ps_collector, bf4ps_scheduler, '
+                   'bf4ps_web, bf4ps_operator', current_database());
+END;
+$$;
+
+CREATE FUNCTION public.bf4ps_observe_sessions(soldier_ids bigint[], seen timestamp with time zone[], guids text[], names text[], gap_seconds double precision) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    o record;
+    s play_sessions%ROWTYPE;
+    opened integer := 0;
+BEGIN
+    FOR o IN SELECT * FROM unnest(soldier_ids, seen, guids, names)
+                 AS x(soldier_id, seen_at, guid, name) ORDER BY x.soldier_id LOOP
+        SELECT * INTO s FROM play_sessions p WHERE p.soldier_id = o.soldier_id
+        ORDER BY p.last_seen_at DESC LIMIT 1 FOR UPDATE;
+        IF FOUND AND o.seen_at <= s.last_seen_at THEN
+            CONTINUE;
+        END IF;
+        IF FOUND AND s.ended_at IS NULL AND s.server_guid IS NOT DISTINCT FROM o.guid
+           AND o.seen_at <= s.last_seen_at + make_interval(secs => gap_seconds) THEN
+            UPDATE play_sessions SET last_seen_at = o.seen_at, sightings = sightings + 1
+            WHERE session_id = s.session_id;
+            CONTINUE;
+        END IF;
+        IF FOUND AND s.ended_at IS NULL THEN
+            UPDATE play_sessions SET ended_at = clock_timestamp()
+            WHERE session_id = s.session_id;
+        END IF;
+        INSERT INTO play_sessions (soldier_id, server_guid, server_name, started_at,
+                                   last_seen_at)
+        VALUES (o.soldier_id, o.guid, left(o.name, 200), o.seen_at, o.seen_at);
+        opened := opened + 1;
+    END LOOP;
+    RETURN opened;
+END;
+$$;
+
+CREATE FUNCTION public.bf4ps_ops_login_attempt(p_keys text[], p_outcome text, p_free integer, p_base double precision, p_max double precision, p_forget double precision) RETURNS TABLE(key text, wait_seconds double precision, failures integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    t timestamptz := clock_timestamp();
+    free integer := greatest(p_free, 0);
+BEGIN
+    IF cardinality(p_keys) > 4 OR p_outcome NOT IN ('check', 'failed', 'succeeded') THEN
+        RAISE EXCEPTION 'at most four keys and an outcome of check, failed, succeeded'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p_outcome = 'succeeded' THEN
+        DELETE FROM ops_login_failures f WHERE f.key = ANY(p_keys);
+    ELSIF p_outcome = 'failed' THEN
+        DELETE FROM ops_login_failures f
+        WHERE f.last_failure_at < t - make_interval(secs => greatest(p_forget, 1))
+          AND (f.locked_until IS NULL OR f.locked_until <= t);
+        INSERT INTO ops_login_failures AS f (key, failures, last_failure_at, locked_until)
+        SELECT k, 1, t, CASE WHEN free = 0
+                             THEN t + make_interval(secs => least(p_max, p_base)) END
+        FROM unnest(p_keys) AS k
+        ON CONFLICT (key) DO UPDATE
+        SET failures = f.failures + 1, last_failure_at = t, updated_at = t,
+            locked_until = CASE WHEN f.failures + 1 > free THEN greatest(
+                COALESCE(f.locked_until, '-infinity'), t + make_interval(secs => least(
+                    greatest(p_max, 0),
+                    greatest(p_base, 0) * power(2, least(f.failures - free, 40)))))
+                ELSE f.locked_until END;
+    END IF;
+    RETURN QUERY
+    SELECT k, greatest(0, COALESCE(extract(epoch FROM f.locked_until - t), 0))::double precision,
+           COALESCE(f.failures, 0)
+    FROM unnest(p_keys) AS k LEFT JOIN ops_login_failures f ON f.key = k
+      AND (f.last_failure_at >= t - make_interval(secs => greatest(p_forget, 1))
+           OR f.locked_until > t);
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_paced_interval(p_min_interval double precision, p_streak integer, p_margin double precision) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT p_min_interval * (1 + 0.5 * p_streak) + p_margin
+$$;
+
+CREATE FUNCTION public.bf4ps_paced_slot(p_next_slot_at timestamp with time zone, p_cooldown_until timestamp with time zone, p_now timestamp with time zone, p_connect_lead double precision) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT GREATEST(p_now + make_interval(secs => p_connect_lead), p_next_slot_at,
+                    p_cooldown_until)
+$$;
+
+CREATE FUNCTION public.bf4ps_parked_recheck(p_recheck_seconds double precision, p_n integer) RETURNS TABLE(n bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    SET plan_cache_mode TO 'force_custom_plan'
+    AS $_$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
+WITH picked AS (
+    SELECT soldier_id, resource
+    FROM collection_state
+    WHERE status = 'unavailable' AND activity_class = 'active'
+      AND last_attempt_at <= clock_timestamp() - make_interval(secs => $1)
+    ORDER BY last_attempt_at
+    LIMIT least($2, 10000)
+    FOR UPDATE SKIP LOCKED
+), revived AS (
+    UPDATE collection_state cs
+    SET status = 'retry_wait', next_attempt_at = clock_timestamp(),
+        updated_at = clock_timestamp()
+    FROM picked p
+    WHERE cs.soldier_id = p.soldier_id AND cs.resource = p.resource
+    RETURNING cs.soldier_id, cs.resource, cs.last_attempt_at, cs.last_error_class,
+              cs.consecutive_failures
+), ev AS (
+    INSERT INTO collection_events (event_type, soldier_id, persona_id, platform, resource,
+                                   priority_class, result, error_class, details)
+    SELECT 'recheck_scheduled', r.soldier_id, s.persona_id, s.platform, r.resource, 'active',
+           'retry', r.last_error_class,
+           jsonb_build_object('parked_at', r.last_attempt_at,
+                              'consecutive_failures', r.consecutive_failures)
+    FROM revived r JOIN soldiers s ON s.soldier_id = r.soldier_id
+)
+SELECT count(*) FROM revived;
+END
+$_$;
+
+CREATE FUNCTION public.bf4ps_reap_expired(p_limit integer) RETURNS TABLE(job_id bigint, old_collector uuid, old_token uuid)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    SET plan_cache_mode TO 'force_custom_plan'
+    AS $_$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
+WITH expired AS (
+    SELECT job_id, collector_uuid, lease_token, claimed_at, started_at
+    FROM collection_jobs
+    WHERE lease_token IS NOT NULL AND lease_expires_at <= clock_timestamp()
+    ORDER BY lease_expires_at
+    LIMIT least($1, 10000)
+    FOR UPDATE SKIP LOCKED
+), reset AS (
+    UPDATE collection_jobs j
+    SET status = 'pending', collector_uuid = NULL, lease_token = NULL, claimed_at = NULL,
+        started_at = NULL, lease_expires_at = NULL, updated_at = clock_timestamp()
+    FROM expired e WHERE j.job_id = e.job_id
+    RETURNING j.*, e.collector_uuid AS old_collector, e.lease_token AS old_token,
+              e.claimed_at AS old_claimed_at, e.started_at AS old_started_at
+), ev AS (
+    INSERT INTO collection_events (
+        event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id,
+        lease_token, soldier_id, persona_id, platform, resource, priority_class,
+        attempt_number, details, claimed_at, started_at)
+    SELECT kind.event_type, r.old_collector, c.collector_name, c.hostname, c.egress_key,
+           r.lane, r.job_id, r.old_token, r.soldier_id, s.persona_id,
+           COALESCE(s.platform, r.lookup_platform), r.resource, r.priority_class,
+           r.attempt_count, jsonb_build_object('by', 'reaper'),
+           CASE WHEN kind.ord = 1 THEN r.old_claimed_at END,
+           CASE WHEN kind.ord = 1 THEN r.old_started_at END
+    FROM reset r
+    LEFT JOIN soldiers s ON s.soldier_id = r.soldier_id
+    LEFT JOIN collectors c ON c.collector_uuid = r.old_collector
+    CROSS JOIN (VALUES ('lease_expired', 1), ('reclaimed', 2)) AS kind(event_type, ord)
+    ORDER BY r.job_id, kind.ord
+)
+SELECT job_id, old_collector, old_token FROM reset;
+END
+$_$;
+
+CREATE FUNCTION public.bf4ps_recon_gate_interval(p_egress text, p_min_interval double precision) RETURNS TABLE(min_interval_seconds double precision)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM set_config('bf4ps.change_reason', 'bf4ps recon: a ladder stage', true);
+    RETURN QUERY
+    UPDATE egress_gates g SET min_interval_seconds = p_min_interval, updated_at = now()
+    WHERE g.egress_key = p_egress
+    RETURNING g.min_interval_seconds;
+END
+$$;
+
+CREATE TABLE public.interactive_requests (
+    request_id uuid NOT NULL,
+    soldier_id bigint,
+    lookup_name text,
+    platform text NOT NULL,
+    status text DEFAULT 'queued'::text NOT NULL,
+    resources text[] DEFAULT '{}'::text[] NOT NULL,
+    client_key text NOT NULL,
+    eta_at timestamp with time zone,
+    first_request_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    message text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT interactive_requests_client_key_check CHECK ((length(client_key) <= 100)),
+    CONSTRAINT interactive_requests_lookup_name_check CHECK (((btrim(lookup_name) <> ''::text) AND (length(lookup_name) <= 64))),
+    CONSTRAINT interactive_requests_message_check CHECK ((length(message) <= 500)),
+    CONSTRAINT interactive_requests_platform_check CHECK ((platform = ANY (ARRAY['pc'::text, 'xbox360'::text, 'ps3'::text, 'ps4'::text, 'xboxone'::text]))),
+    CONSTRAINT interactive_requests_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'collecting'::text, 'done'::text, 'not_found'::text, 'failed'::text]))),
+    CONSTRAINT requests_target CHECK (((soldier_id IS NOT NULL) OR (lookup_name IS NOT NULL)))
+);
+
+CREATE FUNCTION public.bf4ps_request_finished_note(r public.interactive_requests) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT CASE WHEN count(*) = 0 THEN 'every resource is fresh'  -- views NOTHING_DUE
+           ELSE format('finished: %s of %s collected', count(*) FILTER (WHERE collected),
+                       count(*))
+                || COALESCE('; not collected: '
+                            || string_agg(resource, ', ' ORDER BY ord)
+                               FILTER (WHERE NOT collected), '') END
+    FROM (SELECT wanted.resource, wanted.ord,
+                 COALESCE(cs.last_success_at >= r.created_at, false) AS collected
+          FROM unnest(r.resources) WITH ORDINALITY AS wanted(resource, ord)
+          LEFT JOIN collection_state cs
+                 ON cs.soldier_id = r.soldier_id AND cs.resource = wanted.resource) rs
+$$;
+
+CREATE FUNCTION public.bf4ps_request_job_changed() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    started boolean := NEW.started_at IS NOT NULL
+                       AND NEW.started_at IS DISTINCT FROM OLD.started_at;
+BEGIN
+    UPDATE interactive_requests r
+    SET status = CASE WHEN started THEN 'collecting' ELSE r.status END,
+        first_request_at = CASE WHEN started AND (r.first_request_at IS NULL
+                                                  OR r.first_request_at = OLD.started_at)
+                                THEN NEW.started_at ELSE r.first_request_at END,
+        message = CASE WHEN started THEN r.message
+                       ELSE 'search unavailable, retried later' END,
+        updated_at = clock_timestamp()
+    WHERE r.request_id = NEW.request_id AND r.status IN ('queued', 'collecting');
+    RETURN NULL;
+END;
+$$;
+
+CREATE FUNCTION public.bf4ps_request_job_gone() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    remaining boolean := EXISTS (SELECT 1 FROM collection_jobs o
+                                 WHERE o.request_id = OLD.request_id);
+    req interactive_requests;
+    unresolved boolean;
+BEGIN
+    SELECT * INTO req FROM interactive_requests r
+    WHERE r.request_id = OLD.request_id AND r.status IN ('queued', 'collecting');
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    unresolved := OLD.resource = 'lookup' AND req.soldier_id IS NULL;
+    UPDATE interactive_requests r
+    SET status = CASE WHEN remaining THEN 'collecting'
+                      WHEN unresolved AND OLD.last_error_class = 'not_found' THEN 'not_found'
+                      WHEN unresolved THEN 'failed'
+                      ELSE 'done' END,
+        finished_at = CASE WHEN remaining THEN NULL ELSE clock_timestamp() END,
+        message = CASE
+            WHEN remaining AND OLD.resource = 'lookup' THEN NULL  -- resolved: collecting now
+            WHEN remaining THEN r.message
+            WHEN unresolved AND OLD.last_error_class = 'not_found'
+                THEN COALESCE(OLD.last_error_message, 'no such soldier')
+            WHEN unresolved
+                THEN format('gave up after %s attempt%s: %s', OLD.attempt_count,
+                            CASE WHEN OLD.attempt_count = 1 THEN '' ELSE 's' END,
+                            COALESCE(OLD.last_error_message, OLD.last_error_class, 'no answer'))
+            ELSE bf4ps_request_finished_note(req) END,
+        updated_at = clock_timestamp()
+    WHERE r.request_id = OLD.request_id;
+    RETURN NULL;
+END;
+$$;
+
+CREATE FUNCTION public.bf4ps_restore_check() RETURNS TABLE(hold_until timestamp with time zone, reason text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    g restore_guard;
+    sysid bigint := (SELECT c.system_identifier FROM pg_control_system() c);
+    tl integer := (SELECT c.timeline_id FROM pg_control_checkpoint() c);
+    dboid oid := (SELECT d.oid FROM pg_database d WHERE d.datname = current_database());
+    ledger oid := 'request_ledger'::regclass::oid;
+    why text;
+    span double precision;
+BEGIN
+    SELECT * INTO g FROM restore_guard;
+    IF g.system_identifier = sysid AND g.timeline_id = tl AND g.database_oid = dboid
+            AND g.ledger_relid = ledger THEN
+        RETURN QUERY SELECT g.hold_until, g.reason;  -- the common case: one read, no lock
+        RETURN;
+    END IF;
+    SELECT * INTO g FROM restore_guard FOR UPDATE;
+    why := CASE
+        WHEN g.system_identifier IS NULL THEN
+            CASE WHEN g.ledger_relid IS DISTINCT FROM ledger THEN
+                'the restore guard was never filled and request_ledger is not the table the '
+                || 'schema made (a dump of a database never checked was restored): the ledger '
+                || 'may miss requests' END  -- else a new database, whole
+        WHEN g.system_identifier <> sysid THEN 'restored into another cluster (system '
+            || 'identifier ' || g.system_identifier || ' -> ' || sysid || ')'
+        WHEN g.timeline_id <> tl THEN 'the cluster changed timeline (' || g.timeline_id
+            || ' -> ' || tl || '): a point-in-time recovery or a promoted standby'
+        WHEN g.database_oid <> dboid THEN 'the database was re-created (a restored dump)'
+        WHEN g.ledger_relid <> ledger THEN 'request_ledger was re-created (table '
+            || g.ledger_relid || ' -> ' || ledger || '): a dump restored in place '
+            || '(pg_restore --clean)'
+    END;
+    IF why IS NOT NULL THEN
+        span := greatest(1.0,
+            (SELECT b.window_seconds FROM fleet_budget b WHERE b.requests IS NOT NULL),
+            (SELECT max(greatest(e.window_seconds, e.min_interval_seconds)) FROM egress_gates e));
+        UPDATE restore_guard r SET hold_until = greatest(r.hold_until,
+                                                         now() + make_interval(secs => span)),
+            detected_at = now(), reason = left(why, 500);
+    END IF;
+    UPDATE restore_guard r SET system_identifier = sysid, timeline_id = tl,
+        database_oid = dboid, ledger_relid = ledger, updated_at = now();
+    RETURN QUERY SELECT r.hold_until, r.reason FROM restore_guard r;
+END;
+$$;
+
+CREATE FUNCTION public.bf4ps_restore_check(p_request bigint, p_slot_at timestamp with time zone, p_receipt text) RETURNS TABLE(hold_until timestamp with time zone, reason text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    g restore_guard;
+    span double precision := greatest(1.0,
+        (SELECT b.window_seconds FROM fleet_budget b WHERE b.requests IS NOT NULL),
+        (SELECT max(greatest(e.window_seconds, e.min_interval_seconds)) FROM egress_gates e));
+BEGIN
+    -- the guard's row or the key gone: the tables are being emptied and loaded (a data-only
+    -- restore under way); held from now, as long as they are missing (nothing stored)
+    IF NOT EXISTS (SELECT 1 FROM restore_guard) OR NOT EXISTS (SELECT 1 FROM ledger_receipt_key)
+    THEN
+        RETURN QUERY SELECT now() + make_interval(secs => span),
+            'the restore guard''s own rows are missing: a restore is under way'::text;
+        RETURN;
+    END IF;
+    IF p_request IS NOT NULL AND p_receipt = bf4ps_ledger_sign(p_request, p_slot_at)
+            AND p_slot_at > clock_timestamp() - make_interval(
+                secs => 2 * COALESCE((SELECT b.window_seconds FROM fleet_budget b), 60))
+            -- the row itself (its id and slot): a rewound sequence hands its id out again
+            AND NOT EXISTS (SELECT 1 FROM request_ledger l
+                            WHERE l.request_id = p_request AND l.slot_at = p_slot_at) THEN
+        SELECT * INTO g FROM restore_guard FOR UPDATE;
+        IF g.detected_at IS NULL OR g.detected_at < p_slot_at THEN
+            UPDATE restore_guard r
+            SET hold_until = greatest(r.hold_until, now() + make_interval(secs => span)),
+                detected_at = now(), updated_at = now(),
+                reason = left('a ledger row a running collector was counted in (request '
+                    || p_request || ', slot ' || p_slot_at || ') is gone: the database was '
+                    || 'rewound (a base backup or a data-only restore)', 500);
+        END IF;
+    END IF;
+    RETURN QUERY SELECT * FROM bf4ps_restore_check();
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_restore_check(p_request bigint, p_slot_at timestamp with time zone, p_receipt text, p_mark text) RETURNS TABLE(hold_until timestamp with time zone, reason text, mark text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $_$
+DECLARE
+    g restore_guard;
+    started timestamptz := pg_postmaster_start_time();
+    started_us bigint := (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint;
+    sysid bigint := (SELECT c.system_identifier FROM pg_control_system() c);
+    newest bigint := COALESCE((SELECT max(l.request_id) FROM request_ledger l), 0);
+    part text[];
+    m_issued timestamptz;
+    why text;
+    run_hold timestamptz;
+    span double precision := greatest(1.0,
+        (SELECT b.window_seconds FROM fleet_budget b WHERE b.requests IS NOT NULL),
+        (SELECT max(greatest(e.window_seconds, e.min_interval_seconds)) FROM egress_gates e));
+    payload text;
+BEGIN
+    SELECT * INTO g FROM restore_guard;
+    IF NOT FOUND OR NOT EXISTS (SELECT 1 FROM ledger_receipt_key) THEN  -- a restore under way
+        RETURN QUERY SELECT h.hold_until, h.reason, NULL::text
+            FROM bf4ps_restore_check(p_request, p_slot_at, p_receipt) h;
+        RETURN;
+    END IF;
+    -- a run the guard has not seen: where it began (before any of its own writes count)
+    IF g.run_started_at IS DISTINCT FROM started THEN
+        SELECT * INTO g FROM restore_guard FOR UPDATE;
+        IF g.run_started_at IS DISTINCT FROM started THEN
+            UPDATE restore_guard x
+            SET run_started_at = started, run_lsn = pg_current_wal_lsn(), updated_at = now(),
+                run_vouched_at = CASE WHEN x.run_started_at IS NULL THEN now() END
+            RETURNING * INTO g;
+        END IF;
+    END IF;
+    -- the caller's mark, if the database signed it (a forged or foreign one shows nothing)
+    IF p_mark ~ '^[0-9]+:[0-9]+:[0-9A-F]+/[0-9A-F]+:[0-9]+:[0-9]+:[0-9a-f]{64}$' THEN
+        part := string_to_array(p_mark, ':');
+        IF part[1]::bigint = sysid
+                AND bf4ps_mark_sign(array_to_string(part[1:5], ':')) = part[6] THEN
+            m_issued := to_timestamp(part[5]::double precision / 1000000);
+            why := CASE
+                WHEN part[4]::bigint > newest THEN
+                    'the ledger''s newest row a running process saw (request ' || part[4]
+                    || ', at ' || m_issued || ') is gone (now ' || newest || '): the '
+                    || 'database was rewound (a base backup or a data-only restore)'
+                WHEN part[2]::bigint <> started_us AND part[3]::pg_lsn > g.run_lsn THEN
+                    'a running process saw WAL position ' || part[3] || ' before this server '
+                    || 'started at ' || started || ', at WAL ' || g.run_lsn || ': the database '
+                    || 'was rewound (a base backup or a copy of the data directory restored)'
+            END;
+            IF why IS NOT NULL AND bf4ps_guard_after(g, m_issued) THEN
+                SELECT * INTO g FROM restore_guard FOR UPDATE;
+                IF bf4ps_guard_after(g, m_issued) THEN
+                    UPDATE restore_guard x
+                    SET hold_until = greatest(x.hold_until, now() + make_interval(secs => span)),
+                        detected_at = now(), reason = left(why, 500), updated_at = now(),
+                        run_vouched_at = COALESCE(x.run_vouched_at, now())
+                    RETURNING * INTO g;
+                END IF;
+            ELSIF why IS NULL AND part[2]::bigint <> started_us AND g.run_vouched_at IS NULL THEN
+                UPDATE restore_guard x SET run_vouched_at = now(), updated_at = now()
+                WHERE x.run_vouched_at IS NULL
+                RETURNING * INTO g;
+            END IF;
+        END IF;
+    END IF;
+    IF g.run_vouched_at IS NULL THEN  -- nobody vouched for this run yet: one window from its start
+        run_hold := started + make_interval(secs => span);
+    END IF;
+    payload := sysid || ':' || started_us || ':' || pg_current_wal_lsn() || ':' || newest
+        || ':' || (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
+    RETURN QUERY  -- a receipt, too, adds nothing to a hold that lasts past its slot
+    SELECT CASE WHEN run_hold > COALESCE(h.hold_until, '-infinity') THEN run_hold
+                ELSE h.hold_until END,
+           CASE WHEN run_hold > COALESCE(h.hold_until, '-infinity') THEN
+                    'the server started at ' || started || ' and no running process has '
+                    || 'vouched yet that it is the database it knew (a restored base backup '
+                    || 'looks the same)'
+                ELSE h.reason END,
+           payload || ':' || bf4ps_mark_sign(payload)
+    FROM bf4ps_restore_check(CASE WHEN bf4ps_guard_after(g, p_slot_at) THEN p_request END,
+                             p_slot_at, p_receipt) h;
+END
+$_$;
+
+CREATE FUNCTION public.bf4ps_restore_hold() RETURNS TABLE(hold_until timestamp with time zone, reason text, run_rule boolean)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    g restore_guard;
+    started timestamptz := pg_postmaster_start_time();
+    run_hold timestamptz;
+BEGIN
+    SELECT * INTO g FROM restore_guard;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    IF g.run_started_at IS NOT NULL
+            AND (g.run_started_at IS DISTINCT FROM started OR g.run_vouched_at IS NULL) THEN
+        run_hold := started + make_interval(secs => bf4ps_restore_span());
+    END IF;
+    IF run_hold > now() AND run_hold > COALESCE(g.hold_until, '-infinity') THEN
+        RETURN QUERY SELECT run_hold,
+            'the server started at ' || started || ' and no running process has vouched yet '
+            || 'that it is the database it knew (`bf4ps db vouch` if it is)', true;
+    ELSIF g.hold_until > now() THEN
+        RETURN QUERY SELECT g.hold_until, COALESCE(g.reason, 'unknown'), false;
+    END IF;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_restore_span() RETURNS double precision
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+    SELECT greatest(1.0,
+        (SELECT b.window_seconds FROM fleet_budget b WHERE b.requests IS NOT NULL),
+        (SELECT max(greatest(e.window_seconds, e.min_interval_seconds)) FROM egress_gates e))
+$$;
+
+CREATE FUNCTION public.bf4ps_restore_vouch(p_reason text) RETURNS TABLE(outcome text, run_started_at timestamp with time zone, vouched_at timestamp with time zone, hold_until timestamp with time zone, reason text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    g restore_guard;
+    started timestamptz := pg_postmaster_start_time();
+    result text := 'already vouched';
+    id bigint;
+    before jsonb;
+    after jsonb;
+BEGIN
+    IF NOT bf4ps_caller_holds('bf4ps_operator') THEN
+        RAISE EXCEPTION 'only an operator may vouch for a server start (not %)', session_user
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF btrim(COALESCE(p_reason, '')) = '' THEN
+        RAISE EXCEPTION 'a vouch needs a reason' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT * INTO g FROM restore_guard FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT 'no guard'::text, NULL::timestamptz, NULL::timestamptz,
+                            NULL::timestamptz, NULL::text;
+        RETURN;
+    END IF;
+    IF g.run_started_at IS DISTINCT FROM started THEN  -- as the guard's check registers a run
+        UPDATE restore_guard x
+        SET run_started_at = started, run_lsn = pg_current_wal_lsn(), updated_at = now(),
+            run_vouched_at = CASE WHEN x.run_started_at IS NULL THEN now() END
+        RETURNING * INTO g;
+    END IF;
+    IF g.run_vouched_at IS NULL THEN
+        before := jsonb_build_object('run_started_at', g.run_started_at, 'run_vouched_at', NULL);
+        UPDATE restore_guard x SET run_vouched_at = now(), updated_at = now()
+        WHERE x.run_vouched_at IS NULL
+        RETURNING * INTO g;
+        after := jsonb_build_object('run_started_at', g.run_started_at,
+                                    'run_vouched_at', g.run_vouched_at);
+        INSERT INTO fleet_settings_changes (setting, subject, old_value, new_value, changed_by,
+                                            reason)
+        VALUES ('restore', 'run', before, after, left(session_user, 200), left(p_reason, 200))
+        RETURNING change_id INTO id;
+        INSERT INTO collection_events (event_type, result, details)
+        VALUES ('fleet_settings_changed', 'restore',
+                jsonb_build_object('change_id', id, 'setting', 'restore', 'subject', 'run',
+                                   'old', before, 'new', after, 'by', session_user::text,
+                                   'reason', p_reason));
+        result := 'vouched';
+    END IF;
+    RETURN QUERY SELECT result, g.run_started_at, g.run_vouched_at,
+        CASE WHEN g.hold_until > now() THEN g.hold_until END,
+        CASE WHEN g.hold_until > now() THEN g.reason END;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_settings_audit() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    kind text;
+    subj text;
+    before jsonb;
+    after jsonb;
+    why text := NULLIF(current_setting('bf4ps.change_reason', true), '');
+    id bigint;
+BEGIN
+    IF TG_TABLE_NAME = 'egress_gates' THEN
+        kind := 'gate';
+        subj := COALESCE(NEW.egress_key, OLD.egress_key);
+        IF TG_OP <> 'INSERT' THEN
+            before := jsonb_build_object(
+                'min_interval_seconds', OLD.min_interval_seconds,
+                'window_requests', OLD.window_requests, 'window_seconds', OLD.window_seconds,
+                'cooldown_until', OLD.cooldown_until, 'throttle_streak', OLD.throttle_streak);
+        END IF;
+        IF TG_OP <> 'DELETE' THEN
+            after := jsonb_build_object(
+                'min_interval_seconds', NEW.min_interval_seconds,
+                'window_requests', NEW.window_requests, 'window_seconds', NEW.window_seconds,
+                'cooldown_until', NEW.cooldown_until, 'throttle_streak', NEW.throttle_streak);
+        END IF;
+    ELSIF TG_TABLE_NAME = 'fleet_budget' THEN
+        kind := 'budget';
+        subj := 'fleet';
+        before := jsonb_build_object('requests', OLD.requests,
+                                     'window_seconds', OLD.window_seconds);
+        after := jsonb_build_object('requests', NEW.requests,
+                                    'window_seconds', NEW.window_seconds);
+    ELSE
+        subj := COALESCE(NEW.key, OLD.key);
+        kind := CASE WHEN subj LIKE 'budget\_%' THEN 'shares' ELSE 'policy' END;
+        IF TG_OP <> 'INSERT' THEN
+            before := jsonb_build_object(subj, OLD.value);
+        END IF;
+        IF TG_OP <> 'DELETE' THEN
+            after := jsonb_build_object(subj, NEW.value);
+        END IF;
+    END IF;
+    IF before IS NOT DISTINCT FROM after THEN
+        RETURN NULL;
+    END IF;
+    INSERT INTO fleet_settings_changes (setting, subject, old_value, new_value, changed_by,
+                                        reason)
+    VALUES (kind, left(subj, 100), before, after, left(session_user, 200), left(why, 200))
+    RETURNING change_id INTO id;
+    INSERT INTO collection_events (event_type, egress_key, result, details)
+    VALUES ('fleet_settings_changed', CASE WHEN kind = 'gate' THEN subj END, kind,
+            jsonb_build_object('change_id', id, 'setting', kind, 'subject', subj,
+                               'old', before, 'new', after, 'by', session_user::text,
+                               'reason', why));
+    RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION public.bf4ps_settings_stamp() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+BEGIN
+    NEW.updated_by := left(session_user, 200);
+    RETURN NEW;
+END
+$$;
+
+CREATE FUNCTION public.budget_allowed_classes(n integer, used jsonb, demand text[], policy jsonb, interactive_lane boolean) RETURNS text[]
+    LANGUAGE plpgsql IMMUTABLE
+    AS $$
+DECLARE
+    total double precision;
+    cls text;
+    others double precision;
+    allowed text[] := '{}';
+BEGIN
+    SELECT COALESCE(sum(value::double precision), 0) INTO total FROM jsonb_each_text(used);
+    IF total >= n THEN
+        RETURN allowed;
+    END IF;
+    IF interactive_lane THEN
+        RETURN ARRAY['interactive', 'active', 'recent', 'bootstrap', 'retry'];
+    END IF;
+    FOREACH cls IN ARRAY ARRAY['active', 'recent', 'bootstrap', 'retry'] LOOP
+        CONTINUE WHEN cls = 'active' AND COALESCE((used ->> 'active')::double precision, 0)
+                                         >= (policy ->> 'cap_active')::double precision * n;
+        SELECT COALESCE(sum(GREATEST(0, (policy ->> ('floor_' || f))::double precision * n
+                                        - COALESCE((used ->> f)::double precision, 0))), 0)
+        INTO others
+        FROM unnest(ARRAY['interactive', 'bootstrap', 'retry']) AS f
+        WHERE f <> cls AND f = ANY(demand);
+        IF n - total - 1 >= others - 1e-9 THEN
+            allowed := allowed || cls;
+        END IF;
+    END LOOP;
+    RETURN allowed;
+END
+$$;
+
+CREATE FUNCTION public.budget_window(slot timestamp with time zone, span double precision, OUT used jsonb, OUT total integer, OUT last_slot timestamp with time zone) RETURNS record
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT COALESCE(jsonb_object_agg(budget_class, n), '{}'), COALESCE(sum(n), 0)::integer,
+           max(last_at)
+    FROM (SELECT budget_class, count(*) AS n, max(slot_at) AS last_at
+          FROM counted_requests
+          WHERE slot_at > slot - make_interval(secs => span)
+          GROUP BY budget_class) w
+$$;
+
+CREATE FUNCTION public.queue_claim(p_collector uuid, p_lane text, p_lease double precision, p_soldier bigint DEFAULT NULL::bigint, p_classes text[] DEFAULT NULL::text[], p_start boolean DEFAULT false) RETURNS SETOF public.queue_claimed
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    old collection_jobs;
+BEGIN
+    SELECT * INTO old FROM collection_jobs j
+    WHERE j.lane = p_lane AND j.lease_token IS NOT NULL
+      AND j.lease_expires_at <= clock_timestamp()
+      AND bf4ps_claim_wanted(j.soldier_id, j.priority_class, j.last_error_at IS NOT NULL,
+                             p_soldier, p_classes)
+      AND bf4ps_circuit_lets(j.job_id, j.lane, j.resource)
+    ORDER BY j.rank, j.job_id
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED;
+
+    RETURN QUERY
+    WITH claimed AS (
+        UPDATE collection_jobs j
+        SET status = CASE WHEN p_start THEN 'running' ELSE 'claimed' END,
+            collector_uuid = p_collector, lease_token = gen_random_uuid(),
+            claimed_at = clock_timestamp(),
+            started_at = CASE WHEN p_start THEN clock_timestamp() END,
+            lease_expires_at = clock_timestamp() + make_interval(secs => p_lease),
+            attempt_count = j.attempt_count + 1, updated_at = clock_timestamp()
+        WHERE j.job_id = COALESCE(old.job_id, (
+                SELECT f.job_id FROM collection_jobs f
+                WHERE f.lane = p_lane AND f.lease_token IS NULL
+                  AND f.eligible_at <= clock_timestamp()
+                  AND bf4ps_claim_wanted(f.soldier_id, f.priority_class,
+                                         f.last_error_at IS NOT NULL, p_soldier, p_classes)
+                  AND bf4ps_circuit_lets(f.job_id, f.lane, f.resource)
+                ORDER BY f.rank, f.job_id
+                LIMIT 1
+                FOR UPDATE SKIP LOCKED))
+          AND EXISTS (SELECT 1 FROM collectors me
+                      WHERE me.collector_uuid = p_collector AND me.enabled AND NOT me.drained
+                        AND me.retired_at IS NULL)
+        RETURNING j.*
+    )
+    SELECT NULL::bigint, NULL::timestamptz, c.job_id, c.soldier_id, c.resource::text,
+           c.lane::text, c.priority_class::text, c.rank, c.reason::text,
+           c.attempt_count::integer, c.last_error_at IS NOT NULL, c.lease_token, c.claimed_at,
+           c.started_at, c.lease_expires_at, c.request_id, c.lookup_name::text,
+           c.lookup_platform::text, old.job_id IS NOT NULL, s.persona_id, s.platform::text,
+           s.current_name::text
+    FROM claimed c LEFT JOIN soldiers s ON s.soldier_id = c.soldier_id;
+
+    IF FOUND AND old.job_id IS NOT NULL THEN
+        INSERT INTO collection_events (
+            occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key,
+            lane, job_id, lease_token, soldier_id, persona_id, platform, resource,
+            priority_class, attempt_number, claimed_at, started_at)
+        SELECT j.claimed_at, kind.event_type,
+               CASE WHEN kind.ord = 1 THEN old.collector_uuid ELSE p_collector END,
+               who.collector_name, who.hostname, who.egress_key, j.lane, j.job_id,
+               CASE WHEN kind.ord = 1 THEN old.lease_token ELSE j.lease_token END,
+               j.soldier_id, s.persona_id, COALESCE(s.platform, j.lookup_platform), j.resource,
+               j.priority_class, j.attempt_count,
+               CASE WHEN kind.ord = 1 THEN old.claimed_at END,
+               CASE WHEN kind.ord = 1 THEN old.started_at END
+        FROM collection_jobs j
+        CROSS JOIN (VALUES ('lease_expired', 1), ('reclaimed', 2)) AS kind(event_type, ord)
+        LEFT JOIN collectors who ON who.collector_uuid = CASE WHEN kind.ord = 1
+                                                         THEN old.collector_uuid
+                                                         ELSE p_collector END
+        LEFT JOIN soldiers s ON s.soldier_id = j.soldier_id
+        WHERE j.job_id = old.job_id
+        ORDER BY kind.ord;
+    END IF;
+END
+$$;
+
+CREATE FUNCTION public.queue_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean DEFAULT false, p_lane text DEFAULT NULL::text, p_lease double precision DEFAULT NULL::double precision, p_soldier bigint DEFAULT NULL::bigint, p_start boolean DEFAULT false, p_gate jsonb DEFAULT NULL::jsonb) RETURNS SETOF public.queue_claimed
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    fin bigint;
+    r queue_claimed;
+    look record;
+    classes text[];
+BEGIN
+    WITH gone AS (
+        DELETE FROM collection_jobs d
+        WHERE d.job_id = p_job AND d.collector_uuid = p_collector AND d.lease_token = p_token
+          AND d.status = 'running' AND d.lease_expires_at > clock_timestamp()
+        RETURNING d.*
+    ), state AS (
+        UPDATE collection_state cs
+        SET status = 'current', last_attempt_at = clock_timestamp(),
+            last_success_at = clock_timestamp(),
+            next_due_at = clock_timestamp() + make_interval(secs => p_freshness),
+            next_attempt_at = NULL, consecutive_failures = 0,
+            attempts_total = cs.attempts_total + 1, updated_at = clock_timestamp()
+        FROM gone
+        WHERE cs.soldier_id = gone.soldier_id AND cs.resource = gone.resource
+    ), ev AS (
+        INSERT INTO collection_events (
+            event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id,
+            lease_token, soldier_id, persona_id, platform, resource, priority_class,
+            attempt_number, result, http_status, duration_ms, details, claimed_at, started_at)
+        SELECT 'succeeded', g.collector_uuid, c.collector_name, c.hostname, c.egress_key,
+               g.lane, g.job_id, g.lease_token, g.soldier_id, s.persona_id,
+               COALESCE(s.platform, g.lookup_platform), g.resource, g.priority_class,
+               g.attempt_count, 'ok', p_http, p_duration, p_details, g.claimed_at, g.started_at
+        FROM gone g
+        JOIN collectors c ON c.collector_uuid = g.collector_uuid
+        LEFT JOIN soldiers s ON s.soldier_id = g.soldier_id
+    )
+    SELECT gone.job_id INTO fin FROM gone;
+
+    IF fin IS NOT NULL AND p_next THEN
+        IF p_gate IS NOT NULL THEN
+            SELECT * INTO look FROM admission_slot(
+                p_gate ->> 'egress', p_collector, NULL, NULL, (p_gate ->> 'interactive')::boolean,
+                (p_gate ->> 'margin')::double precision, (p_gate ->> 'ahead')::double precision,
+                (p_gate ->> 'connect_lead')::double precision, p_gate -> 'policy');
+            IF look.outcome <> 'open' THEN
+                r.finished := fin;
+                r.gate_wait_until := look.wait_until;
+                RETURN NEXT r;
+                RETURN;
+            END IF;
+            classes := look.classes;
+        END IF;
+        FOR r IN SELECT * FROM queue_claim(p_collector, p_lane, p_lease, p_soldier, classes,
+                                           p_start) LOOP
+            r.finished := fin;
+            RETURN NEXT r;
+        END LOOP;
+        IF FOUND THEN
+            RETURN;
+        END IF;
+    END IF;
+    r := NULL;
+    r.finished := fin;
+    RETURN NEXT r;
+END
+$$;
+
+CREATE FUNCTION public.queue_succeed_counted(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean, p_gate jsonb, p_strict boolean) RETURNS SETOF public.queue_counted
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO '$user', 'public'
+    AS $$
+DECLARE
+    r queue_claimed;
+    cnt record;
+BEGIN
+    FOR r IN SELECT * FROM queue_succeed(p_job, p_collector, p_token, p_freshness, p_http,
+                                         p_duration, p_details, p_next, p_lane, p_lease,
+                                         p_soldier, p_start, p_gate) LOOP
+        IF r.finished IS NULL AND p_strict THEN
+            RAISE EXCEPTION 'job %: the lease is no longer ours; nothing is written', p_job
+                USING ERRCODE = 'BF401';
+        END IF;
+        IF r.job_id IS NULL OR p_gate IS NULL THEN
+            RETURN NEXT ROW(r, NULL, NULL)::queue_counted;
+            CONTINUE;
+        END IF;
+        SELECT * INTO cnt FROM admission_slot(
+            p_gate ->> 'egress', p_collector, r.job_id, r.lease_token,
+            (p_gate ->> 'interactive')::boolean, (p_gate ->> 'margin')::double precision,
+            (p_gate ->> 'ahead')::double precision,
+            (p_gate ->> 'connect_lead')::double precision, p_gate -> 'policy');
+        IF cnt.outcome = 'counted' THEN
+            RETURN NEXT ROW(r, cnt.slot, cnt.ledger_id)::queue_counted;
+        ELSE
+            RETURN NEXT ROW(r, NULL, NULL)::queue_counted;
+        END IF;
+    END LOOP;
+END
+$$;
+
+CREATE TABLE public.answer_suspects (
+    soldier_id bigint NOT NULL,
+    resource text NOT NULL,
+    kind text NOT NULL,
+    first_at timestamp with time zone NOT NULL,
+    last_at timestamp with time zone NOT NULL,
+    answers integer NOT NULL,
+    counters jsonb NOT NULL,
+    CONSTRAINT answer_suspects_answers_check CHECK ((answers >= 1)),
+    CONSTRAINT answer_suspects_check CHECK ((last_at >= first_at)),
+    CONSTRAINT answer_suspects_kind_check CHECK ((kind = ANY (ARRAY['lower'::text, 'unconfirmed_zero'::text]))),
+    CONSTRAINT answer_suspects_resource_check CHECK ((resource = ANY (ARRAY['detailed'::text, 'profile'::text, 'weapons'::text, 'vehicles'::text])))
+);
+
+CREATE TABLE public.capacity_check (
+    check_id smallint DEFAULT 1 NOT NULL,
+    checked_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    feasible boolean NOT NULL,
+    demand_per_hour double precision NOT NULL,
+    capacity_per_hour double precision,
+    summary text NOT NULL,
+    CONSTRAINT capacity_check_capacity_per_hour_check CHECK ((capacity_per_hour >= (0)::double precision)),
+    CONSTRAINT capacity_check_check_id_check CHECK ((check_id = 1)),
+    CONSTRAINT capacity_check_demand_per_hour_check CHECK ((demand_per_hour >= (0)::double precision)),
+    CONSTRAINT capacity_check_summary_check CHECK ((length(summary) <= 500))
+);
+
+CREATE TABLE public.circuit_breakers (
+    lane text NOT NULL,
+    resource text NOT NULL,
+    state text NOT NULL,
+    signature text NOT NULL,
+    opened_at timestamp with time zone NOT NULL,
+    closed_at timestamp with time zone,
+    next_probe_at timestamp with time zone,
+    probe_seconds double precision NOT NULL,
+    probe_successes integer DEFAULT 0 NOT NULL,
+    close_successes integer NOT NULL,
+    soldiers integer NOT NULL,
+    egresses integer NOT NULL,
+    times_opened integer DEFAULT 1 NOT NULL,
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT circuit_breakers_close_successes_check CHECK ((close_successes >= 1)),
+    CONSTRAINT circuit_breakers_egresses_check CHECK ((egresses >= 0)),
+    CONSTRAINT circuit_breakers_lane_check CHECK ((lane = ANY (ARRAY['background'::text, 'interactive'::text]))),
+    CONSTRAINT circuit_breakers_probe_seconds_check CHECK ((probe_seconds > (0)::double precision)),
+    CONSTRAINT circuit_breakers_probe_successes_check CHECK ((probe_successes >= 0)),
+    CONSTRAINT circuit_breakers_resource_check CHECK ((resource = ANY (ARRAY['detailed'::text, 'profile'::text, 'weapons'::text, 'vehicles'::text, 'lookup'::text]))),
+    CONSTRAINT circuit_breakers_signature_check CHECK ((length(signature) <= 80)),
+    CONSTRAINT circuit_breakers_soldiers_check CHECK ((soldiers >= 0)),
+    CONSTRAINT circuit_breakers_state_check CHECK ((state = ANY (ARRAY['open'::text, 'closed'::text]))),
+    CONSTRAINT circuit_breakers_times_opened_check CHECK ((times_opened >= 1)),
+    CONSTRAINT circuit_open_shape CHECK ((((state = 'open'::text) = (next_probe_at IS NOT NULL)) AND ((state = 'closed'::text) = (closed_at IS NOT NULL))))
+);
+
+CREATE TABLE public.circuit_holds (
+    job_id bigint NOT NULL,
+    lane text NOT NULL,
+    resource text NOT NULL,
+    held_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+CREATE TABLE public.collection_events_default (
+    event_id bigint NOT NULL,
+    occurred_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    event_type public.bf4ps_event_type NOT NULL,
+    collector_uuid uuid,
+    collector_name text,
+    hostname text,
+    egress_key text,
+    lane public.bf4ps_lane,
+    job_id bigint,
+    lease_token uuid,
+    soldier_id bigint,
+    persona_id bigint,
+    platform public.bf4ps_platform,
+    resource public.bf4ps_job_resource,
+    priority_class public.bf4ps_priority_class,
+    attempt_number public.bf4ps_count,
+    result public.bf4ps_event_result,
+    duration_ms public.bf4ps_count,
+    wait_ms public.bf4ps_count,
+    http_status public.bf4ps_http_status,
+    error_class public.bf4ps_error_class,
+    error_message public.bf4ps_message,
+    details public.bf4ps_event_details,
+    claimed_at timestamp with time zone,
+    started_at timestamp with time zone
+);
+
+ALTER TABLE public.collection_events ALTER COLUMN event_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.collection_events_event_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE VIEW public.collection_events_log AS
+ SELECT e.event_id,
+    x.ord,
+    x.occurred_at,
+    x.event_type,
+    e.collector_uuid,
+    e.collector_name,
+    e.hostname,
+    e.egress_key,
+    e.lane,
+    e.job_id,
+    e.lease_token,
+    e.soldier_id,
+    e.persona_id,
+    e.platform,
+    e.resource,
+    e.priority_class,
+    e.attempt_number,
+        CASE
+            WHEN (x.ord = 2) THEN (e.result)::text
+            ELSE NULL::text
+        END AS result,
+        CASE
+            WHEN (x.ord = 2) THEN (e.duration_ms)::integer
+            ELSE NULL::integer
+        END AS duration_ms,
+    x.wait_ms,
+        CASE
+            WHEN (x.ord = 2) THEN (e.http_status)::integer
+            ELSE NULL::integer
+        END AS http_status,
+        CASE
+            WHEN (x.ord = 2) THEN (e.error_class)::text
+            ELSE NULL::text
+        END AS error_class,
+        CASE
+            WHEN (x.ord = 2) THEN (e.error_message)::text
+            ELSE NULL::text
+        END AS error_message,
+        CASE
+            WHEN (x.ord = 2) THEN (e.details)::jsonb
+            ELSE NULL::jsonb
+        END AS details
+   FROM (public.collection_events e
+     CROSS JOIN LATERAL public.bf4ps_event_log_rows(e.*) x(ord, occurred_at, event_type, wait_ms));
+
+ALTER TABLE public.collection_jobs ALTER COLUMN job_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.collection_jobs_job_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.collection_state (
+    soldier_id bigint NOT NULL,
+    resource public.bf4ps_resource NOT NULL,
+    status public.bf4ps_state_status DEFAULT 'never_attempted'::text NOT NULL,
+    eligible_since timestamp with time zone DEFAULT now() NOT NULL,
+    activity_class public.bf4ps_activity_class DEFAULT 'bootstrap'::text NOT NULL,
+    activity_at timestamp with time zone,
+    next_due_at timestamp with time zone,
+    next_attempt_at timestamp with time zone,
+    consecutive_failures public.bf4ps_count DEFAULT 0 NOT NULL,
+    attempts_total public.bf4ps_count DEFAULT 0 NOT NULL,
+    last_attempt_at timestamp with time zone,
+    last_success_at timestamp with time zone,
+    last_error_class public.bf4ps_error_class,
+    last_error_message public.bf4ps_message,
+    last_error_at timestamp with time zone,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    due_reason text,
+    CONSTRAINT collection_state_due_reason_check CHECK ((due_reason = ANY (ARRAY['active_refresh'::text, 'final_refresh'::text, 'scheduled_profile'::text]))),
+    CONSTRAINT state_current_shape CHECK ((((status)::text <> ALL (ARRAY['current'::text, 'due'::text])) OR (last_success_at IS NOT NULL))),
+    CONSTRAINT state_error_pair CHECK (((last_error_class IS NULL) = (last_error_at IS NULL))),
+    CONSTRAINT state_error_shape CHECK ((((status)::text <> ALL (ARRAY['retry_wait'::text, 'unavailable'::text])) OR (last_error_class IS NOT NULL))),
+    CONSTRAINT state_never_shape CHECK ((((status)::text <> 'never_attempted'::text) OR ((last_attempt_at IS NULL) AND (last_success_at IS NULL)))),
+    CONSTRAINT state_retry_shape CHECK (((((status)::text = 'retry_wait'::text) = (next_attempt_at IS NOT NULL)) AND (((status)::text <> 'retry_wait'::text) OR ((consecutive_failures)::integer > 0))))
+);
+
+CREATE TABLE public.request_ledger (
+    request_id bigint NOT NULL,
+    slot_at timestamp with time zone NOT NULL,
+    counted_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    egress_key text NOT NULL,
+    budget_class text NOT NULL,
+    collector_uuid uuid,
+    job_id bigint,
+    resource text,
+    unsent_at timestamp with time zone,
+    CONSTRAINT ledger_unsent_order CHECK ((unsent_at >= counted_at)),
+    CONSTRAINT request_ledger_budget_class_check CHECK ((budget_class = ANY (ARRAY['interactive'::text, 'active'::text, 'recent'::text, 'bootstrap'::text, 'retry'::text])))
+);
+
+CREATE VIEW public.counted_requests AS
+ SELECT request_ledger.request_id,
+    request_ledger.slot_at,
+    request_ledger.counted_at,
+    request_ledger.egress_key,
+    request_ledger.budget_class,
+    request_ledger.collector_uuid,
+    request_ledger.job_id,
+    request_ledger.resource
+   FROM public.request_ledger
+  WHERE (request_ledger.unsent_at IS NULL);
+
+CREATE TABLE public.coverage_counters (
+    resource text NOT NULL,
+    status text NOT NULL,
+    shard smallint NOT NULL,
+    n bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT coverage_counters_shard_check CHECK (((shard >= 0) AND (shard <= 15)))
+);
+
+CREATE TABLE public.coverage_deltas (
+    resource text NOT NULL,
+    shard smallint NOT NULL,
+    from_status text,
+    to_status text,
+    n bigint NOT NULL
+);
+
+CREATE VIEW public.coverage_totals AS
+ SELECT coverage_counters.resource,
+    coverage_counters.status,
+    coverage_counters.shard,
+    coverage_counters.n
+   FROM public.coverage_counters
+UNION ALL
+ SELECT d.resource,
+    x.status,
+    d.shard,
+    x.n
+   FROM (public.coverage_deltas d
+     CROSS JOIN LATERAL ( VALUES (d.to_status,d.n), (d.from_status,(- d.n))) x(status, n))
+  WHERE (x.status IS NOT NULL);
+
+CREATE TABLE public.detailed_stats_current (
+    soldier_id bigint NOT NULL,
+    fetched_at timestamp with time zone NOT NULL,
+    rank bigint,
+    skill bigint,
+    score bigint,
+    total_score bigint,
+    rank_score bigint,
+    combat_score bigint,
+    time_played_seconds bigint,
+    kills bigint,
+    deaths bigint,
+    kill_assists bigint,
+    headshots bigint,
+    shots_fired bigint,
+    shots_hit bigint,
+    accuracy_percent double precision,
+    longest_headshot double precision,
+    highest_kill_streak bigint,
+    nemesis_kills bigint,
+    highest_nemesis_streak bigint,
+    num_rounds bigint,
+    wins bigint,
+    losses bigint,
+    score_per_minute double precision,
+    kills_per_minute double precision,
+    quit_percentage double precision,
+    revives bigint,
+    heals bigint,
+    repairs bigint,
+    resupplies bigint,
+    avenger_kills bigint,
+    savior_kills bigint,
+    suppression_assists bigint,
+    flags_captured bigint,
+    flags_defended bigint,
+    dogtags_taken bigint,
+    vehicles_destroyed bigint,
+    vehicle_damage bigint,
+    assault_score bigint,
+    engineer_score bigint,
+    support_score bigint,
+    recon_score bigint,
+    commander_score bigint,
+    squad_score bigint,
+    vehicle_score bigint,
+    award_score bigint,
+    unlock_score bigint,
+    assault_time_seconds bigint,
+    engineer_time_seconds bigint,
+    recon_time_seconds bigint,
+    support_time_seconds bigint,
+    commander_time_seconds bigint,
+    conquest_score bigint,
+    rush_score bigint,
+    team_deathmatch_score bigint,
+    squad_deathmatch_score bigint,
+    domination_score bigint,
+    obliteration_score bigint,
+    defuse_score bigint,
+    capture_the_flag_score bigint,
+    air_superiority_score bigint,
+    carrier_assault_score bigint,
+    chain_link_score bigint,
+    platform text,
+    CONSTRAINT detailed_stats_current_platform_check CHECK ((platform = ANY (ARRAY['pc'::text, 'xbox360'::text, 'ps3'::text, 'ps4'::text, 'xboxone'::text])))
+);
+
+CREATE TABLE public.detailed_stats_history (
+    soldier_id bigint NOT NULL,
+    fetched_at timestamp with time zone NOT NULL,
+    rank bigint,
+    skill bigint,
+    score bigint,
+    total_score bigint,
+    rank_score bigint,
+    combat_score bigint,
+    time_played_seconds bigint,
+    kills bigint,
+    deaths bigint,
+    kill_assists bigint,
+    headshots bigint,
+    shots_fired bigint,
+    shots_hit bigint,
+    accuracy_percent double precision,
+    longest_headshot double precision,
+    highest_kill_streak bigint,
+    nemesis_kills bigint,
+    highest_nemesis_streak bigint,
+    num_rounds bigint,
+    wins bigint,
+    losses bigint,
+    score_per_minute double precision,
+    kills_per_minute double precision,
+    quit_percentage double precision,
+    revives bigint,
+    heals bigint,
+    repairs bigint,
+    resupplies bigint,
+    avenger_kills bigint,
+    savior_kills bigint,
+    suppression_assists bigint,
+    flags_captured bigint,
+    flags_defended bigint,
+    dogtags_taken bigint,
+    vehicles_destroyed bigint,
+    vehicle_damage bigint,
+    assault_score bigint,
+    engineer_score bigint,
+    support_score bigint,
+    recon_score bigint,
+    commander_score bigint,
+    squad_score bigint,
+    vehicle_score bigint,
+    award_score bigint,
+    unlock_score bigint,
+    assault_time_seconds bigint,
+    engineer_time_seconds bigint,
+    recon_time_seconds bigint,
+    support_time_seconds bigint,
+    commander_time_seconds bigint,
+    conquest_score bigint,
+    rush_score bigint,
+    team_deathmatch_score bigint,
+    squad_deathmatch_score bigint,
+    domination_score bigint,
+    obliteration_score bigint,
+    defuse_score bigint,
+    capture_the_flag_score bigint,
+    air_superiority_score bigint,
+    carrier_assault_score bigint,
+    chain_link_score bigint
+);
+
+CREATE TABLE public.fleet_history (
+    recorded_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    interval_seconds double precision NOT NULL,
+    soldiers bigint NOT NULL,
+    coverage jsonb NOT NULL,
+    finished jsonb NOT NULL,
+    requests jsonb NOT NULL,
+    backlog_age jsonb NOT NULL,
+    refresh_lag jsonb NOT NULL,
+    CONSTRAINT fleet_history_check CHECK ((((((pg_column_size(coverage) + pg_column_size(finished)) + pg_column_size(requests)) + pg_column_size(backlog_age)) + pg_column_size(refresh_lag)) <= 16384)),
+    CONSTRAINT fleet_history_interval_seconds_check CHECK ((interval_seconds > (0)::double precision)),
+    CONSTRAINT fleet_history_soldiers_check CHECK ((soldiers >= 0))
+);
+
+CREATE TABLE public.fleet_settings_changes (
+    change_id bigint NOT NULL,
+    changed_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    setting text NOT NULL,
+    subject text NOT NULL,
+    old_value jsonb,
+    new_value jsonb,
+    changed_by text NOT NULL,
+    reason text,
+    CONSTRAINT fleet_settings_changes_changed_by_check CHECK (((btrim(changed_by) <> ''::text) AND (length(changed_by) <= 200))),
+    CONSTRAINT fleet_settings_changes_reason_check CHECK ((length(reason) <= 200)),
+    CONSTRAINT fleet_settings_changes_setting_check CHECK ((setting = ANY (ARRAY['gate'::text, 'budget'::text, 'shares'::text, 'policy'::text, 'restore'::text]))),
+    CONSTRAINT fleet_settings_changes_subject_check CHECK (((btrim(subject) <> ''::text) AND (length(subject) <= 100)))
+);
+
+ALTER TABLE public.fleet_settings_changes ALTER COLUMN change_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.fleet_settings_changes_change_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.forecast_backtest (
+    check_id smallint DEFAULT 1 NOT NULL,
+    checked_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    since timestamp with time zone NOT NULL,
+    records integer NOT NULL,
+    errors jsonb NOT NULL,
+    CONSTRAINT forecast_backtest_check_id_check CHECK ((check_id = 1)),
+    CONSTRAINT forecast_backtest_errors_check CHECK ((pg_column_size(errors) <= 16384)),
+    CONSTRAINT forecast_backtest_records_check CHECK ((records >= 0))
+);
+
+CREATE TABLE public.forecast_records (
+    recorded_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    figures jsonb NOT NULL,
+    CONSTRAINT forecast_records_figures_check CHECK ((pg_column_size(figures) <= 16384))
+);
+
+CREATE TABLE public.gains_board_items (
+    board text NOT NULL,
+    platform text NOT NULL,
+    item_id integer NOT NULL,
+    soldiers integer NOT NULL,
+    CONSTRAINT gains_board_items_board_check CHECK ((board = ANY (ARRAY['weapon_kpm'::text, 'vehicle_kpm'::text]))),
+    CONSTRAINT gains_board_items_platform_check CHECK ((platform = ANY (ARRAY['pc'::text, 'xbox360'::text, 'ps3'::text, 'ps4'::text, 'xboxone'::text])))
+);
+
+CREATE TABLE public.gains_boards (
+    board text NOT NULL,
+    platform text NOT NULL,
+    item_id integer DEFAULT 0 NOT NULL,
+    soldier_id bigint NOT NULL,
+    value double precision NOT NULL,
+    raw double precision,
+    kills bigint NOT NULL,
+    score bigint,
+    seconds bigint NOT NULL,
+    refreshed_at timestamp with time zone NOT NULL,
+    CONSTRAINT gains_boards_board_check CHECK ((board = ANY (ARRAY['spm'::text, 'kpm'::text, 'weapon_kpm'::text, 'vehicle_kpm'::text]))),
+    CONSTRAINT gains_boards_platform_check CHECK ((platform = ANY (ARRAY['pc'::text, 'xbox360'::text, 'ps3'::text, 'ps4'::text, 'xboxone'::text])))
+);
+
+CREATE TABLE public.intake_state (
+    source_name text NOT NULL,
+    last_alias_id bigint DEFAULT 0 NOT NULL,
+    reconcile_watermark timestamp with time zone,
+    last_run_at timestamp with time zone,
+    last_success_at timestamp with time zone,
+    last_error text,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT intake_state_last_alias_id_check CHECK ((last_alias_id >= 0)),
+    CONSTRAINT intake_state_source_name_check CHECK ((btrim(source_name) <> ''::text))
+);
+
+CREATE TABLE public.item_intervals (
+    soldier_id bigint NOT NULL,
+    kind text NOT NULL,
+    item_id integer NOT NULL,
+    platform text NOT NULL,
+    started_at timestamp with time zone NOT NULL,
+    ended_at timestamp with time zone NOT NULL,
+    kills bigint NOT NULL,
+    seconds bigint NOT NULL,
+    headshots bigint,
+    shots_fired bigint,
+    shots_hit bigint,
+    stars_from bigint,
+    stars_to bigint,
+    reset boolean DEFAULT false NOT NULL,
+    checked_at timestamp with time zone,
+    CONSTRAINT item_intervals_check CHECK ((ended_at > started_at)),
+    CONSTRAINT item_intervals_headshots_check CHECK ((headshots >= 0)),
+    CONSTRAINT item_intervals_kills_check CHECK ((kills >= 0)),
+    CONSTRAINT item_intervals_kind_check CHECK ((kind = ANY (ARRAY['weapon'::text, 'vehicle'::text]))),
+    CONSTRAINT item_intervals_platform_check CHECK ((platform = ANY (ARRAY['pc'::text, 'xbox360'::text, 'ps3'::text, 'ps4'::text, 'xboxone'::text]))),
+    CONSTRAINT item_intervals_seconds_check CHECK ((seconds >= 0)),
+    CONSTRAINT item_intervals_shots_fired_check CHECK ((shots_fired >= 0)),
+    CONSTRAINT item_intervals_shots_hit_check CHECK ((shots_hit >= 0))
+);
+
+CREATE TABLE public.ledger_receipt_key (
+    key_id smallint DEFAULT 1 NOT NULL,
+    secret bytea NOT NULL,
+    CONSTRAINT ledger_receipt_key_key_id_check CHECK ((key_id = 1))
+);
+
+CREATE TABLE public.ops_login_failures (
+    key text NOT NULL,
+    failures integer DEFAULT 0 NOT NULL,
+    locked_until timestamp with time zone,
+    last_failure_at timestamp with time zone,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT ops_login_failures_failures_check CHECK ((failures >= 0)),
+    CONSTRAINT ops_login_failures_key_check CHECK ((length(key) <= 200))
+);
+
+CREATE TABLE public.play_sessions (
+    session_id bigint NOT NULL,
+    soldier_id bigint NOT NULL,
+    server_guid text,
+    server_name text,
+    started_at timestamp with time zone NOT NULL,
+    last_seen_at timestamp with time zone NOT NULL,
+    sightings integer DEFAULT 1 NOT NULL,
+    ended_at timestamp with time zone,
+    final_refresh_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT play_sessions_order CHECK ((started_at <= last_seen_at)),
+    CONSTRAINT play_sessions_server_guid_check CHECK ((length(server_guid) <= 100)),
+    CONSTRAINT play_sessions_server_name_check CHECK ((length(server_name) <= 200)),
+    CONSTRAINT play_sessions_sightings_check CHECK ((sightings >= 1))
+);
+
+CREATE SEQUENCE public.play_sessions_session_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE public.play_sessions_session_id_seq OWNED BY public.play_sessions.session_id;
+
+CREATE TABLE public.profile_current (
+    soldier_id bigint NOT NULL,
+    fetched_at timestamp with time zone NOT NULL,
+    battlelog_user_id bigint,
+    clan_tag text,
+    rank bigint,
+    rank_name text,
+    rank_score bigint,
+    next_rank_score bigint,
+    skill bigint,
+    score bigint,
+    kills bigint,
+    deaths bigint,
+    time_played_seconds bigint,
+    score_per_minute double precision,
+    kills_per_minute double precision,
+    accuracy_percent double precision,
+    wins bigint,
+    losses bigint,
+    top_weapons jsonb DEFAULT '[]'::jsonb NOT NULL,
+    top_vehicles jsonb DEFAULT '[]'::jsonb NOT NULL,
+    progress jsonb DEFAULT '[]'::jsonb NOT NULL,
+    linked_soldiers jsonb DEFAULT '[]'::jsonb NOT NULL,
+    CONSTRAINT profile_current_clan_tag_check CHECK ((length(clan_tag) <= 16))
+);
+
+CREATE TABLE public.progress_flags (
+    flag_id bigint NOT NULL,
+    soldier_id bigint NOT NULL,
+    kind text NOT NULL,
+    item_id integer,
+    started_at timestamp with time zone NOT NULL,
+    ended_at timestamp with time zone NOT NULL,
+    reason text NOT NULL,
+    flagged_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    cleared_at timestamp with time zone,
+    cleared_by text,
+    clear_note text,
+    CONSTRAINT progress_flags_clear_note_check CHECK ((length(clear_note) <= 500)),
+    CONSTRAINT progress_flags_cleared_by_check CHECK ((length(cleared_by) <= 200)),
+    CONSTRAINT progress_flags_kind_check CHECK ((kind = ANY (ARRAY['soldier'::text, 'weapon'::text, 'vehicle'::text]))),
+    CONSTRAINT progress_flags_reason_check CHECK (((length(reason) >= 1) AND (length(reason) <= 500)))
+);
+
+ALTER TABLE public.progress_flags ALTER COLUMN flag_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.progress_flags_flag_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.raw_answers (
+    answer_id bigint NOT NULL,
+    soldier_id bigint NOT NULL,
+    resource text NOT NULL,
+    received_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    http_status integer,
+    outcome text NOT NULL,
+    body_bytes integer NOT NULL,
+    body bytea NOT NULL,
+    CONSTRAINT raw_answers_body_bytes_check CHECK ((body_bytes >= 0)),
+    CONSTRAINT raw_answers_http_status_check CHECK (((http_status >= 100) AND (http_status <= 599))),
+    CONSTRAINT raw_answers_outcome_check CHECK ((outcome ~ '^[a-z][a-z_:]{1,80}$'::text)),
+    CONSTRAINT raw_answers_resource_check CHECK ((resource = ANY (ARRAY['detailed'::text, 'profile'::text, 'weapons'::text, 'vehicles'::text])))
+);
+
+ALTER TABLE public.raw_answers ALTER COLUMN answer_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.raw_answers_answer_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.recon_runs (
+    run_id bigint NOT NULL,
+    egress_key text NOT NULL,
+    started_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    finished_at timestamp with time zone,
+    settings jsonb NOT NULL,
+    stopped_by text,
+    threshold_interval_seconds double precision,
+    recommended_interval_seconds double precision,
+    safety_factor double precision,
+    summary jsonb,
+    CONSTRAINT recon_runs_egress_key_check CHECK (((btrim(egress_key) <> ''::text) AND (length(egress_key) <= 100))),
+    CONSTRAINT recon_runs_safety_factor_check CHECK ((safety_factor >= (1)::double precision)),
+    CONSTRAINT recon_runs_stopped_by_check CHECK ((length(stopped_by) <= 200))
+);
+
+ALTER TABLE public.recon_runs ALTER COLUMN run_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.recon_runs_run_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.recon_samples (
+    run_id bigint NOT NULL,
+    seq integer NOT NULL,
+    phase text NOT NULL,
+    stage integer,
+    interval_seconds double precision,
+    ledger_request_id bigint NOT NULL,
+    resource text NOT NULL,
+    persona_id bigint NOT NULL,
+    platform text NOT NULL,
+    sent_at timestamp with time zone NOT NULL,
+    http_status integer,
+    error_class text,
+    message text,
+    wire_bytes integer,
+    decoded_bytes integer,
+    latency_ms integer,
+    CONSTRAINT recon_samples_decoded_bytes_check CHECK ((decoded_bytes >= 0)),
+    CONSTRAINT recon_samples_error_class_check CHECK ((error_class = ANY (ARRAY['throttle'::text, 'timeout'::text, 'server'::text, 'not_found'::text, 'malformed'::text, 'internal'::text, 'unrecognized'::text]))),
+    CONSTRAINT recon_samples_http_status_check CHECK (((http_status >= 100) AND (http_status <= 599))),
+    CONSTRAINT recon_samples_latency_ms_check CHECK ((latency_ms >= 0)),
+    CONSTRAINT recon_samples_message_check CHECK ((length(message) <= 500)),
+    CONSTRAINT recon_samples_phase_check CHECK ((phase = ANY (ARRAY['survey'::text, 'ladder'::text, 'backoff'::text]))),
+    CONSTRAINT recon_samples_platform_check CHECK ((platform = ANY (ARRAY['pc'::text, 'xbox360'::text, 'ps3'::text, 'ps4'::text, 'xboxone'::text]))),
+    CONSTRAINT recon_samples_resource_check CHECK ((resource = ANY (ARRAY['detailed'::text, 'profile'::text, 'weapons'::text, 'vehicles'::text]))),
+    CONSTRAINT recon_samples_seq_check CHECK ((seq >= 0)),
+    CONSTRAINT recon_samples_stage_check CHECK ((stage >= 0)),
+    CONSTRAINT recon_samples_wire_bytes_check CHECK ((wire_bytes >= 0))
+);
+
+ALTER TABLE public.request_ledger ALTER COLUMN request_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.request_ledger_request_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.scheduler_policy (
+    key text NOT NULL,
+    value jsonb NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_by text,
+    CONSTRAINT scheduler_policy_key_check CHECK ((key ~ '^[a-z][a-z0-9_.]{1,80}$'::text))
+);
+
+CREATE TABLE public.schema_compat (
+    version integer NOT NULL,
+    compatible_from integer NOT NULL,
+    CONSTRAINT schema_compat_check CHECK ((compatible_from <= version))
+);
+
+CREATE TABLE public.soldier_intervals (
+    soldier_id bigint NOT NULL,
+    platform text NOT NULL,
+    started_at timestamp with time zone NOT NULL,
+    ended_at timestamp with time zone NOT NULL,
+    kills bigint NOT NULL,
+    deaths bigint NOT NULL,
+    score bigint NOT NULL,
+    seconds bigint NOT NULL,
+    headshots bigint,
+    shots_fired bigint,
+    shots_hit bigint,
+    rank_from bigint,
+    rank_to bigint,
+    reset boolean DEFAULT false NOT NULL,
+    checked_at timestamp with time zone,
+    CONSTRAINT soldier_intervals_check CHECK ((ended_at > started_at)),
+    CONSTRAINT soldier_intervals_deaths_check CHECK ((deaths >= 0)),
+    CONSTRAINT soldier_intervals_headshots_check CHECK ((headshots >= 0)),
+    CONSTRAINT soldier_intervals_kills_check CHECK ((kills >= 0)),
+    CONSTRAINT soldier_intervals_platform_check CHECK ((platform = ANY (ARRAY['pc'::text, 'xbox360'::text, 'ps3'::text, 'ps4'::text, 'xboxone'::text]))),
+    CONSTRAINT soldier_intervals_score_check CHECK ((score >= 0)),
+    CONSTRAINT soldier_intervals_seconds_check CHECK ((seconds >= 0)),
+    CONSTRAINT soldier_intervals_shots_fired_check CHECK ((shots_fired >= 0)),
+    CONSTRAINT soldier_intervals_shots_hit_check CHECK ((shots_hit >= 0))
+);
+
+CREATE TABLE public.soldier_names (
+    soldier_id bigint NOT NULL,
+    name text NOT NULL,
+    first_seen_at timestamp with time zone NOT NULL,
+    last_seen_at timestamp with time zone NOT NULL,
+    CONSTRAINT soldier_names_name_check CHECK (((btrim(name) <> ''::text) AND (length(name) <= 64))),
+    CONSTRAINT soldier_names_seen_order CHECK ((first_seen_at <= last_seen_at))
+);
+
+CREATE TABLE public.soldier_sources (
+    soldier_id bigint NOT NULL,
+    source_type text NOT NULL,
+    first_seen_at timestamp with time zone NOT NULL,
+    last_seen_at timestamp with time zone NOT NULL,
+    CONSTRAINT soldier_sources_seen_order CHECK ((first_seen_at <= last_seen_at)),
+    CONSTRAINT soldier_sources_source_type_check CHECK ((source_type = ANY (ARRAY['bf4sw'::text, 'manual'::text, 'battlelog'::text])))
+);
+
+CREATE TABLE public.soldier_vehicle_history (
+    soldier_id bigint NOT NULL,
+    vehicle_id integer NOT NULL,
+    fetched_at timestamp with time zone NOT NULL,
+    kills bigint,
+    time_in_seconds bigint,
+    destroy_x_in_y bigint
+);
+
+CREATE TABLE public.soldier_vehicle_stats (
+    soldier_id bigint NOT NULL,
+    vehicle_id integer NOT NULL,
+    fetched_at timestamp with time zone NOT NULL,
+    kills bigint,
+    time_in_seconds bigint,
+    destroy_x_in_y bigint,
+    service_stars bigint,
+    service_stars_progress double precision
+);
+
+CREATE TABLE public.soldier_weapon_history (
+    soldier_id bigint NOT NULL,
+    weapon_id integer NOT NULL,
+    fetched_at timestamp with time zone NOT NULL,
+    kills bigint,
+    headshots bigint,
+    shots_fired bigint,
+    shots_hit bigint,
+    time_equipped_seconds bigint
+);
+
+CREATE TABLE public.soldier_weapon_stats (
+    soldier_id bigint NOT NULL,
+    weapon_id integer NOT NULL,
+    fetched_at timestamp with time zone NOT NULL,
+    kills bigint,
+    headshots bigint,
+    shots_fired bigint,
+    shots_hit bigint,
+    accuracy_fraction double precision,
+    time_equipped_seconds bigint,
+    service_stars bigint,
+    service_stars_progress double precision
+);
+
+CREATE TABLE public.soldiers (
+    soldier_id bigint NOT NULL,
+    persona_id bigint NOT NULL,
+    platform text NOT NULL,
+    current_name text NOT NULL,
+    battlelog_user_id bigint,
+    first_seen_at timestamp with time zone,
+    last_seen_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT soldiers_battlelog_user_id_check CHECK ((battlelog_user_id > 0)),
+    CONSTRAINT soldiers_current_name_check CHECK (((btrim(current_name) <> ''::text) AND (length(current_name) <= 64))),
+    CONSTRAINT soldiers_persona_id_check CHECK ((persona_id > 0)),
+    CONSTRAINT soldiers_platform_check CHECK ((platform = ANY (ARRAY['pc'::text, 'xbox360'::text, 'ps3'::text, 'ps4'::text, 'xboxone'::text]))),
+    CONSTRAINT soldiers_seen_order CHECK ((first_seen_at <= last_seen_at))
+);
+
+ALTER TABLE public.soldiers ALTER COLUMN soldier_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.soldiers_soldier_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.vehicle_catalog (
+    vehicle_id integer NOT NULL,
+    guid text NOT NULL,
+    name text NOT NULL,
+    slug text,
+    category text,
+    code text,
+    first_seen_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_seen_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT vehicle_catalog_guid_check CHECK (((btrim(guid) <> ''::text) AND (length(guid) <= 64)))
+);
+
+ALTER TABLE public.vehicle_catalog ALTER COLUMN vehicle_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.vehicle_catalog_vehicle_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.weapon_catalog (
+    weapon_id integer NOT NULL,
+    guid text NOT NULL,
+    name text NOT NULL,
+    slug text,
+    category text,
+    code text,
+    first_seen_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_seen_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT weapon_catalog_guid_check CHECK (((btrim(guid) <> ''::text) AND (length(guid) <= 64)))
+);
+
+ALTER TABLE public.weapon_catalog ALTER COLUMN weapon_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.weapon_catalog_weapon_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+ALTER TABLE ONLY public.collection_events ATTACH PARTITION public.collection_events_default DEFAULT;
+
+ALTER TABLE ONLY public.play_sessions ALTER COLUMN session_id SET DEFAULT nextval('public.play_sessions_session_id_seq'::regclass);
+
+ALTER TABLE ONLY public.answer_suspects
+    ADD CONSTRAINT answer_suspects_pkey PRIMARY KEY (soldier_id, resource);
+
+ALTER TABLE ONLY public.capacity_check
+    ADD CONSTRAINT capacity_check_pkey PRIMARY KEY (check_id);
+
+ALTER TABLE ONLY public.circuit_breakers
+    ADD CONSTRAINT circuit_breakers_pkey PRIMARY KEY (lane, resource);
+
+ALTER TABLE ONLY public.circuit_holds
+    ADD CONSTRAINT circuit_holds_pkey PRIMARY KEY (job_id);
+
+ALTER TABLE ONLY public.collection_events
+    ADD CONSTRAINT collection_events_pkey PRIMARY KEY (occurred_at, event_id);
+
+ALTER TABLE ONLY public.collection_events_default
+    ADD CONSTRAINT collection_events_default_pkey PRIMARY KEY (occurred_at, event_id);
+
+ALTER TABLE ONLY public.collection_jobs
+    ADD CONSTRAINT collection_jobs_pkey PRIMARY KEY (job_id);
+
+ALTER TABLE ONLY public.collection_state
+    ADD CONSTRAINT collection_state_pkey PRIMARY KEY (soldier_id, resource);
+
+ALTER TABLE ONLY public.collectors
+    ADD CONSTRAINT collectors_pkey PRIMARY KEY (collector_uuid);
+
+ALTER TABLE ONLY public.coverage_counters
+    ADD CONSTRAINT coverage_counters_pkey PRIMARY KEY (resource, status, shard);
+
+ALTER TABLE ONLY public.detailed_stats_current
+    ADD CONSTRAINT detailed_stats_current_pkey PRIMARY KEY (soldier_id);
+
+ALTER TABLE ONLY public.detailed_stats_history
+    ADD CONSTRAINT detailed_stats_history_pkey PRIMARY KEY (soldier_id, fetched_at);
+
+ALTER TABLE ONLY public.egress_gates
+    ADD CONSTRAINT egress_gates_pkey PRIMARY KEY (egress_key);
+
+ALTER TABLE ONLY public.fleet_budget
+    ADD CONSTRAINT fleet_budget_pkey PRIMARY KEY (budget_id);
+
+ALTER TABLE ONLY public.fleet_history
+    ADD CONSTRAINT fleet_history_pkey PRIMARY KEY (recorded_at);
+
+ALTER TABLE ONLY public.fleet_settings_changes
+    ADD CONSTRAINT fleet_settings_changes_pkey PRIMARY KEY (change_id);
+
+ALTER TABLE ONLY public.forecast_backtest
+    ADD CONSTRAINT forecast_backtest_pkey PRIMARY KEY (check_id);
+
+ALTER TABLE ONLY public.forecast_records
+    ADD CONSTRAINT forecast_records_pkey PRIMARY KEY (recorded_at);
+
+ALTER TABLE ONLY public.gains_board_items
+    ADD CONSTRAINT gains_board_items_pkey PRIMARY KEY (board, platform, item_id);
+
+ALTER TABLE ONLY public.gains_boards
+    ADD CONSTRAINT gains_boards_pkey PRIMARY KEY (board, platform, item_id, soldier_id);
+
+ALTER TABLE ONLY public.intake_state
+    ADD CONSTRAINT intake_state_pkey PRIMARY KEY (source_name);
+
+ALTER TABLE ONLY public.interactive_requests
+    ADD CONSTRAINT interactive_requests_pkey PRIMARY KEY (request_id);
+
+ALTER TABLE ONLY public.item_intervals
+    ADD CONSTRAINT item_intervals_pkey PRIMARY KEY (soldier_id, kind, item_id, ended_at);
+
+ALTER TABLE ONLY public.ledger_receipt_key
+    ADD CONSTRAINT ledger_receipt_key_pkey PRIMARY KEY (key_id);
+
+ALTER TABLE ONLY public.ops_login_failures
+    ADD CONSTRAINT ops_login_failures_pkey PRIMARY KEY (key);
+
+ALTER TABLE ONLY public.play_sessions
+    ADD CONSTRAINT play_sessions_pkey PRIMARY KEY (session_id);
+
+ALTER TABLE ONLY public.profile_current
+    ADD CONSTRAINT profile_current_pkey PRIMARY KEY (soldier_id);
+
+ALTER TABLE ONLY public.progress_flags
+    ADD CONSTRAINT progress_flags_pkey PRIMARY KEY (flag_id);
+
+ALTER TABLE ONLY public.progress_flags
+    ADD CONSTRAINT progress_flags_soldier_id_kind_item_id_ended_at_key UNIQUE (soldier_id, kind, item_id, ended_at);
+
+ALTER TABLE ONLY public.raw_answers
+    ADD CONSTRAINT raw_answers_pkey PRIMARY KEY (answer_id);
+
+ALTER TABLE ONLY public.recon_runs
+    ADD CONSTRAINT recon_runs_pkey PRIMARY KEY (run_id);
+
+ALTER TABLE ONLY public.recon_samples
+    ADD CONSTRAINT recon_samples_pkey PRIMARY KEY (run_id, seq);
+
+ALTER TABLE ONLY public.request_ledger
+    ADD CONSTRAINT request_ledger_pkey PRIMARY KEY (request_id);
+
+ALTER TABLE ONLY public.restore_guard
+    ADD CONSTRAINT restore_guard_pkey PRIMARY KEY (guard_id);
+
+ALTER TABLE ONLY public.scheduler_policy
+    ADD CONSTRAINT scheduler_policy_pkey PRIMARY KEY (key);
+
+ALTER TABLE ONLY public.schema_compat
+    ADD CONSTRAINT schema_compat_pkey PRIMARY KEY (version);
+
+ALTER TABLE ONLY public.soldier_intervals
+    ADD CONSTRAINT soldier_intervals_pkey PRIMARY KEY (soldier_id, ended_at);
+
+ALTER TABLE ONLY public.soldier_names
+    ADD CONSTRAINT soldier_names_pkey PRIMARY KEY (soldier_id, name);
+
+ALTER TABLE ONLY public.soldier_sources
+    ADD CONSTRAINT soldier_sources_pkey PRIMARY KEY (soldier_id, source_type);
+
+ALTER TABLE ONLY public.soldier_vehicle_history
+    ADD CONSTRAINT soldier_vehicle_history_pkey PRIMARY KEY (soldier_id, vehicle_id, fetched_at);
+
+ALTER TABLE ONLY public.soldier_vehicle_stats
+    ADD CONSTRAINT soldier_vehicle_stats_pkey PRIMARY KEY (soldier_id, vehicle_id);
+
+ALTER TABLE ONLY public.soldier_weapon_history
+    ADD CONSTRAINT soldier_weapon_history_pkey PRIMARY KEY (soldier_id, weapon_id, fetched_at);
+
+ALTER TABLE ONLY public.soldier_weapon_stats
+    ADD CONSTRAINT soldier_weapon_stats_pkey PRIMARY KEY (soldier_id, weapon_id);
+
+ALTER TABLE ONLY public.soldiers
+    ADD CONSTRAINT soldiers_pkey PRIMARY KEY (soldier_id);
+
+ALTER TABLE ONLY public.collection_jobs
+    ADD CONSTRAINT uq_jobs_soldier_resource UNIQUE (soldier_id, resource);
+
+ALTER TABLE ONLY public.soldiers
+    ADD CONSTRAINT uq_soldiers_persona_platform UNIQUE (persona_id, platform);
+
+ALTER TABLE ONLY public.vehicle_catalog
+    ADD CONSTRAINT vehicle_catalog_guid_key UNIQUE (guid);
+
+ALTER TABLE ONLY public.vehicle_catalog
+    ADD CONSTRAINT vehicle_catalog_pkey PRIMARY KEY (vehicle_id);
+
+ALTER TABLE ONLY public.weapon_catalog
+    ADD CONSTRAINT weapon_catalog_guid_key UNIQUE (guid);
+
+ALTER TABLE ONLY public.weapon_catalog
+    ADD CONSTRAINT weapon_catalog_pkey PRIMARY KEY (weapon_id);
+
+CREATE INDEX ix_events_collector ON ONLY public.collection_events USING btree (collector_uuid, occurred_at DESC) WHERE (collector_uuid IS NOT NULL);
+
+CREATE INDEX collection_events_default_collector_uuid_occurred_at_idx ON public.collection_events_default USING btree (collector_uuid, occurred_at DESC) WHERE (collector_uuid IS NOT NULL);
+
+CREATE INDEX ix_events_throttle ON ONLY public.collection_events USING btree (egress_key, occurred_at DESC) WHERE (((error_class)::text = 'throttle'::text) OR ((http_status)::integer = ANY (ARRAY[403, 429])));
+
+CREATE INDEX collection_events_default_egress_key_occurred_at_idx ON public.collection_events_default USING btree (egress_key, occurred_at DESC) WHERE (((error_class)::text = 'throttle'::text) OR ((http_status)::integer = ANY (ARRAY[403, 429])));
+
+CREATE INDEX ix_events_id ON ONLY public.collection_events USING brin (event_id) WITH (autosummarize='on');
+
+CREATE INDEX collection_events_default_event_id_idx ON public.collection_events_default USING brin (event_id) WITH (autosummarize='on');
+
+CREATE INDEX ix_events_type ON ONLY public.collection_events USING btree (event_type, occurred_at DESC) WHERE ((event_type)::text <> ALL (ARRAY['succeeded'::text, 'failed'::text, 'retry_scheduled'::text, 'created'::text]));
+
+CREATE INDEX collection_events_default_event_type_occurred_at_idx ON public.collection_events_default USING btree (event_type, occurred_at DESC) WHERE ((event_type)::text <> ALL (ARRAY['succeeded'::text, 'failed'::text, 'retry_scheduled'::text, 'created'::text]));
+
+CREATE INDEX ix_events_job ON ONLY public.collection_events USING btree (job_id, occurred_at) WHERE (job_id IS NOT NULL);
+
+CREATE INDEX collection_events_default_job_id_occurred_at_idx ON public.collection_events_default USING btree (job_id, occurred_at) WHERE (job_id IS NOT NULL);
+
+CREATE INDEX ix_events_interactive_done ON ONLY public.collection_events USING btree (occurred_at DESC) WHERE (((lane)::text = 'interactive'::text) AND ((event_type)::text = 'succeeded'::text));
+
+CREATE INDEX collection_events_default_occurred_at_idx1 ON public.collection_events_default USING btree (occurred_at DESC) WHERE (((lane)::text = 'interactive'::text) AND ((event_type)::text = 'succeeded'::text));
+
+CREATE INDEX ix_events_resource ON ONLY public.collection_events USING btree (resource, event_type, occurred_at DESC) WHERE ((resource IS NOT NULL) AND ((event_type)::text <> ALL (ARRAY['succeeded'::text, 'failed'::text])));
+
+CREATE INDEX collection_events_default_resource_event_type_occurred_at_idx ON public.collection_events_default USING btree (resource, event_type, occurred_at DESC) WHERE ((resource IS NOT NULL) AND ((event_type)::text <> ALL (ARRAY['succeeded'::text, 'failed'::text])));
+
+CREATE INDEX ix_events_lane_outcome ON ONLY public.collection_events USING btree (resource, lane, occurred_at DESC) WHERE ((event_type)::text = ANY (ARRAY['succeeded'::text, 'failed'::text]));
+
+CREATE INDEX collection_events_default_resource_lane_occurred_at_idx ON public.collection_events_default USING btree (resource, lane, occurred_at DESC) WHERE ((event_type)::text = ANY (ARRAY['succeeded'::text, 'failed'::text]));
+
+CREATE INDEX ix_events_soldier ON ONLY public.collection_events USING btree (soldier_id, occurred_at DESC) WHERE (soldier_id IS NOT NULL);
+
+CREATE INDEX collection_events_default_soldier_id_occurred_at_idx ON public.collection_events_default USING btree (soldier_id, occurred_at DESC) WHERE (soldier_id IS NOT NULL);
+
+CREATE INDEX ix_board_kd ON public.detailed_stats_current USING btree (platform, (((kills)::double precision / (deaths)::double precision)) DESC NULLS LAST, soldier_id) WHERE ((time_played_seconds >= 36000) AND (deaths > 0));
+
+CREATE INDEX ix_board_kills ON public.detailed_stats_current USING btree (platform, kills DESC NULLS LAST, soldier_id) WHERE (time_played_seconds >= 36000);
+
+CREATE INDEX ix_board_skill ON public.detailed_stats_current USING btree (platform, skill DESC NULLS LAST, soldier_id) WHERE (time_played_seconds >= 36000);
+
+CREATE INDEX ix_board_spm ON public.detailed_stats_current USING btree (platform, score_per_minute DESC NULLS LAST, soldier_id) WHERE (time_played_seconds >= 36000);
+
+CREATE INDEX ix_circuit_holds_circuit ON public.circuit_holds USING btree (lane, resource, held_at);
+
+CREATE INDEX ix_collectors_egress ON public.collectors USING btree (egress_key) WHERE (retired_at IS NULL);
+
+CREATE INDEX ix_detailed_recent ON public.detailed_stats_current USING btree (fetched_at DESC);
+
+CREATE INDEX ix_gains_boards_rank ON public.gains_boards USING btree (board, platform, item_id, value DESC, soldier_id);
+
+CREATE INDEX ix_gains_boards_soldier ON public.gains_boards USING btree (soldier_id);
+
+CREATE INDEX ix_item_intervals_board ON public.item_intervals USING btree (kind, ended_at) WHERE ((checked_at IS NOT NULL) AND (NOT reset));
+
+CREATE INDEX ix_item_intervals_unchecked ON public.item_intervals USING btree (ended_at) WHERE (checked_at IS NULL);
+
+CREATE INDEX ix_jobs_claim ON public.collection_jobs USING btree (lane, rank, job_id) WHERE (lease_token IS NULL);
+
+CREATE INDEX ix_jobs_demand ON public.collection_jobs USING btree ((
+CASE
+    WHEN (last_error_at IS NOT NULL) THEN 'retry'::text
+    ELSE (priority_class)::text
+END), eligible_at) WHERE (lease_token IS NULL);
+
+CREATE INDEX ix_jobs_leased ON public.collection_jobs USING btree (lane, collector_uuid) WHERE (lease_token IS NOT NULL);
+
+CREATE INDEX ix_jobs_request ON public.collection_jobs USING btree (request_id) WHERE (request_id IS NOT NULL);
+
+CREATE INDEX ix_ledger_egress ON public.request_ledger USING btree (egress_key, slot_at);
+
+CREATE INDEX ix_ledger_slot ON public.request_ledger USING btree (slot_at);
+
+CREATE INDEX ix_play_sessions_open_seen ON public.play_sessions USING btree (last_seen_at) WHERE (ended_at IS NULL);
+
+CREATE INDEX ix_play_sessions_soldier ON public.play_sessions USING btree (soldier_id, started_at DESC);
+
+CREATE INDEX ix_play_sessions_unrefreshed ON public.play_sessions USING btree (soldier_id) WHERE (final_refresh_at IS NULL);
+
+CREATE INDEX ix_progress_flags_open ON public.progress_flags USING btree (soldier_id) WHERE (cleared_at IS NULL);
+
+CREATE INDEX ix_progress_flags_recent ON public.progress_flags USING btree (flagged_at DESC, flag_id DESC);
+
+CREATE INDEX ix_progress_flags_soldier ON public.progress_flags USING btree (soldier_id, ended_at DESC);
+
+CREATE INDEX ix_raw_answers_soldier ON public.raw_answers USING btree (soldier_id, resource, answer_id DESC);
+
+CREATE INDEX ix_raw_answers_time ON public.raw_answers USING btree (received_at);
+
+CREATE INDEX ix_requests_client ON public.interactive_requests USING btree (client_key, created_at DESC);
+
+CREATE INDEX ix_requests_open ON public.interactive_requests USING btree (created_at) WHERE (status = ANY (ARRAY['queued'::text, 'collecting'::text]));
+
+CREATE INDEX ix_settings_changes_subject ON public.fleet_settings_changes USING btree (setting, subject, changed_at DESC);
+
+CREATE INDEX ix_soldier_intervals_board ON public.soldier_intervals USING btree (ended_at, soldier_id) WHERE ((checked_at IS NOT NULL) AND (NOT reset));
+
+CREATE INDEX ix_soldier_intervals_unchecked ON public.soldier_intervals USING btree (ended_at) WHERE (checked_at IS NULL);
+
+CREATE INDEX ix_soldier_names_name ON public.soldier_names USING btree (lower(name) text_pattern_ops);
+
+CREATE INDEX ix_soldier_sources_battlelog ON public.soldier_sources USING btree (last_seen_at DESC) WHERE (source_type = 'battlelog'::text);
+
+CREATE INDEX ix_soldiers_last_seen ON public.soldiers USING btree (last_seen_at DESC) WHERE (last_seen_at IS NOT NULL);
+
+CREATE INDEX ix_soldiers_name ON public.soldiers USING btree (lower(current_name) text_pattern_ops, platform);
+
+CREATE INDEX ix_soldiers_user ON public.soldiers USING btree (battlelog_user_id) WHERE (battlelog_user_id IS NOT NULL);
+
+CREATE INDEX ix_state_active_due ON public.collection_state USING btree (next_due_at) WHERE (((status)::text = 'current'::text) AND ((activity_class)::text = 'active'::text));
+
+CREATE INDEX ix_state_activity ON public.collection_state USING btree (activity_class, activity_at) WHERE ((activity_class)::text <> 'bootstrap'::text);
+
+CREATE INDEX ix_state_feed ON public.collection_state USING btree (activity_class, resource, eligible_since, soldier_id) WHERE ((status)::text = ANY (ARRAY['never_attempted'::text, 'due'::text]));
+
+CREATE INDEX ix_state_final_refresh ON public.collection_state USING btree (activity_class, resource, eligible_since) WHERE (((status)::text = 'due'::text) AND (due_reason = 'final_refresh'::text));
+
+CREATE INDEX ix_state_parked ON public.collection_state USING btree (last_attempt_at) WHERE (((status)::text = 'unavailable'::text) AND ((activity_class)::text = 'active'::text));
+
+CREATE INDEX ix_state_profile_age ON public.collection_state USING btree (last_success_at) WHERE (((resource)::text = 'profile'::text) AND ((status)::text = 'current'::text));
+
+CREATE INDEX ix_state_retry ON public.collection_state USING btree (next_attempt_at, resource) WHERE ((status)::text = 'retry_wait'::text);
+
+CREATE INDEX ix_state_retry_resource ON public.collection_state USING btree (resource, next_attempt_at) WHERE ((status)::text = 'retry_wait'::text);
+
+CREATE UNIQUE INDEX uq_collectors_current_name ON public.collectors USING btree (lower(collector_name)) WHERE (retired_at IS NULL);
+
+CREATE UNIQUE INDEX uq_jobs_lookup_request ON public.collection_jobs USING btree (request_id) WHERE ((resource)::text = 'lookup'::text);
+
+CREATE UNIQUE INDEX uq_play_sessions_open ON public.play_sessions USING btree (soldier_id) WHERE (ended_at IS NULL);
+
+ALTER INDEX public.ix_events_collector ATTACH PARTITION public.collection_events_default_collector_uuid_occurred_at_idx;
+
+ALTER INDEX public.ix_events_throttle ATTACH PARTITION public.collection_events_default_egress_key_occurred_at_idx;
+
+ALTER INDEX public.ix_events_id ATTACH PARTITION public.collection_events_default_event_id_idx;
+
+ALTER INDEX public.ix_events_type ATTACH PARTITION public.collection_events_default_event_type_occurred_at_idx;
+
+ALTER INDEX public.ix_events_job ATTACH PARTITION public.collection_events_default_job_id_occurred_at_idx;
+
+ALTER INDEX public.ix_events_interactive_done ATTACH PARTITION public.collection_events_default_occurred_at_idx1;
+
+ALTER INDEX public.collection_events_pkey ATTACH PARTITION public.collection_events_default_pkey;
+
+ALTER INDEX public.ix_events_resource ATTACH PARTITION public.collection_events_default_resource_event_type_occurred_at_idx;
+
+ALTER INDEX public.ix_events_lane_outcome ATTACH PARTITION public.collection_events_default_resource_lane_occurred_at_idx;
+
+ALTER INDEX public.ix_events_soldier ATTACH PARTITION public.collection_events_default_soldier_id_occurred_at_idx;
+
+CREATE TRIGGER collectors_kept BEFORE DELETE ON public.collectors FOR EACH ROW EXECUTE FUNCTION public.bf4ps_collectors_kept();
+
+CREATE TRIGGER coverage_change AFTER UPDATE OF status ON public.collection_state FOR EACH ROW WHEN (((old.status)::text IS DISTINCT FROM (new.status)::text)) EXECUTE FUNCTION public.bf4ps_coverage_change();
+
+CREATE TRIGGER coverage_delete AFTER DELETE ON public.collection_state REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.bf4ps_coverage_apply();
+
+CREATE TRIGGER coverage_insert AFTER INSERT ON public.collection_state REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.bf4ps_coverage_apply();
+
+CREATE TRIGGER detailed_platform BEFORE INSERT ON public.detailed_stats_current FOR EACH ROW EXECUTE FUNCTION public.bf4ps_detailed_platform();
+
+CREATE TRIGGER request_job_changed AFTER UPDATE OF started_at, last_error_at ON public.collection_jobs FOR EACH ROW WHEN (((new.request_id IS NOT NULL) AND (((new.started_at IS NOT NULL) AND (new.started_at IS DISTINCT FROM old.started_at)) OR (((new.resource)::text = 'lookup'::text) AND ((new.status)::text = 'pending'::text) AND ((new.last_error_class)::text = 'unrecognized'::text) AND (new.last_error_at IS DISTINCT FROM old.last_error_at))))) EXECUTE FUNCTION public.bf4ps_request_job_changed();
+
+CREATE TRIGGER request_job_gone AFTER DELETE ON public.collection_jobs FOR EACH ROW WHEN ((old.request_id IS NOT NULL)) EXECUTE FUNCTION public.bf4ps_request_job_gone();
+
+CREATE TRIGGER settings_audit AFTER INSERT OR DELETE ON public.egress_gates FOR EACH ROW EXECUTE FUNCTION public.bf4ps_settings_audit();
+
+CREATE TRIGGER settings_audit AFTER UPDATE ON public.fleet_budget FOR EACH ROW EXECUTE FUNCTION public.bf4ps_settings_audit();
+
+CREATE TRIGGER settings_audit AFTER INSERT OR DELETE OR UPDATE ON public.scheduler_policy FOR EACH ROW EXECUTE FUNCTION public.bf4ps_settings_audit();
+
+CREATE TRIGGER settings_audit_change AFTER UPDATE ON public.egress_gates FOR EACH ROW WHEN (((old.min_interval_seconds IS DISTINCT FROM new.min_interval_seconds) OR (old.window_requests IS DISTINCT FROM new.window_requests) OR (old.window_seconds IS DISTINCT FROM new.window_seconds) OR ((old.cooldown_until IS DISTINCT FROM new.cooldown_until) AND (NOT (old.last_throttle_at IS DISTINCT FROM new.last_throttle_at)) AND (NOT (old.last_outage_at IS DISTINCT FROM new.last_outage_at))))) EXECUTE FUNCTION public.bf4ps_settings_audit();
+
+CREATE TRIGGER settings_stamp BEFORE INSERT ON public.egress_gates FOR EACH ROW EXECUTE FUNCTION public.bf4ps_settings_stamp();
+
+CREATE TRIGGER settings_stamp BEFORE UPDATE ON public.fleet_budget FOR EACH ROW WHEN (((old.requests IS DISTINCT FROM new.requests) OR (old.window_seconds IS DISTINCT FROM new.window_seconds))) EXECUTE FUNCTION public.bf4ps_settings_stamp();
+
+CREATE TRIGGER settings_stamp BEFORE INSERT OR UPDATE ON public.scheduler_policy FOR EACH ROW EXECUTE FUNCTION public.bf4ps_settings_stamp();
+
+CREATE TRIGGER settings_stamp_change BEFORE UPDATE ON public.egress_gates FOR EACH ROW WHEN (((old.min_interval_seconds IS DISTINCT FROM new.min_interval_seconds) OR (old.window_requests IS DISTINCT FROM new.window_requests) OR (old.window_seconds IS DISTINCT FROM new.window_seconds) OR ((old.cooldown_until IS DISTINCT FROM new.cooldown_until) AND (NOT (old.last_throttle_at IS DISTINCT FROM new.last_throttle_at)) AND (NOT (old.last_outage_at IS DISTINCT FROM new.last_outage_at))))) EXECUTE FUNCTION public.bf4ps_settings_stamp();
+
+ALTER TABLE ONLY public.answer_suspects
+    ADD CONSTRAINT answer_suspects_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.collection_jobs
+    ADD CONSTRAINT collection_jobs_request_id_fkey FOREIGN KEY (request_id) REFERENCES public.interactive_requests(request_id) ON DELETE SET NULL;
+
+ALTER TABLE ONLY public.collection_jobs
+    ADD CONSTRAINT collection_jobs_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.collection_state
+    ADD CONSTRAINT collection_state_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.collectors
+    ADD CONSTRAINT collectors_replaced_by_fkey FOREIGN KEY (replaced_by) REFERENCES public.collectors(collector_uuid);
+
+ALTER TABLE ONLY public.detailed_stats_current
+    ADD CONSTRAINT detailed_stats_current_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.detailed_stats_history
+    ADD CONSTRAINT detailed_stats_history_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.gains_boards
+    ADD CONSTRAINT gains_boards_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.interactive_requests
+    ADD CONSTRAINT interactive_requests_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.item_intervals
+    ADD CONSTRAINT item_intervals_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.play_sessions
+    ADD CONSTRAINT play_sessions_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.profile_current
+    ADD CONSTRAINT profile_current_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.progress_flags
+    ADD CONSTRAINT progress_flags_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.raw_answers
+    ADD CONSTRAINT raw_answers_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.recon_samples
+    ADD CONSTRAINT recon_samples_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.recon_runs(run_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.soldier_intervals
+    ADD CONSTRAINT soldier_intervals_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.soldier_names
+    ADD CONSTRAINT soldier_names_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.soldier_sources
+    ADD CONSTRAINT soldier_sources_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.soldier_vehicle_history
+    ADD CONSTRAINT soldier_vehicle_history_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.soldier_vehicle_history
+    ADD CONSTRAINT soldier_vehicle_history_vehicle_id_fkey FOREIGN KEY (vehicle_id) REFERENCES public.vehicle_catalog(vehicle_id);
+
+ALTER TABLE ONLY public.soldier_vehicle_stats
+    ADD CONSTRAINT soldier_vehicle_stats_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.soldier_vehicle_stats
+    ADD CONSTRAINT soldier_vehicle_stats_vehicle_id_fkey FOREIGN KEY (vehicle_id) REFERENCES public.vehicle_catalog(vehicle_id);
+
+ALTER TABLE ONLY public.soldier_weapon_history
+    ADD CONSTRAINT soldier_weapon_history_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.soldier_weapon_history
+    ADD CONSTRAINT soldier_weapon_history_weapon_id_fkey FOREIGN KEY (weapon_id) REFERENCES public.weapon_catalog(weapon_id);
+
+ALTER TABLE ONLY public.soldier_weapon_stats
+    ADD CONSTRAINT soldier_weapon_stats_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES public.soldiers(soldier_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.soldier_weapon_stats
+    ADD CONSTRAINT soldier_weapon_stats_weapon_id_fkey FOREIGN KEY (weapon_id) REFERENCES public.weapon_catalog(weapon_id);
+
+GRANT USAGE ON SCHEMA public TO bf4ps_collector;
+GRANT USAGE ON SCHEMA public TO bf4ps_scheduler;
+GRANT USAGE ON SCHEMA public TO bf4ps_web;
+GRANT USAGE ON SCHEMA public TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.admission_slot(p_egress text, p_collector uuid, p_job_id bigint, p_lease_token uuid, p_interactive boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision, p_policy jsonb, p_class text, p_resource text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.admission_slot(p_egress text, p_collector uuid, p_job_id bigint, p_lease_token uuid, p_interactive boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision, p_policy jsonb, p_class text, p_resource text) TO bf4ps_collector;
+
+GRANT SELECT ON TABLE public.fleet_budget TO bf4ps_collector;
+GRANT SELECT ON TABLE public.fleet_budget TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.fleet_budget TO bf4ps_web;
+GRANT SELECT ON TABLE public.fleet_budget TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.bf4ps_budget_seed(p_requests integer, p_window_seconds double precision, p_reason text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_budget_seed(p_requests integer, p_window_seconds double precision, p_reason text) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_budget_set(p_requests integer, p_window_seconds double precision, p_configured boolean, p_reason text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_budget_set(p_requests integer, p_window_seconds double precision, p_configured boolean, p_reason text) TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.bf4ps_circuit_hold_job(p_job bigint, p_lane text, p_resource text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_circuit_hold_job(p_job bigint, p_lane text, p_resource text) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_circuit_hold_pending(p_lane text, p_resource text, p_hold_seconds double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_circuit_hold_pending(p_lane text, p_resource text, p_hold_seconds double precision) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_circuit_release_all(p_lane text, p_resource text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_circuit_release_all(p_lane text, p_resource text) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_circuit_release_one(p_lane text, p_resource text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_circuit_release_one(p_lane text, p_resource text) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_close_sessions(source_now timestamp with time zone, gap_seconds double precision, resources text[], min_age_seconds double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_close_sessions(source_now timestamp with time zone, gap_seconds double precision, resources text[], min_age_seconds double precision) TO bf4ps_scheduler;
+GRANT ALL ON FUNCTION public.bf4ps_close_sessions(source_now timestamp with time zone, gap_seconds double precision, resources text[], min_age_seconds double precision) TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.bf4ps_collector_clock(p_collector uuid, p_offset double precision, p_rtt double precision, p_skewed boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_collector_clock(p_collector uuid, p_offset double precision, p_rtt double precision, p_skewed boolean) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_collector_clock_any(p_collector uuid, p_offset double precision, p_rtt double precision, p_skewed boolean) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.bf4ps_collector_heartbeat(p_collector uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_collector_heartbeat(p_collector uuid) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_collector_heartbeat_any(p_collector uuid) FROM PUBLIC;
+
+GRANT SELECT ON TABLE public.collectors TO bf4ps_collector;
+GRANT SELECT ON TABLE public.collectors TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.collectors TO bf4ps_web;
+GRANT SELECT ON TABLE public.collectors TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.bf4ps_collector_insert(p_collector uuid, p_name text, p_hostname text, p_lane text, p_egress text, p_source_address text, p_version text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_collector_insert(p_collector uuid, p_name text, p_hostname text, p_lane text, p_egress text, p_source_address text, p_version text) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_collector_mark_lost(p_collector uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_collector_mark_lost(p_collector uuid) TO bf4ps_collector;
+GRANT ALL ON FUNCTION public.bf4ps_collector_mark_lost(p_collector uuid) TO bf4ps_scheduler;
+
+REVOKE ALL ON FUNCTION public.bf4ps_collector_own(p_collector uuid, p_action text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.bf4ps_collector_replaced_by(p_collector uuid, p_replaced_by uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_collector_replaced_by(p_collector uuid, p_replaced_by uuid) TO bf4ps_collector;
+GRANT ALL ON FUNCTION public.bf4ps_collector_replaced_by(p_collector uuid, p_replaced_by uuid) TO bf4ps_web;
+
+REVOKE ALL ON FUNCTION public.bf4ps_collector_retire(p_collector uuid, p_replaced_by uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_collector_retire(p_collector uuid, p_replaced_by uuid) TO bf4ps_collector;
+GRANT ALL ON FUNCTION public.bf4ps_collector_retire(p_collector uuid, p_replaced_by uuid) TO bf4ps_web;
+
+REVOKE ALL ON FUNCTION public.bf4ps_collector_set_flags(p_name text, p_enabled boolean, p_drained boolean, p_reason text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_collector_set_flags(p_name text, p_enabled boolean, p_drained boolean, p_reason text) TO bf4ps_web;
+
+REVOKE ALL ON FUNCTION public.bf4ps_collector_started(p_collector uuid, p_version text, p_pid integer, p_source_address text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_collector_started(p_collector uuid, p_version text, p_pid integer, p_source_address text) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_collector_stopped(p_collector uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_collector_stopped(p_collector uuid) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_collector_stopped_any(p_collector uuid) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.bf4ps_collectors_mark_silent(p_silence_seconds double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_collectors_mark_silent(p_silence_seconds double precision) TO bf4ps_scheduler;
+
+REVOKE ALL ON FUNCTION public.bf4ps_coverage_fold() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_coverage_fold() TO bf4ps_scheduler;
+
+REVOKE ALL ON FUNCTION public.bf4ps_drop_event_partition(part text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_drop_event_partition(part text) TO bf4ps_scheduler;
+
+REVOKE ALL ON FUNCTION public.bf4ps_enqueue_insert(p_soldier bigint, p_resource text, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_eligible_at timestamp with time zone, p_request uuid, p_lookup_name text, p_lookup_platform text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_enqueue_insert(p_soldier bigint, p_resource text, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_eligible_at timestamp with time zone, p_request uuid, p_lookup_name text, p_lookup_platform text) TO bf4ps_collector;
+GRANT ALL ON FUNCTION public.bf4ps_enqueue_insert(p_soldier bigint, p_resource text, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_eligible_at timestamp with time zone, p_request uuid, p_lookup_name text, p_lookup_platform text) TO bf4ps_web;
+
+REVOKE ALL ON FUNCTION public.bf4ps_enqueue_lane_allowed(p_lane text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_enqueue_lane_allowed(p_lane text) TO bf4ps_collector;
+GRANT ALL ON FUNCTION public.bf4ps_enqueue_lane_allowed(p_lane text) TO bf4ps_web;
+GRANT ALL ON FUNCTION public.bf4ps_enqueue_lane_allowed(p_lane text) TO bf4ps_scheduler;
+
+REVOKE ALL ON FUNCTION public.bf4ps_enqueue_lock_existing(p_soldier bigint, p_resource text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_enqueue_lock_existing(p_soldier bigint, p_resource text) TO bf4ps_collector;
+GRANT ALL ON FUNCTION public.bf4ps_enqueue_lock_existing(p_soldier bigint, p_resource text) TO bf4ps_web;
+
+REVOKE ALL ON FUNCTION public.bf4ps_enqueue_promote(p_job bigint, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_request uuid, p_eligible_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_enqueue_promote(p_job bigint, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_request uuid, p_eligible_at timestamp with time zone) TO bf4ps_collector;
+GRANT ALL ON FUNCTION public.bf4ps_enqueue_promote(p_job bigint, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_request uuid, p_eligible_at timestamp with time zone) TO bf4ps_web;
+
+REVOKE ALL ON FUNCTION public.bf4ps_ensure_event_partitions(from_month date, months integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_ensure_event_partitions(from_month date, months integer) TO bf4ps_scheduler;
+
+GRANT SELECT ON TABLE public.collection_events TO bf4ps_operator;
+
+GRANT SELECT(event_id) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(event_id) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(event_id) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(occurred_at) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(occurred_at) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(occurred_at) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(event_type) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(event_type) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(event_type) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(collector_uuid) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(collector_uuid) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(collector_uuid) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(collector_name) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(collector_name) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(collector_name) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(hostname) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(hostname) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(hostname) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(egress_key) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(egress_key) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(egress_key) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(lane) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(lane) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(lane) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(job_id) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(job_id) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(job_id) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(soldier_id) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(soldier_id) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(soldier_id) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(persona_id) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(persona_id) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(persona_id) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(platform) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(platform) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(platform) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(resource) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(resource) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(resource) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(priority_class) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(priority_class) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(priority_class) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(attempt_number) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(attempt_number) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(attempt_number) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(result) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(result) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(result) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(duration_ms) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(duration_ms) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(duration_ms) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(wait_ms) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(wait_ms) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(wait_ms) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(http_status) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(http_status) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(http_status) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(error_class) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(error_class) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(error_class) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(error_message) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(error_message) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(error_message) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(details) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(details) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(details) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(claimed_at) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(claimed_at) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(claimed_at) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+GRANT SELECT(started_at) ON TABLE public.collection_events TO bf4ps_collector;
+GRANT SELECT(started_at) ON TABLE public.collection_events TO bf4ps_web;
+GRANT SELECT(started_at) ON TABLE public.collection_events TO bf4ps_scheduler;
+
+REVOKE ALL ON FUNCTION public.bf4ps_event_as_collector(e public.collection_events) FROM PUBLIC;
+
+GRANT SELECT ON TABLE public.collection_jobs TO bf4ps_operator;
+
+GRANT SELECT(job_id) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(job_id) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(job_id) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(soldier_id) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(soldier_id) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(soldier_id) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(resource) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(resource) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(resource) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(lane) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(lane) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(lane) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(priority_class) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(priority_class) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(priority_class) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(rank) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(rank) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(rank) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(reason) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(reason) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(reason) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(status) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(status) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(status) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(eligible_at) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(eligible_at) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(eligible_at) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(attempt_count) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(attempt_count) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(attempt_count) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(request_id) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(request_id) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(request_id) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(lookup_name) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(lookup_name) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(lookup_name) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(lookup_platform) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(lookup_platform) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(lookup_platform) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(collector_uuid) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(collector_uuid) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(collector_uuid) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(claimed_at) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(claimed_at) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(claimed_at) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(started_at) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(started_at) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(started_at) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(lease_expires_at) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(lease_expires_at) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(lease_expires_at) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(last_error_class) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(last_error_class) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(last_error_class) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(last_error_message) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(last_error_message) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(last_error_message) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(last_error_at) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(last_error_at) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(last_error_at) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(created_at) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(created_at) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(created_at) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+GRANT SELECT(updated_at) ON TABLE public.collection_jobs TO bf4ps_collector;
+GRANT SELECT(updated_at) ON TABLE public.collection_jobs TO bf4ps_web;
+GRANT SELECT(updated_at) ON TABLE public.collection_jobs TO bf4ps_scheduler;
+
+REVOKE ALL ON FUNCTION public.bf4ps_event_live_lease(p_job bigint, p_collector uuid, p_token uuid, p_kind text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.bf4ps_event_no_lease(e public.collection_events) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.bf4ps_event_record(event_type text, collector_uuid uuid, collector_name text, hostname text, egress_key text, lane text, job_id bigint, lease_token uuid, soldier_id bigint, persona_id bigint, platform text, resource text, priority_class text, attempt_number integer, result text, duration_ms integer, wait_ms integer, http_status integer, error_class text, error_message text, details jsonb, claimed_at timestamp with time zone, started_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_event_record(event_type text, collector_uuid uuid, collector_name text, hostname text, egress_key text, lane text, job_id bigint, lease_token uuid, soldier_id bigint, persona_id bigint, platform text, resource text, priority_class text, attempt_number integer, result text, duration_ms integer, wait_ms integer, http_status integer, error_class text, error_message text, details jsonb, claimed_at timestamp with time zone, started_at timestamp with time zone) TO bf4ps_collector;
+GRANT ALL ON FUNCTION public.bf4ps_event_record(event_type text, collector_uuid uuid, collector_name text, hostname text, egress_key text, lane text, job_id bigint, lease_token uuid, soldier_id bigint, persona_id bigint, platform text, resource text, priority_class text, attempt_number integer, result text, duration_ms integer, wait_ms integer, http_status integer, error_class text, error_message text, details jsonb, claimed_at timestamp with time zone, started_at timestamp with time zone) TO bf4ps_web;
+GRANT ALL ON FUNCTION public.bf4ps_event_record(event_type text, collector_uuid uuid, collector_name text, hostname text, egress_key text, lane text, job_id bigint, lease_token uuid, soldier_id bigint, persona_id bigint, platform text, resource text, priority_class text, attempt_number integer, result text, duration_ms integer, wait_ms integer, http_status integer, error_class text, error_message text, details jsonb, claimed_at timestamp with time zone, started_at timestamp with time zone) TO bf4ps_scheduler;
+GRANT ALL ON FUNCTION public.bf4ps_event_record(event_type text, collector_uuid uuid, collector_name text, hostname text, egress_key text, lane text, job_id bigint, lease_token uuid, soldier_id bigint, persona_id bigint, platform text, resource text, priority_class text, attempt_number integer, result text, duration_ms integer, wait_ms integer, http_status integer, error_class text, error_message text, details jsonb, claimed_at timestamp with time zone, started_at timestamp with time zone) TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.bf4ps_events_brin_open(part regclass) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.bf4ps_events_prune(p_cutoff timestamp with time zone, p_batch integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_events_prune(p_cutoff timestamp with time zone, p_batch integer) TO bf4ps_scheduler;
+GRANT ALL ON FUNCTION public.bf4ps_events_prune(p_cutoff timestamp with time zone, p_batch integer) TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.bf4ps_feed_class(p_class text, p_resource text, p_n integer, p_aging_seconds double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_feed_class(p_class text, p_resource text, p_n integer, p_aging_seconds double precision) TO bf4ps_scheduler;
+
+REVOKE ALL ON FUNCTION public.bf4ps_feed_retry(p_n integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_feed_retry(p_n integer) TO bf4ps_scheduler;
+
+REVOKE ALL ON FUNCTION public.bf4ps_gate_cool(p_egress text, p_seconds double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_gate_cool(p_egress text, p_seconds double precision) TO bf4ps_collector;
+GRANT ALL ON FUNCTION public.bf4ps_gate_cool(p_egress text, p_seconds double precision) TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.bf4ps_gate_recovered(p_egress text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_gate_recovered(p_egress text) TO bf4ps_collector;
+
+GRANT SELECT ON TABLE public.egress_gates TO bf4ps_collector;
+GRANT SELECT ON TABLE public.egress_gates TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.egress_gates TO bf4ps_web;
+GRANT SELECT ON TABLE public.egress_gates TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.bf4ps_gate_seed(p_egress text, p_min_interval double precision, p_window_requests integer, p_window_seconds double precision, p_reason text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_gate_seed(p_egress text, p_min_interval double precision, p_window_requests integer, p_window_seconds double precision, p_reason text) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_gate_set(p_egress text, p_min_interval double precision, p_window_requests integer, p_window_seconds double precision, p_cooldown_seconds double precision, p_end_cooldown boolean, p_create boolean, p_reason text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_gate_set(p_egress text, p_min_interval double precision, p_window_requests integer, p_window_seconds double precision, p_cooldown_seconds double precision, p_end_cooldown boolean, p_create boolean, p_reason text) TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.bf4ps_gate_throttled(p_egress text, p_base double precision, p_max double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_gate_throttled(p_egress text, p_base double precision, p_max double precision) TO bf4ps_collector;
+
+GRANT SELECT ON TABLE public.restore_guard TO bf4ps_collector;
+GRANT SELECT ON TABLE public.restore_guard TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.restore_guard TO bf4ps_web;
+GRANT SELECT ON TABLE public.restore_guard TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.bf4ps_intake_enqueue(p_soldiers bigint[], p_classes text[], p_ranks timestamp with time zone[], p_resource text, p_reason text, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_intake_enqueue(p_soldiers bigint[], p_classes text[], p_ranks timestamp with time zone[], p_resource text, p_reason text, p_now timestamp with time zone) TO bf4ps_scheduler;
+
+REVOKE ALL ON FUNCTION public.bf4ps_job_attach_request(p_job bigint, p_request uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_job_attach_request(p_job bigint, p_request uuid) TO bf4ps_collector;
+GRANT ALL ON FUNCTION public.bf4ps_job_attach_request(p_job bigint, p_request uuid) TO bf4ps_web;
+
+REVOKE ALL ON FUNCTION public.bf4ps_job_delete(p_job bigint, p_token uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_job_delete(p_job bigint, p_token uuid) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_job_lock_owned(p_job bigint, p_collector uuid, p_token uuid, p_statuses text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_job_lock_owned(p_job bigint, p_collector uuid, p_token uuid, p_statuses text[]) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_job_note_error(p_job bigint, p_token uuid, p_error_class text, p_error_message text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_job_note_error(p_job bigint, p_token uuid, p_error_class text, p_error_message text) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_job_owned_now(p_job bigint, p_collector uuid, p_token uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_job_owned_now(p_job bigint, p_collector uuid, p_token uuid) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_job_release(p_job bigint, p_collector uuid, p_token uuid, p_why text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_job_release(p_job bigint, p_collector uuid, p_token uuid, p_why text) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_job_renew(p_job bigint, p_collector uuid, p_token uuid, p_lease double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_job_renew(p_job bigint, p_collector uuid, p_token uuid, p_lease double precision) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_job_reslot(p_job bigint, p_collector uuid, p_token uuid, p_sent_at timestamp with time zone, p_lease double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_job_reslot(p_job bigint, p_collector uuid, p_token uuid, p_sent_at timestamp with time zone, p_lease double precision) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_job_retry(p_job bigint, p_token uuid, p_eligible_at timestamp with time zone, p_error_class text, p_error_message text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_job_retry(p_job bigint, p_token uuid, p_eligible_at timestamp with time zone, p_error_class text, p_error_message text) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_job_snapshot(p_job bigint, p_token uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_job_snapshot(p_job bigint, p_token uuid) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_job_start(p_job bigint, p_collector uuid, p_token uuid, p_started_at timestamp with time zone, p_lease double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_job_start(p_job bigint, p_collector uuid, p_token uuid, p_started_at timestamp with time zone, p_lease double precision) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_jobs_expire_abandoned(p_collector uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_jobs_expire_abandoned(p_collector uuid) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_lease_outcome(p_job_id bigint, p_lease_token uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_lease_outcome(p_job_id bigint, p_lease_token uuid) TO bf4ps_collector;
+GRANT ALL ON FUNCTION public.bf4ps_lease_outcome(p_job_id bigint, p_lease_token uuid) TO bf4ps_scheduler;
+GRANT ALL ON FUNCTION public.bf4ps_lease_outcome(p_job_id bigint, p_lease_token uuid) TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.bf4ps_ledger_prune(p_cutoff timestamp with time zone, p_batch integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_ledger_prune(p_cutoff timestamp with time zone, p_batch integer) TO bf4ps_scheduler;
+GRANT ALL ON FUNCTION public.bf4ps_ledger_prune(p_cutoff timestamp with time zone, p_batch integer) TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.bf4ps_ledger_receipt(p_request bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_ledger_receipt(p_request bigint) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_ledger_sign(p_request bigint, p_slot_at timestamp with time zone) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.bf4ps_ledger_unsent(p_request bigint, p_collector uuid, p_token uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_ledger_unsent(p_request bigint, p_collector uuid, p_token uuid) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_ledger_unsent_operator(p_request bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_ledger_unsent_operator(p_request bigint) TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.bf4ps_mark_sign(p_payload text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.bf4ps_no_temporary() FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.bf4ps_observe_sessions(soldier_ids bigint[], seen timestamp with time zone[], guids text[], names text[], gap_seconds double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_observe_sessions(soldier_ids bigint[], seen timestamp with time zone[], guids text[], names text[], gap_seconds double precision) TO bf4ps_scheduler;
+GRANT ALL ON FUNCTION public.bf4ps_observe_sessions(soldier_ids bigint[], seen timestamp with time zone[], guids text[], names text[], gap_seconds double precision) TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.bf4ps_ops_login_attempt(p_keys text[], p_outcome text, p_free integer, p_base double precision, p_max double precision, p_forget double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_ops_login_attempt(p_keys text[], p_outcome text, p_free integer, p_base double precision, p_max double precision, p_forget double precision) TO bf4ps_web;
+
+REVOKE ALL ON FUNCTION public.bf4ps_parked_recheck(p_recheck_seconds double precision, p_n integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_parked_recheck(p_recheck_seconds double precision, p_n integer) TO bf4ps_scheduler;
+
+REVOKE ALL ON FUNCTION public.bf4ps_reap_expired(p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_reap_expired(p_limit integer) TO bf4ps_scheduler;
+
+REVOKE ALL ON FUNCTION public.bf4ps_recon_gate_interval(p_egress text, p_min_interval double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_recon_gate_interval(p_egress text, p_min_interval double precision) TO bf4ps_operator;
+
+GRANT INSERT,UPDATE ON TABLE public.interactive_requests TO bf4ps_scheduler;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.interactive_requests TO bf4ps_web;
+GRANT SELECT ON TABLE public.interactive_requests TO bf4ps_operator;
+
+GRANT SELECT(request_id) ON TABLE public.interactive_requests TO bf4ps_collector;
+GRANT SELECT(request_id) ON TABLE public.interactive_requests TO bf4ps_scheduler;
+
+GRANT SELECT(soldier_id),UPDATE(soldier_id) ON TABLE public.interactive_requests TO bf4ps_collector;
+GRANT SELECT(soldier_id) ON TABLE public.interactive_requests TO bf4ps_scheduler;
+
+GRANT SELECT(lookup_name) ON TABLE public.interactive_requests TO bf4ps_collector;
+GRANT SELECT(lookup_name) ON TABLE public.interactive_requests TO bf4ps_scheduler;
+
+GRANT SELECT(platform) ON TABLE public.interactive_requests TO bf4ps_collector;
+GRANT SELECT(platform) ON TABLE public.interactive_requests TO bf4ps_scheduler;
+
+GRANT SELECT(status),UPDATE(status) ON TABLE public.interactive_requests TO bf4ps_collector;
+GRANT SELECT(status) ON TABLE public.interactive_requests TO bf4ps_scheduler;
+
+GRANT SELECT(resources),UPDATE(resources) ON TABLE public.interactive_requests TO bf4ps_collector;
+GRANT SELECT(resources) ON TABLE public.interactive_requests TO bf4ps_scheduler;
+
+GRANT SELECT(eta_at),UPDATE(eta_at) ON TABLE public.interactive_requests TO bf4ps_collector;
+GRANT SELECT(eta_at) ON TABLE public.interactive_requests TO bf4ps_scheduler;
+
+GRANT SELECT(first_request_at) ON TABLE public.interactive_requests TO bf4ps_collector;
+GRANT SELECT(first_request_at) ON TABLE public.interactive_requests TO bf4ps_scheduler;
+
+GRANT SELECT(finished_at),UPDATE(finished_at) ON TABLE public.interactive_requests TO bf4ps_collector;
+GRANT SELECT(finished_at) ON TABLE public.interactive_requests TO bf4ps_scheduler;
+
+GRANT SELECT(message),UPDATE(message) ON TABLE public.interactive_requests TO bf4ps_collector;
+GRANT SELECT(message) ON TABLE public.interactive_requests TO bf4ps_scheduler;
+
+GRANT SELECT(created_at) ON TABLE public.interactive_requests TO bf4ps_collector;
+GRANT SELECT(created_at) ON TABLE public.interactive_requests TO bf4ps_scheduler;
+
+GRANT SELECT(updated_at),UPDATE(updated_at) ON TABLE public.interactive_requests TO bf4ps_collector;
+GRANT SELECT(updated_at) ON TABLE public.interactive_requests TO bf4ps_scheduler;
+
+REVOKE ALL ON FUNCTION public.bf4ps_restore_check() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_restore_check() TO bf4ps_collector;
+GRANT ALL ON FUNCTION public.bf4ps_restore_check() TO bf4ps_web;
+GRANT ALL ON FUNCTION public.bf4ps_restore_check() TO bf4ps_scheduler;
+
+REVOKE ALL ON FUNCTION public.bf4ps_restore_check(p_request bigint, p_slot_at timestamp with time zone, p_receipt text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_restore_check(p_request bigint, p_slot_at timestamp with time zone, p_receipt text) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.bf4ps_restore_check(p_request bigint, p_slot_at timestamp with time zone, p_receipt text, p_mark text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_restore_check(p_request bigint, p_slot_at timestamp with time zone, p_receipt text, p_mark text) TO bf4ps_collector;
+GRANT ALL ON FUNCTION public.bf4ps_restore_check(p_request bigint, p_slot_at timestamp with time zone, p_receipt text, p_mark text) TO bf4ps_scheduler;
+
+REVOKE ALL ON FUNCTION public.bf4ps_restore_hold() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_restore_hold() TO bf4ps_collector;
+GRANT ALL ON FUNCTION public.bf4ps_restore_hold() TO bf4ps_scheduler;
+GRANT ALL ON FUNCTION public.bf4ps_restore_hold() TO bf4ps_web;
+GRANT ALL ON FUNCTION public.bf4ps_restore_hold() TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.bf4ps_restore_span() FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.bf4ps_restore_vouch(p_reason text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.bf4ps_restore_vouch(p_reason text) TO bf4ps_operator;
+
+REVOKE ALL ON FUNCTION public.bf4ps_settings_audit() FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.bf4ps_settings_stamp() FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.queue_claim(p_collector uuid, p_lane text, p_lease double precision, p_soldier bigint, p_classes text[], p_start boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.queue_claim(p_collector uuid, p_lane text, p_lease double precision, p_soldier bigint, p_classes text[], p_start boolean) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.queue_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean, p_gate jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.queue_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean, p_gate jsonb) TO bf4ps_collector;
+
+REVOKE ALL ON FUNCTION public.queue_succeed_counted(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean, p_gate jsonb, p_strict boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.queue_succeed_counted(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean, p_gate jsonb, p_strict boolean) TO bf4ps_collector;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.answer_suspects TO bf4ps_collector;
+GRANT SELECT ON TABLE public.answer_suspects TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.answer_suspects TO bf4ps_web;
+GRANT SELECT ON TABLE public.answer_suspects TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.capacity_check TO bf4ps_collector;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.capacity_check TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.capacity_check TO bf4ps_web;
+GRANT SELECT ON TABLE public.capacity_check TO bf4ps_operator;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.circuit_breakers TO bf4ps_collector;
+GRANT SELECT ON TABLE public.circuit_breakers TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.circuit_breakers TO bf4ps_web;
+GRANT SELECT ON TABLE public.circuit_breakers TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.circuit_holds TO bf4ps_collector;
+GRANT SELECT ON TABLE public.circuit_holds TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.circuit_holds TO bf4ps_web;
+GRANT SELECT ON TABLE public.circuit_holds TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.collection_events_log TO bf4ps_operator;
+
+GRANT SELECT(event_id) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(event_id) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(event_id) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(ord) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(ord) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(ord) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(occurred_at) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(occurred_at) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(occurred_at) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(event_type) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(event_type) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(event_type) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(collector_uuid) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(collector_uuid) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(collector_uuid) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(collector_name) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(collector_name) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(collector_name) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(hostname) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(hostname) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(hostname) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(egress_key) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(egress_key) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(egress_key) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(lane) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(lane) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(lane) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(job_id) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(job_id) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(job_id) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(soldier_id) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(soldier_id) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(soldier_id) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(persona_id) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(persona_id) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(persona_id) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(platform) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(platform) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(platform) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(resource) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(resource) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(resource) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(priority_class) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(priority_class) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(priority_class) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(attempt_number) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(attempt_number) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(attempt_number) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(result) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(result) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(result) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(duration_ms) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(duration_ms) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(duration_ms) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(wait_ms) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(wait_ms) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(wait_ms) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(http_status) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(http_status) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(http_status) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(error_class) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(error_class) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(error_class) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(error_message) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(error_message) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(error_message) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT(details) ON TABLE public.collection_events_log TO bf4ps_collector;
+GRANT SELECT(details) ON TABLE public.collection_events_log TO bf4ps_web;
+GRANT SELECT(details) ON TABLE public.collection_events_log TO bf4ps_scheduler;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.collection_state TO bf4ps_collector;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.collection_state TO bf4ps_scheduler;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.collection_state TO bf4ps_web;
+GRANT SELECT ON TABLE public.collection_state TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.request_ledger TO bf4ps_collector;
+GRANT SELECT ON TABLE public.request_ledger TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.request_ledger TO bf4ps_web;
+GRANT SELECT,INSERT ON TABLE public.request_ledger TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.counted_requests TO bf4ps_collector;
+GRANT SELECT ON TABLE public.counted_requests TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.counted_requests TO bf4ps_web;
+GRANT SELECT ON TABLE public.counted_requests TO bf4ps_operator;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.coverage_counters TO bf4ps_collector;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.coverage_counters TO bf4ps_scheduler;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.coverage_counters TO bf4ps_web;
+GRANT SELECT ON TABLE public.coverage_counters TO bf4ps_operator;
+
+GRANT SELECT,INSERT ON TABLE public.coverage_deltas TO bf4ps_collector;
+GRANT SELECT,INSERT ON TABLE public.coverage_deltas TO bf4ps_web;
+GRANT SELECT,INSERT,DELETE ON TABLE public.coverage_deltas TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.coverage_deltas TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.coverage_totals TO bf4ps_collector;
+GRANT SELECT ON TABLE public.coverage_totals TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.coverage_totals TO bf4ps_web;
+GRANT SELECT ON TABLE public.coverage_totals TO bf4ps_operator;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.detailed_stats_current TO bf4ps_collector;
+GRANT SELECT ON TABLE public.detailed_stats_current TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.detailed_stats_current TO bf4ps_web;
+GRANT SELECT ON TABLE public.detailed_stats_current TO bf4ps_operator;
+
+GRANT SELECT,INSERT ON TABLE public.detailed_stats_history TO bf4ps_collector;
+GRANT SELECT ON TABLE public.detailed_stats_history TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.detailed_stats_history TO bf4ps_web;
+GRANT SELECT ON TABLE public.detailed_stats_history TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.fleet_history TO bf4ps_collector;
+GRANT SELECT,INSERT,DELETE ON TABLE public.fleet_history TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.fleet_history TO bf4ps_web;
+GRANT SELECT ON TABLE public.fleet_history TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.fleet_settings_changes TO bf4ps_collector;
+GRANT SELECT ON TABLE public.fleet_settings_changes TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.fleet_settings_changes TO bf4ps_web;
+GRANT SELECT ON TABLE public.fleet_settings_changes TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.forecast_backtest TO bf4ps_collector;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.forecast_backtest TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.forecast_backtest TO bf4ps_web;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.forecast_backtest TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.forecast_records TO bf4ps_collector;
+GRANT SELECT,INSERT,DELETE ON TABLE public.forecast_records TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.forecast_records TO bf4ps_web;
+GRANT SELECT,INSERT,DELETE ON TABLE public.forecast_records TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.gains_board_items TO bf4ps_collector;
+GRANT SELECT,INSERT,DELETE ON TABLE public.gains_board_items TO bf4ps_scheduler;
+GRANT SELECT,INSERT,DELETE ON TABLE public.gains_board_items TO bf4ps_web;
+GRANT SELECT,INSERT,DELETE ON TABLE public.gains_board_items TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.gains_boards TO bf4ps_collector;
+GRANT SELECT,INSERT,DELETE ON TABLE public.gains_boards TO bf4ps_scheduler;
+GRANT SELECT,INSERT,DELETE ON TABLE public.gains_boards TO bf4ps_web;
+GRANT SELECT,INSERT,DELETE ON TABLE public.gains_boards TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.intake_state TO bf4ps_collector;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.intake_state TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.intake_state TO bf4ps_web;
+GRANT SELECT ON TABLE public.intake_state TO bf4ps_operator;
+
+GRANT SELECT,INSERT ON TABLE public.item_intervals TO bf4ps_collector;
+GRANT SELECT,DELETE,UPDATE ON TABLE public.item_intervals TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.item_intervals TO bf4ps_web;
+GRANT SELECT ON TABLE public.item_intervals TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.ops_login_failures TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.play_sessions TO bf4ps_collector;
+GRANT SELECT ON TABLE public.play_sessions TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.play_sessions TO bf4ps_web;
+GRANT SELECT ON TABLE public.play_sessions TO bf4ps_operator;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.profile_current TO bf4ps_collector;
+GRANT SELECT ON TABLE public.profile_current TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.profile_current TO bf4ps_web;
+GRANT SELECT ON TABLE public.profile_current TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.progress_flags TO bf4ps_collector;
+GRANT SELECT,INSERT ON TABLE public.progress_flags TO bf4ps_scheduler;
+GRANT SELECT,UPDATE ON TABLE public.progress_flags TO bf4ps_web;
+GRANT SELECT,UPDATE ON TABLE public.progress_flags TO bf4ps_operator;
+
+GRANT SELECT,INSERT,DELETE ON TABLE public.raw_answers TO bf4ps_collector;
+GRANT SELECT,DELETE ON TABLE public.raw_answers TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.raw_answers TO bf4ps_web;
+GRANT SELECT ON TABLE public.raw_answers TO bf4ps_operator;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.recon_runs TO bf4ps_collector;
+GRANT SELECT ON TABLE public.recon_runs TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.recon_runs TO bf4ps_web;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.recon_runs TO bf4ps_operator;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.recon_samples TO bf4ps_collector;
+GRANT SELECT ON TABLE public.recon_samples TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.recon_samples TO bf4ps_web;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.recon_samples TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.scheduler_policy TO bf4ps_collector;
+GRANT SELECT ON TABLE public.scheduler_policy TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.scheduler_policy TO bf4ps_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.scheduler_policy TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.schema_compat TO bf4ps_collector;
+GRANT SELECT ON TABLE public.schema_compat TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.schema_compat TO bf4ps_web;
+GRANT SELECT ON TABLE public.schema_compat TO bf4ps_operator;
+
+GRANT SELECT ON TABLE public.schema_migrations TO bf4ps_collector;
+GRANT SELECT ON TABLE public.schema_migrations TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.schema_migrations TO bf4ps_web;
+GRANT SELECT ON TABLE public.schema_migrations TO bf4ps_operator;
+
+GRANT SELECT,INSERT ON TABLE public.soldier_intervals TO bf4ps_collector;
+GRANT SELECT,DELETE,UPDATE ON TABLE public.soldier_intervals TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.soldier_intervals TO bf4ps_web;
+GRANT SELECT ON TABLE public.soldier_intervals TO bf4ps_operator;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.soldier_names TO bf4ps_collector;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.soldier_names TO bf4ps_scheduler;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.soldier_names TO bf4ps_web;
+GRANT SELECT ON TABLE public.soldier_names TO bf4ps_operator;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.soldier_sources TO bf4ps_collector;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.soldier_sources TO bf4ps_scheduler;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.soldier_sources TO bf4ps_web;
+GRANT SELECT ON TABLE public.soldier_sources TO bf4ps_operator;
+
+GRANT SELECT,INSERT ON TABLE public.soldier_vehicle_history TO bf4ps_collector;
+GRANT SELECT ON TABLE public.soldier_vehicle_history TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.soldier_vehicle_history TO bf4ps_web;
+GRANT SELECT ON TABLE public.soldier_vehicle_history TO bf4ps_operator;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.soldier_vehicle_stats TO bf4ps_collector;
+GRANT SELECT ON TABLE public.soldier_vehicle_stats TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.soldier_vehicle_stats TO bf4ps_web;
+GRANT SELECT ON TABLE public.soldier_vehicle_stats TO bf4ps_operator;
+
+GRANT SELECT,INSERT ON TABLE public.soldier_weapon_history TO bf4ps_collector;
+GRANT SELECT ON TABLE public.soldier_weapon_history TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.soldier_weapon_history TO bf4ps_web;
+GRANT SELECT ON TABLE public.soldier_weapon_history TO bf4ps_operator;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.soldier_weapon_stats TO bf4ps_collector;
+GRANT SELECT ON TABLE public.soldier_weapon_stats TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.soldier_weapon_stats TO bf4ps_web;
+GRANT SELECT ON TABLE public.soldier_weapon_stats TO bf4ps_operator;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.soldiers TO bf4ps_collector;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.soldiers TO bf4ps_scheduler;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.soldiers TO bf4ps_web;
+GRANT SELECT ON TABLE public.soldiers TO bf4ps_operator;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.vehicle_catalog TO bf4ps_collector;
+GRANT SELECT ON TABLE public.vehicle_catalog TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.vehicle_catalog TO bf4ps_web;
+GRANT SELECT ON TABLE public.vehicle_catalog TO bf4ps_operator;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.weapon_catalog TO bf4ps_collector;
+GRANT SELECT ON TABLE public.weapon_catalog TO bf4ps_scheduler;
+GRANT SELECT ON TABLE public.weapon_catalog TO bf4ps_web;
+GRANT SELECT ON TABLE public.weapon_catalog TO bf4ps_operator;
+
+-- The rows the schema starts with: the fleet budget (off), the restore guard's anchor and this
+-- database's own ledger receipt key.
+RESET search_path;
+INSERT INTO fleet_budget (budget_id) VALUES (1);
+INSERT INTO restore_guard (guard_id, ledger_relid) VALUES (1, 'request_ledger'::regclass);
+INSERT INTO ledger_receipt_key (secret)
+VALUES (decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'));
+RESET check_function_bodies;
