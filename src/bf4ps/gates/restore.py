@@ -70,7 +70,7 @@ async def receipt(conn: Conn, request_id: int) -> Receipt | None:
 
 @dataclass
 class Marks:
-    """What a running process shows the guard (migration 0026): the newest mark the database
+    """What a running process shows the guard (db/schema.sql): the newest mark the database
     handed it (where the database stood: its WAL position, the ledger's newest row, the
     server's start; signed) and, for a collector, its newest ledger receipt. Held in memory
     only: a database that no longer reaches a mark was rewound, whatever files were lost."""
@@ -118,7 +118,7 @@ class Vouch:
 
 async def vouch(conn: Conn, reason: str) -> Vouch:
     """An operator's audited word that this server start is the database the fleet knew
-    (bf4ps_restore_vouch, migration 0027): sets the run's vouch only while none is set."""
+    (bf4ps_restore_vouch in db/schema.sql): sets the run's vouch only while none is set."""
     row = await one_row(conn, _Vouched, "restore_vouch", {"reason": reason})
     left = Hold(row.hold_until, str(row.reason)) if row.hold_until else None
     return Vouch(row.outcome, row.run_started_at, row.vouched_at, left)

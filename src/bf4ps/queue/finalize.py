@@ -28,7 +28,7 @@ from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome, job_event_fields
 log = logging.getLogger(__name__)
 
 StatsWriter = Callable[[Conn, ClaimedJob, datetime], Awaitable[None]]
-LEASE_LOST = "BF401"  # queue_succeed_counted, strict: the lease was not ours (migration 0028)
+LEASE_LOST = "BF401"  # queue_succeed_counted, strict: the lease was not ours (db/schema.sql)
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,7 +99,7 @@ class Scheduler:
         self.progress = progress.ProgressStep()
         self.leading_since = time.monotonic()
         self.checked = False
-        # the restore guard's mark (migration 0026), kept across database restarts: after a
+        # the restore guard's mark (db/schema.sql), kept across database restarts: after a
         # server start the scheduler vouches for the database it knew, or notices a rewind
         self.marks = Marks()
 

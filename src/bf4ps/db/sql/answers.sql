@@ -1,6 +1,6 @@
 -- What BF4PS already knows of a soldier, for the plausibility of a new answer
 -- (stats/plausible.py), the runs of suspect answers, and the archive of raw answers
--- (stats/archive.py; migration 0019).
+-- (stats/archive.py; db/schema.sql).
 
 -- name: plausible_detailed_stored
 SELECT kills, deaths, score, time_played_seconds, num_rounds

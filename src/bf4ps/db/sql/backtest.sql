@@ -1,4 +1,4 @@
--- Forecast records and their backtest (0016).
+-- Forecast records and their backtest (db/schema.sql).
 
 -- name: forecast_record_insert
 INSERT INTO forecast_records (figures) VALUES (%(figures)s)

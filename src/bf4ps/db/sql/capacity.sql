@@ -1,5 +1,5 @@
 -- Capacity: the forecast's measured inputs, the backlog-age probe, the refresh lag, and the
--- fleet history the scheduler records (0012). Nothing here scans collection_state: the probe
+-- fleet history the scheduler records (db/schema.sql). Nothing here scans collection_state: the probe
 -- reads the first entry of an index per class and resource, the lag joins the window's
 -- successes to their state rows by primary key. Windows over the event log and the ledger are
 -- bounded by now() (stable: an index condition, so only the window's rows are read; see

@@ -1,5 +1,5 @@
 -- The fleet circuit breaker (gates/circuit.py) and the request page's note for a look-up whose
--- search was unavailable. The circuit's rows are per lane + resource (migration 0009). The
+-- search was unavailable. The circuit's rows are per lane + resource (db/schema.sql). The
 -- windows over the event log are bounded by now(), an index condition (see web.sql
 -- web_budget_by_class): a failure's judgement reads its window, not the whole log.
 

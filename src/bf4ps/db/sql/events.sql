@@ -1,5 +1,5 @@
 -- name: insert_event
--- One event, through bf4ps_event_record (migration 0023): the function fixes what the
+-- One event, through bf4ps_event_record (db/schema.sql): the function fixes what the
 -- caller's role may not choose (its event types, its own collector identity, no forged lease
 -- outcome); the arguments are the table's writable columns, by name.
 SELECT bf4ps_event_record(
@@ -20,7 +20,7 @@ SELECT bf4ps_event_record(
 -- (collection_events_log): a stored row stands for its lease's claimed and started rows too,
 -- all at or before its own time, so the newest `limit` rows of the log are among those the
 -- newest `limit` stored rows stand for (the stored rows are found by the indexes, then expanded).
--- Named columns only: the website reads the log without its lease tokens (migration 0023).
+-- Named columns only: the website reads the log without its lease tokens (db/schema.sql).
 WITH stored AS (
     SELECT e.event_id, e.occurred_at, e.event_type, e.collector_name, e.hostname, e.egress_key,
            e.lane, e.job_id, e.soldier_id, e.persona_id, e.platform, e.resource,

@@ -18,8 +18,8 @@ GROUP BY resource
 
 -- name: feed_class
 -- Materialize up to n jobs of one activity class and resource, FIFO by eligible_since, skipping
--- pairs that already have a job; created events in the same statement (bf4ps_feed_class,
--- migration 0023: the scheduler writes no queue table directly). Final refreshes come first
+-- pairs that already have a job; created events in the same statement (bf4ps_feed_class
+-- in db/schema.sql: the scheduler writes no queue table directly). Final refreshes come first
 -- within their class (ix_state_final_refresh): their snapshot closes a session only if it is
 -- taken before the soldier plays again, which holds for no other work; class shares (fairness
 -- between classes) are untouched. The rank is the feeding pass's time (now(): its
@@ -32,7 +32,7 @@ SELECT n FROM bf4ps_feed_class(%(activity_class)s, %(resource)s, %(n)s, %(aging_
 
 -- name: feed_retry
 -- Retry-due resources whose job is gone (e.g. removed by an operator): back into the queue
--- (bf4ps_feed_retry, migration 0023).
+-- (bf4ps_feed_retry in db/schema.sql).
 SELECT n FROM bf4ps_feed_retry(%(n)s)
 
 -- name: activity_refresh
@@ -98,14 +98,14 @@ WHERE cs.soldier_id = d.soldier_id AND cs.resource = d.resource AND cs.status = 
 
 -- name: collectors_mark_silent
 -- The scheduler's heartbeat detector: healthy collectors silent too long become lost, once,
--- with one heartbeat_lost event each (bf4ps_collectors_mark_silent, migration 0023).
+-- with one heartbeat_lost event each (bf4ps_collectors_mark_silent in db/schema.sql).
 SELECT collector_name FROM bf4ps_collectors_mark_silent(%(silence_seconds)s)
 
 -- name: parked_recheck
 -- Parked (unavailable) resources of soldiers seen playing get one more try once their last
 -- attempt is older than the recheck interval: back to retry_wait, due now (feed_retry queues
--- them under the retry share), with a recheck_scheduled event each (bf4ps_parked_recheck,
--- migration 0023). Their failure count is kept: one parked after too many failures is parked
+-- them under the retry share), with a recheck_scheduled event each (bf4ps_parked_recheck
+-- in db/schema.sql). Their failure count is kept: one parked after too many failures is parked
 -- again by its next failure, one parked as not found by the next not found. Reads only parked
 -- rows of active soldiers (ix_state_parked), in bounded batches.
 SELECT n FROM bf4ps_parked_recheck(%(recheck_seconds)s, %(n)s)

@@ -45,7 +45,7 @@ SELECT * FROM bf4ps_budget_set(%(requests)s, %(window_seconds)s, %(configured)s,
                                %(reason)s)
 
 -- name: settings_reason
--- The reason the audit trigger (migration 0018) records for this transaction's changes.
+-- The reason the audit trigger (db/schema.sql) records for this transaction's changes.
 SELECT set_config('bf4ps.change_reason', %(reason)s, true)
 
 -- name: settings_changes_recent

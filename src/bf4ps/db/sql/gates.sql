@@ -2,7 +2,7 @@
 -- Battlelog request gets a request_ledger row committed before it is sent.
 
 -- name: admission_slot
--- Admission in one call (migration 0008): the gate, the fleet budget and the ledger row; a
+-- Admission in one call (db/schema.sql): the gate, the fleet budget and the ledger row; a
 -- look without a job, the count with it (fenced by its lease).
 SELECT outcome, slot, wait_until, ledger_id, classes
 FROM admission_slot(%(egress_key)s, %(collector_uuid)s, %(job_id)s::bigint,
@@ -11,7 +11,7 @@ FROM admission_slot(%(egress_key)s, %(collector_uuid)s, %(job_id)s::bigint,
 
 -- name: ledger_unsent
 -- Its collector gave the slot up before writing a byte (late at its checks): it stops counting.
--- (bf4ps_ledger_unsent, migration 0018: its own row of a job it holds, within 10 s of the slot)
+-- (bf4ps_ledger_unsent in db/schema.sql: its own row of a job it holds, within 10 s of the slot)
 SELECT * FROM bf4ps_ledger_unsent(%(request_id)s, %(collector_uuid)s, %(lease_token)s)
 
 -- name: gate_throttled
@@ -33,7 +33,7 @@ SELECT b.requests, b.window_seconds,
 FROM fleet_budget b WHERE b.budget_id = 1
 
 -- name: restore_check
--- The restore guard (migrations 0013, 0018, 0023, 0026): when sends are held after a restore,
+-- The restore guard (db/schema.sql): when sends are held after a restore,
 -- and why. A running process presents its newest ledger receipt and its newest mark (NULLs:
 -- none) and is handed a new mark to show next time.
 SELECT hold_until, reason, mark, now() AS now
@@ -41,7 +41,7 @@ FROM bf4ps_restore_check(%(request_id)s::bigint, %(slot_at)s::timestamptz, %(rec
                          %(mark)s::text)
 
 -- name: ledger_receipt
--- The database's signed receipt of a ledger row (migration 0023), taken after its admission.
+-- The database's signed receipt of a ledger row (db/schema.sql), taken after its admission.
 SELECT request_id, slot_at, receipt FROM bf4ps_ledger_receipt(%(request_id)s)
 
 -- name: gate_cool
@@ -50,10 +50,10 @@ SELECT request_id, slot_at, receipt FROM bf4ps_ledger_receipt(%(request_id)s)
 SELECT cooldown_until FROM bf4ps_gate_cool(%(egress_key)s, %(seconds)s)
 
 -- name: restore_hold
--- The hold a reader shows (migration 0027): a detected restore's, or the run rule's (a server
+-- The hold a reader shows (db/schema.sql): a detected restore's, or the run rule's (a server
 -- start no running process vouched for yet). No row: not held.
 SELECT hold_until, reason, run_rule FROM bf4ps_restore_hold()
 
 -- name: restore_vouch
--- `bf4ps db vouch` (migration 0027): an operator's audited word for this server start.
+-- `bf4ps db vouch` (db/schema.sql): an operator's audited word for this server start.
 SELECT * FROM bf4ps_restore_vouch(%(reason)s)

@@ -68,7 +68,7 @@ ON CONFLICT DO NOTHING
 -- name: intake_enqueue_discovered
 -- The first job of NEW soldiers (no job can exist yet), with the `created` event enqueue()
 -- writes, in one statement; ids follow discovery order. Returns the soldiers that got a job.
--- Always background (bf4ps_intake_enqueue, migration 0023).
+-- Always background (bf4ps_intake_enqueue in db/schema.sql).
 SELECT soldier_id, job_id
 FROM bf4ps_intake_enqueue(%(soldier_ids)s::bigint[], %(classes)s::text[],
                           %(ranks)s::timestamptz[], %(resource)s, %(reason)s, %(now)s)

@@ -142,7 +142,7 @@ GROUP BY t.now
 
 -- name: interactive_measured_durations
 -- Per resource, the lane's recent successes: mean time from the start to the success (the
--- succeeded row carries its lease's start, migration 0014).
+-- succeeded row carries its lease's start).
 WITH recent AS (
     SELECT resource, occurred_at, started_at
     FROM collection_events

@@ -24,12 +24,12 @@ INSERT INTO schema_migrations (version, name, checksum) VALUES (%(version)s, %(n
 SELECT bf4ps_ensure_event_partitions((now() - interval '1 month')::date, %(months)s + 1) AS created
 
 -- name: no_temporary
--- No runtime role may create temporary objects (migration 0018): re-applied on every upgrade,
+-- No runtime role may create temporary objects (db/schema.sql): re-applied on every upgrade,
 -- since a database's own rights are not copied with it.
 SELECT bf4ps_no_temporary()
 
 -- name: grant_role
--- `bf4ps db grant`: a migration-defined function checks the names and grants (migration 0013).
+-- `bf4ps db grant`: a migration-defined function checks the names and grants (db/schema.sql).
 SELECT bf4ps_grant_role(%(role)s, %(login)s)
 
 -- name: record_compat

@@ -1,4 +1,4 @@
--- Progress from snapshots (migration 0019): the intervals a snapshot write ends
+-- Progress from snapshots (db/schema.sql): the intervals a snapshot write ends
 -- (stats/progress_store.py), the checks after storage and the gains leaderboards the
 -- scheduler keeps (stats/progress_check.py, stats/gains_boards.py), and the soldier page's reads
 -- (views/progress.py). Every page read is a primary-key prefix range of one soldier's rows.

@@ -2,7 +2,7 @@
 -- job_id + collector_uuid + lease_token and an unexpired lease.
 
 -- name: enqueue_insert
--- (bf4ps_enqueue_insert, migration 0018: interactive jobs only, but for the scheduler)
+-- (bf4ps_enqueue_insert in db/schema.sql: interactive jobs only, but for the scheduler)
 SELECT * FROM bf4ps_enqueue_insert(%(soldier_id)s, %(resource)s, %(lane)s, %(priority_class)s,
                                    %(rank)s, %(reason)s, %(eligible_at)s, %(request_id)s,
                                    %(lookup_name)s, %(lookup_platform)s)
@@ -18,7 +18,7 @@ SELECT * FROM bf4ps_enqueue_promote(%(job_id)s, %(lane)s, %(priority_class)s, %(
 SELECT bf4ps_job_attach_request(%(job_id)s, %(request_id)s)
 
 -- name: claim_job
--- One call (queue_claim, migration 0014): the lane's first expired lease by rank if any
+-- One call (queue_claim in db/schema.sql): the lane's first expired lease by rank if any
 -- (reclaimed at once: lease_expired + reclaimed), else its first pending job by rank, locked
 -- with SKIP LOCKED and handed a fresh lease token; with `start` (a slot open now) straight to
 -- running. The claim writes no event: its instant travels on the row that ends the lease.
@@ -62,7 +62,7 @@ SELECT * FROM bf4ps_job_snapshot(%(job_id)s, %(lease_token)s)
 -- name: job_own_outcome
 -- The outcome this lease already wrote for its job, if any (NULL: none): a finalize whose
 -- commit landed while its answer was lost with the connection, so the retry finds the job no
--- longer ours (bf4ps_lease_outcome, migration 0022: the caller presents the lease's token).
+-- longer ours (bf4ps_lease_outcome in db/schema.sql: the caller presents the lease's token).
 SELECT bf4ps_lease_outcome(%(job_id)s, %(lease_token)s) AS event_type
 
 -- name: job_note_error
@@ -86,13 +86,13 @@ SELECT * FROM bf4ps_job_release(%(job_id)s, %(collector_uuid)s, %(lease_token)s,
 
 -- name: reap_expired
 -- The scheduler's reaper: expired leases go back to pending, with lease_expired (carrying the
--- lost lease's claimed/started instants) + reclaimed (bf4ps_reap_expired, migration 0023).
+-- lost lease's claimed/started instants) + reclaimed (bf4ps_reap_expired in db/schema.sql).
 SELECT job_id, old_collector, old_token FROM bf4ps_reap_expired(%(limit)s)
 
 -- name: finalize_success
--- The fenced success and, with `next`, the collector's next claim: one call (queue_succeed,
--- migration 0014), which with a gate also counts that job's request in its slot (slot_at,
--- ledger_id: queue_succeed_counted, migration 0029). `finished` is NULL when the lease was
+-- The fenced success and, with `next`, the collector's next claim: one call (queue_succeed
+-- in db/schema.sql), which with a gate also counts that job's request in its slot (slot_at,
+-- ledger_id: queue_succeed_counted in db/schema.sql). `finished` is NULL when the lease was
 -- not ours: nothing was written; with `strict` (callers that wrote statistics earlier in the
 -- transaction) it raises BF401 instead, so that a COMMIT sent with it rolls back.
 SELECT (c.claimed).*, c.slot_at, c.ledger_id
@@ -109,5 +109,5 @@ SELECT * FROM bf4ps_job_owned_now(%(job_id)s, %(collector_uuid)s, %(lease_token)
 
 -- name: coverage_fold
 -- The scheduler, every tick: the coverage deltas the state triggers appended move into the
--- counters (bf4ps_coverage_fold, migration 0014); readers add any not folded yet.
+-- counters (bf4ps_coverage_fold in db/schema.sql); readers add any not folded yet.
 SELECT bf4ps_coverage_fold() AS folded

@@ -8,11 +8,11 @@ WHERE i.inhparent = 'collection_events'::regclass
 ORDER BY c.relname
 
 -- name: drop_event_partition
--- An owner-run function (migration 0013): the scheduler's role does not own the partitions.
+-- An owner-run function (db/schema.sql): the scheduler's role does not own the partitions.
 SELECT bf4ps_drop_event_partition(%(name)s) AS dropped
 
 -- name: events_delete_batch
--- Events past the horizon (never younger than a day: bf4ps_events_prune, migration 0027); one
+-- Events past the horizon (never younger than a day: bf4ps_events_prune in db/schema.sql); one
 -- row per event deleted.
 SELECT * FROM bf4ps_events_prune(%(cutoff)s::timestamptz, %(batch)s::integer)
 
@@ -20,7 +20,7 @@ SELECT * FROM bf4ps_events_prune(%(cutoff)s::timestamptz, %(batch)s::integer)
 SELECT bf4ps_ensure_event_partitions(date_trunc('month', now())::date, %(months)s) AS created
 
 -- name: ledger_delete_batch
--- Old request-ledger rows, in small batches (bf4ps_ledger_prune, migration 0027). Rows inside
+-- Old request-ledger rows, in small batches (bf4ps_ledger_prune in db/schema.sql). Rows inside
 -- twice the longest budget window are kept whatever the horizon: the budget arithmetic, the
 -- ETA and the restore guard read them. One row per ledger row deleted.
 SELECT * FROM bf4ps_ledger_prune(%(cutoff)s::timestamptz, %(batch)s::integer)

@@ -1,4 +1,4 @@
--- Play sessions (scheduler/sessions.py, migration 0017) and the refresh reasons they bring.
+-- Play sessions (scheduler/sessions.py in db/schema.sql) and the refresh reasons they bring.
 
 -- name: sessions_observe
 SELECT bf4ps_observe_sessions(%(soldier_ids)s::bigint[], %(seen)s::timestamptz[],

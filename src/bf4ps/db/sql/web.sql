@@ -56,7 +56,7 @@ GROUP BY status
 -- is drawn when it is inserted, its row is seen when its transaction commits: a cursor moved
 -- to the newest id seen would skip a lower id committed a moment later (the metrics would
 -- never count it), so the cursor stays behind the transactions that may still commit.
--- The newest settled event by time (the primary key read backwards, migration 0030), not the
+-- The newest settled event by time (the primary key read backwards in db/schema.sql), not the
 -- largest id: an id above it that is older still is counted by the next scrape (the cursor
 -- only moves forward: web/metrics.py).
 SELECT COALESCE((SELECT event_id FROM collection_events
@@ -113,9 +113,9 @@ LIMIT %(limit)s
 
 -- name: web_board_spm
 -- Leaderboards: one platform's soldiers with at least 10 hours played, best first, read in
--- index order (migration 0011's partial indexes; the predicate repeats the index's). The page
+-- index order (the partial indexes of db/schema.sql; the predicate repeats the index's). The page
 -- is cut from detailed_stats_current alone; only its rows are joined to their soldiers. A
--- soldier with an open progress flag (migration 0019) is on no board until it is cleared.
+-- soldier with an open progress flag (db/schema.sql) is on no board until it is cleared.
 SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
        d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
        d.fetched_at AS collected_at
@@ -221,7 +221,7 @@ ORDER BY source_name
 
 -- name: web_metrics_restore_hold
 -- Seconds until the restore guard lets collectors send again (a detected restore's hold, or the
--- run rule's for a server start nobody vouched for: migration 0027); 0: no hold.
+-- run rule's for a server start nobody vouched for: db/schema.sql); 0: no hold.
 SELECT COALESCE(max(greatest(0, extract(epoch FROM h.hold_until - now()))), 0)::float8 AS seconds
 FROM bf4ps_restore_hold() h
 
