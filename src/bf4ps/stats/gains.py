@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
-from typing import TypeVar
+from typing import Any, TypeVar
 
 SOLDIER_COUNTERS = ("kills", "deaths", "score", "seconds", "headshots", "shots_fired",
                     "shots_hit")
@@ -182,27 +182,24 @@ def _deltas(a: S, b: S, names: Sequence[str],
 def soldier_gain(a: SoldierSnapshot, b: SoldierSnapshot) -> SoldierGain | None:
     """The gain from good snapshot `a` to the later good snapshot `b`; None when either is not
     good or `b` is not later."""
-    if not (good(a) and good(b)) or b.at <= a.at:
-        return None
-    d = _deltas(a, b, SOLDIER_COUNTERS, SOLDIER_REQUIRED)
-    if d is None:
-        return SoldierGain(a.at, b.at, rank_from=a.rank, rank_to=b.rank, reset=True)
-    return SoldierGain(a.at, b.at, kills=d["kills"] or 0, deaths=d["deaths"] or 0,
-                       score=d["score"] or 0, seconds=d["seconds"] or 0,
-                       headshots=d["headshots"], shots_fired=d["shots_fired"],
-                       shots_hit=d["shots_hit"], rank_from=a.rank, rank_to=b.rank)
+    return _gain(a, b, SoldierGain, rank_from=a.rank, rank_to=b.rank)
 
 
 def item_gain(a: ItemSnapshot, b: ItemSnapshot) -> ItemGain | None:
     """As soldier_gain, for one weapon or vehicle."""
+    return _gain(a, b, ItemGain, stars_from=a.stars, stars_to=b.stars)
+
+
+def _gain(a: S, b: S, cls: type[G], **steps: int | None) -> G | None:
+    """The gain of `cls` between two snapshots, with `steps` (ranks or stars: kept on a reset)."""
     if not (good(a) and good(b)) or b.at <= a.at:
         return None
-    d = _deltas(a, b, ITEM_COUNTERS, ITEM_REQUIRED)
-    if d is None:
-        return ItemGain(a.at, b.at, stars_from=a.stars, stars_to=b.stars, reset=True)
-    return ItemGain(a.at, b.at, kills=d["kills"] or 0, seconds=d["seconds"] or 0,
-                    headshots=d["headshots"], shots_fired=d["shots_fired"],
-                    shots_hit=d["shots_hit"], stars_from=a.stars, stars_to=b.stars)
+    names, required = ((SOLDIER_COUNTERS, SOLDIER_REQUIRED) if isinstance(a, SoldierSnapshot)
+                       else (ITEM_COUNTERS, ITEM_REQUIRED))
+    d = _deltas(a, b, names, required)
+    fields: dict[str, Any] = dict(steps, reset=True) if d is None else dict(
+        steps, **{n: (v or 0) if n in required else v for n, v in d.items()})
+    return cls(a.at, b.at, **fields)
 
 
 def _consecutive(snapshots: Iterable[S], gain: Callable[[S, S], G | None]) -> list[G]:
