@@ -183,10 +183,7 @@ class OpsAuth:
         self._password = password.encode()
         self.configured = bool(self._user and self._password)
         self.demo = settings.ops_local_demo
-        self.limiter = LoginLimiter(LoginPolicy(
-            free=settings.ops_login_free_failures, delay=settings.ops_login_delay_seconds,
-            max_delay=settings.ops_login_max_delay_seconds,
-            forget_after=settings.ops_login_forget_seconds), connect)
+        self.limiter = LoginLimiter(LoginPolicy.from_settings(settings), connect)
         self._prefix = settings.client_ipv6_prefix_length
         self._counted = counted
 
