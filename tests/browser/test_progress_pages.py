@@ -67,15 +67,15 @@ def web(db_url: str) -> Iterator[str]:
 
 def weapons(k: int) -> tuple[WeaponItem, ...]:
     return (WeaponItem("g-famas", "WARSAW_ID_P_WNAME_FAMAS", "famas", "Assault Rifles", "ar",
-                       900 + 30 * k, 200 + 6 * k, 9000 + 200 * k, 1500 + 40 * k, 0.17,
-                       40_000 + 1500 * k, 9 + k // 3, 0.4),
-            WeaponItem("g-m9", "WARSAW_ID_P_WNAME_M9", "m9", "Handguns", "hg", 1, 0, 30, 4, 0.13,
-                       200 + 10 * k, 0, 0.01))
+                       900 + 30 * k, 9 + k // 3, 0.4, 200 + 6 * k, 9000 + 200 * k,
+                       1500 + 40 * k, 0.17, 40_000 + 1500 * k),
+            WeaponItem("g-m9", "WARSAW_ID_P_WNAME_M9", "m9", "Handguns", "hg", 1, 0, 0.01, 0, 30,
+                       4, 0.13, 200 + 10 * k))
 
 
 def vehicles(k: int) -> tuple[VehicleItem, ...]:
     return (VehicleItem("g-tank", "WARSAW_ID_P_VNAME_M1A2", "m1-abrams", "Vehicle MBT", "mbt",
-                        300 + 8 * k, 20_000 + 900 * k, 40 + k, 3, 0.5),)
+                        300 + 8 * k, 3, 0.5, 20_000 + 900 * k, 40 + k),)
 
 
 async def collect(conn: Conn, sid: int, start: datetime, rates: list[float],

@@ -44,7 +44,7 @@ def grown(d: DetailedStats, minutes: int, kpm: float, spm: float) -> DetailedSta
 
 def weapon(kills: int, seconds: int) -> WeaponItem:
     return WeaponItem("famas-guid", "WARSAW_ID_P_WNAME_FAMAS", "famas", "Assault Rifles", "ar",
-                      kills, kills // 5, kills * 6, kills, 0.16, seconds, kills // 100, 0.5)
+                      kills, kills // 100, 0.5, kills // 5, kills * 6, kills, 0.16, seconds)
 
 
 async def play(conn: Conn, soldier_id: int, rates: list[tuple[float, float]],

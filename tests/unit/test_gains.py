@@ -57,14 +57,14 @@ def test_soldier_gains_are_honest(snaps: list[SoldierSnapshot], rnd: object) -> 
     good_times = {s.at for s in good}
     assert len(found) == max(0, len(good) - 1)
     for g in found:
-        assert g.start in good_times and g.end in good_times and g.end > g.start
+        assert g.started_at in good_times and g.ended_at in good_times and g.ended_at > g.started_at
         for name in gains.SOLDIER_COUNTERS:
             value = getattr(g, name)
             assert value is None or value >= 0, (name, g)
         if g.reset:
             assert (g.kills, g.deaths, g.score, g.seconds) == (0, 0, 0, 0)
             assert g.rank_ups == 0
-    by_end = {g.end: g for g in found}
+    by_end = {g.ended_at: g for g in found}
     for name in REQUIRED:
         jumps = sum(getattr(b, name) - getattr(a, name)
                     for a, b in pairwise(good) if by_end[b.at].reset)
@@ -109,7 +109,7 @@ def test_item_gains_are_honest(snaps: list[ItemSnapshot]) -> None:
                 if g.reset)
     total = good[-1].kills - good[0].kills if good else 0
     assert sum(g.kills for g in found) == total - jumps  # type: ignore[operator]
-    t = gains.item_totals(found)
+    t = gains.totals(found)
     assert t.kills == sum(g.kills for g in found) and t.stars == sum(g.stars for g in found)
 
 
@@ -127,7 +127,7 @@ def test_a_partial_snapshot_is_bridged() -> None:
                               seconds=900)
     c = SoldierSnapshot(T0 + timedelta(hours=2), kills=30, deaths=20, score=4000, seconds=1800)
     [g] = gains.soldier_gains([a, partial, c])
-    assert (g.start, g.end, g.kills, g.seconds) == (a.at, c.at, 20, 1200)
+    assert (g.started_at, g.ended_at, g.kills, g.seconds) == (a.at, c.at, 20, 1200)
     assert g.kpm == 1.0 and g.spm == 150.0
 
 

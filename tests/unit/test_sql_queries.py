@@ -94,6 +94,18 @@ def test_the_item_columns_are_the_item_kinds_stats() -> None:
         assert kind.catalog_query in all_queries() and kind.stats_query in all_queries()
 
 
+def test_a_board_query_loads_once_per_board_with_its_index_key_and_predicate() -> None:
+    from bf4ps.db.queries import BOARDS
+    from bf4ps.stats.discovery import Board
+
+    assert set(BOARDS) == {board.value for board in Board}
+    found = parse("-- name: b_{board}\nSELECT 1 WHERE true{where}\nORDER BY {order} DESC\n")
+    assert found["b_kd"] == ("SELECT 1 WHERE true AND d.deaths > 0\n"
+                             "ORDER BY (d.kills::double precision / d.deaths) DESC")
+    assert found["b_spm"] == "SELECT 1 WHERE true\nORDER BY d.score_per_minute DESC"
+    assert all(board.query in all_queries() for board in Board)
+
+
 def test_the_detailed_columns_are_written_once_and_are_the_detailed_stats() -> None:
     """`{detailed}` lists the parsed detailed statistics' fields, in their order, in each of its
     three forms."""

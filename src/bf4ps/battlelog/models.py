@@ -136,7 +136,8 @@ class ProfileStats:
 
 @dataclass(frozen=True, slots=True)
 class CatalogItem:
-    """What an item of every kind has: Battlelog's catalogue fields, and its kills."""
+    """What an item of every kind has: Battlelog's catalogue fields, its kills and its service
+    stars."""
 
     guid: str
     name: str  # localisation SID, e.g. WARSAW_ID_P_WNAME_ULTIM
@@ -144,6 +145,8 @@ class CatalogItem:
     category: str | None
     code: str | None
     kills: int | None
+    service_stars: int | None
+    service_stars_progress: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +156,6 @@ class WeaponItem(CatalogItem):
     shots_hit: int | None
     accuracy_fraction: float | None  # 0..1 in weapon items
     time_equipped_seconds: int | None
-    service_stars: int | None
-    service_stars_progress: float | None
 
     @property
     def seconds(self) -> int | None:
@@ -166,8 +167,6 @@ class WeaponItem(CatalogItem):
 class VehicleItem(CatalogItem):
     time_in_seconds: int | None
     destroy_x_in_y: int | None
-    service_stars: int | None
-    service_stars_progress: float | None
 
     @property
     def seconds(self) -> int | None:

@@ -34,9 +34,10 @@ class ItemShape(Generic[ItemT]):
     counters: tuple[tuple[str, str, Callable[[object], Any]], ...]
 
     def build(self, guid: str, entry: Mapping[str, Any]) -> ItemT:
-        return self.item(guid, to_str(entry.get("name")) or "", to_str(entry.get("slug")),
-                         to_str(entry.get("category")), to_str(entry.get("code")),
-                         *[coerce(entry.get(key)) for _, key, coerce in self.counters])
+        return self.item(guid=guid, name=to_str(entry.get("name")) or "",
+                         slug=to_str(entry.get("slug")), category=to_str(entry.get("category")),
+                         code=to_str(entry.get("code")),
+                         **{field: coerce(entry.get(key)) for field, key, coerce in self.counters})
 
     def batch(self, body: bytes, *, persona_id: int | None = None,
               platform_int: int | None = None) -> ItemBatch[ItemT]:

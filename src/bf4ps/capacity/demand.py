@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bf4ps.capacity.inputs import HOUR, RESOURCES, Inputs, Population
+from bf4ps.capacity.inputs import DAY, HOUR, RESOURCES, Inputs, Population
 from bf4ps.policy import Policy
 
 
@@ -131,11 +131,12 @@ def demand(inputs: Inputs, policy: Policy | None = None) -> tuple[DemandLine, ..
     return tuple(lines)
 
 
-def span(seconds: float) -> str:
-    """An interval in words, at any scale (seconds to days)."""
-    if seconds >= 2 * 86_400 and seconds % 86_400 == 0:
-        return f"{seconds / 86_400:.0f} d"
-    if seconds >= HOUR and seconds % HOUR == 0:
+def span(seconds: float, *, rounded: bool = False) -> str:
+    """An interval in words, at any scale (seconds to days): days and whole hours only where
+    they are exact, or, `rounded` (a measurement's window), from a day and an hour on."""
+    if seconds >= DAY and (rounded or (seconds >= 2 * DAY and seconds % DAY == 0)):
+        return f"{seconds / DAY:.0f} d"
+    if seconds >= HOUR and (rounded or seconds % HOUR == 0):
         return f"{seconds / HOUR:.0f} h"
     if seconds >= HOUR:
         return f"{seconds / HOUR:.1f} h"

@@ -14,8 +14,7 @@ from __future__ import annotations
 import click
 import orjson
 
-from bf4ps.cli.common import echo_json, parse_since, run_async, settings_of
-from bf4ps.db.connect import connection, resolve_url
+from bf4ps.cli.common import database, echo_json, json_async, parse_since
 from bf4ps.domain import Platform, Resource
 from bf4ps.views import answers
 
@@ -31,13 +30,11 @@ REPLAY_CHANGED = 3  # exit code: some row would change
 @click.option("--platform", type=click.Choice([p.value for p in Platform]), default=None)
 @click.option("--limit", type=click.IntRange(1, 100), default=10, show_default=True)
 @click.option("--full", is_flag=True, help="Print whole bodies, not their first characters.")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
-@run_async
+@json_async
 async def show_command(ctx: click.Context, persona: int, resource: str, platform: str | None,
                        limit: int, full: bool, as_json: bool) -> None:
     """The archived raw answers of one soldier's resource, newest first."""
-    async with connection(await resolve_url(settings_of(ctx))) as conn:
+    async with database(ctx) as conn:
         found = await answers.show(conn, persona, Resource(resource),
                                    Platform(platform) if platform else None, limit)
     if as_json:
@@ -60,16 +57,14 @@ async def show_command(ctx: click.Context, persona: int, resource: str, platform
 @click.command(name="replay")
 @click.option("--since", required=True, help="ISO time or age: 15m, 6h, 7d")
 @click.option("--resource", type=click.Choice(RESOURCES), default=None)
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
-@run_async
+@json_async
 async def replay_command(ctx: click.Context, since: str, resource: str | None,
                          as_json: bool) -> None:
     """Parse the archived answers stored since SINCE with this version's parsers; report per
     soldier and resource what would change against the stored current statistics."""
     when = parse_since(since)
     assert when is not None
-    async with connection(await resolve_url(settings_of(ctx))) as conn:
+    async with database(ctx) as conn:
         report = await answers.replay(conn, when, Resource(resource) if resource else None)
     if as_json:
         echo_json(report)

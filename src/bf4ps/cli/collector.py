@@ -8,10 +8,9 @@ import sys
 
 import click
 
-from bf4ps.cli.common import echo_listing, run_async, settings_of
+from bf4ps.cli.common import database, echo_listing, run_async, settings_of
 from bf4ps.collector.identity import IdentityError
 from bf4ps.collector.runner import Collector, wanted
-from bf4ps.db.connect import connection, resolve_url
 from bf4ps.domain import Lane
 from bf4ps.fleet import collectors as control
 from bf4ps.logs import setup_logging
@@ -59,7 +58,7 @@ def run(ctx: click.Context, name: str, lane: str, egress: str, hostname: str | N
 @run_async
 async def list_(ctx: click.Context, as_json: bool, include_retired: bool) -> None:
     """The registry: health, last heartbeat, lane, egress, current job, version."""
-    async with connection(await resolve_url(settings_of(ctx))) as conn:
+    async with database(ctx) as conn:
         rows = await registry(conn, include_retired)
     echo_listing(rows, as_json, describe, "no collectors registered")
 
@@ -90,7 +89,7 @@ def _action(name: str, help_text: str) -> click.Command:
     @click.pass_context
     @run_async
     async def command(ctx: click.Context, collector_name: str, reason: str) -> None:
-        async with connection(await resolve_url(settings_of(ctx))) as conn:
+        async with database(ctx) as conn:
             try:
                 await control.act(conn, name, collector_name, reason)
             except control.ControlError as exc:

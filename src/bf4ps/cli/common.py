@@ -8,18 +8,20 @@ import dataclasses
 import json
 import socket
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import wraps
 from ipaddress import IPv4Address, IPv4Interface, IPv6Address, IPv6Interface
-from typing import Any, NoReturn, ParamSpec, TypeVar
+from typing import Any, Concatenate, NoReturn, ParamSpec, TypeVar
 from uuid import UUID
 
 import click
 from pydantic import BaseModel
 
 from bf4ps.db.compat import application_name
+from bf4ps.db.connect import Conn, connection, resolve_url
 from bf4ps.settings import Settings
 
 P = ParamSpec("P")
@@ -50,6 +52,18 @@ def run_async(fn: Callable[P, Awaitable[R]]) -> Callable[P, R]:
         return asyncio.run(fn(*args, **kwargs))  # type: ignore[arg-type]
 
     return wrapper
+
+
+def json_async(fn: Callable[Concatenate[click.Context, P], Awaitable[R]]) -> Callable[P, R]:
+    """An async command's body, given the click context and `--json` (its `as_json`)."""
+    return click.option("--json", "as_json", is_flag=True)(click.pass_context(run_async(fn)))
+
+
+@asynccontextmanager
+async def database(ctx: click.Context) -> AsyncIterator[Conn]:
+    """A connection to the BF4PS database of the command's settings."""
+    async with connection(await resolve_url(settings_of(ctx))) as conn:
+        yield conn
 
 
 def _default(value: Any) -> Any:

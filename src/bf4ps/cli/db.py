@@ -10,7 +10,7 @@ from typing import NamedTuple
 import click
 import psycopg
 
-from bf4ps.cli.common import echo_json, fail, run_async, settings_of
+from bf4ps.cli.common import database, echo_json, fail, run_async, settings_of
 from bf4ps.db import compat, migrate
 from bf4ps.db.connect import connection, resolve_url
 from bf4ps.db.queries import all_rows, q
@@ -120,8 +120,7 @@ async def db_vouch(ctx: click.Context, reason: str) -> None:
     """Vouch, as an operator, that the running server is the database the fleet knew: for a
     server started while every collector was down, which the restore guard otherwise holds one
     budget window. Audited; leaves a detected restore's hold as it is."""
-    url = await resolve_url(settings_of(ctx))
-    async with connection(url) as conn:
+    async with database(ctx) as conn:
         try:
             done = await restore.vouch(conn, reason)
         except (psycopg.errors.InsufficientPrivilege,
@@ -160,8 +159,7 @@ ROLES = ("bf4ps_collector", "bf4ps_scheduler", "bf4ps_web", "bf4ps_operator")
 async def grant(ctx: click.Context, role: str, login_role: str) -> None:
     """Grant one of BF4PS's group roles to an existing login role (run as the schema owner,
     or as an operator for the three process roles)."""
-    url = await resolve_url(settings_of(ctx))
-    async with connection(url) as conn:
+    async with database(ctx) as conn:
         try:
             await conn.execute(q("grant_role"), {"role": role, "login": login_role})
         except (psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedObject,
@@ -178,8 +176,7 @@ async def grant(ctx: click.Context, role: str, login_role: str) -> None:
 @run_async
 async def status(ctx: click.Context, as_json: bool, window: float) -> None:
     """Fleet health, queue depth (actionable) vs coverage (backlog), throughput."""
-    url = await resolve_url(settings_of(ctx))
-    async with connection(url) as conn:
+    async with database(ctx) as conn:
         report = await status_report(conn, window)
     if as_json:
         echo_json(report)

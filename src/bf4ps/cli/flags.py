@@ -8,8 +8,7 @@ import getpass
 import click
 
 from bf4ps import policy as policy_mod
-from bf4ps.cli.common import echo_json, fail, run_async, settings_of
-from bf4ps.db.connect import connection, resolve_url
+from bf4ps.cli.common import database, echo_json, fail, run_async
 from bf4ps.stats import progress_flags
 from bf4ps.views import flags as flags_view
 
@@ -28,7 +27,7 @@ def group() -> None:
 async def list_flags(ctx: click.Context, include_cleared: bool, limit: int,
                      as_json: bool) -> None:
     """The open flags, newest first (with --all, cleared ones and who cleared them)."""
-    async with connection(await resolve_url(settings_of(ctx))) as conn:
+    async with database(ctx) as conn:
         found = await flags_view.flags(conn, include_cleared=include_cleared, limit=limit)
     if as_json:
         echo_json(found)
@@ -55,7 +54,7 @@ async def clear(ctx: click.Context, flag_id: int, note: str | None, by: str | No
     """Clear flag FLAG_ID: its soldier is back on the leaderboards once no open flag is left
     (the boards are rebuilt at once)."""
     who = by or f"cli:{getpass.getuser()}"
-    async with connection(await resolve_url(settings_of(ctx))) as conn:
+    async with database(ctx) as conn:
         policy = await policy_mod.load(conn)
         try:
             done = await progress_flags.clear(conn, policy, flag_id, by=who, note=note)

@@ -7,8 +7,7 @@ from typing import Any
 
 import click
 
-from bf4ps.cli.common import echo_json, echo_listing, run_async, settings_of
-from bf4ps.db.connect import connection, resolve_url
+from bf4ps.cli.common import database, echo_json, echo_listing, json_async, run_async
 from bf4ps.fleet import conf as fleetconf
 from bf4ps.fleet.conf import Budget, FleetConfError, GateChange, ListedGate
 
@@ -37,12 +36,10 @@ def describe_gate(g: ListedGate) -> str:
 
 
 @gate_group.command(name="list")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
-@run_async
+@json_async
 async def gate_list(ctx: click.Context, as_json: bool) -> None:
     """Every egress gate: pacing, window, cool-down, its collectors, who set it."""
-    async with connection(await resolve_url(settings_of(ctx))) as conn:
+    async with database(ctx) as conn:
         rows = await fleetconf.gates(conn)
     echo_listing(rows, as_json, describe_gate,
                  "no egress gates (a collector's first start makes its egress's)")
@@ -80,7 +77,7 @@ async def gate_set(ctx: click.Context, egress: str, interval: float | None,
     if change == GateChange() and not create:
         raise click.UsageError("nothing to change: give --interval, --window-requests, "
                                "--no-window, --cooldown or --end-cooldown")
-    async with connection(await resolve_url(settings_of(ctx))) as conn:
+    async with database(ctx) as conn:
         try:
             await fleetconf.set_gate(conn, egress, change, reason=reason,
                                      create=create)
@@ -139,7 +136,7 @@ def change_text(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
 
 
 async def _show(ctx: click.Context, as_json: bool, **change: Any) -> None:
-    async with connection(await resolve_url(settings_of(ctx))) as conn:
+    async with database(ctx) as conn:
         try:
             if change:
                 b = await fleetconf.set_budget(conn, **change)
@@ -155,9 +152,7 @@ async def _show(ctx: click.Context, as_json: bool, **change: Any) -> None:
 
 
 @budget_group.command(name="show")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
-@run_async
+@json_async
 async def budget_show(ctx: click.Context, as_json: bool) -> None:
     """The fleet budget, its use, its class shares and its latest changes."""
     await _show(ctx, as_json)
@@ -171,9 +166,7 @@ async def budget_show(ctx: click.Context, as_json: bool) -> None:
               help="A class's share: active=F (its cap), interactive|bootstrap|retry=F (their "
                    "floors, reserved while they have work). Repeatable.")
 @click.option("--reason", default=None, help="Recorded with the change.")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
-@run_async
+@json_async
 async def budget_set(ctx: click.Context, requests: int | None, window_seconds: float | None,
                      shares: tuple[str, ...], reason: str | None, as_json: bool) -> None:
     """Set the fleet budget to REQUESTS per --window, and/or its --share(s); recorded."""
@@ -185,9 +178,7 @@ async def budget_set(ctx: click.Context, requests: int | None, window_seconds: f
 
 @budget_group.command(name="remove")
 @click.option("--reason", default=None, help="Recorded with the change.")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
-@run_async
+@json_async
 async def budget_remove(ctx: click.Context, reason: str | None, as_json: bool) -> None:
     """No fleet budget (only the egress gates pace); no collector's environment restores it."""
     await _show(ctx, as_json, requests=None, window_seconds=None, shares={}, reason=reason,

@@ -25,6 +25,8 @@ from bf4ps.recon.run import Persona, Recon, ReconError, begin, finish
 from bf4ps.recon.steps import reconnoitre
 from bf4ps.settings import SendTimings, Settings
 
+PLAN = Plan()  # the ladder's defaults, as the options show them
+
 
 def _persona(value: str) -> Persona:
     pid, _, platform = value.partition(":")
@@ -42,21 +44,21 @@ def _persona(value: str) -> Persona:
               "(repeatable); default: --sample known soldiers from the database.")
 @click.option("--sample", default=3, show_default=True, type=click.IntRange(1, 50),
               help="Known soldiers to sample when no --persona is given.")
-@click.option("--start-interval", default=10.0, show_default=True, type=float,
+@click.option("--start-interval", default=PLAN.start_interval, show_default=True, type=float,
               help="The ladder's first (conservative) interval, seconds.")
-@click.option("--floor", default=2.0, show_default=True, type=float,
+@click.option("--floor", default=PLAN.floor, show_default=True, type=float,
               help="The hard floor: the ladder never paces faster than this (seconds).")
-@click.option("--step", default=0.9, show_default=True, type=float,
+@click.option("--step", default=PLAN.step, show_default=True, type=float,
               help="Each stage's interval is the previous one times this.")
-@click.option("--stage-requests", default=6, show_default=True, type=int)
-@click.option("--safety", default=1.1, show_default=True, type=float,
+@click.option("--stage-requests", default=PLAN.stage_requests, show_default=True, type=int)
+@click.option("--safety", default=PLAN.safety, show_default=True, type=float,
               help="The recommendation is the fastest clean spacing measured times this.")
-@click.option("--latency-jump", default=3.0, show_default=True, type=float,
+@click.option("--latency-jump", default=PLAN.latency_jump, show_default=True, type=float,
               help="A stage whose median latency exceeds the survey's by this factor stops.")
-@click.option("--backoff-pause", default=120.0, show_default=True, type=float,
+@click.option("--backoff-pause", default=PLAN.backoff_pause, show_default=True, type=float,
               help="Seconds to wait after a throttle sign before verifying (a penalty ends, "
               "a rolling window empties).")
-@click.option("--verify-requests", default=12, show_default=True, type=int,
+@click.option("--verify-requests", default=PLAN.verify_requests, show_default=True, type=int,
               help="Requests of a back-off stage verifying the recommendation (more than a "
               "rolling window's N catches that window).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")

@@ -8,9 +8,17 @@ import signal
 import click
 
 from bf4ps import policy as policy_mod
-from bf4ps.cli.common import echo_json, echo_listing, parse_since, run_async, settings_of
+from bf4ps.cli.common import (
+    database,
+    echo_json,
+    echo_listing,
+    json_async,
+    parse_since,
+    run_async,
+    settings_of,
+)
 from bf4ps.db import compat
-from bf4ps.db.connect import connection, resolve_url
+from bf4ps.db.connect import resolve_url
 from bf4ps.domain import JobKind, Platform
 from bf4ps.interactive.inputs import InputError, parse_name
 from bf4ps.logs import setup_logging
@@ -59,7 +67,7 @@ def retention_group() -> None:
 async def retention_run(ctx: click.Context, days: float | None,
                         ledger_days: float | None) -> None:
     """Delete collector events and request-ledger rows past their horizons, once."""
-    async with connection(await resolve_url(settings_of(ctx))) as conn:
+    async with database(ctx) as conn:
         pol = await policy_mod.load(conn)
         report = await retention.run(conn, days if days is not None else
                                      pol.event_retention_days)
@@ -79,11 +87,9 @@ def config_group() -> None:
 
 
 @config_group.command(name="show")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
-@run_async
+@json_async
 async def config_show(ctx: click.Context, as_json: bool) -> None:
-    async with connection(await resolve_url(settings_of(ctx))) as conn:
+    async with database(ctx) as conn:
         pol = await policy_mod.load(conn)
     data = pol.model_dump(mode="json")
     if as_json:
@@ -99,7 +105,7 @@ async def config_show(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 @run_async
 async def config_set(ctx: click.Context, key: str, value: str) -> None:
-    async with connection(await resolve_url(settings_of(ctx))) as conn:
+    async with database(ctx) as conn:
         try:
             pol = await policy_mod.set_value(conn, key, value, by="cli")
         except policy_mod.PolicyError as exc:
@@ -112,7 +118,7 @@ async def config_set(ctx: click.Context, key: str, value: str) -> None:
 @click.pass_context
 @run_async
 async def config_unset(ctx: click.Context, key: str) -> None:
-    async with connection(await resolve_url(settings_of(ctx))) as conn:
+    async with database(ctx) as conn:
         try:
             await policy_mod.unset_value(conn, key)
         except policy_mod.PolicyError as exc:
@@ -133,9 +139,7 @@ async def config_unset(ctx: click.Context, key: str) -> None:
 @click.option("--since", default=None, help="ISO time or age: 15m, 6h, 7d")
 @click.option("--until", default=None, help="ISO time or age (before now): 15m, 6h, 7d")
 @click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
-@run_async
+@json_async
 async def events_cmd(ctx: click.Context, persona: int | None, name: str | None,
                      platform: str | None, collector: str | None, egress: str | None,
                      resource: str | None, event_type: str | None, since: str | None,
@@ -147,7 +151,7 @@ async def events_cmd(ctx: click.Context, persona: int | None, name: str | None,
         raise click.BadParameter(exc.message, param_hint="--name") from None
     flt = EventFilter(persona, platform, collector, resource, event_type, parse_since(since),
                       parse_since(until), limit, name=name, egress=egress)
-    async with connection(await resolve_url(settings_of(ctx))) as conn:
+    async with database(ctx) as conn:
         rows = await search(conn, flt)
     echo_listing(rows, as_json, render,
                  "no events match" + (f" ({flt.describe()})" if flt.describe() else ""))

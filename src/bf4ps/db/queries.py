@@ -4,10 +4,11 @@ of running one (one, one_row, scalar, all_rows, batch, execute), each read's row
 Each query starts with a header line `-- name: <query_name>`; the lines up to the next header are
 its text, with psycopg's %(name)s parameters. A query named with `{item}` loads once per item
 kind (ITEM_COLUMNS): `{item}` becomes the kind, `{counters}`, `{extras}`, `{stats}` (both),
-`{seconds}` and `{arrays}` (typed array parameters) its columns, `{p.counters}` each qualified.
-In any query `{detailed}` is DETAILED_COLUMNS (`{p.detailed}` qualified, `{%detailed}` as
-parameters). Whole-line comments are dropped on loading: psycopg caches the parse of a query
-text only up to 4 KiB, and the longest statements (the claim) are on the hot path.
+`{seconds}` and `{arrays}` (typed array parameters) its columns, `{p.counters}` each qualified;
+one named with `{board}` once per leaderboard (BOARDS). In any query `{detailed}` is
+DETAILED_COLUMNS (`{p.detailed}` qualified, `{%detailed}` as parameters). Whole-line comments
+are dropped on loading: psycopg caches the parse of a query text only up to 4 KiB, and the
+longest statements (the claim) are on the hot path.
 """
 
 from __future__ import annotations
@@ -27,8 +28,21 @@ if TYPE_CHECKING:
     from psycopg._cursor_base import BaseCursor
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]  # what every query here runs on (dict rows)
-_HEADER = re.compile(r"^-- name: ((?:[a-z_]|\{item\})(?:[a-z0-9_]|\{item\})*)\s*$", re.MULTILINE)
+_VARIANT = r"\{(?:item|board)\}"
+_HEADER = re.compile(rf"^-- name: ((?:[a-z_]|{_VARIANT})(?:[a-z0-9_]|{_VARIANT})*)\s*$",
+                     re.MULTILINE)
 ITEM = "{item}"
+BOARD = "{board}"
+# The leaderboards (stats/discovery.py Board): a query named with `{board}` loads once per board,
+# `{order}` its partial index's sort key and `{where}` what that index's predicate adds to the
+# predicate the boards share (migration 0011), so each board's text is planned on its index.
+BOARDS: dict[str, dict[str, str]] = {
+    "spm": {"order": "d.score_per_minute", "where": ""},
+    "kd": {"order": "(d.kills::double precision / d.deaths)", "where": " AND d.deaths > 0"},
+    "skill": {"order": "d.skill", "where": ""},
+    "kills": {"order": "d.kills", "where": ""},
+}
+_BOARD_PARTS = re.compile(r"\{(order|where)\}")
 # The item kinds, as their tables name them, with the columns of their stats tables: the
 # counters (also kept in history), the extras (current row only) and the time used (a counter).
 # Floats are float8.
@@ -68,19 +82,32 @@ def parse(text: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for header, body in zip(parts[1::2], parts[2::2], strict=True):
         text = _DETAILED.sub(_detailed, _COMMENT_LINE.sub("", body.strip() + "\n").strip())
-        kinds = tuple(ITEM_COLUMNS) if ITEM in header else ("",)
-        for kind in kinds:
-            name = header.replace(ITEM, kind)
+        for name, variant in _variants(header, text):
             if name in found:
                 raise ValueError(f"query {name!r} defined twice")
-            found[name] = _for_kind(text, kind) if kind else text
+            found[name] = variant
     return found
+
+
+def _variants(header: str, text: str) -> list[tuple[str, str]]:
+    """A query's name and text, or one of each per item kind or board its header names."""
+    if ITEM in header:
+        return [(header.replace(ITEM, kind), _for_kind(text, kind)) for kind in ITEM_COLUMNS]
+    if BOARD in header:
+        return [(header.replace(BOARD, board), _for_board(text, board)) for board in BOARDS]
+    return [(header, text)]
 
 
 def _detailed(m: re.Match[str]) -> str:
     percent, prefix = m[1], m[2]
     return ", ".join(f"%({c})s" if percent else f"{prefix}.{c}" if prefix else c
                      for c in DETAILED_COLUMNS)
+
+
+def _for_board(text: str, board: str) -> str:
+    """A query written for every leaderboard, as `board`'s."""
+    parts = BOARDS[board]
+    return _BOARD_PARTS.sub(lambda m: parts[m[1]], text)
 
 
 def _for_kind(text: str, kind: str) -> str:

@@ -39,18 +39,15 @@ class Capacity:
 
     egress_ips: dict[str, str]  # source address -> egress name
     interval: float
-    budget_requests: int | None = None
-    budget_window: float = 3600.0
+    budget: FleetBudget | None = None
 
     def of(self, seconds: float, by_ip: dict[str, Any]) -> Budget:
         busy = sorted(name for ip, name in self.egress_ips.items()
                       if int((by_ip.get(ip) or {}).get("count", 0)) > 0)
         capacity = len(busy) * seconds / self.interval
-        if self.budget_requests is not None:
-            capacity = min(capacity, self.budget_requests * seconds / self.budget_window)
-        return Budget(len(self.egress_ips), busy, self.interval, round(capacity),
-                      None if self.budget_requests is None
-                      else FleetBudget(self.budget_requests, self.budget_window))
+        if self.budget is not None:
+            capacity = min(capacity, self.budget.requests * seconds / self.budget.window_seconds)
+        return Budget(len(self.egress_ips), busy, self.interval, round(capacity), self.budget)
 
 
 @dataclass(frozen=True, slots=True)

@@ -132,8 +132,8 @@ class Demo:
         self.budget = max(1, round(BUDGET_SHARE * opts.collectors * per_egress * BUDGET_WINDOW))
         ips = {f"127.0.0.{10 + i}": f"demo-egress-{i + 1:02d}" for i in range(opts.collectors)}
         self.capacity = figures.Capacity({**ips, INTERACTIVE_IP: "demo-interactive"},
-                                         self.interval + self.margin, self.budget,
-                                         BUDGET_WINDOW)
+                                         self.interval + self.margin,
+                                         figures.FleetBudget(self.budget, BUDGET_WINDOW))
 
     async def run(self) -> figures.Summary:
         check_port(self.opts.port)

@@ -44,8 +44,8 @@ async def record(conn: Conn, interval_seconds: float) -> None:
         "finished": Jsonb({r: {"succeeded": v.succeeded, "failed": v.failed}
                            for r, v in finished.items()}),
         "requests": Jsonb(requests), "backlog_age": Jsonb(await backlog.ages(conn)),
-        "refresh_lag": Jsonb({k: {r: {"p50": v.p50, "p95": v.p95, "n": v.n}
-                                  for r, v in by.items()} for k, by in lag.items()})})
+        "refresh_lag": Jsonb({k: {r: v.model_dump() for r, v in by.items()}
+                              for k, by in lag.items()})})
 
 
 async def prune(conn: Conn, retention_days: float, *, batch: int = 5000,

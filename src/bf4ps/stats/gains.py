@@ -14,10 +14,10 @@ database, no clock: the writers (stats/progress_store.py), the checks after stor
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
-from typing import TypeVar
+from typing import Any, TypeVar
 
 SOLDIER_COUNTERS = ("kills", "deaths", "score", "seconds", "headshots", "shots_fired",
                     "shots_hit")
@@ -111,41 +111,40 @@ def steps_up(before: int | None, after: int | None, reset: bool) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class SoldierGain(_ShotRates, _ScoreRates):
-    """What a soldier gained between two good snapshots; all zero when `reset`."""
+class Gain(_ShotRates):
+    """What a soldier, or one weapon or vehicle of his, gained between two good snapshots (the
+    columns of an *_intervals row); all zero when `reset`."""
 
-    start: datetime
-    end: datetime
+    started_at: datetime
+    ended_at: datetime
     kills: int = 0
-    deaths: int = 0
-    score: int = 0
     seconds: int = 0
     headshots: int | None = None
     shots_fired: int | None = None
     shots_hit: int | None = None
+    reset: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SoldierGain(Gain, _ScoreRates):
+    """A soldier's gain: with his deaths, score and ranks."""
+
+    deaths: int = 0
+    score: int = 0
     rank_from: int | None = None
     rank_to: int | None = None
-    reset: bool = False
 
     @property
     def rank_ups(self) -> int:
         return steps_up(self.rank_from, self.rank_to, self.reset)
 
 
-@dataclass(frozen=True, slots=True)
-class ItemGain(_ShotRates):
-    """What one weapon or vehicle gained between two good snapshots; all zero when `reset`."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ItemGain(Gain):
+    """One weapon's or vehicle's gain: with its service stars."""
 
-    start: datetime
-    end: datetime
-    kills: int = 0
-    seconds: int = 0
-    headshots: int | None = None
-    shots_fired: int | None = None
-    shots_hit: int | None = None
     stars_from: int | None = None
     stars_to: int | None = None
-    reset: bool = False
 
     @property
     def stars(self) -> int:
@@ -183,27 +182,24 @@ def _deltas(a: S, b: S, names: Sequence[str],
 def soldier_gain(a: SoldierSnapshot, b: SoldierSnapshot) -> SoldierGain | None:
     """The gain from good snapshot `a` to the later good snapshot `b`; None when either is not
     good or `b` is not later."""
-    if not (good(a) and good(b)) or b.at <= a.at:
-        return None
-    d = _deltas(a, b, SOLDIER_COUNTERS, SOLDIER_REQUIRED)
-    if d is None:
-        return SoldierGain(a.at, b.at, rank_from=a.rank, rank_to=b.rank, reset=True)
-    return SoldierGain(a.at, b.at, kills=d["kills"] or 0, deaths=d["deaths"] or 0,
-                       score=d["score"] or 0, seconds=d["seconds"] or 0,
-                       headshots=d["headshots"], shots_fired=d["shots_fired"],
-                       shots_hit=d["shots_hit"], rank_from=a.rank, rank_to=b.rank)
+    return _gain(a, b, SoldierGain, rank_from=a.rank, rank_to=b.rank)
 
 
 def item_gain(a: ItemSnapshot, b: ItemSnapshot) -> ItemGain | None:
     """As soldier_gain, for one weapon or vehicle."""
+    return _gain(a, b, ItemGain, stars_from=a.stars, stars_to=b.stars)
+
+
+def _gain(a: S, b: S, cls: type[G], **steps: int | None) -> G | None:
+    """The gain of `cls` between two snapshots, with `steps` (ranks or stars: kept on a reset)."""
     if not (good(a) and good(b)) or b.at <= a.at:
         return None
-    d = _deltas(a, b, ITEM_COUNTERS, ITEM_REQUIRED)
-    if d is None:
-        return ItemGain(a.at, b.at, stars_from=a.stars, stars_to=b.stars, reset=True)
-    return ItemGain(a.at, b.at, kills=d["kills"] or 0, seconds=d["seconds"] or 0,
-                    headshots=d["headshots"], shots_fired=d["shots_fired"],
-                    shots_hit=d["shots_hit"], stars_from=a.stars, stars_to=b.stars)
+    names, required = ((SOLDIER_COUNTERS, SOLDIER_REQUIRED) if isinstance(a, SoldierSnapshot)
+                       else (ITEM_COUNTERS, ITEM_REQUIRED))
+    d = _deltas(a, b, names, required)
+    fields: dict[str, Any] = dict(steps, reset=True) if d is None else dict(
+        steps, **{n: (v or 0) if n in required else v for n, v in d.items()})
+    return cls(a.at, b.at, **fields)
 
 
 def _consecutive(snapshots: Iterable[S], gain: Callable[[S, S], G | None]) -> list[G]:
@@ -221,8 +217,9 @@ def item_gains(snapshots: Iterable[ItemSnapshot]) -> list[ItemGain]:
 
 
 @dataclass(frozen=True, slots=True)
-class Totals(_ScoreRates):
-    """Gains summed over intervals (a 24 h / 7 d / 30 d window, a leaderboard week)."""
+class Totals(_ShotRates, _ScoreRates):
+    """Gains summed over intervals (a 24 h / 7 d / 30 d window, one weapon's or vehicle's
+    week): a soldier's deaths, score and ranks, an item's service stars."""
 
     intervals: int = 0
     resets: int = 0
@@ -230,20 +227,37 @@ class Totals(_ScoreRates):
     deaths: int = 0
     score: int = 0
     seconds: int = 0
+    headshots: int | None = None
+    shots_fired: int | None = None
+    shots_hit: int | None = None
     rank_ups: int = 0
+    stars: int = 0
 
 
-def totals(gains: Iterable[SoldierGain]) -> Totals:
-    t = {f.name: 0 for f in fields(Totals)}
+def _plus(a: int | None, b: int | None) -> int | None:
+    if b is None:
+        return a
+    return b if a is None else a + b
+
+
+def _own(g: Gain) -> tuple[int, int, int, int]:
+    """What only one kind of gain counts: a soldier's deaths, score and ranks, an item's stars."""
+    if isinstance(g, SoldierGain):
+        return g.deaths, g.score, g.rank_ups, 0
+    return 0, 0, 0, g.stars if isinstance(g, ItemGain) else 0
+
+
+def totals(gains: Iterable[Gain]) -> Totals:
+    t = Totals()
     for g in gains:
-        t["intervals"] += 1
-        t["resets"] += g.reset
-        t["kills"] += g.kills
-        t["deaths"] += g.deaths
-        t["score"] += g.score
-        t["seconds"] += g.seconds
-        t["rank_ups"] += g.rank_ups
-    return Totals(**t)
+        deaths, score, rank_ups, stars = _own(g)
+        t = Totals(intervals=t.intervals + 1, resets=t.resets + g.reset,
+                   kills=t.kills + g.kills, deaths=t.deaths + deaths, score=t.score + score,
+                   seconds=t.seconds + g.seconds, headshots=_plus(t.headshots, g.headshots),
+                   shots_fired=_plus(t.shots_fired, g.shots_fired),
+                   shots_hit=_plus(t.shots_hit, g.shots_hit), rank_ups=t.rank_ups + rank_ups,
+                   stars=t.stars + stars)
+    return t
 
 
 def smoothed(amount: float, seconds: float, prior_rate: float, prior_minutes: float) -> float:
@@ -292,34 +306,3 @@ def breaches(g: SoldierGain | ItemGain, c: Ceilings) -> list[str]:
         out.append(f"headshots per kill {hs:.2f} > {c.headshots_per_kill:.2f} over "
                    f"{g.kills} kills")
     return out
-
-
-@dataclass(frozen=True, slots=True)
-class ItemTotals(_ShotRates):
-    """One weapon's or vehicle's gains summed over intervals."""
-
-    intervals: int = 0
-    resets: int = 0
-    kills: int = 0
-    seconds: int = 0
-    headshots: int | None = None
-    shots_fired: int | None = None
-    shots_hit: int | None = None
-    stars: int = 0
-
-
-def _plus(a: int | None, b: int | None) -> int | None:
-    if b is None:
-        return a
-    return b if a is None else a + b
-
-
-def item_totals(gains_: Iterable[ItemGain]) -> ItemTotals:
-    t = ItemTotals()
-    for g in gains_:
-        t = ItemTotals(intervals=t.intervals + 1, resets=t.resets + g.reset,
-                       kills=t.kills + g.kills, seconds=t.seconds + g.seconds,
-                       headshots=_plus(t.headshots, g.headshots),
-                       shots_fired=_plus(t.shots_fired, g.shots_fired),
-                       shots_hit=_plus(t.shots_hit, g.shots_hit), stars=t.stars + g.stars)
-    return t

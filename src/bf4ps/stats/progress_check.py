@@ -36,64 +36,21 @@ def ceilings(policy: Policy) -> gains.Ceilings:
         min_seconds=int(policy.progress_check_min_seconds))
 
 
-@dataclass(frozen=True, slots=True)
-class SoldierInterval:
-    """A soldier_intervals row's gain columns."""
-
-    started_at: datetime
-    ended_at: datetime
-    kills: int
-    deaths: int
-    score: int
-    seconds: int
-    headshots: int | None
-    shots_fired: int | None
-    shots_hit: int | None
-    rank_from: int | None
-    rank_to: int | None
-    reset: bool
-
-    def gain(self) -> gains.SoldierGain:
-        """The row as the domain's gain."""
-        return gains.SoldierGain(
-            start=self.started_at, end=self.ended_at, kills=self.kills, deaths=self.deaths,
-            score=self.score, seconds=self.seconds, headshots=self.headshots,
-            shots_fired=self.shots_fired, shots_hit=self.shots_hit, rank_from=self.rank_from,
-            rank_to=self.rank_to, reset=self.reset)
-
-
-@dataclass(frozen=True, slots=True)
-class ItemInterval:
-    """An item_intervals row's gain columns."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ItemInterval(gains.ItemGain):
+    """An item_intervals row: which weapon or vehicle, and its gain."""
 
     kind: str
     item_id: int
-    started_at: datetime
-    ended_at: datetime
-    kills: int
-    seconds: int
-    headshots: int | None
-    shots_fired: int | None
-    shots_hit: int | None
-    stars_from: int | None
-    stars_to: int | None
-    reset: bool
-
-    def gain(self) -> gains.ItemGain:
-        """The row as the domain's gain."""
-        return gains.ItemGain(
-            start=self.started_at, end=self.ended_at, kills=self.kills, seconds=self.seconds,
-            headshots=self.headshots, shots_fired=self.shots_fired, shots_hit=self.shots_hit,
-            stars_from=self.stars_from, stars_to=self.stars_to, reset=self.reset)
 
 
-@dataclass(frozen=True, slots=True)
-class _UncheckedSoldier(SoldierInterval):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _UncheckedSoldier(gains.SoldierGain):
     soldier_id: int
     platform: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _UncheckedItem(ItemInterval):
     soldier_id: int
     platform: str
@@ -138,11 +95,11 @@ async def check_pending(conn: Conn, policy: Policy, now: datetime,
         soldiers, items = read_soldiers.rows, read_items.rows
         flagged: set[int] = set()
         for s in soldiers:
-            reasons = gains.breaches(s.gain(), c)
+            reasons = gains.breaches(s, c)
             if reasons and await _flag(conn, s, "soldier", None, reasons, now):
                 flagged.add(s.soldier_id)
         for i in items:
-            reasons = gains.breaches(i.gain(), c)
+            reasons = gains.breaches(i, c)
             if reasons and await _flag(conn, i, i.kind, i.item_id, reasons, now):
                 flagged.add(i.soldier_id)
         if soldiers:

@@ -43,7 +43,7 @@ def history_snapshot(row: Mapping[str, Any]) -> gains.SoldierSnapshot:
 
 def soldier_params(soldier_id: int, g: gains.SoldierGain) -> dict[str, object]:
     """soldier_interval_insert's named parameters: one interval's gains."""
-    return {"soldier_id": soldier_id, "started_at": g.start, "ended_at": g.end,
+    return {"soldier_id": soldier_id, "started_at": g.started_at, "ended_at": g.ended_at,
             "kills": g.kills, "deaths": g.deaths, "score": g.score, "seconds": g.seconds,
             "headshots": g.headshots, "shots_fired": g.shots_fired, "shots_hit": g.shots_hit,
             "rank_from": g.rank_from, "rank_to": g.rank_to, "reset": g.reset}
@@ -115,7 +115,7 @@ def item_rows(before: list[StoredItem], items: Sequence[WeaponItem | VehicleItem
         if g is None or not _moved(g):
             continue
         for name, value in zip(ITEM_COLUMNS, (
-                row.item_id, g.start, g.kills, g.seconds, g.headshots, g.shots_fired,
+                row.item_id, g.started_at, g.kills, g.seconds, g.headshots, g.shots_fired,
                 g.shots_hit, g.stars_from, g.stars_to, g.reset), strict=True):
             cols[name].append(value)
     return cols

@@ -9,20 +9,21 @@ history record, and readers take the latest record (no per-request join)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one
+from bf4ps.db.queries import all_rows, mapped, one
+from bf4ps.views.soldier import Model
 
 CLASSES = ("interactive", "active", "recent", "bootstrap", "retry")
 RESOURCES = ("detailed", "profile", "weapons", "vehicles")
 LAG_WINDOW_SECONDS = 3600.0
 
 
-@dataclass(frozen=True)
-class Lag:
+class LagFigure(Model):
     p50: float
     p95: float
     n: int
@@ -31,7 +32,7 @@ class Lag:
 @dataclass(frozen=True)
 class Backlog:
     age_seconds: dict[str, dict[str, float]]  # class -> resource -> seconds (0: none waiting)
-    lag: dict[str, dict[str, Lag]] = field(default_factory=dict)
+    lag: dict[str, dict[str, LagFigure]] = field(default_factory=dict)
     lag_window_seconds: float = LAG_WINDOW_SECONDS
     lag_recorded_at: datetime | None = None
 
@@ -49,9 +50,12 @@ class _Age(NamedTuple):
 class _Lag(NamedTuple):
     klass: str
     resource: str
-    p50: float
-    p95: float
-    n: int
+    lag: LagFigure
+
+
+def _lag_row(row: Mapping[str, Any]) -> _Lag:
+    return _Lag(row["klass"], row["resource"],
+                LagFigure(p50=row["p50"], p95=row["p95"], n=row["n"]))
 
 
 class _Latest(NamedTuple):
@@ -67,16 +71,16 @@ async def ages(conn: Conn) -> dict[str, dict[str, float]]:
 
 
 async def refresh_lag(conn: Conn, window_seconds: float = LAG_WINDOW_SECONDS
-                      ) -> dict[str, dict[str, Lag]]:
-    out: dict[str, dict[str, Lag]] = {}
-    for row in await all_rows(conn, _Lag, "refresh_lag", {"window_seconds": window_seconds}):
-        out.setdefault(row.klass, {})[row.resource] = Lag(row.p50, row.p95, row.n)
+                      ) -> dict[str, dict[str, LagFigure]]:
+    out: dict[str, dict[str, LagFigure]] = {}
+    for row in await all_rows(conn, mapped(_lag_row), "refresh_lag",
+                              {"window_seconds": window_seconds}):
+        out.setdefault(row.klass, {})[row.resource] = row.lag
     return out
 
 
-def lag_from_json(raw: dict[str, Any]) -> dict[str, dict[str, Lag]]:
-    return {k: {r: Lag(float(v["p50"]), float(v["p95"]), int(v["n"])) for r, v in by.items()}
-            for k, by in raw.items()}
+def lag_from_json(raw: dict[str, Any]) -> dict[str, dict[str, LagFigure]]:
+    return {k: {r: LagFigure.model_validate(v) for r, v in by.items()} for k, by in raw.items()}
 
 
 async def read(conn: Conn) -> Backlog:

@@ -22,7 +22,6 @@ from bf4ps.views.fleet_rows import (
     CollectorRow,
     DepthRow,
     LaneDepth,
-    Model,
     RestoreHold,
     ThroughputWindow,
     circuits,
@@ -35,6 +34,7 @@ from bf4ps.views.fleet_rows import (
     soldier_count,
     throughput,
 )
+from bf4ps.views.soldier import Model
 
 WINDOW_SECONDS = 3600.0
 

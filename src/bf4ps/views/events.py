@@ -3,9 +3,9 @@ and the human text rendered from an event's structured fields."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -57,21 +57,6 @@ class Event(BaseModel):
     soldier_name: str | None = None
 
 
-class SearchParams(TypedDict):
-    """events_search's named parameters."""
-
-    persona_id: int | None
-    platform: str | None
-    collector: str | None
-    egress: str | None
-    resource: str | None
-    event_type: str | None
-    since: datetime | None
-    until: datetime | None
-    name: str | None
-    limit: int
-
-
 @dataclass(frozen=True)
 class EventFilter:
     persona_id: int | None = None
@@ -85,12 +70,11 @@ class EventFilter:
     name: str | None = None  # the soldier's current or a former name, any case
     egress: str | None = None  # the rate-limit domain (egress key), exact
 
-    def params(self) -> SearchParams:
-        return {"persona_id": self.persona_id, "platform": self.platform,
-                "collector": self.collector, "egress": self.egress, "resource": self.resource,
-                "event_type": self.event_type, "since": self.since, "until": self.until,
-                "name": self.name.lower() if self.name else None,
-                "limit": max(1, min(self.limit, 1000))}
+    def params(self) -> dict[str, object]:
+        """events_search's named parameters: the filters, the name lower-cased, the limit
+        kept within 1..1,000."""
+        return asdict(self) | {"name": self.name.lower() if self.name else None,
+                               "limit": max(1, min(self.limit, 1000))}
 
     def describe(self) -> str:
         """The filters in use, for 'no events match (name TheOnlyBond, type failed)'."""

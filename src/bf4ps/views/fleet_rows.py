@@ -10,8 +10,6 @@ from ipaddress import IPv4Address, IPv6Address
 from typing import NamedTuple
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
-
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one, one_row
 from bf4ps.domain import Lane
@@ -19,10 +17,8 @@ from bf4ps.gates.gate import Gate
 from bf4ps.gates.restore import standing_hold
 from bf4ps.queue import figures
 from bf4ps.views import backlog
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+from bf4ps.views.backlog import LagFigure
+from bf4ps.views.soldier import Model
 
 
 class CollectorRow(Model):
@@ -145,12 +141,6 @@ class RestoreHold(Model):
     run_rule: bool
 
 
-class LagFigure(Model):
-    p50: float
-    p95: float
-    n: int
-
-
 class BacklogView(Model):
     age_seconds: dict[str, dict[str, float]]  # class -> resource -> seconds (0: none waiting)
     refresh_lag: dict[str, dict[str, LagFigure]]
@@ -165,10 +155,8 @@ class BacklogView(Model):
             lag_window_seconds=b.lag_window_seconds, lag_recorded_at=b.lag_recorded_at)
 
     def backlog(self) -> backlog.Backlog:
-        return backlog.Backlog(self.age_seconds, {
-            k: {r: backlog.Lag(v.p50, v.p95, v.n) for r, v in by.items()}
-            for k, by in self.refresh_lag.items()}, self.lag_window_seconds,
-            self.lag_recorded_at)
+        return backlog.Backlog(self.age_seconds, self.refresh_lag, self.lag_window_seconds,
+                               self.lag_recorded_at)
 
 
 async def registry(conn: Conn, include_retired: bool = False) -> list[CollectorRow]:

@@ -12,9 +12,10 @@ from bf4ps.domain import Lane
 from bf4ps.queue import figures
 from bf4ps.views import backlog
 from bf4ps.views import fleet_rows as rows
+from bf4ps.views.soldier import Model
 
 
-class QueueDepth(rows.Model):
+class QueueDepth(Model):
     by_lane: dict[str, rows.LaneDepth]
     detail: list[rows.DepthRow]
 
@@ -31,7 +32,7 @@ class StatusCollector(rows.Clock):
     version: str | None
 
 
-class EgressUse(rows.Model):
+class EgressUse(Model):
     egress: str
     min_interval_seconds: float
     requests: int  # counted over the window
@@ -41,20 +42,20 @@ class EgressUse(rows.Model):
     cooling_down: bool
 
 
-class FleetUse(rows.Model):
+class FleetUse(Model):
     requests: int
     window_seconds: float
     used: int
     use: float  # used / requests
 
 
-class BudgetUse(rows.Model):
+class BudgetUse(Model):
     window_seconds: float
     egresses: list[EgressUse]
     fleet: FleetUse | None  # None: no fleet budget
 
 
-class StatusReport(rows.Model):
+class StatusReport(Model):
     soldiers: int
     queue_depth: QueueDepth
     coverage: dict[str, dict[str, int]]  # resource -> collection-state status -> soldiers

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from bf4ps import policy as policy_mod
+from bf4ps.capacity import demand
 from bf4ps.capacity.inputs import (
     DAY,
     HOUR,
@@ -51,13 +52,8 @@ DOCS = "default: the documented deployment (docs/operations.md)"
 
 
 def span(seconds: float) -> str:
-    if seconds >= DAY:
-        return f"{seconds / DAY:.0f} d"
-    if seconds >= HOUR:
-        return f"{seconds / HOUR:.0f} h"
-    if seconds >= 120:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds:.0f} s"
+    """A measurement's window in words (whole days from a day on, whole hours from an hour)."""
+    return demand.span(seconds, rounded=True)
 
 
 def costs(rows: list[CostRow], window: float) -> tuple[dict[str, ResourceCost], list[str]]:

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from bf4ps.db.queries import Read
 from bf4ps.stats import gains
-from bf4ps.stats.progress_check import ItemInterval, SoldierInterval
+from bf4ps.stats.progress_check import ItemInterval
 from bf4ps.views.soldier import Model
 
 WINDOWS = (("24 h", timedelta(days=1)), ("7 d", timedelta(days=7)),
@@ -96,24 +96,23 @@ class Progress(Model):
     stars: int  # service stars earned with weapons and vehicles over ITEM_WINDOW
 
 
-@dataclass(frozen=True, slots=True)
-class IntervalRow(SoldierInterval):
-    """A soldier_intervals_of row: the interval and its open flag's reason."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IntervalRow(gains.SoldierGain):
+    """A soldier_intervals_of row: the interval's gain and its open flag's reason."""
 
     flag_reason: str | None
 
 
-def interval(row: IntervalRow) -> Interval:
-    g = row.gain()
+def interval(g: IntervalRow) -> Interval:
     return Interval(
-        started_at=g.start, ended_at=g.end, kills=g.kills, deaths=g.deaths, score=g.score,
+        started_at=g.started_at, ended_at=g.ended_at, kills=g.kills, deaths=g.deaths, score=g.score,
         seconds=g.seconds, kd=_r(g.kd, 2), kpm=_r(g.kpm, 2), spm=_r(g.spm, 0),
         accuracy_percent=_r(g.accuracy_percent, 1), rank_from=g.rank_from,
-        rank_to=g.rank_to, rank_ups=g.rank_ups, reset=g.reset, flag=row.flag_reason)
+        rank_to=g.rank_to, rank_ups=g.rank_ups, reset=g.reset, flag=g.flag_reason)
 
 
 def window(label: str, rows: list[IntervalRow]) -> Window:
-    t = gains.totals(r.gain() for r in rows)
+    t = gains.totals(rows)
     return Window(label=label, intervals=t.intervals, resets=t.resets, kills=t.kills,
                   deaths=t.deaths, score=t.score, seconds=t.seconds, kd=_r(t.kd, 2),
                   kpm=_r(t.kpm, 2), spm=_r(t.spm, 0), rank_ups=t.rank_ups,
@@ -124,10 +123,10 @@ def item_progress(rows: Iterable[ItemInterval], kind: str) -> dict[int, ItemProg
     grouped: dict[int, list[gains.ItemGain]] = {}
     for r in rows:
         if r.kind == kind:
-            grouped.setdefault(r.item_id, []).append(r.gain())
+            grouped.setdefault(r.item_id, []).append(r)
     out = {}
     for item_id, gs in grouped.items():
-        t = gains.item_totals(gs)
+        t = gains.totals(gs)
         out[item_id] = ItemProgress(
             item_id=item_id, kills=t.kills, seconds=t.seconds, kpm=_r(t.kpm, 2),
             accuracy_percent=_r(t.accuracy_percent, 1), headshots=t.headshots,

@@ -9,8 +9,6 @@ from datetime import datetime, timedelta
 from typing import Literal, NamedTuple
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
-
 from bf4ps.capacity import eta
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, one
@@ -19,15 +17,12 @@ from bf4ps.interactive.submit import Submission
 from bf4ps.settings import SendTimings
 from bf4ps.stats.soldiers import ALL_RESOURCES
 from bf4ps.views.fields import BattlelogUrl, PersonaId, PlatformName, SoldierName
+from bf4ps.views.soldier import Model
 
 OPEN = ("queued", "collecting")
 NOTHING_DUE = "every resource is fresh"  # the message of a request that found nothing due
 RequestState = Literal["queued", "collecting", "done", "not_found", "failed"]
 Step = Literal["lookup", "detailed", "profile", "weapons", "vehicles"]  # JobKind (a test checks)
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class StepProgress(Model):

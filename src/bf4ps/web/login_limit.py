@@ -17,14 +17,22 @@ from typing import NamedTuple
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows
+from bf4ps.settings import Settings
 
 
 @dataclass(frozen=True)
 class LoginPolicy:
-    free: int = 5
-    delay: float = 1.0
-    max_delay: float = 300.0
-    forget_after: float = 900.0
+    """The lock-out's figures: the BF4PS_OPS_LOGIN_* settings (defaults there)."""
+
+    free: int
+    delay: float
+    max_delay: float
+    forget_after: float
+
+    @classmethod
+    def from_settings(cls, s: Settings) -> LoginPolicy:
+        return cls(s.ops_login_free_failures, s.ops_login_delay_seconds,
+                   s.ops_login_max_delay_seconds, s.ops_login_forget_seconds)
 
 
 @dataclass(frozen=True)

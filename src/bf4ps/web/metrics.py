@@ -35,6 +35,7 @@ from bf4ps.views import console
 from bf4ps.views.console import StatusCount
 from bf4ps.web.metrics_capacity import capacity_gauges
 from bf4ps.web.metrics_settings import settings_gauges
+from bf4ps.web.security import HttpMiddleware
 
 BOUNDS_SECONDS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 # width_bucket counts thresholds <= value: value_ms <= b*1000  <=>  value_ms < b*1000 + 1
@@ -355,17 +356,14 @@ async def _scheduler_intake_gauges(conn: Conn) -> list[Metric]:
     return [leading, failing, age, hold]
 
 
-class RequestMetrics:
+class RequestMetrics(HttpMiddleware):
     """ASGI middleware: counts and times every HTTP request by route group."""
 
     def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
-        self.app = app
+        super().__init__(app)
         self.metrics = metrics
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         status = 500
 

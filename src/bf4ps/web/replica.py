@@ -26,10 +26,11 @@ import psycopg
 from prometheus_client.core import GaugeMetricFamily, Metric
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from starlette.datastructures import MutableHeaders
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one_row
+from bf4ps.web.security import HttpMiddleware
 
 log = logging.getLogger(__name__)
 
@@ -160,16 +161,13 @@ class ReadReplica:
         return [lag, up]
 
 
-class ReplicaRetry:
+class ReplicaRetry(HttpMiddleware):
     """Runs a GET or HEAD request again (its reads then on the primary) when a read on the
     replica failed or missed before the response began, and names the server its reads came
     from in a header. Other methods read nothing that may be stale (db(), never read_db())."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] in ("GET", "HEAD"):
             await self._read(scope, receive, send)
         else:
             await self.app(scope, receive, send)

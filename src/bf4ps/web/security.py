@@ -45,16 +45,26 @@ CSRF_FIELD = "csrf_token"
 BODY_LIMIT = 16 * 1024
 
 
-class SecurityHeaders:
-    """Adds the security headers to every HTTP response; operator pages are never cached."""
+class HttpMiddleware:
+    """An ASGI middleware of HTTP requests (`http`): other scopes (the lifespan) pass through."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "http":
+            await self.http(scope, receive, send)
+        else:
             await self.app(scope, receive, send)
-            return
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+class SecurityHeaders(HttpMiddleware):
+    """Adds the security headers to every HTTP response; operator pages are never cached."""
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         private = str(scope.get("path", "")).startswith(PRIVATE_PREFIXES)
 
         async def send_with_headers(message: Message) -> None:
@@ -73,17 +83,14 @@ class _TooLarge(Exception):
     pass
 
 
-class BodyLimit:
+class BodyLimit(HttpMiddleware):
     """Refuses request bodies over `max_bytes` with 413, by Content-Length or while reading."""
 
     def __init__(self, app: ASGIApp, max_bytes: int = BODY_LIMIT) -> None:
-        self.app = app
+        super().__init__(app)
         self.max_bytes = max_bytes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         declared = dict(scope.get("headers", [])).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
             await _refuse(send, self.max_bytes)
@@ -176,10 +183,7 @@ class OpsAuth:
         self._password = password.encode()
         self.configured = bool(self._user and self._password)
         self.demo = settings.ops_local_demo
-        self.limiter = LoginLimiter(LoginPolicy(
-            free=settings.ops_login_free_failures, delay=settings.ops_login_delay_seconds,
-            max_delay=settings.ops_login_max_delay_seconds,
-            forget_after=settings.ops_login_forget_seconds), connect)
+        self.limiter = LoginLimiter(LoginPolicy.from_settings(settings), connect)
         self._prefix = settings.client_ipv6_prefix_length
         self._counted = counted
 

@@ -111,69 +111,26 @@ WHERE s.last_seen_at IS NOT NULL AND s.last_seen_at > %(since)s
 ORDER BY s.last_seen_at DESC
 LIMIT %(limit)s
 
--- name: web_board_spm
+-- name: web_board_{board}
 -- Leaderboards: one platform's soldiers with at least 10 hours played, best first, read in
--- index order (the partial indexes of db/schema.sql; the predicate repeats the index's). The page
--- is cut from detailed_stats_current alone; only its rows are joined to their soldiers. A
--- soldier with an open progress flag (db/schema.sql) is on no board until it is cleared.
+-- index order. Loaded once per board (db/queries.py BOARDS): `{order}` is the sort key of the
+-- board's partial index (db/schema.sql) and `{where}` what its predicate adds, so each text
+-- repeats its index's predicate and is planned on it. The page is cut from
+-- detailed_stats_current alone; only its rows are joined to their soldiers. A soldier with an
+-- open progress flag (db/schema.sql) is on no board until it is cleared.
 SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
        d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
        d.fetched_at AS collected_at
 FROM (SELECT d.soldier_id, d.rank, d.skill, d.kills, d.deaths, d.score_per_minute,
              d.time_played_seconds, d.fetched_at
       FROM detailed_stats_current d
-      WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000
+      WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000{where}
         AND NOT EXISTS (SELECT 1 FROM progress_flags f
                         WHERE f.soldier_id = d.soldier_id AND f.cleared_at IS NULL)
-      ORDER BY d.score_per_minute DESC NULLS LAST, d.soldier_id
+      ORDER BY {order} DESC NULLS LAST, d.soldier_id
       LIMIT %(limit)s OFFSET %(offset)s) AS d
 JOIN soldiers s ON s.soldier_id = d.soldier_id
-ORDER BY d.score_per_minute DESC NULLS LAST, d.soldier_id
-
--- name: web_board_kd
-SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
-       d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
-       d.fetched_at AS collected_at
-FROM (SELECT d.soldier_id, d.rank, d.skill, d.kills, d.deaths, d.score_per_minute,
-             d.time_played_seconds, d.fetched_at
-      FROM detailed_stats_current d
-      WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000 AND d.deaths > 0
-        AND NOT EXISTS (SELECT 1 FROM progress_flags f
-                        WHERE f.soldier_id = d.soldier_id AND f.cleared_at IS NULL)
-      ORDER BY (d.kills::double precision / d.deaths) DESC NULLS LAST, d.soldier_id
-      LIMIT %(limit)s OFFSET %(offset)s) AS d
-JOIN soldiers s ON s.soldier_id = d.soldier_id
-ORDER BY (d.kills::double precision / d.deaths) DESC NULLS LAST, d.soldier_id
-
--- name: web_board_skill
-SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
-       d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
-       d.fetched_at AS collected_at
-FROM (SELECT d.soldier_id, d.rank, d.skill, d.kills, d.deaths, d.score_per_minute,
-             d.time_played_seconds, d.fetched_at
-      FROM detailed_stats_current d
-      WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000
-        AND NOT EXISTS (SELECT 1 FROM progress_flags f
-                        WHERE f.soldier_id = d.soldier_id AND f.cleared_at IS NULL)
-      ORDER BY d.skill DESC NULLS LAST, d.soldier_id
-      LIMIT %(limit)s OFFSET %(offset)s) AS d
-JOIN soldiers s ON s.soldier_id = d.soldier_id
-ORDER BY d.skill DESC NULLS LAST, d.soldier_id
-
--- name: web_board_kills
-SELECT s.soldier_id, s.persona_id, s.platform, s.current_name, s.last_seen_at,
-       d.rank, d.skill, d.kills, d.deaths, d.score_per_minute, d.time_played_seconds,
-       d.fetched_at AS collected_at
-FROM (SELECT d.soldier_id, d.rank, d.skill, d.kills, d.deaths, d.score_per_minute,
-             d.time_played_seconds, d.fetched_at
-      FROM detailed_stats_current d
-      WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000
-        AND NOT EXISTS (SELECT 1 FROM progress_flags f
-                        WHERE f.soldier_id = d.soldier_id AND f.cleared_at IS NULL)
-      ORDER BY d.kills DESC NULLS LAST, d.soldier_id
-      LIMIT %(limit)s OFFSET %(offset)s) AS d
-JOIN soldiers s ON s.soldier_id = d.soldier_id
-ORDER BY d.kills DESC NULLS LAST, d.soldier_id
+ORDER BY {order} DESC NULLS LAST, d.soldier_id
 
 -- name: web_search_page
 -- One page of the search: soldiers whose current or a former name starts with the query (a LIKE

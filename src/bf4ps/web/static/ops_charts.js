@@ -39,24 +39,30 @@
     return {data: data, series: series, y: "attempted %"};
   }
 
-  function requestsChart(h) {
+  function byKey(h, group, y, lines) {
+    /* a chart over the records' times: for each key of h[group], the lines lines(key) gives
+       ([values, label, style], ...), drawn in that key's colour */
     var data = [h.times], series = [{}];
-    Object.keys(h.requests).forEach(function (eg, i) {
-      data.push(h.requests[eg]);
-      series.push({label: eg + " /h", stroke: color(i), width: 2});
-      data.push(h.limits[eg]);
-      series.push({label: eg + " limit", stroke: color(i), dash: [4, 4], width: 1});
+    Object.keys(h[group]).forEach(function (k, i) {
+      lines(k).forEach(function (line) {
+        data.push(line[0]);
+        series.push(Object.assign({label: line[1], stroke: color(i)}, line[2]));
+      });
     });
-    return {data: data, series: series, y: "requests/h"};
+    return {data: data, series: series, y: y};
+  }
+
+  function requestsChart(h) {
+    return byKey(h, "requests", "requests/h", function (eg) {
+      return [[h.requests[eg], eg + " /h", {width: 2}],
+              [h.limits[eg], eg + " limit", {dash: [4, 4], width: 1}]];
+    });
   }
 
   function backlogChart(h) {
-    var data = [h.times], series = [{}];
-    Object.keys(h.backlog).forEach(function (k, i) {
-      data.push(h.backlog[k]);
-      series.push({label: k + " s", stroke: color(i), width: 2});
+    return byKey(h, "backlog", "seconds", function (k) {
+      return [[h.backlog[k], k + " s", {width: 2}]];
     });
-    return {data: data, series: series, y: "seconds"};
   }
 
   function axis(extra) {
