@@ -91,8 +91,8 @@ SELECT job_id, old_collector, old_token FROM bf4ps_reap_expired(%(limit)s)
 
 -- name: finalize_success
 -- The fenced success and, with `next`, the collector's next claim: one call (queue_succeed,
--- migration 0014), which with a gate also counts that job's request in its slot (slot_at,
--- ledger_id: queue_succeed_counted, migration 0029). `finished` is NULL when the lease was
+-- migration 0014), which with a gate claims inside one admission that also counts that job's
+-- request in its slot (slot_at, ledger_id: queue_succeed_counted, migrations 0028, 0032). `finished` is NULL when the lease was
 -- not ours: nothing was written; with `strict` (callers that wrote statistics earlier in the
 -- transaction) it raises BF401 instead, so that a COMMIT sent with it rolls back.
 SELECT (c.claimed).*, c.slot_at, c.ledger_id
