@@ -3672,12 +3672,15 @@ CREATE OR REPLACE FUNCTION public.budget_window(slot timestamp with time zone, s
  LANGUAGE sql
  STABLE
 AS $function$
-    SELECT COALESCE(jsonb_object_agg(budget_class, n), '{}'), COALESCE(sum(n), 0)::integer,
-           max(last_at)
-    FROM (SELECT budget_class, count(*) AS n, max(slot_at) AS last_at
-          FROM counted_requests
-          WHERE slot_at > slot - make_interval(secs => span)
-          GROUP BY budget_class) w
+    SELECT jsonb_strip_nulls(jsonb_build_object(
+               'interactive', NULLIF(count(*) FILTER (WHERE budget_class = 'interactive'), 0),
+               'active', NULLIF(count(*) FILTER (WHERE budget_class = 'active'), 0),
+               'recent', NULLIF(count(*) FILTER (WHERE budget_class = 'recent'), 0),
+               'bootstrap', NULLIF(count(*) FILTER (WHERE budget_class = 'bootstrap'), 0),
+               'retry', NULLIF(count(*) FILTER (WHERE budget_class = 'retry'), 0))),
+           count(*)::integer, max(slot_at)
+    FROM counted_requests
+    WHERE slot_at > slot - make_interval(secs => span)
 $function$;
 GRANT EXECUTE ON FUNCTION budget_window(timestamp with time zone,double precision) TO PUBLIC;
 
