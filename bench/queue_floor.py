@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import psycopg
 
@@ -62,9 +63,11 @@ FINISH = (
 # claim (started) of the next
 CLAIM1 = CLAIM.replace("status = 'claimed'", "status = 'running'")
 FINISH_NEXT = "SELECT done, next_job, next_token FROM bare_finish_next(%s, %s)"
+BareJob = tuple[int, Any]  # job_id, lease_token
 
 
-async def _prepare(url: str, jobs: int) -> None:
+async def prepare(url: str, jobs: int) -> None:
+    """The bare table, its function and `jobs` pending jobs on an unmigrated database."""
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
         for statement in SETUP:
             await conn.execute(statement)
@@ -87,19 +90,40 @@ async def _worker(url: str) -> int:
 async def _worker1(url: str) -> int:
     done = 0
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-        job = await (await conn.execute(CLAIM1)).fetchone()
+        job = await claim1(conn)
         while job is not None:
-            row = await (await conn.execute(FINISH_NEXT, job)).fetchone()
-            assert row is not None
-            done += row[0] is not None
-            job = row[1:] if row[1] is not None else None
+            finished, job = await finish_next(conn, job)
+            done += finished
     return done
+
+
+async def claim1(conn: psycopg.AsyncConnection[Any]) -> BareJob | None:
+    """bare1's first claim, started at once."""
+    row = _values(await (await conn.execute(CLAIM1)).fetchone())
+    return (row[0], row[1]) if row else None
+
+
+async def finish_next(conn: psycopg.AsyncConnection[Any],
+                      job: BareJob) -> tuple[bool, BareJob | None]:
+    """bare1's cycle: the fenced removal of `job` and the claim of the next, one commit; whether
+    the removal held, and the next job (None: the queue is empty)."""
+    row = _values(await (await conn.execute(FINISH_NEXT, job)).fetchone())
+    assert row is not None
+    done, next_job, token = row
+    return done is not None, (next_job, token) if next_job is not None else None
+
+
+def _values(row: Any) -> tuple[Any, ...] | None:
+    """A row as a tuple, from a tuple or a dict row (the connection's row factory)."""
+    if row is None:
+        return None
+    return tuple(row.values()) if isinstance(row, dict) else tuple(row)
 
 
 async def bare_rate(url: str, jobs: int, *, one_commit: bool = False) -> float:
     """Bare fenced cycles per second with WORKERS workers on an unmigrated database: three
     commits per job, or with `one_commit` one (bare1)."""
-    await _prepare(url, jobs)
+    await prepare(url, jobs)
     t0 = time.perf_counter()
     work = _worker1 if one_commit else _worker
     counts = await asyncio.gather(*(work(url) for _ in range(WORKERS)))

@@ -3,6 +3,9 @@ and server CPU per cycle, for two shapes of cycle.
 
 * bench shape — what bench/queue_cycle.py times: a gate-less cycle (the slot is open at once),
   so each success also claims and starts the next job in the same call (queue_succeed).
+* bare1 — the floor (bench/queue_floor.py, as bench/queue_cycle.py runs it): one fenced
+  durable commit per job on a bare table of an unmigrated database, no audit, no state; each
+  cycle is one call of `bare_finish_next` (the removal of the job done, the claim of the next).
 * product shape — what a collector does per request: its start alone at the slot, then a
   finalize that writes a real detailed-stats payload (tests/fixtures/battlelog) in the same
   transaction as the success, which also makes the next admission look, claim and count (in a
@@ -31,7 +34,8 @@ With --breakdown each shape also gets `wal_by_relation`: the WAL bytes and recor
 the relation of each record's first block (records of no relation, such as commits, by their
 resource manager and record type), largest first.
 
-With --json it prints one JSON object, {"bench": {...}, "product": {...}, "machine": "..."},
+With --json it prints one JSON object, {"bench": {...}, "product": {...}, "bare1": {...},
+"machine": "..."},
 each shape with the keys of FIELDS (round_trips, commits, wal_bytes, engine_wal_bytes,
 server_cpu_ms, ...).
 """
@@ -44,7 +48,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,7 +58,7 @@ import psycopg
 from psycopg import pq
 from psycopg.conninfo import conninfo_to_dict
 
-from bench import queue_cycle
+from bench import queue_cycle, queue_floor
 from bench.common import fresh_database, machine
 from bf4ps.battlelog.parse_detailed import parse_detailed
 from bf4ps.collector.identity import Wanted, register
@@ -73,6 +77,7 @@ DETAILED = REPO / "tests/fixtures/battlelog/2020-battlelog-net/detailed-TheOnlyB
 EGRESS = "meter-egress"
 GATE = SendTimings(margin=0.0, horizon=2.0, lease_seconds=60, connect_lead=1.0)
 Cycle = Callable[[Conn, CollectorRef, Policy], Awaitable[bool]]
+Step = Callable[[Conn], Awaitable[bool]]  # one cycle of a shape on its connection
 # the statistics payload a success writes (db/sql/stats.sql, progress.sql): not the engine's
 STATS_TABLES = ("detailed_stats_current", "detailed_stats_history", "profile_current",
                 "soldier_weapon_stats", "soldier_weapon_history", "soldier_vehicle_stats",
@@ -155,6 +160,52 @@ def product_cycle(payload: bytes) -> Cycle:
     return cycle
 
 
+def bare1_step() -> Step:
+    """bare1's cycle: the first claims (started) its job, then each is one call of
+    bare_finish_next: the fenced removal of the job done and the claim of the next."""
+    held: list[queue_floor.BareJob | None] = [None]
+
+    async def step(conn: Conn) -> bool:
+        job = held[0] or await queue_floor.claim1(conn)
+        if job is None:
+            return False
+        done, held[0] = await queue_floor.finish_next(conn, job)
+        return done
+
+    return step
+
+
+def engine_shape(name: str, cycle: Cycle, data_dir: Path) -> Callable[[Conn], Awaitable[Step]]:
+    """The engine's shapes begin by registering their collector on the connection."""
+    async def begin(conn: Conn) -> Step:
+        me = await register(conn, data_dir, Wanted(f"meter-{name}", "bench", Lane.BACKGROUND,
+                                                   EGRESS, None, "bench"))
+        policy = Policy()
+        return lambda c: cycle(c, me, policy)
+
+    return begin
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A shape's database (migrated and seeded with `seed(url, soldiers, jobs)`) and how its
+    cycle begins on the metered connection."""
+
+    migrated: bool
+    seed: Callable[[str, int, int], Coroutine[Any, Any, None]]
+    begin: Callable[[Conn], Awaitable[Step]]
+
+
+async def seed_bare(url: str, soldiers: int, jobs: int) -> None:
+    del soldiers  # the bare table has jobs only
+    await queue_floor.prepare(url, jobs)
+
+
+async def bare_begin(conn: Conn) -> Step:
+    del conn
+    return bare1_step()
+
+
 async def seed(url: str, soldiers: int, jobs: int) -> None:
     await queue_cycle.seed(url, soldiers, jobs)
     await queue_cycle.add_jobs(url, soldiers, jobs)
@@ -166,6 +217,12 @@ async def seed(url: str, soldiers: int, jobs: int) -> None:
             "ON CONFLICT (egress_key) DO NOTHING", [EGRESS])
         await conn.execute("UPDATE fleet_budget SET requests = 1000000000, "
                            "window_seconds = 3600")
+        # a fleet that has collected before: a row of history per soldier, analyzed, so the
+        # statistics writer's read of a soldier's newest row is planned as on a fleet (by its
+        # key); an empty table, planned for once, stayed a sequential scan for the whole run
+        await conn.execute("INSERT INTO detailed_stats_history (soldier_id, fetched_at) "
+                           "SELECT soldier_id, now() - interval '1 day' FROM soldiers")
+        await conn.execute("ANALYZE detailed_stats_history")
 
 
 @dataclass
@@ -195,7 +252,8 @@ def cpu_of(procs: list[psutil.Process]) -> float:
     return total
 
 
-async def read(admin: psycopg.AsyncConnection[Any], conn: Conn, dbname: str) -> Reading:
+async def read(admin: psycopg.AsyncConnection[Any], conn: Conn, dbname: str,
+               migrated: bool) -> Reading:
     # the worker's own counters reach pg_stat_database at its next flush: force it
     await conn.execute("SELECT pg_stat_force_next_flush()")
     await conn.execute("SELECT 1")
@@ -206,7 +264,10 @@ async def read(admin: psycopg.AsyncConnection[Any], conn: Conn, dbname: str) -> 
         [dbname])
     row = await cur.fetchone()
     assert row is not None
-    ev = await (await conn.execute("SELECT count(*) AS n FROM collection_events")).fetchone()
+    # the event log's rows (bare1's database has none): one statement either way, so the
+    # readings' own commits are the same for every shape
+    ev = await (await conn.execute("SELECT count(*) AS n FROM collection_events" if migrated
+                                   else "SELECT 0 AS n")).fetchone()
     assert ev is not None
     pid = await (await conn.execute("SELECT pg_backend_pid() AS p")).fetchone()
     assert pid is not None
@@ -238,11 +299,10 @@ async def wal_by_relation(conn: Conn, a: str, b: str, cycles: int) -> list[dict[
              "fpi_bytes": round(float(r["fpi"]) / cycles, 1)} for r in await cur.fetchall()]
 
 
-async def run_cycles(conn: Conn, me: CollectorRef, cycle: Cycle, n: int) -> int:
+async def run_cycles(conn: Conn, step: Step, n: int) -> int:
     done = 0
-    policy = Policy()
     for _ in range(n):
-        done += bool(await cycle(conn, me, policy))
+        done += bool(await step(conn))
     return done
 
 
@@ -258,24 +318,23 @@ def count_round_trips(trace: Path) -> int:
     return trips
 
 
-async def meter(url: str, admin_url: str, shape: str, cycle: Cycle, cycles: int,
-                data_dir: Path, breakdown: bool = False) -> dict[str, Any]:
+async def meter(url: str, admin_url: str, shape: Shape, cycles: int,
+                breakdown: bool = False) -> dict[str, Any]:
     dbname = str(conninfo_to_dict(url)["dbname"])
     async with (connection(url) as conn,
                 await psycopg.AsyncConnection.connect(admin_url, autocommit=True) as admin):
-        me = await register(conn, data_dir, Wanted(f"meter-{shape}", "bench", Lane.BACKGROUND,
-                                                   EGRESS, None, "bench"))
-        await run_cycles(conn, me, cycle, 20)  # warm: prepared statements, caches
-        before = await read(admin, conn, dbname)
-        done = await run_cycles(conn, me, cycle, cycles)
-        after = await read(admin, conn, dbname)
-        assert done == cycles, (shape, done, cycles)
+        step = await shape.begin(conn)
+        await run_cycles(conn, step, 20)  # warm: prepared statements, caches
+        before = await read(admin, conn, dbname, shape.migrated)
+        done = await run_cycles(conn, step, cycles)
+        after = await read(admin, conn, dbname, shape.migrated)
+        assert done == cycles, (dbname, done, cycles)
         trace = Path(tempfile.mkstemp(prefix="bf4ps-meter-", suffix=".trace")[1])
         with trace.open("w") as fh:
             conn.pgconn.trace(fh.fileno())
             conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
             traced = 50
-            assert await run_cycles(conn, me, cycle, traced) == traced
+            assert await run_cycles(conn, step, traced) == traced
             conn.pgconn.untrace()
         trips = count_round_trips(trace) / traced
         trace.unlink()
@@ -307,22 +366,26 @@ FIELDS = (("round_trips", "round trips", "{:.1f}"), ("commits", "commits", "{:.2
           ("server_cpu_ms", "server CPU ms", "{:.3f}"))
 
 
-def run(soldiers: int, cycles: int, breakdown: bool = False) -> dict[str, dict[str, Any]]:
-    """Both shapes, each on a fresh database of the bench's server: per-cycle figures."""
+def shapes() -> dict[str, Shape]:
     data_dir = Path(tempfile.mkdtemp(prefix="bf4ps-meter-ids-"))
-    shapes: dict[str, Cycle] = {"bench": bench_cycle(),
-                                "product": product_cycle(DETAILED.read_bytes())}
+    return {"bench": Shape(True, seed, engine_shape("bench", bench_cycle(), data_dir)),
+            "product": Shape(True, seed, engine_shape(
+                "product", product_cycle(DETAILED.read_bytes()), data_dir)),
+            "bare1": Shape(False, seed_bare, bare_begin)}
+
+
+def run(soldiers: int, cycles: int, breakdown: bool = False) -> dict[str, dict[str, Any]]:
+    """Every shape, each on a fresh database of the bench's server: per-cycle figures."""
     results: dict[str, dict[str, Any]] = {}
-    for shape, cycle in shapes.items():
-        url = fresh_database(f"bench_meter_{shape}")
+    for name, shape in shapes().items():
+        url = fresh_database(f"bench_meter_{name}", migrated=shape.migrated)
         with psycopg.connect(with_dbname(url, "postgres"), autocommit=True) as admin:
             # a checkpoint before the seed: its pages then need no full-page image when the
             # cycles touch them, and no checkpoint falls inside the measurement
             admin.execute("CHECKPOINT")
-        asyncio.run(seed(url, soldiers, cycles + 200))
+        asyncio.run(shape.seed(url, soldiers, cycles + 200))
         admin_url = with_dbname(url, "postgres")
-        results[shape] = asyncio.run(meter(url, admin_url, shape, cycle, cycles, data_dir,
-                                           breakdown))
+        results[name] = asyncio.run(meter(url, admin_url, shape, cycles, breakdown))
     return results
 
 

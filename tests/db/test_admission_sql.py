@@ -121,3 +121,32 @@ async def test_without_a_budget_admission_never_touches_the_fleet_row(
         await holder.execute("SELECT * FROM fleet_budget FOR UPDATE")
         assert isinstance(await admission.admit(conn, me, GATE, Policy()), Admitted)
         await holder.rollback()
+
+
+async def test_the_budget_window_counts_each_class_of_the_window_once(conn: Conn) -> None:
+    """budget_window (migration 0032: one pass, a count per class) answers what a GROUP BY of
+    the window's counted requests answers: the classes present and their counts, the total and
+    the newest slot; requests before the window and requests given up (unsent) do not count."""
+    rows = [("recent", -50), ("recent", -10), ("retry", -5), ("interactive", 2),
+            ("bootstrap", -120), ("active", -1)]
+    for cls, secs in rows:
+        await conn.execute(
+            "INSERT INTO request_ledger (slot_at, egress_key, budget_class) "
+            "VALUES (clock_timestamp() + make_interval(secs => %s), 'eg-w', %s)", [secs, cls])
+    await conn.execute("UPDATE request_ledger SET unsent_at = clock_timestamp() + interval '1 h' "
+                       "WHERE budget_class = 'active'")
+    cur = await conn.execute(
+        "SELECT w.used, w.total, "
+        "w.last_slot = (SELECT max(slot_at) FROM request_ledger) AS newest, "
+        "(SELECT jsonb_object_agg(budget_class, n) FROM (SELECT budget_class, count(*) AS n "
+        " FROM counted_requests WHERE slot_at > clock_timestamp() - interval '60 s' "
+        " GROUP BY budget_class) g) AS grouped "
+        "FROM budget_window(clock_timestamp(), 60) w")
+    got = await cur.fetchone()
+    assert got is not None
+    assert got["used"] == {"recent": 2, "retry": 1, "interactive": 1} == got["grouped"]
+    assert got["total"] == 4 and got["newest"]
+    empty = await (await conn.execute(  # the window holds what is after its start
+        "SELECT used, total, last_slot FROM budget_window(clock_timestamp() + interval '1 day', 1)"
+    )).fetchone()
+    assert empty == {"used": {}, "total": 0, "last_slot": None}

@@ -8,7 +8,7 @@ handed back claimed but uncounted, and the standalone count takes over."""
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from psycopg import pq
@@ -103,12 +103,13 @@ async def test_a_stale_success_neither_claims_nor_counts(conn: Conn, tmp_path: P
                              "WHERE lease_token IS NOT NULL") == 1  # the first, expired
 
 
-async def test_a_slot_taken_meanwhile_leaves_the_next_job_uncounted(
+async def test_a_slot_taken_meanwhile_leaves_the_next_job_unclaimed(
         db_url: str, tmp_path: Path) -> None:
     """Another session holds the egress gate and moves its next slot past the horizon: the
-    success's look (which takes no lock) saw the gate open, its count waits for the gate and
-    then finds it closed. The job comes back claimed and uncounted; the standalone count then
-    gives it back (no slot within its patience)."""
+    success's admission locks the gate before it looks (migration 0032), so it waits for that
+    session and then finds the gate closed. Nothing is claimed or counted, and the success
+    says when to look again (the look-then-count race, in which the job came back claimed and
+    uncounted, is gone)."""
     async with connection(db_url) as conn, connection(db_url) as other:
         me, first = await first_admitted(conn, tmp_path, 2)
         await other.set_autocommit(False)
@@ -122,13 +123,31 @@ async def test_a_slot_taken_meanwhile_leaves_the_next_job_uncounted(
                 await asyncio.sleep(0.01)
         await other.commit()
         out = await success
-        assert out.committed and out.next_job is not None
+        assert out.committed and out.next_job is None
         assert admission.counted_next(out) is None
+        assert out.gate_wait_until is not None
+        assert out.gate_wait_until > datetime.now(UTC) + timedelta(minutes=55)
         assert await count(conn, "SELECT count(*) FROM request_ledger") == 1
-        got = await admission.admit_held(conn, me, GATE, POLICY, out.next_job, None)
-        assert isinstance(got, Wait)
         assert await count(conn, "SELECT count(*) FROM collection_jobs "
                                  "WHERE lease_token IS NOT NULL") == 0
+
+
+async def test_a_held_job_uncounted_is_given_back_when_no_slot_opens_soon(
+        conn: Conn, tmp_path: Path) -> None:
+    """A job claimed and not counted (the separate look, claim and count of `admit`, where
+    another collector may take the slot in between): its standalone count finds the gate an
+    hour away, past its patience, and gives the job back."""
+    me = await gated_collector(conn, tmp_path)
+    await add_job(conn, await make_soldier(conn, 800), "detailed", PriorityClass.RECENT)
+    job = await qclaim.claim(conn, me, GATE.lease_seconds)
+    assert job is not None
+    await conn.execute("UPDATE egress_gates SET next_slot_at = clock_timestamp() "
+                       "+ interval '1 hour' WHERE egress_key = %s", [me.egress_key])
+    got = await admission.admit_held(conn, me, GATE, POLICY, job, None)
+    assert isinstance(got, Wait) and got.until is not None
+    assert await count(conn, "SELECT count(*) FROM request_ledger") == 0
+    assert await count(conn, "SELECT count(*) FROM collection_jobs "
+                             "WHERE lease_token IS NOT NULL") == 0
 
 
 async def test_a_success_with_statistics_whose_lease_went_meanwhile_writes_nothing(

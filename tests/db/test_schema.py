@@ -146,16 +146,33 @@ async def _record_squashed_history(db_url: str, through: int) -> None:
                                    "VALUES (%s, 'squashed', %s)", [version, checksum])
 
 
-async def test_a_database_migrated_before_the_squash_needs_nothing_more(db_url: str) -> None:
-    base = migrate.baseline(migrate.available())
+async def test_a_database_migrated_before_the_squash_gets_only_what_follows(
+        pg_server_url: str) -> None:
+    """A database at the baseline's schema whose bookkeeping is the file-by-file history (as
+    every database the previous build migrated): the upgrade applies only the migrations after
+    the baseline and ends at the committed schema."""
+    known = migrate.available()
+    base = migrate.baseline(known)
     assert base is not None and set(migrate.squashed()) == set(range(1, base.version + 1))
-    await _record_squashed_history(db_url, base.version)
-    assert await migrate.upgrade(db_url) == []
-    assert (await migrate.status(db_url)).pending == []
-    async with connection(db_url) as conn:
-        await conn.execute("UPDATE schema_migrations SET checksum = 'x' WHERE version = 7")
-    with pytest.raises(migrate.MigrationError, match="migration 7_squashed changed after"):
-        await migrate.upgrade(db_url)
+    name = f"bf4ps_old_{uuid.uuid4().hex[:8]}"
+    url = create_database(pg_server_url, name)
+    try:
+        async with connection(url) as conn:
+            await conn.execute("CREATE TABLE schema_migrations (version integer PRIMARY KEY, "
+                               "name text NOT NULL, checksum text NOT NULL, applied_at "
+                               "timestamptz NOT NULL DEFAULT now())")
+            async with conn.transaction():
+                await conn.execute(base.text)  # packaged migration file
+        await _record_squashed_history(url, base.version)
+        done = await migrate.upgrade(url)
+        assert [m.version for m in done] == [m.version for m in known[1:]]
+        async with connection(url) as conn:
+            assert await catalog.schema_sql(conn) == SCHEMA_SQL.read_text()
+            await conn.execute("UPDATE schema_migrations SET checksum = 'x' WHERE version = 7")
+        with pytest.raises(migrate.MigrationError, match="migration 7_squashed changed after"):
+            await migrate.upgrade(url)
+    finally:
+        drop_database(pg_server_url, name)
 
 
 async def test_a_database_stopped_before_the_baseline_is_refused(db_url: str) -> None:

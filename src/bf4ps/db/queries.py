@@ -21,7 +21,6 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Generic, LiteralString, TypeAlias, TypeVar, cast
 
 import psycopg
-from psycopg import AsyncClientCursor
 from psycopg.rows import BaseRowFactory, RowMaker, no_result
 
 if TYPE_CHECKING:
@@ -248,23 +247,25 @@ async def one(conn: Conn, cls: RowType[R], name: str, params: Params = None, *,
 
 
 async def begin_then_one(conn: Conn, cls: RowType[R], name: str, params: Params = None) -> R | None:
-    """BEGIN and the named query in one message (client-side binding, the simple protocol):
-    the first row of the query, run first in a transaction the caller then ends."""
-    cur = AsyncClientCursor(conn, row_factory=row_of(cls))
-    await cur.execute("BEGIN;\n" + q(name), params)
-    cur.nextset()  # past BEGIN's own result
+    """BEGIN and the named query in one message (a pipeline: one Sync, one round trip; the
+    query a prepared statement like any other): the first row of the query, run first in a
+    transaction the caller then ends."""
+    async with conn.pipeline():
+        await conn.execute("BEGIN")
+        cur = await conn.cursor(row_factory=row_of(cls)).execute(q(name), params)
     return await cur.fetchone()
 
 
 async def one_then_commit(conn: Conn, cls: RowType[R], name: str,
                           params: Params = None) -> R | None:
     """The first row of the named query, run as the last statement of the connection's open
-    transaction, with the COMMIT in the same message (client-side binding, the simple
-    protocol): no lock the query takes waits on a round trip to this client before the
-    commit. An error in the query rolls the transaction back (the COMMIT is not run; the
-    caller's ROLLBACK ends it)."""
-    cur = AsyncClientCursor(conn, row_factory=row_of(cls))
-    await cur.execute(q(name) + "\n;\nCOMMIT", params)
+    transaction, with the COMMIT in the same message (a pipeline: one Sync, one round trip;
+    the query a prepared statement like any other): no lock the query takes waits on a round
+    trip to this client before the commit. An error in the query rolls the transaction back
+    (the pipeline skips the COMMIT; the caller's ROLLBACK ends it)."""
+    async with conn.pipeline():
+        cur = await conn.cursor(row_factory=row_of(cls)).execute(q(name), params)
+        await conn.execute("COMMIT")
     return await cur.fetchone()
 
 

@@ -1273,14 +1273,16 @@ GRANT SELECT ON TABLE coverage_totals TO bf4ps_web;
 
 -- Functions
 
-CREATE OR REPLACE FUNCTION public.admission_slot(p_egress text, p_collector uuid, p_job_id bigint, p_lease_token uuid, p_interactive boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision, p_policy jsonb, p_class text DEFAULT NULL::text, p_resource text DEFAULT NULL::text)
- RETURNS TABLE(outcome text, slot timestamp with time zone, wait_until timestamp with time zone, ledger_id bigint, classes text[])
+CREATE OR REPLACE FUNCTION public.admission_slot(p_egress text, p_collector uuid, p_job_id bigint, p_lease_token uuid, p_interactive boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision, p_policy jsonb, p_class text DEFAULT NULL::text, p_resource text DEFAULT NULL::text, p_claim jsonb DEFAULT NULL::jsonb)
+ RETURNS TABLE(outcome text, slot timestamp with time zone, wait_until timestamp with time zone, ledger_id bigint, classes text[], next_job queue_claimed)
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO '$user', 'public'
 AS $function$
 DECLARE
     counting boolean := p_job_id IS NOT NULL;
+    claiming boolean := p_job_id IS NULL AND p_claim IS NOT NULL;
+    took queue_claimed;  -- the job claiming claimed
     g egress_gates;
     budget integer;
     budget_window_s double precision;
@@ -1318,9 +1320,12 @@ BEGIN
         END IF;
         IF NOT FOUND THEN
             RETURN QUERY SELECT 'lost', NULL::timestamptz, NULL::timestamptz, NULL::bigint,
-                                NULL::text[];
+                                NULL::text[], NULL::queue_claimed;
             RETURN;
         END IF;
+        SELECT * INTO g FROM egress_gates WHERE egress_key = p_egress FOR UPDATE;
+    ELSIF claiming THEN
+        -- a claim made here is counted here: locked as a count is, before the claim
         SELECT * INTO g FROM egress_gates WHERE egress_key = p_egress FOR UPDATE;
     ELSE
         SELECT * INTO g FROM egress_gates WHERE egress_key = p_egress;
@@ -1339,14 +1344,14 @@ BEGIN
     END IF;
     IF s > now_at + make_interval(secs => p_ahead) THEN
         RETURN QUERY SELECT 'wait', s, s - make_interval(secs => p_ahead), NULL::bigint,
-                            NULL::text[];
+                            NULL::text[], NULL::queue_claimed;
         RETURN;
     END IF;
 
     -- the fleet budget, only when one is set
     SELECT b.requests, b.window_seconds INTO budget, budget_window_s
     FROM fleet_budget b WHERE b.budget_id = 1;
-    IF budget IS NOT NULL AND counting THEN
+    IF budget IS NOT NULL AND (counting OR claiming) THEN
         -- counts are serialized fleet-wide until the commit (a lock that writes no WAL)
         PERFORM pg_advisory_xact_lock(hashtextextended('bf4ps.fleet_budget', 0));
         SELECT b.requests, b.window_seconds INTO budget, budget_window_s
@@ -1364,7 +1369,7 @@ BEGIN
         END IF;
         IF s > now_at + make_interval(secs => p_ahead) THEN
             RETURN QUERY SELECT 'wait', s, s - make_interval(secs => p_ahead), NULL::bigint,
-                                NULL::text[];
+                                NULL::text[], NULL::queue_claimed;
             RETURN;
         END IF;
         IF NOT p_interactive THEN
@@ -1388,12 +1393,27 @@ BEGIN
         allowed := budget_allowed_classes(budget, win.used, demand, p_policy, p_interactive);
         IF cardinality(allowed) = 0 OR (counting AND NOT job_class = ANY(allowed)) THEN
             RETURN QUERY SELECT 'wait', s, now_at + interval '1 second', NULL::bigint,
-                                allowed;
+                                allowed, NULL::queue_claimed;
             RETURN;
         END IF;
     END IF;
+    IF claiming THEN
+        -- the claim, of the classes the budget allows now (any without a budget); it never
+        -- waits on a lock (SKIP LOCKED), so holding the gate and the budget meanwhile is safe
+        SELECT * INTO took FROM queue_claim(
+            p_collector, p_claim ->> 'lane', (p_claim ->> 'lease')::double precision,
+            (p_claim ->> 'soldier')::bigint, allowed,
+            COALESCE((p_claim ->> 'start')::boolean, false));
+        IF took.job_id IS NOT NULL THEN
+            counting := true;
+            p_job_id := took.job_id;
+            job_class := CASE WHEN took.is_retry THEN 'retry' ELSE took.priority_class END;
+            job_resource := took.resource;
+        END IF;
+    END IF;
     IF NOT counting THEN
-        RETURN QUERY SELECT 'open', s, NULL::timestamptz, NULL::bigint, allowed;
+        RETURN QUERY SELECT 'open', s, NULL::timestamptz, NULL::bigint, allowed,
+                            NULL::queue_claimed;
         RETURN;
     END IF;
 
@@ -1408,10 +1428,10 @@ BEGIN
         g.min_interval_seconds, g.throttle_streak, p_margin)),
         requests_total = requests_total + 1, updated_at = now()
     WHERE egress_key = p_egress;
-    RETURN QUERY SELECT 'counted', s, NULL::timestamptz, counted_id, allowed;
+    RETURN QUERY SELECT 'counted', s, NULL::timestamptz, counted_id, allowed, took;
 END
 $function$;
-GRANT EXECUTE ON FUNCTION admission_slot(text,uuid,bigint,uuid,boolean,double precision,double precision,double precision,jsonb,text,text) TO bf4ps_collector;
+GRANT EXECUTE ON FUNCTION admission_slot(text,uuid,bigint,uuid,boolean,double precision,double precision,double precision,jsonb,text,text,jsonb) TO bf4ps_collector;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_budget_seed(p_requests integer, p_window_seconds double precision, p_reason text)
  RETURNS SETOF fleet_budget
@@ -3652,12 +3672,15 @@ CREATE OR REPLACE FUNCTION public.budget_window(slot timestamp with time zone, s
  LANGUAGE sql
  STABLE
 AS $function$
-    SELECT COALESCE(jsonb_object_agg(budget_class, n), '{}'), COALESCE(sum(n), 0)::integer,
-           max(last_at)
-    FROM (SELECT budget_class, count(*) AS n, max(slot_at) AS last_at
-          FROM counted_requests
-          WHERE slot_at > slot - make_interval(secs => span)
-          GROUP BY budget_class) w
+    SELECT jsonb_strip_nulls(jsonb_build_object(
+               'interactive', NULLIF(count(*) FILTER (WHERE budget_class = 'interactive'), 0),
+               'active', NULLIF(count(*) FILTER (WHERE budget_class = 'active'), 0),
+               'recent', NULLIF(count(*) FILTER (WHERE budget_class = 'recent'), 0),
+               'bootstrap', NULLIF(count(*) FILTER (WHERE budget_class = 'bootstrap'), 0),
+               'retry', NULLIF(count(*) FILTER (WHERE budget_class = 'retry'), 0))),
+           count(*)::integer, max(slot_at)
+    FROM counted_requests
+    WHERE slot_at > slot - make_interval(secs => span)
 $function$;
 GRANT EXECUTE ON FUNCTION budget_window(timestamp with time zone,double precision) TO PUBLIC;
 
@@ -3818,28 +3841,37 @@ CREATE OR REPLACE FUNCTION public.queue_succeed_counted(p_job bigint, p_collecto
  SET search_path TO '$user', 'public'
 AS $function$
 DECLARE
+    gated constant boolean := p_next AND p_gate IS NOT NULL;
+    fin bigint;
     r queue_claimed;
     cnt record;
 BEGIN
     FOR r IN SELECT * FROM queue_succeed(p_job, p_collector, p_token, p_freshness, p_http,
-                                         p_duration, p_details, p_next, p_lane, p_lease,
-                                         p_soldier, p_start, p_gate) LOOP
+                                         p_duration, p_details, p_next AND NOT gated, p_lane,
+                                         p_lease, p_soldier, p_start, NULL) LOOP
         IF r.finished IS NULL AND p_strict THEN
             RAISE EXCEPTION 'job %: the lease is no longer ours; nothing is written', p_job
                 USING ERRCODE = 'BF401';
         END IF;
-        IF r.job_id IS NULL OR p_gate IS NULL THEN
+        IF NOT gated OR r.finished IS NULL THEN
             RETURN NEXT ROW(r, NULL, NULL)::queue_counted;
             CONTINUE;
         END IF;
         SELECT * INTO cnt FROM admission_slot(
-            p_gate ->> 'egress', p_collector, r.job_id, r.lease_token,
+            p_gate ->> 'egress', p_collector, NULL, NULL,
             (p_gate ->> 'interactive')::boolean, (p_gate ->> 'margin')::double precision,
             (p_gate ->> 'ahead')::double precision,
-            (p_gate ->> 'connect_lead')::double precision, p_gate -> 'policy');
+            (p_gate ->> 'connect_lead')::double precision, p_gate -> 'policy', NULL, NULL,
+            jsonb_build_object('lane', p_lane, 'lease', p_lease, 'soldier', p_soldier,
+                               'start', p_start));
         IF cnt.outcome = 'counted' THEN
+            fin := r.finished;
+            r := cnt.next_job;
+            r.finished := fin;
             RETURN NEXT ROW(r, cnt.slot, cnt.ledger_id)::queue_counted;
         ELSE
+            -- nothing claimed: the gate or the budget is closed (try at wait_until), or no work
+            r.gate_wait_until := CASE WHEN cnt.outcome = 'wait' THEN cnt.wait_until END;
             RETURN NEXT ROW(r, NULL, NULL)::queue_counted;
         END IF;
     END LOOP;

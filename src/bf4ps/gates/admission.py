@@ -125,9 +125,10 @@ async def admit(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
 
 
 def look_params(me: CollectorRef, cfg: SendTimings, policy: Policy) -> dict[str, Any]:
-    """The look (admission_slot without a job) as a success's chained claim makes it on the
-    server (queue_succeed's p_gate, db/schema.sql): the next job is claimed in the success's
-    transaction only when the egress opens within the horizon, for the classes it allows."""
+    """The gate a success's chained claim is admitted by on the server
+    (queue_succeed_counted's p_gate, migration 0032): one admission under the count's locks,
+    in the success's transaction, claims the next job only when the egress opens within the
+    horizon, of the classes the budget allows, and counts its request in its slot."""
     return {"egress": me.egress_key, "interactive": me.lane is Lane.INTERACTIVE,
             "margin": cfg.margin, "ahead": cfg.ahead, "connect_lead": cfg.connect_lead,
             "policy": _budget_policy(policy)}
@@ -173,8 +174,8 @@ async def extra_slot(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Pol
 
 def counted_next(outcome: Outcome) -> Slot | None:
     """The slot a success counted for the next job it claimed, in its own commit (a chained
-    claim with a gate: queue_succeed in db/schema.sql); None: that job is not counted yet
-    (count_claimed counts it)."""
+    claim with a gate: queue_succeed_counted in db/schema.sql); None: that job is not counted
+    yet (count_claimed counts it)."""
     if outcome.next_slot_at is None or outcome.next_ledger_id is None:
         return None
     return Slot(outcome.next_slot_at, outcome.next_ledger_id)

@@ -115,9 +115,10 @@ class NextClaim:
     """The collector's next claim, made in the success's own transaction when it would claim
     anyway (the fixed order of queue_succeed: finalize first, then the claim). ``start``: its
     slot is open now, so it is running at once (no gate: the bench's cycle). ``gate``: the
-    admission's look first (gates/admission.py `look_params`); nothing is claimed unless the
-    egress opens within the claim horizon, and then its request is counted in its slot in the
-    same commit (Outcome.next_slot_at / next_ledger_id)."""
+    claim is made inside one admission on the server (gates/admission.py `look_params`,
+    migration 0032); nothing is claimed unless the egress opens within the claim horizon, and
+    then its request is counted in its slot in the same commit (Outcome.next_slot_at /
+    next_ledger_id)."""
 
     lane: Lane
     lease_seconds: float

@@ -91,9 +91,9 @@ SELECT job_id, old_collector, old_token FROM bf4ps_reap_expired(%(limit)s)
 
 -- name: finalize_success
 -- The fenced success and, with `next`, the collector's next claim: one call (queue_succeed
--- in db/schema.sql), which with a gate also counts that job's request in its slot (slot_at,
--- ledger_id: queue_succeed_counted in db/schema.sql). `finished` is NULL when the lease was
--- not ours: nothing was written; with `strict` (callers that wrote statistics earlier in the
+-- in db/schema.sql), which with a gate claims inside one admission that also counts that job's
+-- request in its slot (slot_at, ledger_id: queue_succeed_counted, migration 0032). `finished`
+-- is NULL when the lease was not ours: nothing was written; with `strict` (callers that wrote statistics earlier in the
 -- transaction) it raises BF401 instead, so that a COMMIT sent with it rolls back.
 SELECT (c.claimed).*, c.slot_at, c.ledger_id
 FROM queue_succeed_counted(%(job_id)s, %(collector_uuid)s, %(lease_token)s,
