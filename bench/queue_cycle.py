@@ -156,8 +156,21 @@ def _pgq(jobs: int, batch: int, tag: str) -> dict[str, float]:
     return asyncio.run(pgqueuer_rate(url, jobs, batch))
 
 
-def _engines(urls: dict[int, str], jobs: int) -> dict[str, Callable[[], float]]:
-    return {f"bf4ps_{scale}": (lambda u=url, s=scale: asyncio.run(ours(u, s, min(jobs, s))))
+FRESH_UP_TO = 100_000  # soldiers: a database seeded anew for each engine run up to this scale
+
+
+def _engine_run(url: str, scale: int, jobs: int, run: int) -> float:
+    """One engine run, like bare1's and pgqueuer's on a database of its own (seeded anew, not
+    timed) up to FRESH_UP_TO soldiers; a larger scale reuses the one seeded at the start, whose
+    event log, dead rows and collectors grow from run to run (seeding it takes minutes)."""
+    if scale <= FRESH_UP_TO:
+        url = fresh_database(f"bench_queue_{scale}_{run}")
+        asyncio.run(seed(url, scale, jobs))
+    return asyncio.run(ours(url, scale, min(jobs, scale)))
+
+
+def _engines(urls: dict[int, str], jobs: int, run: int = 0) -> dict[str, Callable[[], float]]:
+    return {f"bf4ps_{scale}": (lambda u=url, s=scale: _engine_run(u, s, jobs, run))
             for scale, url in urls.items()}
 
 
@@ -182,7 +195,7 @@ def _run_once(urls: dict[int, str], jobs: int, run: int, extras: bool) -> dict[s
     out: dict[str, float] = {}
     order: list[tuple[str, Callable[[], float]]] = [
         ("bare1", lambda: _bare(jobs, run, one_commit=True)),
-        *_engines(urls, jobs).items(),
+        *_engines(urls, jobs, run).items(),
         ("pgq10", lambda: _pgq(jobs, 10, str(run))[""])]
     for name, contender in order if run % 2 == 0 else reversed(order):
         _timed(name, contender, out)
