@@ -34,7 +34,7 @@ ITEM = "{item}"
 BOARD = "{board}"
 # The leaderboards (stats/discovery.py Board): a query named with `{board}` loads once per board,
 # `{order}` its partial index's sort key and `{where}` what that index's predicate adds to the
-# predicate the boards share (migration 0011), so each board's text is planned on its index.
+# predicate the boards share (db/schema.sql), so each board's text is planned on its index.
 BOARDS: dict[str, dict[str, str]] = {
     "spm": {"order": "d.score_per_minute", "where": ""},
     "kd": {"order": "(d.kills::double precision / d.deaths)", "where": " AND d.deaths > 0"},
