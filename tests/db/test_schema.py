@@ -15,8 +15,11 @@ import pytest
 
 from bf4ps.db import catalog, migrate
 from bf4ps.db.connect import Conn, connection
+from bf4ps.db.queries import q
 from bf4ps.domain import ErrorClass, Lane, Platform, PriorityClass, Resource, StateStatus
 from tests.conftest import create_database, drop_database
+from tests.pgctl import embedded_program
+from tests.schema import squash
 
 EXPECTED = Path(__file__).resolve().parent.parent / "schema" / "expected_schema.json"
 SCHEMA_SQL = Path(catalog.__file__).resolve().parent / "schema.sql"
@@ -158,9 +161,7 @@ async def test_a_database_migrated_before_the_squash_gets_only_what_follows(
     url = create_database(pg_server_url, name)
     try:
         async with connection(url) as conn:
-            await conn.execute("CREATE TABLE schema_migrations (version integer PRIMARY KEY, "
-                               "name text NOT NULL, checksum text NOT NULL, applied_at "
-                               "timestamptz NOT NULL DEFAULT now())")
+            await conn.execute(q("create_migrations_table"))
             async with conn.transaction():
                 await conn.execute(base.text)  # packaged migration file
         await _record_squashed_history(url, base.version)
@@ -185,3 +186,33 @@ async def test_a_database_stopped_before_the_baseline_is_refused(db_url: str) ->
     async with connection(db_url) as conn:  # refused before anything ran
         cur = await conn.execute("SELECT max(version) AS v FROM schema_migrations")
         assert await cur.fetchone() == {"v": base.version - 3}
+
+
+async def test_the_squash_tool_writes_a_baseline_that_makes_this_schema(
+        db_url: str, pg_server_url: str) -> None:
+    """`python -m tests.schema.squash` on a migrated database: its output, loaded into an empty
+    database, makes exactly the committed schema (so the next squash can be made the same way),
+    with the seeded rows and a receipt key of that database's own."""
+    newest = migrate.available()[-1].version
+    text = squash.baseline(squash.dump(db_url, embedded_program("pg_dump")), newest)
+    assert "-- Name:" not in text and "\\restrict" not in text  # plain statements only
+    name = f"bf4ps_sq_{uuid.uuid4().hex[:8]}"
+    url = create_database(pg_server_url, name)
+    try:
+        async with connection(url) as conn:
+            await conn.execute(q("create_migrations_table"))  # the runner's (its grants: here)
+            async with conn.transaction():
+                await conn.execute(text)  # written from this suite's own database
+            assert await catalog.schema_sql(conn) == SCHEMA_SQL.read_text()
+            row = await (await conn.execute(
+                "SELECT (SELECT count(*) FROM fleet_budget) AS budgets, (SELECT ledger_relid = "
+                "'request_ledger'::regclass FROM restore_guard) AS anchored, "
+                "(SELECT length(secret) FROM ledger_receipt_key) AS key_bytes")).fetchone()
+            assert row == {"budgets": 1, "anchored": True, "key_bytes": 32}
+        async with connection(db_url) as conn:
+            theirs = await (await conn.execute("SELECT secret FROM ledger_receipt_key")).fetchone()
+        async with connection(url) as conn:
+            ours = await (await conn.execute("SELECT secret FROM ledger_receipt_key")).fetchone()
+        assert theirs != ours
+    finally:
+        drop_database(pg_server_url, name)
