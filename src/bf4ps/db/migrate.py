@@ -71,7 +71,8 @@ def available() -> list[Migration]:
             found.append(Migration(int(match[1]), match[2], text))
     found.sort(key=lambda m: m.version)
     versions = [m.version for m in found]
-    first = found[0].version if found and found[0].name == BASELINE else 1
+    base = baseline(found)
+    first = base.version if base else 1
     if versions != list(range(first, first + len(found))):
         raise MigrationError(f"migration numbers must run without gaps from 1 or from a "
                              f"baseline: {versions}")
