@@ -1,5 +1,6 @@
--- The BF4PS schema as the migrations leave it, read back from a migrated database.
--- GENERATED, do not edit: after changing a migration run
+-- The BF4PS schema as the migrations and the code files (db/functions/) leave it, read back
+-- from an upgraded database.
+-- GENERATED, do not edit: after changing a migration or a code file run
 --     python -m tests.schema.regenerate
 -- (tests/db/test_schema.py fails while this file and the migrations disagree).
 -- Grants name every role but the owner; a function is executable by the roles granted here.
@@ -958,6 +959,13 @@ GRANT SELECT ON TABLE scheduler_policy TO bf4ps_collector;
 GRANT DELETE, INSERT, SELECT, UPDATE ON TABLE scheduler_policy TO bf4ps_operator;
 GRANT SELECT ON TABLE scheduler_policy TO bf4ps_scheduler;
 GRANT SELECT ON TABLE scheduler_policy TO bf4ps_web;
+
+CREATE TABLE schema_code (
+    file text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT schema_code_pkey PRIMARY KEY (file)
+);
 
 CREATE TABLE schema_compat (
     version integer NOT NULL,
