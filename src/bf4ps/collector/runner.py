@@ -167,8 +167,7 @@ class Collector:
                 or flags.drained or self.guard is None or self.guard.skewed
                 or self.clock.due(self.guard.period)):
             return None
-        return NextClaim(ctx.me.lane, ctx.gate.lease_seconds,
-                         gate=admission.look_params(ctx.me, ctx.gate, self.policy))
+        return NextClaim(ctx.me.lane, ctx.gate.lease_seconds, gate=ctx.gate)
 
     async def _let_go(self, pool: Pool, ctx: Context, job: ClaimedJob | None,
                       why: str = "collector_failed") -> None:
@@ -234,16 +233,16 @@ class Collector:
                 await self.clock.sleep_until(min(held, self.clock.now() + timedelta(
                     seconds=self.settings.idle_poll_seconds)), self.wake)
                 return chain
-            policy = self.policy = await policy_mod.load(conn)
+            self.policy = await policy_mod.load(conn)
             got: Admitted | Wait
             if ctx.held is not None:  # claimed by the last success's own transaction
                 job, ctx.held = ctx.held, None
                 slot, ctx.held_slot = ctx.held_slot, None
-                got = await admission.admit_held(conn, ctx.me, ctx.gate, policy, job, slot,
+                got = await admission.admit_held(conn, ctx.me, ctx.gate, job, slot,
                                                  pause=self.pause)
             else:
-                got = await admission.admit(conn, ctx.me, ctx.gate, policy,
-                                            soldier_id=chain, pause=self.pause)
+                got = await admission.admit(conn, ctx.me, ctx.gate, soldier_id=chain,
+                                            pause=self.pause)
             if isinstance(got, Wait):
                 if chain is not None and got.idle:
                     return None  # the chained soldier is done: back to the queue
@@ -255,7 +254,7 @@ class Collector:
                 return chain
             ctx.resolved_soldier = None
             await self.restore.saw(conn, got.slot.request_id)
-            await run_job(conn, ctx, got, policy, self.stop)
+            await run_job(conn, ctx, got, self.policy, self.stop)
         if ctx.me.lane is not Lane.INTERACTIVE:
             return None
         # an interactive full collection chains the same soldier's other resources

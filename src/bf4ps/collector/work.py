@@ -67,7 +67,7 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
     job = adm.job
     ctx.heartbeat.current = job
     ctx.heartbeat.finishing = ctx.heartbeat.sent = False
-    pacing = Pacing(ctx.me, ctx.gate, policy, job, ctx.clock)
+    pacing = Pacing(ctx.me, ctx.gate, job, ctx.clock)
     try:
         # claimed → running is committed just before the request is begun (the connect lead
         # before the slot), so the database round trip is not spent out of the slot's

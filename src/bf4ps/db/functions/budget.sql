@@ -81,6 +81,23 @@ BEGIN
 END
 $function$;
 
+-- The fleet budget's class shares, the database's policy (`bf4ps config set budget_*`, the
+-- scheduler_policy table): the active class's cap and the floors kept free for interactive,
+-- bootstrap and retry work while it waits, each within 0-1. The defaults are bf4ps.policy's
+-- (tests/db/test_admission_trust.py holds them equal).
+CREATE OR REPLACE FUNCTION budget_shares()
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT jsonb_object_agg(d.share, LEAST(1, GREATEST(0, COALESCE(
+               CASE WHEN jsonb_typeof(p.value) = 'number' THEN (p.value #>> '{}')::float8 END,
+               d.fallback))))
+    FROM (VALUES ('cap_active', 0.75), ('floor_interactive', 0.25),
+                 ('floor_bootstrap', 0.20), ('floor_retry', 0.05)) AS d(share, fallback)
+    LEFT JOIN scheduler_policy p ON p.key = 'budget_' || d.share
+$function$;
+
 CREATE OR REPLACE FUNCTION budget_window(slot timestamp with time zone, span double precision, OUT used jsonb, OUT total integer, OUT last_slot timestamp with time zone)
  RETURNS record
  LANGUAGE sql

@@ -2,8 +2,9 @@
 -- SKIP LOCKED) and every later change is fenced by its lease_token (the `bf4ps_job_*` functions:
 -- start, renew, reslot, note an error, retry, release, delete); `queue_succeed` finishes a job
 -- and may claim the collector's next one; the scheduler's reaper returns expired leases.
--- Calls the circuit room (the claim asks `bf4ps_circuit_lets`) and the admission room (a success
--- that continues behind a gate is admitted through `admission_slot`).
+-- Calls the circuit room (the claim asks `bf4ps_circuit_lets`) and the access room; never the
+-- admission or the gates: a success that continues behind a gate goes through the admission
+-- room's admission_succeed, which calls queue_succeed and queue_claim here.
 --
 -- Applied by `bf4ps db upgrade` whenever this file changes (bf4ps.db.code): every statement
 -- here may run again. Grants follow each object; a runtime role may call only what is granted.
@@ -22,7 +23,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_attach_request(p_job bigint, p_request uuid
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO public, pg_temp
 AS $function$
 BEGIN
     UPDATE collection_jobs j SET request_id = p_request, updated_at = now()
@@ -37,7 +38,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_delete(p_job bigint, p_token uuid)
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO public, pg_temp
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -53,7 +54,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_lock_owned(p_job bigint, p_collector uuid, 
  RETURNS TABLE(job_id bigint, soldier_id bigint, resource text, lane text, priority_class text, status text, attempt_count integer, lease_token uuid, claimed_at timestamp with time zone, started_at timestamp with time zone, request_id uuid, lookup_name text, lookup_platform text, persona_id bigint, platform text, collector_name text, hostname text, egress_key text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO public, pg_temp
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -78,7 +79,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_note_error(p_job bigint, p_token uuid, p_er
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO public, pg_temp
 AS $function$
 BEGIN
     UPDATE collection_jobs j
@@ -94,7 +95,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_owned_now(p_job bigint, p_collector uuid, p
  RETURNS TABLE(job_id bigint, now timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO public, pg_temp
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -112,7 +113,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_release(p_job bigint, p_collector uuid, p_t
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO public, pg_temp
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -152,7 +153,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_renew(p_job bigint, p_collector uuid, p_tok
  RETURNS TABLE(lease_expires_at timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO public, pg_temp
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -172,7 +173,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_reslot(p_job bigint, p_collector uuid, p_to
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO public, pg_temp
 AS $function$
 BEGIN
     UPDATE collection_jobs j
@@ -191,7 +192,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_retry(p_job bigint, p_token uuid, p_eligibl
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO public, pg_temp
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -212,7 +213,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_snapshot(p_job bigint, p_token uuid)
  RETURNS TABLE(job_id bigint, soldier_id bigint, resource text, lane text, priority_class text, status text, attempt_count integer, collector_uuid uuid, lease_token uuid, lease_expires_at timestamp with time zone, persona_id bigint, platform text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO public, pg_temp
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -232,7 +233,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_start(p_job bigint, p_collector uuid, p_tok
  RETURNS TABLE(started_at timestamp with time zone, claimed_at timestamp with time zone, lease_expires_at timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO public, pg_temp
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -254,7 +255,7 @@ CREATE OR REPLACE FUNCTION bf4ps_jobs_expire_abandoned(p_collector uuid)
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO public, pg_temp
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -273,7 +274,7 @@ CREATE OR REPLACE FUNCTION bf4ps_lease_outcome(p_job_id bigint, p_lease_token uu
  RETURNS text
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO public, pg_temp
 AS $function$
     SELECT event_type FROM collection_events
     WHERE job_id = p_job_id AND lease_token = p_lease_token
@@ -290,7 +291,7 @@ CREATE OR REPLACE FUNCTION bf4ps_reap_expired(p_limit integer)
  RETURNS TABLE(job_id bigint, old_collector uuid, old_token uuid)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO public, pg_temp
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -337,7 +338,7 @@ CREATE OR REPLACE FUNCTION queue_claim(p_collector uuid, p_lane text, p_lease do
  RETURNS SETOF queue_claimed
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO public, pg_temp
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -374,7 +375,10 @@ BEGIN
                 FOR UPDATE SKIP LOCKED))
           AND EXISTS (SELECT 1 FROM collectors me
                       WHERE me.collector_uuid = p_collector AND me.enabled AND NOT me.drained
-                        AND me.retired_at IS NULL)
+                        AND me.retired_at IS NULL
+                        -- a collector claims only for its own registration
+                        AND (me.db_login = session_user::text
+                             OR bf4ps_caller_holds('bf4ps_operator')))
         RETURNING j.*
     )
     SELECT NULL::bigint, NULL::timestamptz, c.job_id, c.soldier_id, c.resource::text,
@@ -412,18 +416,22 @@ $function$;
 REVOKE ALL ON FUNCTION queue_claim(p_collector uuid, p_lane text, p_lease double precision, p_soldier bigint, p_classes text[], p_start boolean) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION queue_claim(p_collector uuid, p_lane text, p_lease double precision, p_soldier bigint, p_classes text[], p_start boolean) TO bf4ps_collector;
 
-CREATE OR REPLACE FUNCTION queue_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean DEFAULT false, p_lane text DEFAULT NULL::text, p_lease double precision DEFAULT NULL::double precision, p_soldier bigint DEFAULT NULL::bigint, p_start boolean DEFAULT false, p_gate jsonb DEFAULT NULL::jsonb)
+-- The fenced success: the job deleted, its state current, the succeeded event, all only when
+-- the lease is the caller's (else nothing is written and `finished` is NULL; with `p_strict`
+-- it raises BF401 instead, so a COMMIT sent with it rolls back); with `p_next`, the collector's
+-- next claim in the same commit, of any class (no gate: the bench's cycle). A success that
+-- continues behind a gate is admission_succeed's (admission room), which calls this.
+DROP FUNCTION IF EXISTS queue_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean, p_gate jsonb);
+CREATE OR REPLACE FUNCTION queue_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_strict boolean DEFAULT false, p_next boolean DEFAULT false, p_lane text DEFAULT NULL::text, p_lease double precision DEFAULT NULL::double precision, p_soldier bigint DEFAULT NULL::bigint, p_start boolean DEFAULT false)
  RETURNS SETOF queue_claimed
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO public, pg_temp
 AS $function$
 #variable_conflict use_column
 DECLARE
     fin bigint;
     r queue_claimed;
-    look record;
-    classes text[];
 BEGIN
     WITH gone AS (
         DELETE FROM collection_jobs d
@@ -453,22 +461,13 @@ BEGIN
         LEFT JOIN soldiers s ON s.soldier_id = g.soldier_id
     )
     SELECT gone.job_id INTO fin FROM gone;
+    IF fin IS NULL AND p_strict THEN
+        RAISE EXCEPTION 'job %: the lease is no longer ours; nothing is written', p_job
+            USING ERRCODE = 'BF401';
+    END IF;
 
     IF fin IS NOT NULL AND p_next THEN
-        IF p_gate IS NOT NULL THEN
-            SELECT * INTO look FROM admission_slot(
-                p_gate ->> 'egress', p_collector, NULL, NULL, (p_gate ->> 'interactive')::boolean,
-                (p_gate ->> 'margin')::double precision, (p_gate ->> 'ahead')::double precision,
-                (p_gate ->> 'connect_lead')::double precision, p_gate -> 'policy');
-            IF look.outcome <> 'open' THEN
-                r.finished := fin;
-                r.gate_wait_until := look.wait_until;
-                RETURN NEXT r;
-                RETURN;
-            END IF;
-            classes := look.classes;
-        END IF;
-        FOR r IN SELECT * FROM queue_claim(p_collector, p_lane, p_lease, p_soldier, classes,
+        FOR r IN SELECT * FROM queue_claim(p_collector, p_lane, p_lease, p_soldier, NULL,
                                            p_start) LOOP
             r.finished := fin;
             RETURN NEXT r;
@@ -482,51 +481,5 @@ BEGIN
     RETURN NEXT r;
 END
 $function$;
-REVOKE ALL ON FUNCTION queue_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean, p_gate jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION queue_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean, p_gate jsonb) TO bf4ps_collector;
-
-CREATE OR REPLACE FUNCTION queue_succeed_counted(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean, p_gate jsonb, p_strict boolean)
- RETURNS SETOF queue_counted
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO '$user', 'public'
-AS $function$
-DECLARE
-    gated constant boolean := p_next AND p_gate IS NOT NULL;
-    fin bigint;
-    r queue_claimed;
-    cnt record;
-BEGIN
-    FOR r IN SELECT * FROM queue_succeed(p_job, p_collector, p_token, p_freshness, p_http,
-                                         p_duration, p_details, p_next AND NOT gated, p_lane,
-                                         p_lease, p_soldier, p_start, NULL) LOOP
-        IF r.finished IS NULL AND p_strict THEN
-            RAISE EXCEPTION 'job %: the lease is no longer ours; nothing is written', p_job
-                USING ERRCODE = 'BF401';
-        END IF;
-        IF NOT gated OR r.finished IS NULL THEN
-            RETURN NEXT ROW(r, NULL, NULL)::queue_counted;
-            CONTINUE;
-        END IF;
-        SELECT * INTO cnt FROM admission_slot(
-            p_gate ->> 'egress', p_collector, NULL, NULL,
-            (p_gate ->> 'interactive')::boolean, (p_gate ->> 'margin')::double precision,
-            (p_gate ->> 'ahead')::double precision,
-            (p_gate ->> 'connect_lead')::double precision, p_gate -> 'policy', NULL, NULL,
-            jsonb_build_object('lane', p_lane, 'lease', p_lease, 'soldier', p_soldier,
-                               'start', p_start));
-        IF cnt.outcome = 'counted' THEN
-            fin := r.finished;
-            r := cnt.next_job;
-            r.finished := fin;
-            RETURN NEXT ROW(r, cnt.slot, cnt.ledger_id)::queue_counted;
-        ELSE
-            -- nothing claimed: the gate or the budget is closed (try at wait_until), or no work
-            r.gate_wait_until := CASE WHEN cnt.outcome = 'wait' THEN cnt.wait_until END;
-            RETURN NEXT ROW(r, NULL, NULL)::queue_counted;
-        END IF;
-    END LOOP;
-END
-$function$;
-REVOKE ALL ON FUNCTION queue_succeed_counted(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean, p_gate jsonb, p_strict boolean) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION queue_succeed_counted(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean, p_gate jsonb, p_strict boolean) TO bf4ps_collector;
+REVOKE ALL ON FUNCTION queue_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_strict boolean, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION queue_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_strict boolean, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean) TO bf4ps_collector;
