@@ -1,0 +1,50 @@
+-- The community-compatible endpoints' own reads (views/bf4stats_boards.py). A soldier's
+-- statistics are read with the soldier page's queries (stats/read.py).
+
+-- name: community_rank_{board}
+-- One soldier's place on a career leaderboard of his platform (web.sql's web_board_{board}):
+-- the soldiers on the board (10 hours played; a soldier with an open progress flag is on no
+-- board) and those ranked above him, counted in the board's partial index. value is NULL when
+-- he is not on the board.
+WITH me AS (
+    SELECT {order} AS value, d.platform
+    FROM detailed_stats_current d
+    WHERE d.soldier_id = %(soldier_id)s AND d.time_played_seconds >= 36000{where}
+      AND NOT EXISTS (SELECT 1 FROM progress_flags f
+                      WHERE f.soldier_id = d.soldier_id AND f.cleared_at IS NULL)
+), flagged AS (
+    SELECT DISTINCT f.soldier_id FROM progress_flags f WHERE f.cleared_at IS NULL
+)
+SELECT (SELECT value FROM me)::double precision AS value,
+       (SELECT count(*) FROM detailed_stats_current d
+        WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000{where})
+     - (SELECT count(*) FROM detailed_stats_current d JOIN flagged USING (soldier_id)
+        WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000{where}) AS total,
+       (SELECT count(*) FROM detailed_stats_current d, me
+        WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000{where}
+          AND {order} > me.value)
+     - (SELECT count(*) FROM detailed_stats_current d JOIN flagged USING (soldier_id), me
+        WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000{where}
+          AND {order} > me.value) AS better
+
+-- name: community_online_now
+-- Soldiers on a server now, per platform: their open play sessions (BF4SW's sightings,
+-- scheduler/sessions.py closes a session unseen for the session gap).
+SELECT s.platform, count(*) AS n
+FROM play_sessions p
+JOIN soldiers s ON s.soldier_id = p.soldier_id
+WHERE p.ended_at IS NULL
+GROUP BY s.platform
+
+-- name: community_online_peak
+-- The most soldiers on a server at once over the last 24 hours, per platform, sampled every
+-- quarter hour from the play sessions that overlap the day.
+SELECT x.platform, max(x.n) AS peak
+FROM (SELECT h.at, s.platform, count(*) AS n
+      FROM generate_series(%(now)s::timestamptz - interval '24 hours', %(now)s::timestamptz,
+                           interval '15 minutes') AS h(at)
+      JOIN play_sessions p ON p.started_at <= h.at AND p.last_seen_at >= h.at
+      JOIN soldiers s ON s.soldier_id = p.soldier_id
+      WHERE p.last_seen_at >= %(now)s::timestamptz - interval '24 hours'
+      GROUP BY h.at, s.platform) AS x
+GROUP BY x.platform
