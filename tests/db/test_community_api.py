@@ -299,3 +299,30 @@ async def test_rankings_and_online_players(client: httpx.AsyncClient, conn: Conn
     assert set(online) == {"pc", "ps4", "xone", "ps3", "xbox"}
     assert online["pc"]["count"] == 1 and online["pc"]["peak24"] >= 1
     assert online["ps4"] == {"label": "PS4", "count": 0, "peak24": 0}
+
+
+HOSTILE = ["name=", "name=%00x", "name=" + "a" * 400, "playerid=-1", "playerid=1e9",
+           "playerid=99999999999999999999", "platform=%F0%9F%92%A5&name=x", "days=%C2%B2",
+           "days=99999999999999999999", "format_values=maybe", "name=a&name=b",
+           "plat=pc&name=x&output=jsonp&callback=", "plat=pc&id=abc", "opt=%FF&plat=pc&name=x",
+           "output=lines&plat=pc&name=TheOnlyBond"]
+
+
+async def test_hostile_input_is_a_4xx_never_a_5xx(client: httpx.AsyncClient,
+                                                  conn: Conn) -> None:
+    await seed_soldier(conn)
+    paths = [f"{GT}/{e}/" for e in ("stats", "all", "weapons", "vehicles", "statsarray")]
+    paths += [f"{BS}/{e}" for e in ("playerInfo", "playerRankings", "onlinePlayers")]
+    for path in paths:
+        for query in HOSTILE:
+            answer = await client.get(f"{path}?platform=pc&{query}")
+            assert answer.status_code < 500, (path, query, answer.text[:200])
+            assert answer.headers["content-type"].startswith(("application/json",
+                                                              "application/javascript"))
+        for body in (b"\xff\xfe", b"[1,2]", b"{"):
+            posted = await client.post(path, content=body,
+                                       headers={"content-type": "application/json"})
+            assert posted.status_code < 500, (path, body, posted.text[:200])
+        multipart = await client.post(path, content=b"--x\r\nbroken",
+                                      headers={"content-type": "multipart/form-data"})
+        assert multipart.status_code < 500, (path, multipart.text[:200])

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime
 
+from starlette.exceptions import HTTPException
+from starlette.formparsers import MultiPartException
 from starlette.requests import Request
 
 from bf4ps.domain import Platform
@@ -67,7 +69,7 @@ async def _body_fields(request: Request) -> dict[str, str]:
             return {str(k): str(v) for k, v in data.items() if isinstance(v, str | int)}
         form = await request.form()
         return {k: v for k, v in form.multi_items() if isinstance(v, str)}
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, MultiPartException, HTTPException) as exc:
         raise Refusal(400, "badRequest", "the body is neither a form nor JSON") from exc
 
 

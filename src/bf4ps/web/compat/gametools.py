@@ -106,7 +106,8 @@ async def _vehicles(request: Request, s: Stored, params: dict[str, str]) -> Base
 
 async def _statsarray(request: Request, s: Stored, params: dict[str, str]) -> BaseModel:
     raw = params.get("days", "7") or "7"
-    if not raw.isdigit() or not 1 <= int(raw) <= lists_view.STATSARRAY_MAX_DAYS:
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 5) \
+            or not 1 <= int(raw) <= lists_view.STATSARRAY_MAX_DAYS:
         raise Refusal(422, "badRequest", "days must be a whole number from 1 to "
                                          f"{lists_view.STATSARRAY_MAX_DAYS}")
     async with read_db(request) as conn:
