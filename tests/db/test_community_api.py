@@ -285,7 +285,8 @@ async def test_bf4stats_outputs_opt_and_post(client: httpx.AsyncClient, conn: Co
     assert gt_plat.status_code == 422 and "platform" in gt_plat.json()["errors"][0]
 
 
-async def test_rankings_and_online_players(client: httpx.AsyncClient, conn: Conn) -> None:
+async def test_rankings_and_online_players(client: httpx.AsyncClient, conn: Conn,
+                                           db_url: str) -> None:
     sid = await seed_soldier(conn)
     other = await seed_soldier(conn, PERSONA + 1, "SecondBest")
     await conn.execute("UPDATE detailed_stats_current SET kills = kills + 1000 "
@@ -295,6 +296,16 @@ async def test_rankings_and_online_players(client: httpx.AsyncClient, conn: Conn
     ranks = (await client.get(f"{BS}/playerRankings?plat=pc&name=TheOnlyBond")).json()
     kills = next(r for r in ranks["rankings"] if r["ident"] == "kills")
     assert kills["rank"] == 2 and kills["count"] == 2 and kills["pid"] == PERSONA
+    # a flagged soldier is on no board: the one above drops out (a new app: sizes are kept)
+    await conn.execute("INSERT INTO progress_flags (soldier_id, kind, started_at, ended_at, "
+                       "reason) VALUES (%s, 'soldier', now() - interval '1 hour', now(), "
+                       "'kpm over the ceiling')", [other])
+    async with community_client(db_url) as fresh:
+        ranks = (await fresh.get(f"{BS}/playerRankings/?plat=pc&name=TheOnlyBond")).json()
+        theirs = (await fresh.get(f"{BS}/playerRankings?plat=pc&name=SecondBest")).json()
+    kills = next(r for r in ranks["rankings"] if r["ident"] == "kills")
+    assert kills["rank"] == 1 and kills["count"] == 1
+    assert all(r["rank"] is None and r["value"] is None for r in theirs["rankings"])
     online = (await client.get(f"{BS}/onlinePlayers")).json()
     assert set(online) == {"pc", "ps4", "xone", "ps3", "xbox"}
     assert online["pc"]["count"] == 1 and online["pc"]["peak24"] >= 1

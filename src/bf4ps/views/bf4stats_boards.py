@@ -21,21 +21,38 @@ RANKINGS = (("kills", "kills", "Kills", "Kills", "nf"),
 LABELS = {"pc": "PC", "ps4": "PS4", "xone": "Xbox One", "ps3": "PS3", "xbox": "Xbox 360"}
 
 
+RANK_CAP = 10_000  # a place is counted among the first this many of a board
+
+
 class _Place(NamedTuple):
     value: float | None
-    total: int
-    better: int
+    above: int
+    flagged_above: int
 
 
-async def rankings(conn: Conn, s: Soldier) -> Doc:
+class _Size(NamedTuple):
+    n: int
+
+
+async def board_sizes(conn: Conn, platform: Platform) -> dict[str, int]:
+    """How many soldiers each board of `platform` has (a count of its whole index: callers
+    keep it a while, web/compat/bf4stats.py)."""
+    return {board: (await one_row(conn, _Size, f"community_board_size_{board}",
+                                  {"platform": platform.value})).n
+            for _, board, *_ in RANKINGS}
+
+
+async def rankings(conn: Conn, s: Soldier, sizes: dict[str, int]) -> Doc:
+    """The soldier's place on each board: `rank` null off the board or below RANK_CAP."""
     out = []
     for ident, board, label, short, fmt in RANKINGS:
         place = await one_row(conn, _Place, f"community_rank_{board}",
-                              {"soldier_id": s.soldier_id, "platform": s.platform.value})
-        on_board = place.value is not None
-        out.append({"group": "player", "ident": ident,
-                    "pid": s.persona_id, "rank": place.better + 1 if on_board else None,
-                    "count": place.total, "value": place.value, "url": None,
+                              {"soldier_id": s.soldier_id, "platform": s.platform.value,
+                               "cap": RANK_CAP})
+        counted = place.value is not None and place.above < RANK_CAP
+        out.append({"group": "player", "ident": ident, "pid": s.persona_id,
+                    "rank": place.above - place.flagged_above + 1 if counted else None,
+                    "count": sizes.get(board, 0), "value": place.value, "url": None,
                     "label": label, "short": short, "format": fmt})
     return {"rankings": out}
 

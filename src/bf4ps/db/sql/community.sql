@@ -2,30 +2,35 @@
 -- statistics are read with the soldier page's queries (stats/read.py).
 
 -- name: community_rank_{board}
--- One soldier's place on a career leaderboard of his platform (web.sql's web_board_{board}):
--- the soldiers on the board (10 hours played; a soldier with an open progress flag is on no
--- board) and those ranked above him, counted in the board's partial index. value is NULL when
--- he is not on the board.
+-- One soldier's place on a career leaderboard of his platform (web.sql's web_board_{board}: 10
+-- hours played; a soldier with an open progress flag is on no board): his value (NULL when he
+-- is not on the board) and the soldiers above him, counted in the board's partial index up to
+-- %(cap)s of them (a deeper count would cost a scan of the board per request).
 WITH me AS (
-    SELECT {order} AS value, d.platform
+    SELECT {order} AS value
     FROM detailed_stats_current d
     WHERE d.soldier_id = %(soldier_id)s AND d.time_played_seconds >= 36000{where}
       AND NOT EXISTS (SELECT 1 FROM progress_flags f
                       WHERE f.soldier_id = d.soldier_id AND f.cleared_at IS NULL)
-), flagged AS (
-    SELECT DISTINCT f.soldier_id FROM progress_flags f WHERE f.cleared_at IS NULL
 )
 SELECT (SELECT value FROM me)::double precision AS value,
-       (SELECT count(*) FROM detailed_stats_current d
+       (SELECT count(*) FROM (
+            SELECT 1 FROM detailed_stats_current d, me
+            WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000{where}
+              AND {order} > me.value
+            LIMIT %(cap)s) AS above) AS above,
+       (SELECT count(DISTINCT d.soldier_id) FROM detailed_stats_current d
+        JOIN progress_flags f ON f.soldier_id = d.soldier_id AND f.cleared_at IS NULL, me
+        WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000{where}
+          AND {order} > me.value) AS flagged_above
+
+-- name: community_board_size_{board}
+-- The soldiers on a career leaderboard of one platform (its partial index, counted whole).
+SELECT (SELECT count(*) FROM detailed_stats_current d
         WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000{where})
-     - (SELECT count(*) FROM detailed_stats_current d JOIN flagged USING (soldier_id)
-        WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000{where}) AS total,
-       (SELECT count(*) FROM detailed_stats_current d, me
-        WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000{where}
-          AND {order} > me.value)
-     - (SELECT count(*) FROM detailed_stats_current d JOIN flagged USING (soldier_id), me
-        WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000{where}
-          AND {order} > me.value) AS better
+     - (SELECT count(DISTINCT d.soldier_id) FROM detailed_stats_current d
+        JOIN progress_flags f ON f.soldier_id = d.soldier_id AND f.cleared_at IS NULL
+        WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000{where}) AS n
 
 -- name: community_online_now
 -- Soldiers on a server now, per platform: their open play sessions (BF4SW's sightings,

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -25,7 +26,11 @@ from bf4ps.web.state import read_db
 PREFIX = "/community/bf4stats/api"
 OUTPUTS = ("json", "jsonp", "js")
 CALLBACK = re.compile(r"[A-Za-z_$][A-Za-z0-9_$.]{0,63}")
-ONLINE_CACHE_SECONDS = 30.0  # onlinePlayers is one figure for everyone: computed this often
+ONLINE_SECONDS = 30.0  # onlinePlayers is one figure for everyone: computed this often
+BOARD_SIZES = "board-sizes"  # playerRankings' count: each board's size, kept this long
+BOARD_SIZES_SECONDS = 300.0
+T = TypeVar("T")
+KEPT = "community_kept"  # app.state: key -> (when made, value)
 
 
 def render(doc: Any, params: dict[str, str], status: int = 200,
@@ -95,12 +100,26 @@ async def player_rankings(request: Request) -> Response:
     params, found = await _player(request, items=False)
     if isinstance(found, Response):
         return found
+    platform = found.soldier.platform
     async with read_db(request) as conn:
-        doc = await boards_view.rankings(conn, found.soldier)
+        sizes = await kept(request, f"{BOARD_SIZES}:{platform.value}", BOARD_SIZES_SECONDS,
+                           lambda: boards_view.board_sizes(conn, platform))
+        doc = await boards_view.rankings(conn, found.soldier, sizes)
     return render(doc, params, headers=common.fresh_headers(found))
 
 
-ONLINE = "community_online"  # app.state: (when computed, the document)
+async def kept(request: Request, key: str, seconds: float,
+               make: Callable[[], Awaitable[T]]) -> T:
+    """`make()`'s value, kept on the app for `seconds` (one figure for every client)."""
+    store: dict[str, tuple[float, Any]] | None = getattr(request.app.state, KEPT, None)
+    if store is None:
+        store = {}
+        setattr(request.app.state, KEPT, store)
+    cached = store.get(key)
+    if cached is None or time.monotonic() - cached[0] > seconds:
+        cached = store[key] = (time.monotonic(), await make())
+    value: T = cached[1]
+    return value
 
 
 async def online_players(request: Request) -> Response:
@@ -108,13 +127,10 @@ async def online_players(request: Request) -> Response:
         params = await common.parameters(request, body=True)
     except Refusal as exc:
         return refused(exc, {})
-    cached: tuple[float, dict[str, Any]] | None = getattr(request.app.state, ONLINE, None)
-    if cached is None or time.monotonic() - cached[0] > ONLINE_CACHE_SECONDS:
-        async with read_db(request) as conn:
-            doc = await boards_view.online_players(conn, info_view.CODE_OF)
-        cached = (time.monotonic(), doc)
-        setattr(request.app.state, ONLINE, cached)
-    return render(cached[1], params)
+    async with read_db(request) as conn:
+        doc = await kept(request, "online", ONLINE_SECONDS,
+                         lambda: boards_view.online_players(conn, info_view.CODE_OF))
+    return render(doc, params)
 
 
 ENDPOINTS = {"playerInfo": player_info, "playerRankings": player_rankings,
