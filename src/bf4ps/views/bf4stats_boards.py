@@ -13,11 +13,16 @@ from bf4ps.domain import Platform
 from bf4ps.views.soldier import Soldier
 
 Doc = dict[str, Any]
-# BF4PS's boards (db/queries.py BOARDS) as bf4stats' player rankings name them
-RANKINGS = (("kills", "kills", "Kills", "Kills", "nf"),
-            ("skill", "skill", "Skill", "Skill", "nf"),
-            ("kdr", "kd", "Kill / Death ratio", "KDr", "kdcol:3"),
-            ("spm", "spm", "Score per minute", "Spm", "nf:3"))
+# BF4PS's boards (db/queries.py BOARDS) as bf4stats' player rankings name them: its ident,
+# label, short label and format; the board's place and size queries (community.sql)
+RANKINGS = (("kills", "Kills", "Kills", "nf", "community_rank_kills",
+             "community_board_size_kills"),
+            ("skill", "Skill", "Skill", "nf", "community_rank_skill",
+             "community_board_size_skill"),
+            ("kdr", "Kill / Death ratio", "KDr", "kdcol:3", "community_rank_kd",
+             "community_board_size_kd"),
+            ("spm", "Score per minute", "Spm", "nf:3", "community_rank_spm",
+             "community_board_size_spm"))
 LABELS = {"pc": "PC", "ps4": "PS4", "xone": "Xbox One", "ps3": "PS3", "xbox": "Xbox 360"}
 
 
@@ -37,22 +42,21 @@ class _Size(NamedTuple):
 async def board_sizes(conn: Conn, platform: Platform) -> dict[str, int]:
     """How many soldiers each board of `platform` has (a count of its whole index: callers
     keep it a while, web/compat/bf4stats.py)."""
-    return {board: (await one_row(conn, _Size, f"community_board_size_{board}",
-                                  {"platform": platform.value})).n
-            for _, board, *_ in RANKINGS}
+    return {ident: (await one_row(conn, _Size, size_query, {"platform": platform.value})).n
+            for ident, *_, size_query in RANKINGS}
 
 
 async def rankings(conn: Conn, s: Soldier, sizes: dict[str, int]) -> Doc:
     """The soldier's place on each board: `rank` null off the board or below RANK_CAP."""
     out = []
-    for ident, board, label, short, fmt in RANKINGS:
-        place = await one_row(conn, _Place, f"community_rank_{board}",
+    for ident, label, short, fmt, place_query, _ in RANKINGS:
+        place = await one_row(conn, _Place, place_query,
                               {"soldier_id": s.soldier_id, "platform": s.platform.value,
                                "cap": RANK_CAP})
         counted = place.value is not None and place.above < RANK_CAP
         out.append({"group": "player", "ident": ident, "pid": s.persona_id,
                     "rank": place.above - place.flagged_above + 1 if counted else None,
-                    "count": sizes.get(board, 0), "value": place.value, "url": None,
+                    "count": sizes.get(ident, 0), "value": place.value, "url": None,
                     "label": label, "short": short, "format": fmt})
     return {"rankings": out}
 
