@@ -6,6 +6,7 @@ the images they name resolve."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from collections.abc import AsyncIterator
@@ -16,6 +17,7 @@ import httpx
 import pytest
 
 from bf4ps.db.connect import Conn
+from tests import load
 from tests.db.community import community_client
 from tests.db.test_web_api import PERSONA, seed_soldier
 
@@ -337,3 +339,22 @@ async def test_hostile_input_is_a_4xx_never_a_5xx(client: httpx.AsyncClient,
         multipart = await client.post(path, content=b"--x\r\nbroken",
                                       headers={"content-type": "multipart/form-data"})
         assert multipart.status_code < 500, (path, multipart.text[:200])
+
+
+async def test_online_players_refresh_in_the_background(
+        client: httpx.AsyncClient, conn: Conn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kept figure past its time is answered as kept while a refresh runs; the refreshed
+    figure follows."""
+    from bf4ps.web.compat import bf4stats as routes
+    sid = await seed_soldier(conn)
+    assert (await client.get(f"{BS}/onlinePlayers")).json()["pc"]["count"] == 0
+    await conn.execute("INSERT INTO play_sessions (soldier_id, started_at, last_seen_at) "
+                       "VALUES (%s, now() - interval '5 minutes', now())", [sid])
+    assert (await client.get(f"{BS}/onlinePlayers")).json()["pc"]["count"] == 0  # kept
+    monkeypatch.setattr(routes, "ONLINE_SECONDS", 0.0)
+    stale = (await client.get(f"{BS}/onlinePlayers")).json()  # starts the refresh
+    assert stale["pc"]["count"] == 0
+    end = load.deadline(10)
+    while (await client.get(f"{BS}/onlinePlayers")).json()["pc"]["count"] != 1:
+        assert not end.expired(), "the refresh did not land"
+        await asyncio.sleep(0.05)

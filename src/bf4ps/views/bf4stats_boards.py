@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, one_row
+from bf4ps.db.queries import Read, all_rows, batch, one_row
 from bf4ps.domain import Platform
 from bf4ps.views.soldier import Soldier
 
@@ -32,7 +32,6 @@ RANK_CAP = 10_000  # a place is counted among the first this many of a board
 class _Place(NamedTuple):
     value: float | None
     above: int
-    flagged_above: int
 
 
 class _Size(NamedTuple):
@@ -47,17 +46,19 @@ async def board_sizes(conn: Conn, platform: Platform) -> dict[str, int]:
 
 
 async def rankings(conn: Conn, s: Soldier, sizes: dict[str, int]) -> Doc:
-    """The soldier's place on each board: `rank` null off the board or below RANK_CAP."""
+    """The soldier's place on each board (one pipeline): `rank` null off the board or below
+    RANK_CAP."""
+    params = {"soldier_id": s.soldier_id, "platform": s.platform.value, "cap": RANK_CAP}
+    places = [Read(_Place, place_query, params) for *_, place_query, _ in RANKINGS]
+    await batch(conn, *places)
     out = []
-    for ident, label, short, fmt, place_query, _ in RANKINGS:
-        place = await one_row(conn, _Place, place_query,
-                              {"soldier_id": s.soldier_id, "platform": s.platform.value,
-                               "cap": RANK_CAP})
-        counted = place.value is not None and place.above < RANK_CAP
+    for (ident, label, short, fmt, *_), read in zip(RANKINGS, places, strict=True):
+        place = read.first
+        counted = place is not None and place.value is not None and place.above < RANK_CAP
         out.append({"group": "player", "ident": ident, "pid": s.persona_id,
-                    "rank": place.above - place.flagged_above + 1 if counted else None,
-                    "count": sizes.get(ident, 0), "value": place.value, "url": None,
-                    "label": label, "short": short, "format": fmt})
+                    "rank": place.above + 1 if counted and place else None,
+                    "count": sizes.get(ident, 0), "value": place.value if place else None,
+                    "url": None, "label": label, "short": short, "format": fmt})
     return {"rankings": out}
 
 

@@ -5,7 +5,8 @@
 -- One soldier's place on a career leaderboard of his platform (web.sql's web_board_{board}: 10
 -- hours played; a soldier with an open progress flag is on no board): his value (NULL when he
 -- is not on the board) and the soldiers above him, counted in the board's partial index up to
--- %(cap)s of them (a deeper count would cost a scan of the board per request).
+-- %(cap)s of them (a deeper count would cost a scan of the board per request); the few open
+-- flags are one hashed set, not a probe per row.
 WITH me AS (
     SELECT {order} AS value
     FROM detailed_stats_current d
@@ -18,11 +19,9 @@ SELECT (SELECT value FROM me)::double precision AS value,
             SELECT 1 FROM detailed_stats_current d, me
             WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000{where}
               AND {order} > me.value
-            LIMIT %(cap)s) AS above) AS above,
-       (SELECT count(DISTINCT d.soldier_id) FROM detailed_stats_current d
-        JOIN progress_flags f ON f.soldier_id = d.soldier_id AND f.cleared_at IS NULL, me
-        WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000{where}
-          AND {order} > me.value) AS flagged_above
+              AND d.soldier_id NOT IN (SELECT f.soldier_id FROM progress_flags f
+                                       WHERE f.cleared_at IS NULL)
+            LIMIT %(cap)s) AS above) AS above
 
 -- name: community_board_size_{board}
 -- The soldiers on a career leaderboard of one platform (its partial index, counted whole).
@@ -34,12 +33,13 @@ SELECT (SELECT count(*) FROM detailed_stats_current d
 
 -- name: community_online_now
 -- Soldiers on a server now, per platform: their open play sessions (BF4SW's sightings,
--- scheduler/sessions.py closes a session unseen for the session gap).
-SELECT s.platform, count(*) AS n
-FROM play_sessions p
-JOIN soldiers s ON s.soldier_id = p.soldier_id
-WHERE p.ended_at IS NULL
-GROUP BY s.platform
+-- scheduler/sessions.py closes a session unseen for the session gap), each soldier's platform
+-- read by primary key (a join was planned as a scan of every soldier).
+SELECT o.platform, count(*) AS n
+FROM (SELECT (SELECT s.platform FROM soldiers s WHERE s.soldier_id = p.soldier_id) AS platform
+      FROM play_sessions p
+      WHERE p.ended_at IS NULL) AS o
+GROUP BY o.platform
 
 -- name: community_online_peak
 -- The most soldiers on a server at once over the last 24 hours, per platform, sampled every

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -21,6 +19,7 @@ from bf4ps.views import bf4stats_boards as boards_view
 from bf4ps.views.compat import Stored
 from bf4ps.web.compat import common
 from bf4ps.web.compat.common import Refusal, Who
+from bf4ps.web.compat.kept import kept
 from bf4ps.web.state import read_db
 
 PREFIX = "/community/bf4stats/api"
@@ -29,8 +28,6 @@ CALLBACK = re.compile(r"[A-Za-z_$][A-Za-z0-9_$.]{0,63}")
 ONLINE_SECONDS = 30.0  # onlinePlayers is one figure for everyone: computed this often
 BOARD_SIZES = "board-sizes"  # playerRankings' count: each board's size, kept this long
 BOARD_SIZES_SECONDS = 300.0
-T = TypeVar("T")
-KEPT = "community_kept"  # app.state: key -> (when made, value)
 
 
 def render(doc: Any, params: dict[str, str], status: int = 200,
@@ -101,25 +98,11 @@ async def player_rankings(request: Request) -> Response:
     if isinstance(found, Response):
         return found
     platform = found.soldier.platform
+    sizes = await kept(request, f"{BOARD_SIZES}:{platform.value}", BOARD_SIZES_SECONDS,
+                       lambda conn: boards_view.board_sizes(conn, platform))
     async with read_db(request) as conn:
-        sizes = await kept(request, f"{BOARD_SIZES}:{platform.value}", BOARD_SIZES_SECONDS,
-                           lambda: boards_view.board_sizes(conn, platform))
         doc = await boards_view.rankings(conn, found.soldier, sizes)
     return render(doc, params, headers=common.fresh_headers(found))
-
-
-async def kept(request: Request, key: str, seconds: float,
-               make: Callable[[], Awaitable[T]]) -> T:
-    """`make()`'s value, kept on the app for `seconds` (one figure for every client)."""
-    store: dict[str, tuple[float, Any]] | None = getattr(request.app.state, KEPT, None)
-    if store is None:
-        store = {}
-        setattr(request.app.state, KEPT, store)
-    cached = store.get(key)
-    if cached is None or time.monotonic() - cached[0] > seconds:
-        cached = store[key] = (time.monotonic(), await make())
-    value: T = cached[1]
-    return value
 
 
 async def online_players(request: Request) -> Response:
@@ -127,9 +110,8 @@ async def online_players(request: Request) -> Response:
         params = await common.parameters(request, body=True)
     except Refusal as exc:
         return refused(exc, {})
-    async with read_db(request) as conn:
-        doc = await kept(request, "online", ONLINE_SECONDS,
-                         lambda: boards_view.online_players(conn, info_view.CODE_OF))
+    doc = await kept(request, "online", ONLINE_SECONDS,
+                     lambda conn: boards_view.online_players(conn, info_view.CODE_OF))
     return render(doc, params)
 
 
