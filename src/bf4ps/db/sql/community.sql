@@ -6,7 +6,8 @@
 -- hours played; a soldier with an open progress flag is on no board): his value (NULL when he
 -- is not on the board) and the soldiers above him, counted in the board's partial index up to
 -- %(cap)s of them (a deeper count would cost a scan of the board per request); the few open
--- flags are one hashed set, not a probe per row.
+-- flags are one hashed set, not a probe per row. Read in the board's index order from the top, as
+-- the board's pages are (a seq scan was planned for the K/D board's expression otherwise).
 WITH me AS (
     SELECT {order} AS value
     FROM detailed_stats_current d
@@ -16,11 +17,12 @@ WITH me AS (
 )
 SELECT (SELECT value FROM me)::double precision AS value,
        (SELECT count(*) FROM (
-            SELECT 1 FROM detailed_stats_current d, me
+            SELECT 1 FROM detailed_stats_current d
             WHERE d.platform = %(platform)s AND d.time_played_seconds >= 36000{where}
-              AND {order} > me.value
+              AND {order} > (SELECT value FROM me)
               AND d.soldier_id NOT IN (SELECT f.soldier_id FROM progress_flags f
                                        WHERE f.cleared_at IS NULL)
+            ORDER BY {order} DESC NULLS LAST, d.soldier_id
             LIMIT %(cap)s) AS above) AS above
 
 -- name: community_board_size_{board}
