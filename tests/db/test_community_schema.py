@@ -1,5 +1,6 @@
-"""The real bf4stats capture (../shared/reference/samples/, a copy in tests/fixtures/community)
-as a schema: BF4PS's playerInfo has every key path the capture has, values aside, except the
+"""The real bf4stats capture (../shared/reference/samples/, read where it lies: it is not ours
+to copy into the repository; absent, the test skips naming the folder) as a schema: BF4PS's
+playerInfo has every key path the capture has, values aside, except the
 deliberate omissions docs/api.md lists (and each listed omission is really missing)."""
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from tests.db.community import community_client
 from tests.db.test_web_api import seed_soldier
 
 ROOT = Path(__file__).resolve().parents[2]
-CAPTURE = ROOT / "tests" / "fixtures" / "community" / "bf4stats-playerInfo-xone.json"
+SAMPLES = ROOT.parent / "shared" / "reference" / "samples"
+CAPTURE = SAMPLES / "bf4stats-playerInfo-xone.json"
 DOCS = ROOT / "docs" / "api.md"
 
 
@@ -43,6 +45,13 @@ def documented_omissions() -> list[str]:
     return re.findall(r"^- `([^`]+)`", block[1], re.M)
 
 
+def capture() -> Any:
+    if not CAPTURE.exists():
+        pytest.skip(f"the real bf4stats capture is not here: {SAMPLES} (the project's shared "
+                    "reference samples, beside the repository)")
+    return json.loads(CAPTURE.read_bytes())
+
+
 @pytest.fixture
 async def client(db_url: str) -> AsyncIterator[httpx.AsyncClient]:
     async with community_client(db_url) as c:
@@ -51,17 +60,18 @@ async def client(db_url: str) -> AsyncIterator[httpx.AsyncClient]:
 
 async def test_player_info_has_every_key_path_of_the_real_capture(
         client: httpx.AsyncClient, conn: Conn) -> None:
+    real = capture()
     await seed_soldier(conn)
-    capture = key_paths(json.loads(CAPTURE.read_bytes()))
-    assert len(capture) > 400 and "stats.extra.kdr" in capture
+    paths = key_paths(real)
+    assert len(paths) > 400 and "stats.extra.kdr" in paths
     answer = await client.get("/community/bf4stats/api/playerInfo?plat=pc&name=TheOnlyBond")
     assert answer.status_code == 200, answer.text
     ours = key_paths(answer.json())
-    missing = capture - ours
+    missing = paths - ours
     omitted = documented_omissions()
     undocumented = sorted(p for p in missing
                           if not any(p == o or p.startswith(o) for o in omitted))
     assert undocumented == [], undocumented
     stale = [o for o in omitted if not any(p == o or p.startswith(o) for p in missing)]
     assert stale == [], f"listed as omitted in docs/api.md but present: {stale}"
-    assert set(json.loads(CAPTURE.read_bytes())) == set(answer.json())  # the sections
+    assert set(real) == set(answer.json())  # the sections
