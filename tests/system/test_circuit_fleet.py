@@ -109,10 +109,10 @@ async def _one(conn: Conn, sql: str) -> dict[str, Any]:
 
 
 
-async def test_soft_throttles_cool_the_egress_like_a_403(db_url: str, tmp_path: Path) -> None:
-    """Battlelog answering `null` or a success without its stats is a throttle in disguise:
-    the collector cools its egress down (an egress_throttled event with HTTP 200) and retries;
-    nothing is parked."""
+async def test_a_run_of_soft_throttles_cools_the_egress(db_url: str, tmp_path: Path) -> None:
+    """Battlelog answering `null` or a success without its stats on every request is a
+    throttle in disguise: a run of them (policy soft_throttle_run) cools the egress down (an
+    egress_throttled event with HTTP 200) and the jobs retry; nothing is parked."""
     async with connection(db_url) as conn:
         await seed_work(conn, 30)
     with simulator(speed=50, min_interval=0.0, fault_soft_throttle=1.0) as sim:

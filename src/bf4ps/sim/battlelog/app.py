@@ -37,6 +37,7 @@ from bf4ps.sim.battlelog.faults import (
     LOGIN_WALL,
     NOT_FOUND,
     SOFT_NULL,
+    STATS_MISSING,
     THROTTLE,
     TYPE_ERROR,
     UNKNOWN_PERSONA,
@@ -100,8 +101,6 @@ def _refused_search(sim: SimState, call: Call) -> tuple[str, Answer] | None:
         return "empty_search", EMPTY_SEARCH
     return None
 
-
-STATS_MISSING = Answer(200, b'{"type":"success","message":"OK","data":{}}', JSON)
 
 
 async def _disconnect(request: Request) -> None:

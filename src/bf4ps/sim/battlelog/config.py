@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
-THROTTLE_MODES = ("403", "429", "html", "none")
+THROTTLE_MODES = ("403", "429", "html", "soft", "none")
 CHECK_SUM_MODES = ("ignored", "required")
 LOGIN_WALL_MODES = ("none", "search", "stats", "both")
 _CHOICES = {"throttle_status": THROTTLE_MODES, "search_check_sum": CHECK_SUM_MODES,
@@ -69,7 +69,9 @@ class SimConfig:
     min_interval: float = 5.0
     window_requests: int | None = None
     window_seconds: float = 20.0
-    throttle_status: str = "403"  # 403 | 429 | html (HTTP 200 page) | none (count only)
+    # 403 | 429 | html (HTTP 200 page) | soft (a streak: every answer of the penalty is an
+    # HTTP 200 success without its stats, a soft throttle) | none (count only)
+    throttle_status: str = "403"
     penalty: float = 60.0  # cool-down after a violation, every request answered throttled
     tolerance: float = 0.0  # an arrival this much too early is not yet a violation
     # fleet: at most N requests across all IPs per rolling window (counted, still served)
