@@ -92,7 +92,7 @@ async def test_status_window_figures_equal_a_direct_count_of_the_log(conn: Conn)
     day = "occurred_at > clock_timestamp() - interval '1 day'"
     throttles = [r["event_id"] for r in await direct(conn, f"""
         SELECT event_id FROM collection_events
-        WHERE {day} AND (event_type = 'egress_throttled'
+        WHERE {day} AND (event_type IN ('egress_throttled', 'egress_cooled')
                          OR error_class = 'throttle' OR http_status IN (403, 429))
         ORDER BY occurred_at DESC LIMIT 20""")]
     assert len(throttles) == 20 and [e.event_id for e in status.throttles] == throttles

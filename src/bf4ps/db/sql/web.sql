@@ -25,13 +25,14 @@ WHERE slot_at > now() - make_interval(secs => %(window_seconds)s)
 GROUP BY budget_class ORDER BY budget_class
 
 -- name: web_recent_throttles
--- Throttle answers and the egress cool-downs they caused, newest first (ix_events_type,
--- ix_events_throttle; the window's bound is stable: see web_budget_by_class).
+-- Throttle answers and every egress cool-down (a throttle's, a run of soft throttles', an
+-- outage's: details.signal says which), newest first (ix_events_type, ix_events_throttle; the
+-- window's bound is stable: see web_budget_by_class).
 SELECT * FROM (
     (SELECT event_id, occurred_at, event_type, collector_name, egress_key, resource,
             persona_id, platform, http_status, error_class, error_message, details
      FROM collection_events
-     WHERE event_type = 'egress_throttled'
+     WHERE event_type IN ('egress_throttled', 'egress_cooled')
        AND occurred_at > now() - make_interval(secs => %(window_seconds)s)
      ORDER BY occurred_at DESC LIMIT %(limit)s)
     UNION ALL
