@@ -99,6 +99,11 @@ async def started_job(conn: Conn, me: CollectorRef, soldier_id: int) -> ClaimedJ
     await add_job(conn, soldier_id)
     await conn.execute("UPDATE collection_jobs SET eligible_at = now() WHERE soldier_id = %(s)s",
                        {"s": soldier_id})
+    return await claim_started(conn, me)
+
+
+async def claim_started(conn: Conn, me: CollectorRef) -> ClaimedJob:
+    """The next job in claim order, claimed by `me` and started (its request out)."""
     job = await qclaim.claim(conn, me, 60)
     assert job is not None
     async with conn.transaction():

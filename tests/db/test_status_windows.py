@@ -129,8 +129,11 @@ async def test_window_reads_are_read_through_an_index(conn: Conn) -> None:
              "forecast_sent": ("slot_at", {"window_seconds": 3600}),
              "requests_by_egress": ("slot_at", {"window_seconds": 60}),
              "circuit_window": ("occurred_at", {
-                 "resource": "detailed", "lane": "background", "window_seconds": 600,
-                 "who": 1, "egress_key": "eg-1", "signature": "unrecognized:login_wall"})}
+                 "resources": ["detailed", "weapons"], "lane": "background",
+                 "window_seconds": 600, "who": 1, "by_job": True, "egress_key": "eg-1",
+                 "signature": "unrecognized:login_wall"}),
+             "egress_soft_answers": ("occurred_at", {
+                 "egress_key": "eg-1", "answers": 5, "window_seconds": 600})}
     for name, (column, params) in reads.items():
         cur = await conn.execute(f"EXPLAIN (FORMAT JSON) {q(name)}",  # type: ignore[arg-type]
                                  params)

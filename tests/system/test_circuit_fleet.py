@@ -71,7 +71,7 @@ async def test_an_outage_mid_run_opens_and_closes_the_circuit_and_parks_nothing(
                                  "WHERE event_type = 'circuit_probe'", timeout=60)
             failed_while_open = await count(conn, """
                 SELECT count(*) FROM collection_events f WHERE f.event_type = 'failed'
-                  AND f.occurred_at > (SELECT occurred_at FROM collection_events
+                  AND f.occurred_at > (SELECT min(occurred_at) FROM collection_events
                                        WHERE event_type = 'circuit_opened')""")
             probes = await events(conn, "circuit_probe")
             held = await count(conn, "SELECT count(*) FROM circuit_holds")
