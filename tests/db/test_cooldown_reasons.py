@@ -1,7 +1,7 @@
 """Every egress cool-down says what it was: its signal (a soft-throttle run, a 403, a login
-wall, a 5xx, a Retry-After) and the resource asked for, in its event, the console's table and
-the console's API. The collector's own cool-down functions on a real PostgreSQL and the real
-web app (ASGI)."""
+wall, a 5xx, a Retry-After, an expired Battlelog session) and the resource asked for, in its
+event, the console's table and the console's API. The collector's own cool-down functions on a
+real PostgreSQL and the real web app (ASGI)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from bf4ps.battlelog.classify import classify_response, resource_parser
+from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult
-from bf4ps.collector import outage
+from bf4ps.collector import outage, session
 from bf4ps.db.connect import Conn, open_pool
 from bf4ps.domain import Resource
 from bf4ps.gates import throttle
@@ -81,3 +82,36 @@ async def test_each_cool_down_names_its_signal_and_resource(
             signal, rows)
     assert {e["details"]["signal"] for e in api} == {
         "login_wall", "retry_after", "http_5xx", "http_403", "soft_throttle"}
+
+
+async def test_a_dead_session_is_named_gauged_and_a_renewed_file_resumes(
+        conn: Conn, tmp_path: Path, pool: AsyncConnectionPool[Conn]) -> None:
+    me = await make_collector(conn, tmp_path, "ses-1", egress="ses-eg")
+    path = tmp_path / "battlelog-session"
+    path.write_text("a" * 32 + "\n")
+    async with BattlelogClient("http://127.0.0.1:9", "bf4ps-test") as client:
+        logged_in = session.BattlelogSession(path, client)
+        logged_in.load()
+        assert client.check_sum == "a" * 10  # used for every request from now on
+        walled = answer(200, {}, WALL, Resource.DETAILED)
+        assert logged_in.kills(walled)
+        assert not session.BattlelogSession(None, client).kills(walled)  # anonymous: an outage
+        assert not await session.stopped(conn, me, logged_in)
+        await session.expired(conn, me, logged_in, walled, "detailed")
+        await session.expired(conn, me, logged_in, walled, "detailed")  # named once
+        assert await session.stopped(conn, me, logged_in)  # nothing sent until renewed
+        gauge = 'bf4ps_battlelog_session_expired{egress="ses-eg"}'
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(
+                app=create_app(SETTINGS, pool=pool)), base_url="http://t") as web:
+            assert f"{gauge} 1.0" in (await web.get("/metrics")).text
+            page = (await web.get("/ops", auth=OPS)).text
+            path.write_text("b" * 32 + "\n")  # the operator renews it
+            assert not await session.stopped(conn, me, logged_in)
+            assert client.check_sum == "b" * 10
+            assert f"{gauge} 0.0" in (await web.get("/metrics")).text
+    assert "session_expired" in page and "the session file is renewed" in page
+    cur = await conn.execute("SELECT event_type, details->>'signal' AS s FROM collection_events "
+                             "WHERE egress_key = 'ses-eg' AND event_type LIKE 'egress_%' "
+                             "ORDER BY event_id")
+    assert [(r["event_type"], r["s"]) for r in await cur.fetchall()] == [
+        ("egress_cooled", "session_expired"), ("egress_recovered", "session_renewed")]

@@ -25,6 +25,8 @@ from bf4ps.collector.clock import ClockGuard, DbClock
 from bf4ps.collector.heartbeat import Heartbeat
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.collector.restore_guard import RestoreGuard, receipt_file
+from bf4ps.collector.session import BattlelogSession
+from bf4ps.collector.session import stopped as session_stopped
 from bf4ps.collector.slots import unsent
 from bf4ps.collector.supervise import EXIT_FAILED, Failure, supervise
 from bf4ps.collector.testhook import PausePoints
@@ -119,13 +121,11 @@ class Collector:
         async with BattlelogClient(s.battlelog_base_url, s.battlelog_user_agent,
                                    s.battlelog_timeout_seconds, self.want.source_address,
                                    connect_lead=s.battlelog_connect_lead_seconds) as c:
-            session = s.battlelog_session()
-            if session is not None:
-                c.use_session(session)
-                log.info("searches use the operator's Battlelog session (from the file)")
+            logged_in = BattlelogSession(s.battlelog_session_file, c)
+            logged_in.load()
             ctx = Context(me, c, SendTimings.from_settings(s), beat, s.throttle_cooldown_seconds,
                           s.throttle_cooldown_max_seconds, pool=pool, pause=self.pause,
-                          clock=self.clock)
+                          clock=self.clock, session=logged_in)
             ctx.chain = lambda: self._chain_next(ctx)
             # the heartbeat beats until the loop has ended, not until the stop request: the
             # request in flight at a SIGTERM may outlast the lease, and its finalize needs it
@@ -233,6 +233,12 @@ class Collector:
                     ctx.held, ctx.held_slot = None, None
                 await self.clock.sleep_until(min(held, self.clock.now() + timedelta(
                     seconds=self.settings.idle_poll_seconds)), self.wake)
+                return chain
+            if await session_stopped(conn, ctx.me, ctx.session):  # dead until renewed
+                if ctx.held is not None:
+                    await self._give_back(conn, ctx, ctx.held, ctx.held_slot, "session_expired")
+                    ctx.held, ctx.held_slot = None, None
+                await self._pause(self.settings.idle_poll_seconds)
                 return chain
             policy = self.policy = await policy_mod.load(conn)
             got: Admitted | Wait

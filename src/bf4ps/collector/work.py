@@ -15,7 +15,7 @@ from bf4ps.battlelog.classify import is_soft_throttle, slows_egress
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
 from bf4ps.battlelog.window import SendWindow
-from bf4ps.collector import judged, outage
+from bf4ps.collector import judged, outage, session
 from bf4ps.collector.clock import DbClock
 from bf4ps.collector.heartbeat import Heartbeat, LeaseLost
 from bf4ps.collector.search import search
@@ -59,6 +59,7 @@ class Context:
     chain: Callable[[], NextClaim | None] = field(default=lambda: None)
     held: ClaimedJob | None = None  # claimed by the last success
     held_slot: Slot | None = None  # ... and counted in this slot by it (None: not counted yet)
+    session: session.BattlelogSession | None = None  # a logged-in session's file (session.py)
 
 
 async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
@@ -213,11 +214,18 @@ async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: Fetc
             await judged.circuit_success(conn, ctx.me, ctx.heartbeat, job)
         return outcome
     error = result.error_class or ErrorClass.INTERNAL
-    # an outage cools the egress (its Retry-After) before anything else is sent from it
-    await outage.cool(conn, ctx.me, result, policy, circuit.signature(error, result),
-                      job.resource)
+    dead = ctx.session is not None and ctx.session.kills(result)
+    if dead:  # a login wall with a session configured: the session died, not Battlelog
+        result.details["signal"] = session.SESSION_EXPIRED
+        if attempt.details is not None:
+            attempt.details["signal"] = session.SESSION_EXPIRED
+    else:  # an outage cools the egress (its Retry-After) before anything else is sent from it
+        await outage.cool(conn, ctx.me, result, policy, circuit.signature(error, result),
+                          job.resource)
     outcome = await judged.fail(conn, ctx.me, ctx.heartbeat, job, error, result.message,
                                 attempt, policy, result)
+    if dead and ctx.session is not None:
+        await session.expired(conn, ctx.me, ctx.session, result, job.resource)
     if raw is not None and outcome.committed and job.soldier_id is not None:
         await archive.keep(conn, job.soldier_id, raw, str(attempt.details.get("signature")
                            if attempt.details else error.value), policy.archive_answers_kept)

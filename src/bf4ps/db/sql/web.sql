@@ -207,3 +207,15 @@ SELECT window_seconds FROM fleet_budget
 SELECT key, wait_seconds, failures
 FROM bf4ps_ops_login_attempt(%(keys)s::text[], %(outcome)s, %(free)s, %(delay)s,
                              %(max_delay)s, %(forget_after)s)
+
+-- name: web_sessions_expired
+-- Per egress, whether its newest Battlelog-session event of the week is an expiry
+-- (collector/session.py: egress_cooled with signal session_expired, egress_recovered with
+-- signal session_renewed); ix_events_type, the window's bound stable (see web_budget_by_class).
+SELECT DISTINCT ON (egress_key) egress_key, details->>'signal' = 'session_expired' AS expired
+FROM collection_events
+WHERE event_type IN ('egress_cooled', 'egress_recovered')
+  AND details->>'signal' IN ('session_expired', 'session_renewed')
+  AND egress_key IS NOT NULL
+  AND occurred_at > now() - make_interval(secs => %(window_seconds)s)
+ORDER BY egress_key, occurred_at DESC

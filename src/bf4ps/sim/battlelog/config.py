@@ -47,6 +47,7 @@ _FLOATS = frozenset(
         "active_fraction",
         "session_players",
         "play_anchor",
+        "session_seconds",
         *FAULT_KNOBS,
     }
 )
@@ -109,6 +110,9 @@ class SimConfig:
     # a login wall: searches without a logged-in session (POST /__sim/login makes one) answer
     # an empty list; stats answer a GATE_REDIRECT error envelope
     login_wall: str = "none"
+    # logged-in sessions expire this many (real) seconds after the login (0: never); with
+    # login_wall "stats" or "both" this is the gated mode: stats need a valid session
+    session_seconds: float = 0.0
     # the start page redirects this many times (each hop sets a cookie) before its session
     session_redirects: int = 0
     # search treats an unescaped `_` as any one character (and `%` as any run) and returns at
@@ -126,7 +130,7 @@ class SimConfig:
     def validate(self) -> None:
         if not self.speed > 0:
             raise ConfigError("speed must be > 0")
-        for name in ("min_interval", "penalty", "tolerance", "timeout_hold"):
+        for name in ("min_interval", "penalty", "tolerance", "timeout_hold", "session_seconds"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0")
         for name in ("window_seconds", "fleet_window"):
