@@ -2,19 +2,13 @@
 soldiers'. A failure's signature is its class plus the recognized signal
 (``unrecognized:login_wall``, ``not_found``, ``malformed:soft_throttle`` ...).
 
-When, within ``circuit_window_seconds``, many distinct soldiers of one lane/resource failed
-with one signature on more than one egress, and those failures are a real share of the attempts
-finished since the signature's first failure in the window, its circuit opens: pending jobs are
-held back (circuit_holds), a failing job is held instead of retried or parked, and one held job
-is released per probe interval. Successes count toward closing (one short of
-``circuit_close_successes`` releases the next probe at once); at that count it closes and
-every held job is released. The state is in the database (docs/battlelog.md, the circuit).
-
-A login wall, a redirect to a login or maintenance page, a 5xx, an error page or a timeout is
-Battlelog's state, not one resource's (``lane_wide``): its evidence is counted over the lane's
-every stats resource (jobs, not only distinct soldiers), it opens every resource's circuit of
-the lane together, the lane gets one probe per probe interval (not one per resource), and the
-probe's success closes them all.
+Many distinct soldiers of one lane/resource failing with one signature on more than one egress,
+at a real share of the attempts since its first failure, open its circuit: pending jobs are held,
+a failing job is held instead of retried or parked, one held job is released per probe
+interval, and enough successes close it and release the rest. A lane's outage (``lane_wide``:
+a login wall, a redirect to login, a 5xx, a timeout) is counted by job over every resource,
+opens every circuit of the lane, gets one probe per interval and closes them all together.
+The state is in the database (docs/battlelog.md, the fleet circuit breaker).
 """
 
 from __future__ import annotations
