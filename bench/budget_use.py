@@ -60,11 +60,14 @@ def scenario_a(seconds: float, weather: dict[str, float] | None = None) -> None:
     for ip, r in sorted(ratios.items()):
         print(f"   {ip}: {stats['by_ip'][ip]['count']:4d} requests, achieved/allowed {r:.3f}, "
               f"min spacing {stats['by_ip'][ip]['min_spacing_seconds']:.3f} s")
-    target = 0.97 if weather else 0.98
-    print(f"   median achieved/allowed {sorted(ratios.values())[len(ratios) // 2]:.3f}, lowest "
-          f"{min(ratios.values()):.3f} (target ≥ {target:.2f}{' each' if weather else ''}); "
-          f"violations {stats['violations']['total']} (target 0)")
-    if weather:
+    median = sorted(ratios.values())[len(ratios) // 2]
+    violations = stats["violations"]["total"]
+    if not weather:
+        print(f"   median achieved/allowed {median:.3f} (target ≥ 0.98); violations "
+              f"{violations} (target 0)")
+    else:
+        print(f"   lowest egress achieved/allowed {min(ratios.values()):.3f} (target ≥ 0.97 "
+              f"each), median {median:.3f}; violations {violations} (target 0)")
         faults = {k: v for k, v in stats["by_outcome"].items() if v and k != "ok"}
         print(f"   answers by fault: {faults}")
         print(f"   cool-downs by signal: {run(cooldowns(url))}")
