@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one
+from bf4ps.db.queries import one, q
 from bf4ps.policy import Policy
 from bf4ps.queue import events
 from bf4ps.queue.events import EventType
@@ -75,13 +75,15 @@ async def soft_answer(conn: Conn, me: CollectorRef, base: float, cap: float, pol
     """A soft throttle was just finalized (its event is in the log): cool the egress when it
     completes a run, unless it is cooling already. True when it cooled it."""
     run = min(policy.soft_throttle_run, policy.soft_throttle_answers)
-    seen = await one(conn, _Soft, "egress_soft_answers", {
-        "egress_key": me.egress_key, "answers": policy.soft_throttle_answers,
-        "window_seconds": policy.soft_throttle_window_seconds})
-    if seen is None or seen.cooling or seen.soft < run:
-        return False
-    await throttled(conn, me, base, cap, cause, {"soft_answers": seen.soft,
-                                                 "answers": seen.answers})
+    async with conn.transaction():  # one collector of the egress at a time: one cool-down
+        await conn.execute(q("egress_soft_lock"), {"egress_key": me.egress_key})
+        seen = await one(conn, _Soft, "egress_soft_answers", {
+            "egress_key": me.egress_key, "answers": policy.soft_throttle_answers,
+            "window_seconds": policy.soft_throttle_window_seconds})
+        if seen is None or seen.cooling or seen.soft < run:
+            return False
+        await throttled(conn, me, base, cap, cause, {"soft_answers": seen.soft,
+                                                     "answers": seen.answers})
     return True
 
 

@@ -58,6 +58,11 @@ SELECT hold_until, reason, run_rule FROM bf4ps_restore_hold()
 -- `bf4ps db vouch` (db/schema.sql): an operator's audited word for this server start.
 SELECT * FROM bf4ps_restore_vouch(%(reason)s)
 
+-- name: egress_soft_lock
+-- Until the caller's commit, one collector of the egress at a time judges a soft-throttle run
+-- (so two do not both cool it for one run); a lock that needs no privilege on the gate.
+SELECT pg_advisory_xact_lock(hashtextextended('bf4ps.soft_throttle:' || %(egress_key)s, 0))
+
 -- name: egress_soft_answers
 -- gates/throttle.py soft_answer: of the egress's last %(answers)s finished attempts since its
 -- last throttle cool-down (and within %(window_seconds)s), how many were soft throttles
