@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -19,6 +20,7 @@ from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult
 from bf4ps.collector import outage, session
 from bf4ps.db.connect import Conn, open_pool
+from bf4ps.demo import figures
 from bf4ps.domain import Resource
 from bf4ps.gates import throttle
 from bf4ps.policy import Policy
@@ -82,6 +84,10 @@ async def test_each_cool_down_names_its_signal_and_resource(
             signal, rows)
     assert {e["details"]["signal"] for e in api} == {
         "login_wall", "retry_after", "http_5xx", "http_403", "soft_throttle"}
+    # the demo's summary counts them by signal too
+    happened = await figures.outcomes(conn, datetime.now(UTC) - timedelta(hours=1))
+    assert happened.throttles.cooldowns_by_signal == {
+        "login_wall": 1, "retry_after": 1, "http_5xx": 1, "http_403": 1, "soft_throttle": 1}
 
 
 async def test_a_dead_session_is_named_gauged_and_a_renewed_file_resumes(
