@@ -66,6 +66,15 @@ async def test_a_login_wall_opens_every_circuit_of_the_lane_one_probe_closes_the
     probe = await claim(conn, one)
     assert await qclaim.claim(conn, two, 60) is None
     assert await circuit.release_probes(conn, two) == 0  # not due again before the interval
+    # one circuit came due first: its probe is the lane's, the others wait an interval too
+    await conn.execute("UPDATE circuit_breakers SET next_probe_at = now() "
+                       "WHERE resource = 'weapons'")
+    assert await circuit.release_probes(conn, two) == 1
+    assert await count(conn, "SELECT count(*) FROM circuit_breakers WHERE next_probe_at > "
+                             "clock_timestamp() + interval '50 seconds'") == 4
+    assert await circuit.release_probes(conn, two) == 0
+    extra = await claim(conn, two)  # the weapons probe: it fails, and is held again
+    await fail(conn, two, extra, WALL)
     await finalize.succeed(conn, one, probe, Attempt(200, 10), POLICY)
     assert await circuit.succeeded(conn, one, probe)
     assert await count(conn, "SELECT count(*) FROM circuit_breakers "

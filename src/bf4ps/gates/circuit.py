@@ -203,6 +203,8 @@ async def release_probes(conn: Conn, me: CollectorRef) -> int:
             released += got is not None
             if wide:
                 probed.add(row.lane)
+                await conn.execute(q("circuit_lane_probe_later"),
+                                   {"lane": row.lane, "signature": row.signature})
     return released
 
 

@@ -72,6 +72,14 @@ RETURNING lane, resource, signature, probe_seconds
 -- The probe: the held job first in claim order becomes eligible now.
 SELECT * FROM bf4ps_circuit_release_one(%(lane)s, %(resource)s)
 
+-- name: circuit_lane_probe_later
+-- A lane's outage got its probe: every circuit it opened waits a probe interval from now, so
+-- the lane gets one probe per interval whichever circuit came due first.
+UPDATE circuit_breakers
+SET next_probe_at = clock_timestamp() + make_interval(secs => probe_seconds),
+    updated_at = clock_timestamp()
+WHERE lane = %(lane)s AND state = 'open' AND signature = %(signature)s
+
 -- name: circuit_open_list
 SELECT lane, resource FROM circuit_breakers WHERE state = 'open'
 
