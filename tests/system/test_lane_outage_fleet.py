@@ -38,8 +38,12 @@ def configure(url: str, knobs: dict[str, Any]) -> None:
     httpx.post(url, json=knobs, timeout=10).raise_for_status()
 
 
-async def epochs(conn: Conn, sql: str) -> list[float]:
-    cur = await conn.execute(sql)  # type: ignore[arg-type]
+async def epochs(conn: Conn, kind: str, result: str | None = None) -> list[float]:
+    """When each event of a kind (and result) happened, in order (epoch seconds)."""
+    cur = await conn.execute(
+        "SELECT extract(epoch FROM occurred_at) AS t FROM collection_events WHERE event_type = "
+        "%(k)s AND (%(r)s::text IS NULL OR result = %(r)s) ORDER BY occurred_at",
+        {"k": kind, "r": result})
     return [float(r["t"]) for r in await cur.fetchall()]
 
 
@@ -62,8 +66,7 @@ async def test_a_lane_outage_opens_every_circuit_probes_once_an_interval_and_hea
             await wait_for(conn, "SELECT count(*) = 4 FROM circuit_breakers "
                                  "WHERE state = 'open' AND lane = 'background'", timeout=60,
                            context=fleet.tails)
-            opened = await epochs(conn, "SELECT extract(epoch FROM occurred_at) AS t FROM "
-                                        "collection_events WHERE event_type = 'circuit_opened'")
+            opened = await epochs(conn, "circuit_opened")
             wire_open = sum(sim_stats(sim)["by_ip"][ip]["count"] for ip in IPS)
             await asyncio.sleep(PROBE * 1.3)  # the outage lasts over a probe interval
             wire_healed = sum(sim_stats(sim)["by_ip"][ip]["count"] for ip in IPS)
@@ -72,11 +75,8 @@ async def test_a_lane_outage_opens_every_circuit_probes_once_an_interval_and_hea
             await wait_for(conn, "SELECT count(*) >= 4 FROM collection_events "
                                  "WHERE event_type = 'circuit_closed'", timeout=PROBE * 2,
                            context=fleet.tails)
-            closed = await epochs(conn, "SELECT extract(epoch FROM occurred_at) AS t FROM "
-                                        "collection_events WHERE event_type = 'circuit_closed'")
-            probes = await epochs(conn, "SELECT extract(epoch FROM occurred_at) AS t FROM "
-                                        "collection_events WHERE event_type = 'circuit_probe' "
-                                        "AND result = 'released' ORDER BY occurred_at")
+            closed = await epochs(conn, "circuit_closed")
+            probes = await epochs(conn, "circuit_probe", "released")
             resumed_from = await count(conn, "SELECT count(*) FROM collection_events "
                                              "WHERE event_type = 'succeeded'")
             await wait_for(conn, "SELECT count(*) >= %(n)s FROM collection_events "
