@@ -158,3 +158,12 @@ async def wait_for(conn: Conn, sql: str, params: dict[str, object] | None = None
             raise AssertionError(f"timed out after {deadline.allowed():.0f} s waiting for: "
                                  f"{sql}" + (f"\n{context()}" if context else ""))
         await asyncio.sleep(poll)
+
+
+async def set_policy(conn: Conn, **values: float) -> None:
+    """Store scheduling policy as `bf4ps config set` does (validated, audited): the database's
+    policy, which the admission reads itself (budget shares)."""
+    from bf4ps import policy
+
+    for key, value in values.items():
+        await policy.set_value(conn, key, str(value), by="test")

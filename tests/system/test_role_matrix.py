@@ -411,7 +411,7 @@ async def test_every_settings_change_is_audited_with_the_database_role(
     assert events == [{"by": operator, "result": "gate"}, {"by": me, "result": "budget"}]
     # an admission (the gate's next slot and count) and a throttle are not settings changes
     await conn.execute("SELECT * FROM admission_slot('mx-a', %s, 0, NULL, false, 0.1, 60, 0.1, "
-                       "'{}'::jsonb, 'bootstrap', 'detailed')", (uuid.uuid4(),))
+                       "'{}'::jsonb, 'bootstrap', 'detailed')", (None,))
     await conn.execute("SELECT * FROM bf4ps_gate_throttled('mx-a', 1, 10)")
     assert len(await (await conn.execute("SELECT 1 FROM fleet_settings_changes WHERE "
                                          "change_id > %s", (start,))).fetchall()) == 2

@@ -18,12 +18,13 @@ from bf4ps.battlelog.window import SendWindow
 from bf4ps.collector import judged, outage, session
 from bf4ps.collector.clock import DbClock
 from bf4ps.collector.heartbeat import Heartbeat, LeaseLost
+from bf4ps.collector.held import Holding, Phase
 from bf4ps.collector.search import search
 from bf4ps.collector.slots import Pacing, further_request, give_up, send_in_slot
 from bf4ps.db.connect import OUTAGE_ERRORS, Conn
 from bf4ps.domain import ErrorClass, Resource
 from bf4ps.gates import circuit, throttle
-from bf4ps.gates.admission import Admitted, Pause, Slot, counted_next, no_pause
+from bf4ps.gates.admission import Admitted, Pause, counted_next, no_pause
 from bf4ps.interactive import lookup
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
@@ -52,29 +53,31 @@ class Context:
     resolved_soldier: int | None = None  # the soldier a lookup just found (for chaining)
     pool: AsyncConnectionPool[Conn] | None = None  # a fresh connection for a late finalize
     pause: Pause = field(default=no_pause)  # test-only pause points (testhook.py)
-    abandoned: ClaimedJob | None = None  # the job held when the loop was cancelled
     clock: DbClock = field(default_factory=DbClock)  # database time on this host
     # the next claim a success makes in its own transaction, when the loop would claim anyway
-    # (runner.py decides; None: finalize alone)
+    # (the runner's rule, given at construction; None: finalize alone)
     chain: Callable[[], NextClaim | None] = field(default=lambda: None)
-    held: ClaimedJob | None = None  # claimed by the last success
-    held_slot: Slot | None = None  # ... and counted in this slot by it (None: not counted yet)
     session: session.BattlelogSession | None = None  # a logged-in session's file (session.py)
+
+    @property
+    def holding(self) -> Holding:
+        """The job held and its phase (collector/held.py): the heartbeat renews its lease."""
+        return self.heartbeat.holding
 
 
 async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
                   stop: asyncio.Event) -> Outcome | None:
     """Serve one admitted job; None when it was given back (shutdown before the send)."""
     job = adm.job
-    ctx.heartbeat.current = job
-    ctx.heartbeat.finishing = ctx.heartbeat.sent = False
-    pacing = Pacing(ctx.me, ctx.gate, policy, job, ctx.clock)
+    ctx.holding.hold(job, Phase.COUNTED, adm.slot)
+    cancelled = False
+    pacing = Pacing(ctx.me, ctx.gate, job, ctx.clock)
     try:
         # claimed → running is committed just before the request is begun (the connect lead
         # before the slot), so the database round trip is not spent out of the slot's
         # tolerance; the recorded start is the slot itself
         if not await ctx.clock.sleep_until(pacing.begin(adm.slot) - START_LEAD, stop):
-            ctx.heartbeat.finishing = True  # its lease ends here, not lost
+            ctx.holding.advance(job, Phase.FINISHING)  # its lease ends here, not lost
             await give_up(conn, pacing, adm.slot, "stopping before the slot")
             await qclaim.release(conn, ctx.me, job, "shutdown")
             return None
@@ -83,7 +86,7 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
             log.warning("job %s: lease lost before the request; nothing sent", job.job_id)
             await give_up(conn, pacing, adm.slot, "lease lost before the slot")
             return None
-        ctx.heartbeat.sent = True
+        ctx.holding.advance(job, Phase.SENT)
         await ctx.clock.sleep_until(pacing.begin(adm.slot))
         await ctx.pause("fetch")
         sent = await send_in_slot(
@@ -106,10 +109,11 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
                                            "request was out")
         return outcome
     except asyncio.CancelledError:
-        ctx.abandoned = job  # supervision stopped the loop: the runner lets the job go
+        cancelled = True  # supervision stopped the loop: the runner lets the held job go
         raise
     finally:
-        ctx.heartbeat.current = None
+        if not cancelled:
+            ctx.holding.drop(job)
 
 
 async def _stop_if_lease_lapsed(conn: Conn, ctx: Context, job: ClaimedJob) -> None:
@@ -169,7 +173,7 @@ async def conclude(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResul
     """Finalize, retrying through database outages (the fence makes retries safe): on the same
     connection while it lives, else on a fresh one from the pool (a collector cut from the
     database reports its answer when it is back; too late, the fence rejects it)."""
-    ctx.heartbeat.finishing = True
+    ctx.holding.advance(job, Phase.FINISHING)
     attempt = _attempt(result)
     raw = None  # the raw answer for the archive (stats/archive.py), compressed before any lock
     if result.body and job.soldier_id is not None and policy.archive_answers_kept > 0:
@@ -201,7 +205,8 @@ async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: Fetc
                 conn, ctx.me, job, attempt, policy,
                 checked_writer(ctx.me, resource, result.parsed, policy, raw),
                 then=ctx.chain())
-            ctx.held, ctx.held_slot = outcome.next_job, counted_next(outcome)
+            if outcome.next_job is not None:  # the finished job's lease ended with it
+                ctx.holding.hold(outcome.next_job, Phase.CHAINED, counted_next(outcome))
         except plausible.Implausible as exc:  # nothing of it was stored
             return await judged.implausible(conn, ctx.me, ctx.heartbeat, job, exc.verdict,
                                             attempt, policy, raw)

@@ -1,5 +1,6 @@
--- The BF4PS schema as the migrations leave it, read back from a migrated database.
--- GENERATED, do not edit: after changing a migration run
+-- The BF4PS schema as the migrations and the code files (db/functions/) leave it, read back
+-- from an upgraded database.
+-- GENERATED, do not edit: after changing a migration or a code file run
 --     python -m tests.schema.regenerate
 -- (tests/db/test_schema.py fails while this file and the migrations disagree).
 -- Grants name every role but the owner; a function is executable by the roles granted here.
@@ -23,6 +24,7 @@ CREATE DOMAIN bf4ps_priority_class AS text CHECK ((VALUE = ANY (ARRAY['interacti
 CREATE DOMAIN bf4ps_resource AS text CHECK ((VALUE = ANY (ARRAY['detailed'::text, 'profile'::text, 'weapons'::text, 'vehicles'::text])));
 CREATE DOMAIN bf4ps_soldier_name AS text CHECK (((btrim(VALUE) <> ''::text) AND (length(VALUE) <= 64)));
 CREATE DOMAIN bf4ps_state_status AS text CHECK ((VALUE = ANY (ARRAY['never_attempted'::text, 'current'::text, 'due'::text, 'retry_wait'::text, 'unavailable'::text])));
+CREATE TYPE admission_answer AS (outcome text, slot timestamp with time zone, wait_until timestamp with time zone, ledger_id bigint, classes text[]);
 CREATE TYPE queue_claimed AS (finished bigint, gate_wait_until timestamp with time zone, job_id bigint, soldier_id bigint, resource text, lane text, priority_class text, rank timestamp with time zone, reason text, attempt_count integer, is_retry boolean, lease_token uuid, claimed_at timestamp with time zone, started_at timestamp with time zone, lease_expires_at timestamp with time zone, request_id uuid, lookup_name text, lookup_platform text, reclaimed boolean, persona_id bigint, platform text, current_name text);
 CREATE TYPE queue_counted AS (claimed queue_claimed, slot_at timestamp with time zone, ledger_id bigint);
 
@@ -959,6 +961,13 @@ GRANT DELETE, INSERT, SELECT, UPDATE ON TABLE scheduler_policy TO bf4ps_operator
 GRANT SELECT ON TABLE scheduler_policy TO bf4ps_scheduler;
 GRANT SELECT ON TABLE scheduler_policy TO bf4ps_web;
 
+CREATE TABLE schema_code (
+    file text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT schema_code_pkey PRIMARY KEY (file)
+);
+
 CREATE TABLE schema_compat (
     version integer NOT NULL,
     compatible_from integer NOT NULL,
@@ -1273,59 +1282,215 @@ GRANT SELECT ON TABLE coverage_totals TO bf4ps_web;
 
 -- Functions
 
-CREATE OR REPLACE FUNCTION public.admission_slot(p_egress text, p_collector uuid, p_job_id bigint, p_lease_token uuid, p_interactive boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision, p_policy jsonb, p_class text DEFAULT NULL::text, p_resource text DEFAULT NULL::text, p_claim jsonb DEFAULT NULL::jsonb)
- RETURNS TABLE(outcome text, slot timestamp with time zone, wait_until timestamp with time zone, ledger_id bigint, classes text[], next_job queue_claimed)
+CREATE OR REPLACE FUNCTION public.admission_budget(p_slot timestamp with time zone, p_now timestamp with time zone, p_interactive boolean, p_margin double precision, p_ahead double precision, p_lock boolean, OUT slot timestamp with time zone, OUT wait_until timestamp with time zone, OUT classes text[])
+ RETURNS record
  LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO '$user', 'public'
 AS $function$
 DECLARE
-    counting boolean := p_job_id IS NOT NULL;
-    claiming boolean := p_job_id IS NULL AND p_claim IS NOT NULL;
-    took queue_claimed;  -- the job claiming claimed
-    g egress_gates;
     budget integer;
     budget_window_s double precision;
-    now_at timestamptz;
-    s timestamptz;
     nth timestamptz;
     win record;
     demand text[] := '{}';
-    allowed text[];
+    serving boolean;
+BEGIN
+    slot := p_slot;
+    IF p_lock THEN
+        PERFORM FROM fleet_budget b WHERE b.budget_id = 1 AND b.requests IS NOT NULL;
+        IF FOUND THEN
+            PERFORM pg_advisory_xact_lock(hashtextextended('bf4ps.fleet_budget', 0));
+        END IF;
+    END IF;
+    SELECT b.requests, b.window_seconds INTO budget, budget_window_s
+    FROM fleet_budget b WHERE b.budget_id = 1;
+    IF budget IS NULL THEN
+        RETURN;
+    END IF;
+    SELECT * INTO win FROM budget_window(slot, budget_window_s + p_margin);
+    IF win.total >= budget THEN
+        SELECT c.slot_at INTO nth FROM counted_requests c
+        ORDER BY c.slot_at DESC LIMIT 1 OFFSET budget - 1;
+        slot := GREATEST(slot, win.last_slot + interval '1 microsecond',
+                         nth + make_interval(secs => budget_window_s + p_margin));
+        -- the window the later slot will be in
+        SELECT * INTO win FROM budget_window(slot, budget_window_s + p_margin);
+    END IF;
+    IF slot > p_now + make_interval(secs => p_ahead) THEN
+        wait_until := slot - make_interval(secs => p_ahead);
+        RETURN;
+    END IF;
+    IF NOT p_interactive THEN
+        -- the classes with runnable work in any lane: a background collector leaves a
+        -- waiting interactive request's floor free, but only while an interactive collector
+        -- is serving (else nothing could use the floor); only the classes with a floor
+        -- matter (budget_allowed_classes asks of no other): one probe of ix_jobs_demand each
+        serving := EXISTS (SELECT 1 FROM collectors c
+                           WHERE c.lane = 'interactive' AND c.enabled AND NOT c.drained
+                             AND c.retired_at IS NULL AND c.health = 'healthy');
+        SELECT COALESCE(array_agg(f.cls), '{}') INTO demand
+        FROM unnest(ARRAY['interactive', 'bootstrap', 'retry']) AS f(cls)
+        WHERE EXISTS (SELECT 1 FROM collection_jobs j
+                      WHERE j.lease_token IS NULL AND j.status = 'pending'
+                        AND (CASE WHEN j.last_error_at IS NOT NULL THEN 'retry'
+                                  ELSE j.priority_class END) = f.cls
+                        AND j.eligible_at <= clock_timestamp()
+                        AND (j.lane <> 'interactive' OR serving));
+    END IF;
+    classes := budget_allowed_classes(budget, win.used, demand, budget_shares(), p_interactive);
+    IF cardinality(classes) = 0 THEN
+        wait_until := p_now + interval '1 second';
+    END IF;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.admission_caller(p_collector uuid, OUT egress text, OUT interactive boolean)
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    owner text;
+BEGIN
+    SELECT c.egress_key, c.lane = 'interactive', c.db_login INTO egress, interactive, owner
+    FROM collectors c WHERE c.collector_uuid = p_collector;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'no collector %', p_collector USING ERRCODE = 'no_data_found';
+    END IF;
+    IF owner IS DISTINCT FROM session_user::text AND NOT bf4ps_caller_holds('bf4ps_operator')
+    THEN
+        RAISE EXCEPTION 'a collector is admitted only for its own registration (collector %, '
+            'registered by login %, not %)', p_collector, owner, session_user
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.admission_claim_next(p_collector uuid, p_lease double precision, p_soldier bigint, p_start boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision, OUT answer admission_answer, OUT next_job queue_claimed)
+ RETURNS record
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    me record;
+    t record;
+    g egress_gates;
+BEGIN
+    SELECT * INTO me FROM admission_caller(p_collector);
+    SELECT * INTO t FROM admission_timings(p_margin, p_ahead, p_connect_lead);
+    g := admission_gate(me.egress, true);
+    answer := admission_open(g, me.interactive, t.margin, t.ahead, t.connect_lead, true);
+    IF answer.outcome <> 'open' THEN
+        RETURN;
+    END IF;
+    SELECT * INTO next_job FROM queue_claim(
+        p_collector, CASE WHEN me.interactive THEN 'interactive' ELSE 'background' END,
+        p_lease, p_soldier, answer.classes, p_start);
+    IF next_job.job_id IS NOT NULL THEN
+        answer.ledger_id := admission_record(
+            g, answer.slot, CASE WHEN next_job.is_retry THEN 'retry'
+                                 ELSE next_job.priority_class END,
+            p_collector, next_job.job_id, next_job.resource, t.margin);
+        answer.outcome := 'counted';
+    END IF;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.admission_count(p_collector uuid, p_job bigint, p_lease_token uuid, p_margin double precision, p_ahead double precision, p_connect_lead double precision)
+ RETURNS SETOF admission_answer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    me record;
+    t record;
     job_class text;
     job_resource text;
-    counted_id bigint;
-    serving boolean;
     ours boolean;  -- the lease was written by this transaction (a success's claim)
 BEGIN
-    IF p_job_id = 0 THEN
-        -- a request of no queue job (recon, `bf4ps battlelog fetch`): nothing to fence, but
-        -- counted like any other, in the class and resource it names
-        job_class := p_class;
-        job_resource := p_resource;
-        SELECT * INTO g FROM egress_gates WHERE egress_key = p_egress FOR UPDATE;
-    ELSIF counting THEN
-        SELECT CASE WHEN j.last_error_at IS NOT NULL THEN 'retry' ELSE j.priority_class END,
-               j.resource, j.xmin = pg_current_xact_id()::xid
-        INTO job_class, job_resource, ours
-        FROM collection_jobs j
-        WHERE j.job_id = p_job_id AND j.collector_uuid = p_collector
-          AND j.lease_token = p_lease_token AND j.status IN ('claimed', 'running')
-          AND j.lease_expires_at > clock_timestamp();
-        IF FOUND AND NOT ours THEN
-            -- a lease another transaction wrote: held (and seen still live) until the commit
-            PERFORM FROM collection_jobs j
-            WHERE j.job_id = p_job_id AND j.lease_token = p_lease_token
-              AND j.lease_expires_at > clock_timestamp() FOR SHARE;
-        END IF;
-        IF NOT FOUND THEN
-            RETURN QUERY SELECT 'lost', NULL::timestamptz, NULL::timestamptz, NULL::bigint,
-                                NULL::text[], NULL::queue_claimed;
-            RETURN;
-        END IF;
-        SELECT * INTO g FROM egress_gates WHERE egress_key = p_egress FOR UPDATE;
-    ELSIF claiming THEN
-        -- a claim made here is counted here: locked as a count is, before the claim
+    SELECT * INTO me FROM admission_caller(p_collector);
+    SELECT * INTO t FROM admission_timings(p_margin, p_ahead, p_connect_lead);
+    SELECT CASE WHEN j.last_error_at IS NOT NULL THEN 'retry' ELSE j.priority_class END,
+           j.resource, j.xmin = pg_current_xact_id()::xid
+    INTO job_class, job_resource, ours
+    FROM collection_jobs j
+    WHERE j.job_id = p_job AND j.collector_uuid = p_collector
+      AND j.lease_token = p_lease_token AND j.status IN ('claimed', 'running')
+      AND j.lease_expires_at > clock_timestamp();
+    IF FOUND AND NOT ours THEN
+        -- a lease another transaction wrote: held (and seen still live) until the commit
+        PERFORM FROM collection_jobs j
+        WHERE j.job_id = p_job AND j.lease_token = p_lease_token
+          AND j.lease_expires_at > clock_timestamp() FOR SHARE;
+    END IF;
+    IF NOT FOUND THEN
+        RETURN NEXT ROW('lost', NULL, NULL, NULL, NULL)::admission_answer;
+        RETURN;
+    END IF;
+    RETURN NEXT admission_counted(admission_gate(me.egress, true), me.interactive, t.margin,
+                                  t.ahead, t.connect_lead, job_class, p_collector, p_job,
+                                  job_resource);
+END
+$function$;
+GRANT EXECUTE ON FUNCTION admission_count(uuid,bigint,uuid,double precision,double precision,double precision) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.admission_count_unattached(p_egress text, p_collector uuid, p_class text, p_resource text, p_margin double precision, p_ahead double precision, p_connect_lead double precision)
+ RETURNS SETOF admission_answer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    t record;
+    egress text := p_egress;
+    interactive boolean := true;
+BEGIN
+    SELECT * INTO t FROM admission_timings(p_margin, p_ahead, p_connect_lead);
+    IF p_collector IS NOT NULL THEN
+        SELECT c.egress, c.interactive INTO egress, interactive
+        FROM admission_caller(p_collector) c;
+    ELSIF NOT bf4ps_caller_holds('bf4ps_operator') AND NOT EXISTS (
+            SELECT 1 FROM collectors c WHERE c.egress_key = p_egress
+              AND c.db_login = session_user::text AND c.retired_at IS NULL) THEN
+        RAISE EXCEPTION 'a request of no collector is counted only on an egress of the '
+            'caller''s own collectors (login %, egress %)', session_user, p_egress
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN NEXT admission_counted(admission_gate(egress, true), interactive, t.margin, t.ahead,
+                                  t.connect_lead, p_class, p_collector, NULL, p_resource);
+END
+$function$;
+GRANT EXECUTE ON FUNCTION admission_count_unattached(text,uuid,text,text,double precision,double precision,double precision) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.admission_counted(g egress_gates, p_interactive boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision, p_class text, p_collector uuid, p_job bigint, p_resource text)
+ RETURNS admission_answer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    a admission_answer := admission_open(g, p_interactive, p_margin, p_ahead, p_connect_lead,
+                                         true);
+BEGIN
+    IF a.outcome = 'open' AND a.classes IS NOT NULL AND NOT p_class = ANY(a.classes) THEN
+        RETURN ROW('wait', a.slot, clock_timestamp() + interval '1 second', NULL,
+                   a.classes)::admission_answer;
+    END IF;
+    IF a.outcome = 'open' THEN
+        a.ledger_id := admission_record(g, a.slot, p_class, p_collector, p_job, p_resource,
+                                        p_margin);
+        a.outcome := 'counted';
+    END IF;
+    RETURN a;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.admission_gate(p_egress text, p_lock boolean)
+ RETURNS egress_gates
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    g egress_gates;
+BEGIN
+    IF p_lock THEN
         SELECT * INTO g FROM egress_gates WHERE egress_key = p_egress FOR UPDATE;
     ELSE
         SELECT * INTO g FROM egress_gates WHERE egress_key = p_egress;
@@ -1333,105 +1498,167 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'no rate gate for egress %', p_egress USING ERRCODE = 'no_data_found';
     END IF;
+    RETURN g;
+END
+$function$;
 
-    -- the egress: pacing, cool-down, its own window; at least the connect lead from now
-    now_at := clock_timestamp();
-    s := bf4ps_paced_slot(g.next_slot_at, g.cooldown_until, now_at, p_connect_lead);
+CREATE OR REPLACE FUNCTION public.admission_gate_slot(g egress_gates, p_now timestamp with time zone, p_margin double precision, p_connect_lead double precision)
+ RETURNS timestamp with time zone
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+DECLARE
+    s timestamptz := bf4ps_paced_slot(g.next_slot_at, g.cooldown_until, p_now, p_connect_lead);
+    nth timestamptz;
+BEGIN
     IF g.window_requests IS NOT NULL THEN
-        SELECT c.slot_at INTO nth FROM counted_requests c WHERE c.egress_key = p_egress
+        SELECT c.slot_at INTO nth FROM counted_requests c WHERE c.egress_key = g.egress_key
         ORDER BY c.slot_at DESC LIMIT 1 OFFSET g.window_requests - 1;
         s := GREATEST(s, nth + make_interval(secs => g.window_seconds + p_margin));
     END IF;
+    RETURN s;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.admission_look(p_collector uuid, p_margin double precision, p_ahead double precision, p_connect_lead double precision)
+ RETURNS SETOF admission_answer
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    me record;
+    t record;
+BEGIN
+    SELECT * INTO me FROM admission_caller(p_collector);
+    SELECT * INTO t FROM admission_timings(p_margin, p_ahead, p_connect_lead);
+    RETURN NEXT admission_open(admission_gate(me.egress, false), me.interactive, t.margin,
+                               t.ahead, t.connect_lead, false);
+END
+$function$;
+GRANT EXECUTE ON FUNCTION admission_look(uuid,double precision,double precision,double precision) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.admission_open(g egress_gates, p_interactive boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision, p_lock boolean)
+ RETURNS admission_answer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    now_at timestamptz := clock_timestamp();
+    s timestamptz := admission_gate_slot(g, now_at, p_margin, p_connect_lead);
+    b record;
+BEGIN
     IF s > now_at + make_interval(secs => p_ahead) THEN
-        RETURN QUERY SELECT 'wait', s, s - make_interval(secs => p_ahead), NULL::bigint,
-                            NULL::text[], NULL::queue_claimed;
-        RETURN;
+        RETURN ROW('wait', s, s - make_interval(secs => p_ahead), NULL, NULL)::admission_answer;
     END IF;
+    SELECT * INTO b FROM admission_budget(s, now_at, p_interactive, p_margin, p_ahead, p_lock);
+    IF b.wait_until IS NOT NULL THEN
+        RETURN ROW('wait', b.slot, b.wait_until, NULL, b.classes)::admission_answer;
+    END IF;
+    RETURN ROW('open', b.slot, NULL, NULL, b.classes)::admission_answer;
+END
+$function$;
 
-    -- the fleet budget, only when one is set
-    SELECT b.requests, b.window_seconds INTO budget, budget_window_s
-    FROM fleet_budget b WHERE b.budget_id = 1;
-    IF budget IS NOT NULL AND (counting OR claiming) THEN
-        -- counts are serialized fleet-wide until the commit (a lock that writes no WAL)
-        PERFORM pg_advisory_xact_lock(hashtextextended('bf4ps.fleet_budget', 0));
-        SELECT b.requests, b.window_seconds INTO budget, budget_window_s
-        FROM fleet_budget b WHERE b.budget_id = 1;
-    END IF;
-    IF budget IS NOT NULL THEN
-        SELECT * INTO win FROM budget_window(s, budget_window_s + p_margin);
-        IF win.total >= budget THEN
-            SELECT c.slot_at INTO nth FROM counted_requests c
-            ORDER BY c.slot_at DESC LIMIT 1 OFFSET budget - 1;
-            s := GREATEST(s, win.last_slot + interval '1 microsecond',
-                          nth + make_interval(secs => budget_window_s + p_margin));
-            -- the window the later slot will be in
-            SELECT * INTO win FROM budget_window(s, budget_window_s + p_margin);
-        END IF;
-        IF s > now_at + make_interval(secs => p_ahead) THEN
-            RETURN QUERY SELECT 'wait', s, s - make_interval(secs => p_ahead), NULL::bigint,
-                                NULL::text[], NULL::queue_claimed;
-            RETURN;
-        END IF;
-        IF NOT p_interactive THEN
-            -- the classes with runnable work in any lane: a background collector leaves a
-            -- waiting interactive request's floor free, but only while an interactive
-            -- collector is serving (else nothing could use the floor)
-            -- (only the classes with a floor matter: budget_allowed_classes asks of no
-            -- other; one probe of ix_jobs_demand each, not a pass over every pending job)
-            serving := EXISTS (SELECT 1 FROM collectors c
-                               WHERE c.lane = 'interactive' AND c.enabled AND NOT c.drained
-                                 AND c.retired_at IS NULL AND c.health = 'healthy');
-            SELECT COALESCE(array_agg(f.cls), '{}') INTO demand
-            FROM unnest(ARRAY['interactive', 'bootstrap', 'retry']) AS f(cls)
-            WHERE EXISTS (SELECT 1 FROM collection_jobs j
-                          WHERE j.lease_token IS NULL AND j.status = 'pending'
-                            AND (CASE WHEN j.last_error_at IS NOT NULL THEN 'retry'
-                                      ELSE j.priority_class END) = f.cls
-                            AND j.eligible_at <= clock_timestamp()
-                            AND (j.lane <> 'interactive' OR serving));
-        END IF;
-        allowed := budget_allowed_classes(budget, win.used, demand, p_policy, p_interactive);
-        IF cardinality(allowed) = 0 OR (counting AND NOT job_class = ANY(allowed)) THEN
-            RETURN QUERY SELECT 'wait', s, now_at + interval '1 second', NULL::bigint,
-                                allowed, NULL::queue_claimed;
-            RETURN;
-        END IF;
-    END IF;
-    IF claiming THEN
-        -- the claim, of the classes the budget allows now (any without a budget); it never
-        -- waits on a lock (SKIP LOCKED), so holding the gate and the budget meanwhile is safe
-        SELECT * INTO took FROM queue_claim(
-            p_collector, p_claim ->> 'lane', (p_claim ->> 'lease')::double precision,
-            (p_claim ->> 'soldier')::bigint, allowed,
-            COALESCE((p_claim ->> 'start')::boolean, false));
-        IF took.job_id IS NOT NULL THEN
-            counting := true;
-            p_job_id := took.job_id;
-            job_class := CASE WHEN took.is_retry THEN 'retry' ELSE took.priority_class END;
-            job_resource := took.resource;
-        END IF;
-    END IF;
-    IF NOT counting THEN
-        RETURN QUERY SELECT 'open', s, NULL::timestamptz, NULL::bigint, allowed,
-                            NULL::queue_claimed;
-        RETURN;
-    END IF;
-
-    -- counted before anything is sent; the gate moves past the slot (slower while a throttle
-    -- streak decays: bf4ps_paced_interval)
+CREATE OR REPLACE FUNCTION public.admission_record(g egress_gates, p_slot timestamp with time zone, p_class text, p_collector uuid, p_job bigint, p_resource text, p_margin double precision)
+ RETURNS bigint
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    counted_id bigint;
+BEGIN
     INSERT INTO request_ledger (slot_at, egress_key, budget_class, collector_uuid, job_id,
                                 resource)
-    VALUES (s, p_egress, job_class, p_collector, NULLIF(p_job_id, 0), job_resource)
+    VALUES (p_slot, g.egress_key, p_class, p_collector, p_job, p_resource)
     RETURNING request_id INTO counted_id;
     UPDATE egress_gates
-    SET next_slot_at = s + make_interval(secs => bf4ps_paced_interval(
+    SET next_slot_at = p_slot + make_interval(secs => bf4ps_paced_interval(
         g.min_interval_seconds, g.throttle_streak, p_margin)),
         requests_total = requests_total + 1, updated_at = now()
-    WHERE egress_key = p_egress;
-    RETURN QUERY SELECT 'counted', s, NULL::timestamptz, counted_id, allowed, took;
+    WHERE egress_key = g.egress_key;
+    RETURN counted_id;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.admission_slot(p_egress text, p_collector uuid, p_job_id bigint, p_lease_token uuid, p_interactive boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision, p_policy jsonb, p_class text DEFAULT NULL::text, p_resource text DEFAULT NULL::text, p_claim jsonb DEFAULT NULL::jsonb)
+ RETURNS TABLE(outcome text, slot timestamp with time zone, wait_until timestamp with time zone, ledger_id bigint, classes text[], next_job queue_claimed)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    a admission_answer;
+    n record;
+BEGIN
+    IF p_job_id = 0 THEN
+        SELECT * INTO a FROM admission_count_unattached(p_egress, p_collector, p_class,
+                                                        p_resource, p_margin, p_ahead,
+                                                        p_connect_lead);
+    ELSIF p_job_id IS NOT NULL THEN
+        SELECT * INTO a FROM admission_count(p_collector, p_job_id, p_lease_token, p_margin,
+                                             p_ahead, p_connect_lead);
+    ELSIF p_claim IS NOT NULL THEN
+        SELECT * INTO n FROM admission_claim_next(
+            p_collector, (p_claim ->> 'lease')::double precision,
+            (p_claim ->> 'soldier')::bigint, COALESCE((p_claim ->> 'start')::boolean, false),
+            p_margin, p_ahead, p_connect_lead);
+        a := n.answer;
+        RETURN QUERY SELECT a.outcome, a.slot, a.wait_until, a.ledger_id, a.classes,
+                            n.next_job;
+        RETURN;
+    ELSE
+        SELECT * INTO a FROM admission_look(p_collector, p_margin, p_ahead, p_connect_lead);
+    END IF;
+    RETURN QUERY SELECT a.outcome, a.slot, a.wait_until, a.ledger_id, a.classes,
+                        NULL::queue_claimed;
 END
 $function$;
 GRANT EXECUTE ON FUNCTION admission_slot(text,uuid,bigint,uuid,boolean,double precision,double precision,double precision,jsonb,text,text,jsonb) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.admission_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_strict boolean, p_lease double precision, p_soldier bigint, p_start boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision)
+ RETURNS SETOF queue_counted
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    r queue_claimed;
+    fin bigint;
+    nxt record;
+BEGIN
+    SELECT * INTO r FROM queue_succeed(p_job, p_collector, p_token, p_freshness, p_http,
+                                       p_duration, p_details, p_strict, false);
+    IF r.finished IS NULL THEN
+        RETURN NEXT ROW(r, NULL, NULL)::queue_counted;
+        RETURN;
+    END IF;
+    fin := r.finished;
+    SELECT * INTO nxt FROM admission_claim_next(p_collector, p_lease, p_soldier, p_start,
+                                                p_margin, p_ahead, p_connect_lead);
+    IF (nxt.answer).outcome = 'counted' THEN
+        r := nxt.next_job;
+        r.finished := fin;
+        RETURN NEXT ROW(r, (nxt.answer).slot, (nxt.answer).ledger_id)::queue_counted;
+    ELSE
+        -- nothing claimed: the gate or the budget is closed (try at wait_until), or no work
+        r := NULL;
+        r.finished := fin;
+        r.gate_wait_until := CASE WHEN (nxt.answer).outcome = 'wait'
+                                  THEN (nxt.answer).wait_until END;
+        RETURN NEXT ROW(r, NULL, NULL)::queue_counted;
+    END IF;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION admission_succeed(bigint,uuid,uuid,double precision,integer,integer,jsonb,boolean,double precision,bigint,boolean,double precision,double precision,double precision) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.admission_timings(p_margin double precision, p_ahead double precision, p_connect_lead double precision, OUT margin double precision, OUT ahead double precision, OUT connect_lead double precision)
+ RETURNS record
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    SELECT GREATEST(0, LEAST(60, COALESCE(p_margin, 0))),
+           GREATEST(0, LEAST(60, COALESCE(p_ahead, 0))),
+           GREATEST(0, LEAST(10, COALESCE(p_connect_lead, 0)))
+$function$;
+GRANT EXECUTE ON FUNCTION admission_timings(double precision,double precision,double precision) TO PUBLIC;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_budget_seed(p_requests integer, p_window_seconds double precision, p_reason text)
  RETURNS SETOF fleet_budget
@@ -2635,7 +2862,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_attach_request(p_job bigint, p_reque
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     UPDATE collection_jobs j SET request_id = p_request, updated_at = now()
@@ -2649,7 +2876,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_delete(p_job bigint, p_token uuid)
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2664,7 +2891,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_lock_owned(p_job bigint, p_collector
  RETURNS TABLE(job_id bigint, soldier_id bigint, resource text, lane text, priority_class text, status text, attempt_count integer, lease_token uuid, claimed_at timestamp with time zone, started_at timestamp with time zone, request_id uuid, lookup_name text, lookup_platform text, persona_id bigint, platform text, collector_name text, hostname text, egress_key text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2688,7 +2915,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_note_error(p_job bigint, p_token uui
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     UPDATE collection_jobs j
@@ -2703,7 +2930,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_owned_now(p_job bigint, p_collector 
  RETURNS TABLE(job_id bigint, now timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2720,7 +2947,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_release(p_job bigint, p_collector uu
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2759,7 +2986,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_renew(p_job bigint, p_collector uuid
  RETURNS TABLE(lease_expires_at timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2778,7 +3005,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_reslot(p_job bigint, p_collector uui
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     UPDATE collection_jobs j
@@ -2796,7 +3023,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_retry(p_job bigint, p_token uuid, p_
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2816,7 +3043,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_snapshot(p_job bigint, p_token uuid)
  RETURNS TABLE(job_id bigint, soldier_id bigint, resource text, lane text, priority_class text, status text, attempt_count integer, collector_uuid uuid, lease_token uuid, lease_expires_at timestamp with time zone, persona_id bigint, platform text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2835,7 +3062,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_start(p_job bigint, p_collector uuid
  RETURNS TABLE(started_at timestamp with time zone, claimed_at timestamp with time zone, lease_expires_at timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2856,7 +3083,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_jobs_expire_abandoned(p_collector uuid)
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2874,7 +3101,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_lease_outcome(p_job_id bigint, p_lease_t
  RETURNS text
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT event_type FROM collection_events
     WHERE job_id = p_job_id AND lease_token = p_lease_token
@@ -3132,7 +3359,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_reap_expired(p_limit integer)
  RETURNS TABLE(job_id bigint, old_collector uuid, old_token uuid)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -3667,6 +3894,20 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION budget_allowed_classes(integer,jsonb,text[],jsonb,boolean) TO PUBLIC;
 
+CREATE OR REPLACE FUNCTION public.budget_shares()
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT jsonb_object_agg(d.share, LEAST(1, GREATEST(0, COALESCE(
+               CASE WHEN jsonb_typeof(p.value) = 'number' THEN (p.value #>> '{}')::float8 END,
+               d.fallback))))
+    FROM (VALUES ('cap_active', 0.75), ('floor_interactive', 0.25),
+                 ('floor_bootstrap', 0.20), ('floor_retry', 0.05)) AS d(share, fallback)
+    LEFT JOIN scheduler_policy p ON p.key = 'budget_' || d.share
+$function$;
+GRANT EXECUTE ON FUNCTION budget_shares() TO PUBLIC;
+
 CREATE OR REPLACE FUNCTION public.budget_window(slot timestamp with time zone, span double precision, OUT used jsonb, OUT total integer, OUT last_slot timestamp with time zone)
  RETURNS record
  LANGUAGE sql
@@ -3688,7 +3929,7 @@ CREATE OR REPLACE FUNCTION public.queue_claim(p_collector uuid, p_lane text, p_l
  RETURNS SETOF queue_claimed
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -3725,7 +3966,10 @@ BEGIN
                 FOR UPDATE SKIP LOCKED))
           AND EXISTS (SELECT 1 FROM collectors me
                       WHERE me.collector_uuid = p_collector AND me.enabled AND NOT me.drained
-                        AND me.retired_at IS NULL)
+                        AND me.retired_at IS NULL
+                        -- a collector claims only for its own registration
+                        AND (me.db_login = session_user::text
+                             OR bf4ps_caller_holds('bf4ps_operator')))
         RETURNING j.*
     )
     SELECT NULL::bigint, NULL::timestamptz, c.job_id, c.soldier_id, c.resource::text,
@@ -3762,18 +4006,16 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION queue_claim(uuid,text,double precision,bigint,text[],boolean) TO bf4ps_collector;
 
-CREATE OR REPLACE FUNCTION public.queue_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean DEFAULT false, p_lane text DEFAULT NULL::text, p_lease double precision DEFAULT NULL::double precision, p_soldier bigint DEFAULT NULL::bigint, p_start boolean DEFAULT false, p_gate jsonb DEFAULT NULL::jsonb)
+CREATE OR REPLACE FUNCTION public.queue_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_strict boolean DEFAULT false, p_next boolean DEFAULT false, p_lane text DEFAULT NULL::text, p_lease double precision DEFAULT NULL::double precision, p_soldier bigint DEFAULT NULL::bigint, p_start boolean DEFAULT false)
  RETURNS SETOF queue_claimed
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
     fin bigint;
     r queue_claimed;
-    look record;
-    classes text[];
 BEGIN
     WITH gone AS (
         DELETE FROM collection_jobs d
@@ -3803,22 +4045,13 @@ BEGIN
         LEFT JOIN soldiers s ON s.soldier_id = g.soldier_id
     )
     SELECT gone.job_id INTO fin FROM gone;
+    IF fin IS NULL AND p_strict THEN
+        RAISE EXCEPTION 'job %: the lease is no longer ours; nothing is written', p_job
+            USING ERRCODE = 'BF401';
+    END IF;
 
     IF fin IS NOT NULL AND p_next THEN
-        IF p_gate IS NOT NULL THEN
-            SELECT * INTO look FROM admission_slot(
-                p_gate ->> 'egress', p_collector, NULL, NULL, (p_gate ->> 'interactive')::boolean,
-                (p_gate ->> 'margin')::double precision, (p_gate ->> 'ahead')::double precision,
-                (p_gate ->> 'connect_lead')::double precision, p_gate -> 'policy');
-            IF look.outcome <> 'open' THEN
-                r.finished := fin;
-                r.gate_wait_until := look.wait_until;
-                RETURN NEXT r;
-                RETURN;
-            END IF;
-            classes := look.classes;
-        END IF;
-        FOR r IN SELECT * FROM queue_claim(p_collector, p_lane, p_lease, p_soldier, classes,
+        FOR r IN SELECT * FROM queue_claim(p_collector, p_lane, p_lease, p_soldier, NULL,
                                            p_start) LOOP
             r.finished := fin;
             RETURN NEXT r;
@@ -3832,49 +4065,27 @@ BEGIN
     RETURN NEXT r;
 END
 $function$;
-GRANT EXECUTE ON FUNCTION queue_succeed(bigint,uuid,uuid,double precision,integer,integer,jsonb,boolean,text,double precision,bigint,boolean,jsonb) TO bf4ps_collector;
+GRANT EXECUTE ON FUNCTION queue_succeed(bigint,uuid,uuid,double precision,integer,integer,jsonb,boolean,boolean,text,double precision,bigint,boolean) TO bf4ps_collector;
 
 CREATE OR REPLACE FUNCTION public.queue_succeed_counted(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean, p_gate jsonb, p_strict boolean)
  RETURNS SETOF queue_counted
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
-DECLARE
-    gated constant boolean := p_next AND p_gate IS NOT NULL;
-    fin bigint;
-    r queue_claimed;
-    cnt record;
 BEGIN
-    FOR r IN SELECT * FROM queue_succeed(p_job, p_collector, p_token, p_freshness, p_http,
-                                         p_duration, p_details, p_next AND NOT gated, p_lane,
-                                         p_lease, p_soldier, p_start, NULL) LOOP
-        IF r.finished IS NULL AND p_strict THEN
-            RAISE EXCEPTION 'job %: the lease is no longer ours; nothing is written', p_job
-                USING ERRCODE = 'BF401';
-        END IF;
-        IF NOT gated OR r.finished IS NULL THEN
-            RETURN NEXT ROW(r, NULL, NULL)::queue_counted;
-            CONTINUE;
-        END IF;
-        SELECT * INTO cnt FROM admission_slot(
-            p_gate ->> 'egress', p_collector, NULL, NULL,
-            (p_gate ->> 'interactive')::boolean, (p_gate ->> 'margin')::double precision,
+    IF p_next AND p_gate IS NOT NULL THEN
+        RETURN QUERY SELECT * FROM admission_succeed(
+            p_job, p_collector, p_token, p_freshness, p_http, p_duration, p_details, p_strict,
+            p_lease, p_soldier, p_start, (p_gate ->> 'margin')::double precision,
             (p_gate ->> 'ahead')::double precision,
-            (p_gate ->> 'connect_lead')::double precision, p_gate -> 'policy', NULL, NULL,
-            jsonb_build_object('lane', p_lane, 'lease', p_lease, 'soldier', p_soldier,
-                               'start', p_start));
-        IF cnt.outcome = 'counted' THEN
-            fin := r.finished;
-            r := cnt.next_job;
-            r.finished := fin;
-            RETURN NEXT ROW(r, cnt.slot, cnt.ledger_id)::queue_counted;
-        ELSE
-            -- nothing claimed: the gate or the budget is closed (try at wait_until), or no work
-            r.gate_wait_until := CASE WHEN cnt.outcome = 'wait' THEN cnt.wait_until END;
-            RETURN NEXT ROW(r, NULL, NULL)::queue_counted;
-        END IF;
-    END LOOP;
+            (p_gate ->> 'connect_lead')::double precision);
+    ELSE
+        RETURN QUERY SELECT c::queue_claimed, NULL::timestamptz, NULL::bigint
+                     FROM queue_succeed(p_job, p_collector, p_token, p_freshness, p_http,
+                                        p_duration, p_details, p_strict, p_next, p_lane,
+                                        p_lease, p_soldier, p_start) c;
+    END IF;
 END
 $function$;
 GRANT EXECUTE ON FUNCTION queue_succeed_counted(bigint,uuid,uuid,double precision,integer,integer,jsonb,boolean,text,double precision,bigint,boolean,jsonb,boolean) TO bf4ps_collector;

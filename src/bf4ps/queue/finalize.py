@@ -24,11 +24,12 @@ from bf4ps.queue import events
 from bf4ps.queue.backoff import is_terminal, retry_delay
 from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome, job_event_fields
+from bf4ps.settings import SendTimings
 
 log = logging.getLogger(__name__)
 
 StatsWriter = Callable[[Conn, ClaimedJob, datetime], Awaitable[None]]
-LEASE_LOST = "BF401"  # queue_succeed_counted, strict: the lease was not ours (db/schema.sql)
+LEASE_LOST = "BF401"  # queue_succeed, strict: the lease was not ours (db/functions/queue.sql)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,18 +114,18 @@ async def _reject(conn: Conn, me: CollectorRef, job: ClaimedJob, what: str) -> O
 @dataclass(frozen=True, slots=True)
 class NextClaim:
     """The collector's next claim, made in the success's own transaction when it would claim
-    anyway (the fixed order of queue_succeed: finalize first, then the claim). ``start``: its
-    slot is open now, so it is running at once (no gate: the bench's cycle). ``gate``: the
-    claim is made inside one admission on the server (gates/admission.py `look_params`,
-    migration 0032); nothing is claimed unless the egress opens within the claim horizon, and
-    then its request is counted in its slot in the same commit (Outcome.next_slot_at /
-    next_ledger_id)."""
+    anyway (the fixed order: finalize first, then the claim). ``start``: its slot is open now,
+    so it is running at once (no gate: the bench's cycle). ``gate``: the caller's timings; the
+    claim is then made inside one admission on the server (admission_succeed in
+    db/functions/admission.sql): nothing is claimed unless the egress opens within the claim
+    horizon, and then its request is counted in its slot in the same commit
+    (Outcome.next_slot_at / next_ledger_id)."""
 
     lane: Lane
     lease_seconds: float
     soldier_id: int | None = None
     start: bool = False
-    gate: dict[str, Any] | None = None
+    gate: SendTimings | None = None
 
 
 async def succeed(conn: Conn, me: CollectorRef, job: ClaimedJob, attempt: Attempt,
@@ -143,14 +144,25 @@ async def succeed(conn: Conn, me: CollectorRef, job: ClaimedJob, attempt: Attemp
               "lease_seconds": then.lease_seconds if then else None,
               "soldier_id": then.soldier_id if then else None,
               "start": then.start if then else False,
-              "gate": Jsonb(then.gate) if then and then.gate else None,
-              "strict": write_stats is not None}
+              "strict": write_stats is not None} | _timings(then)
     try:
         if write_stats is None:
             return _succeeded(await _finalize_success(conn, me, params))
         return await _with_stats(conn, me, job, params, write_stats)
     except _LeaseLost:
         return await _reject(conn, me, job, "succeed")
+
+
+def _timings(then: NextClaim | None) -> dict[str, float]:
+    """The admission's timings of a success that continues behind a gate (none otherwise)."""
+    gate = then.gate if then else None
+    if gate is None:
+        return {}
+    return {"margin": gate.margin, "ahead": gate.ahead, "connect_lead": gate.connect_lead}
+
+
+def _query(params: dict[str, Any]) -> str:
+    return "finalize_success_admitted" if "margin" in params else "finalize_success"
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +203,7 @@ async def _with_stats(conn: Conn, me: CollectorRef, job: ClaimedJob, params: dic
     try:
         now = await _lock_now(conn, params)
         await write_stats(conn, job, now)
-        row = await one_then_commit(conn, _success_rows(me.collector_uuid), "finalize_success",
+        row = await one_then_commit(conn, _success_rows(me.collector_uuid), _query(params),
                                     params)
     except BaseException as exc:
         await _rollback(conn)
@@ -221,7 +233,7 @@ async def _lock_now(conn: Conn, params: dict[str, Any]) -> datetime:
 
 
 async def _finalize_success(conn: Conn, me: CollectorRef, params: dict[str, Any]) -> _Success:
-    row = await one(conn, _success_rows(me.collector_uuid), "finalize_success", params)
+    row = await one(conn, _success_rows(me.collector_uuid), _query(params), params)
     if row is None or row.finished is None:
         raise _LeaseLost
     return row

@@ -26,7 +26,6 @@ from uuid import uuid4
 from psycopg.types.json import Jsonb
 
 from bf4ps import __version__
-from bf4ps import policy as policy_mod
 from bf4ps.battlelog.classify import is_soft_throttle
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult
@@ -92,8 +91,7 @@ class Recon:
         if held is not None:
             raise ReconError(f"sends are held until {held.until:%Y-%m-%d %H:%M:%S} UTC after a "
                              f"restore ({held.reason}); nothing was sent")
-        policy = await policy_mod.load(self.conn)
-        pacing = Pacing(self.me, self.gate, policy, _recon_job(resource, persona))
+        pacing = Pacing(self.me, self.gate, _recon_job(resource, persona))
         slot = await slots.next_slot(self.conn, pacing, tries=100)
         if slot is None:
             raise ReconError("the egress gate gave no send slot")

@@ -1,13 +1,24 @@
 -- Rate gates: per-egress pacing, the fleet budget ledger, throttle cool-downs. Every physical
 -- Battlelog request gets a request_ledger row committed before it is sent.
 
--- name: admission_slot
--- Admission in one call (db/schema.sql): the gate, the fleet budget and the ledger row; a
--- look without a job, the count with it (fenced by its lease).
+-- name: admission_look
+-- A look before a claim (admission_look in db/functions/admission.sql): the egress's next slot
+-- and the classes the fleet budget allows now; no lock, no write.
 SELECT outcome, slot, wait_until, ledger_id, classes
-FROM admission_slot(%(egress_key)s, %(collector_uuid)s, %(job_id)s::bigint,
-                    %(lease_token)s::uuid, %(interactive)s, %(margin)s, %(ahead)s,
-                    %(connect_lead)s, %(policy)s, %(budget_class)s, %(resource)s)
+FROM admission_look(%(collector_uuid)s, %(margin)s, %(ahead)s, %(connect_lead)s)
+
+-- name: admission_count
+-- A held job's request counted in its slot, fenced by its lease (admission_count).
+SELECT outcome, slot, wait_until, ledger_id, classes
+FROM admission_count(%(collector_uuid)s, %(job_id)s, %(lease_token)s, %(margin)s, %(ahead)s,
+                     %(connect_lead)s)
+
+-- name: admission_count_unattached
+-- A request of no queue job (recon: its collector; `bf4ps battlelog fetch`: none), counted in
+-- the class and resource it names (admission_count_unattached).
+SELECT outcome, slot, wait_until, ledger_id, classes
+FROM admission_count_unattached(%(egress_key)s, %(collector_uuid)s, %(budget_class)s,
+                                %(resource)s, %(margin)s, %(ahead)s, %(connect_lead)s)
 
 -- name: ledger_unsent
 -- Its collector gave the slot up before writing a byte (late at its checks): it stops counting.

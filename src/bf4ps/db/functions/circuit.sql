@@ -1,0 +1,108 @@
+-- The circuit breaker per lane and resource: while Battlelog fails for everyone, work of that
+-- lane and resource is held rather than burnt. `bf4ps_circuit_lets` is what the claim consults;
+-- the hold and release functions are the collector's, driven by collector/outage.py.
+-- Calls no other room; the queue's claim reads `bf4ps_circuit_lets`.
+--
+-- Applied by `bf4ps db upgrade` whenever this file changes (bf4ps.db.code): every statement
+-- here may run again. Grants follow each object; a runtime role may call only what is granted.
+
+CREATE OR REPLACE FUNCTION bf4ps_circuit_hold_job(p_job bigint, p_lane text, p_resource text)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+BEGIN
+    INSERT INTO circuit_holds (job_id, lane, resource) VALUES (p_job, p_lane, p_resource)
+    ON CONFLICT (job_id) DO NOTHING;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_circuit_hold_job(p_job bigint, p_lane text, p_resource text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_circuit_hold_job(p_job bigint, p_lane text, p_resource text) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION bf4ps_circuit_hold_pending(p_lane text, p_resource text, p_hold_seconds double precision)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+BEGIN
+    WITH held AS (
+        UPDATE collection_jobs j
+        SET eligible_at = GREATEST(j.eligible_at,
+                                   clock_timestamp() + make_interval(secs => p_hold_seconds)),
+            updated_at = clock_timestamp()
+        WHERE j.lane = p_lane AND j.resource = p_resource AND j.status = 'pending'
+        RETURNING j.job_id
+    )
+    INSERT INTO circuit_holds (job_id, lane, resource)
+    SELECT held.job_id, p_lane, p_resource FROM held
+    ON CONFLICT (job_id) DO NOTHING;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_circuit_hold_pending(p_lane text, p_resource text, p_hold_seconds double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_circuit_hold_pending(p_lane text, p_resource text, p_hold_seconds double precision) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION bf4ps_circuit_lets(p_job bigint, p_lane text, p_resource text)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT NOT EXISTS (SELECT 1 FROM circuit_breakers cb
+                       WHERE cb.lane = p_lane AND cb.resource = p_resource AND cb.state = 'open')
+        OR EXISTS (SELECT 1 FROM circuit_holds h WHERE h.job_id = p_job)
+$function$;
+
+CREATE OR REPLACE FUNCTION bf4ps_circuit_release_all(p_lane text, p_resource text)
+ RETURNS TABLE(n bigint)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH gone AS (
+        DELETE FROM circuit_holds h WHERE h.lane = p_lane AND h.resource = p_resource
+        RETURNING h.job_id
+    ), released AS (
+        UPDATE collection_jobs j
+        SET eligible_at = clock_timestamp(), updated_at = clock_timestamp()
+        FROM gone WHERE j.job_id = gone.job_id AND j.status = 'pending'
+        RETURNING j.job_id
+    )
+    SELECT count(*) FROM released;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_circuit_release_all(p_lane text, p_resource text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_circuit_release_all(p_lane text, p_resource text) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION bf4ps_circuit_release_one(p_lane text, p_resource text)
+ RETURNS TABLE(job_id bigint)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+#variable_conflict use_column
+DECLARE
+    picked bigint;
+BEGIN
+    SELECT c.job_id INTO picked FROM collection_jobs c
+    WHERE c.lane = p_lane AND c.resource = p_resource AND c.status = 'pending'
+    ORDER BY c.rank, c.job_id
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED;
+    IF picked IS NULL THEN
+        RETURN;
+    END IF;
+    INSERT INTO circuit_holds (job_id, lane, resource) VALUES (picked, p_lane, p_resource)
+    ON CONFLICT ON CONSTRAINT circuit_holds_pkey DO NOTHING;
+    RETURN QUERY
+    UPDATE collection_jobs j
+    SET eligible_at = clock_timestamp(), updated_at = clock_timestamp()
+    WHERE j.job_id = picked
+    RETURNING j.job_id;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_circuit_release_one(p_lane text, p_resource text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_circuit_release_one(p_lane text, p_resource text) TO bf4ps_collector;
