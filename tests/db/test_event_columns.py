@@ -11,7 +11,7 @@ import re
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_queries, q
-from bf4ps.queue.events import EVENT_COLUMNS
+from bf4ps.events.log import EVENT_COLUMNS
 
 _INSERT = re.compile(r"\bINSERT\s+INTO\s+collection_events\s*\(([^)]*)\)", re.IGNORECASE)
 # set by the database (event_id), or by the caller's clock (occurred_at, written only by

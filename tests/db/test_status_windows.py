@@ -12,8 +12,8 @@ from typing import Any
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.views import console, fleet_status
 
 RESOURCES = ("detailed", "profile", "weapons", "vehicles")

@@ -16,10 +16,10 @@ from psycopg_pool import AsyncConnectionPool
 from bf4ps.collector.held import Holding, Phase
 from bf4ps.db.connect import DB_ERRORS, Conn, connect
 from bf4ps.db.queries import Present, one
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.gates import circuit
 from bf4ps.queue import claim as qclaim
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import CollectorRef
 from bf4ps.waiting import sleep_unless_stopped
 

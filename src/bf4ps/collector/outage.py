@@ -21,9 +21,9 @@ from bf4ps.battlelog.classify import is_outage
 from bf4ps.battlelog.models import FetchResult
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.policy import Policy
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import CollectorRef
 
 

@@ -37,12 +37,12 @@ from bf4ps.db import compat, startup
 from bf4ps.db.connect import DB_ERRORS, Conn, open_pool, resolve_url
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.fleet.seed import seed
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted, Slot, Wait
 from bf4ps.queue import claim as qclaim
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
 from bf4ps.queue.finalize import NextClaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 from bf4ps.settings import SendTimings, Settings

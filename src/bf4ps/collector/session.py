@@ -21,8 +21,8 @@ from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.envelope import LOGIN_WALL
 from bf4ps.battlelog.models import FetchResult
 from bf4ps.db.connect import Conn
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.queue.jobs import CollectorRef
 from bf4ps.settings import read_session_file
 

@@ -23,13 +23,13 @@ from bf4ps.collector.search import search
 from bf4ps.collector.slots import Pacing, further_request, give_up, send_in_slot
 from bf4ps.db.connect import OUTAGE_ERRORS, Conn
 from bf4ps.domain import ErrorClass, Resource
+from bf4ps.events.log import EventType
 from bf4ps.gates import circuit, throttle
 from bf4ps.gates.admission import Admitted, Pause, counted_next, no_pause
 from bf4ps.interactive import lookup
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
-from bf4ps.queue.events import EventType
 from bf4ps.queue.finalize import Attempt, NextClaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
 from bf4ps.settings import SendTimings

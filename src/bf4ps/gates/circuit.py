@@ -23,9 +23,9 @@ from bf4ps.battlelog.models import FetchResult
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import Present, all_rows, one, one_row, q
 from bf4ps.domain import ErrorClass, Resource
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.policy import Policy
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 
 log = logging.getLogger(__name__)

@@ -13,11 +13,11 @@ from bf4ps.battlelog.models import SearchHit
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import execute, one
 from bf4ps.domain import JobKind, Platform, SourceType
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.interactive import demand
 from bf4ps.interactive.demand import KnownSoldier
 from bf4ps.policy import Policy
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob
 from bf4ps.stats import soldiers
 

@@ -19,10 +19,10 @@ from psycopg.types.json import Jsonb
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import begin_then_one, execute, mapped, one, one_then_commit
 from bf4ps.domain import ErrorClass, Lane
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.policy import Policy
-from bf4ps.queue import events
 from bf4ps.queue.backoff import is_terminal, retry_delay
-from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome, job_event_fields
 from bf4ps.settings import SendTimings
 

@@ -35,11 +35,11 @@ from bf4ps.collector.slots import Pacing
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import Present, one, one_row, q
 from bf4ps.domain import JobKind, Lane, Platform, PriorityClass, Resource
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Slot
 from bf4ps.gates.restore import Marks, current_hold
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Lease
 from bf4ps.recon.ladder import Plan, Report, Sample
 from bf4ps.settings import SendTimings
