@@ -11,8 +11,9 @@ from bf4ps.collector.identity import Wanted, register
 from bf4ps.db.connect import Conn
 from bf4ps.domain import JobReason, Lane, Platform, PriorityClass, SourceType
 from bf4ps.policy import Policy
+from bf4ps.queue import claim as qclaim
 from bf4ps.queue.enqueue import Demand, Enqueued, enqueue
-from bf4ps.queue.jobs import CollectorRef
+from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 from bf4ps.queue.ranking import rank
 from bf4ps.stats import soldiers
 from tests import load
@@ -91,6 +92,23 @@ async def add_job(conn: Conn, soldier_id: int, resource: str = "detailed",
                   since: datetime = T0) -> Enqueued:
     async with conn.transaction():
         return await enqueue(conn, demand(soldier_id, resource, klass, since))
+
+
+async def started_job(conn: Conn, me: CollectorRef, soldier_id: int) -> ClaimedJob:
+    """A detailed job of the soldier, due now, claimed by `me` and started (its request out)."""
+    await add_job(conn, soldier_id)
+    await conn.execute("UPDATE collection_jobs SET eligible_at = now() WHERE soldier_id = %(s)s",
+                       {"s": soldier_id})
+    return await claim_started(conn, me)
+
+
+async def claim_started(conn: Conn, me: CollectorRef) -> ClaimedJob:
+    """The next job in claim order, claimed by `me` and started (its request out)."""
+    job = await qclaim.claim(conn, me, 60)
+    assert job is not None
+    async with conn.transaction():
+        assert await qclaim.start(conn, job, 60, job.claimed_at) is not None
+    return job
 
 
 async def count(conn: Conn, sql: str, params: dict[str, object] | None = None) -> int:

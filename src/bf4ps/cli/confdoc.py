@@ -101,6 +101,14 @@ POLICY_HELP = {
                                 "a login wall) cools its egress this long."),
     "retry_after_max_seconds": ("An answer's Retry-After cools its egress that long instead, "
                                 "at most this."),
+    "outage_cooldown_jitter": ("Outage cool-downs are spread over this share of "
+                               "outage_cooldown_seconds (± half of it; a Retry-After only "
+                               "longer), so egresses cooled by one outage resume apart."),
+    "soft_throttle_run": ("Soft throttles (answers with nothing in them) among an egress's "
+                          "last soft_throttle_answers answers that cool it like a 403; fewer "
+                          "are transient: the job retries, the egress goes on."),
+    "soft_throttle_answers": "... the answers looked at (since the egress's last cool-down).",
+    "soft_throttle_window_seconds": "... and how far back they may lie at most.",
     "reset_confirmations": ("Answers with lifetime counters below the stored ones, agreeing "
                             "with each other, before they are believed as a Battlelog stats "
                             "reset ..."),

@@ -27,6 +27,8 @@ from bf4ps.collector.heartbeat import Heartbeat
 from bf4ps.collector.held import Held, Phase
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.collector.restore_guard import RestoreGuard, receipt_file
+from bf4ps.collector.session import BattlelogSession
+from bf4ps.collector.session import stopped as session_stopped
 from bf4ps.collector.slots import unsent
 from bf4ps.collector.supervise import EXIT_FAILED, Failure, supervise
 from bf4ps.collector.testhook import PausePoints
@@ -121,14 +123,13 @@ class Collector:
         async with BattlelogClient(s.battlelog_base_url, s.battlelog_user_agent,
                                    s.battlelog_timeout_seconds, self.want.source_address,
                                    connect_lead=s.battlelog_connect_lead_seconds) as c:
-            session = s.battlelog_session()
-            if session is not None:
-                c.use_session(session)
-                log.info("searches use the operator's Battlelog session (from the file)")
+            logged_in = BattlelogSession(s.battlelog_session_file, c)
+            logged_in.load()
             gate = SendTimings.from_settings(s)
             ctx = Context(me, c, gate, beat, s.throttle_cooldown_seconds,
                           s.throttle_cooldown_max_seconds, pool=pool, pause=self.pause,
-                          clock=self.clock, chain=partial(self._chain_next, me, beat, gate))
+                          clock=self.clock, chain=partial(self._chain_next, me, beat, gate),
+                          session=logged_in)
             # the heartbeat beats until the loop has ended, not until the stop request: the
             # request in flight at a SIGTERM may outlast the lease, and its finalize needs it
             loop_ended = asyncio.Event()
@@ -235,6 +236,13 @@ class Collector:
                     await self._give_back(conn, ctx, chained.job, chained.slot, "restore_hold")
                 await self.clock.sleep_until(min(held, self.clock.now() + timedelta(
                     seconds=self.settings.idle_poll_seconds)), self.wake)
+                return chain
+            if await session_stopped(conn, ctx.me, ctx.session):  # dead until renewed
+                chained = ctx.holding.take()
+                if chained is not None:
+                    await self._give_back(conn, ctx, chained.job, chained.slot,
+                                          "session_expired")
+                await self._pause(self.settings.idle_poll_seconds)
                 return chain
             self.policy = await policy_mod.load(conn)
             got: Admitted | Wait

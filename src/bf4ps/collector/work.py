@@ -11,11 +11,11 @@ from datetime import timedelta
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from bf4ps.battlelog.classify import slows_egress
+from bf4ps.battlelog.classify import is_soft_throttle, slows_egress
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
 from bf4ps.battlelog.window import SendWindow
-from bf4ps.collector import judged, outage
+from bf4ps.collector import judged, outage, session
 from bf4ps.collector.clock import DbClock
 from bf4ps.collector.heartbeat import Heartbeat, LeaseLost
 from bf4ps.collector.held import Holding, Phase
@@ -57,6 +57,7 @@ class Context:
     # the next claim a success makes in its own transaction, when the loop would claim anyway
     # (the runner's rule, given at construction; None: finalize alone)
     chain: Callable[[], NextClaim | None] = field(default=lambda: None)
+    session: session.BattlelogSession | None = None  # a logged-in session's file (session.py)
 
     @property
     def holding(self) -> Holding:
@@ -155,7 +156,8 @@ async def _account_soldiers(conn: Conn, ctx: Context, pacing: Pacing,
         return tuple(s for s in extra.parsed if isinstance(s, LinkedSoldier))
     if slows_egress(extra):
         await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
-                                 extra.http_status)
+                                 throttle.Cause(throttle.hard_signal(extra.http_status),
+                                                None, extra.http_status))
     return None
 
 
@@ -217,17 +219,37 @@ async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: Fetc
             await judged.circuit_success(conn, ctx.me, ctx.heartbeat, job)
         return outcome
     error = result.error_class or ErrorClass.INTERNAL
-    # an outage cools the egress (its Retry-After) before anything else is sent from it
-    await outage.cool(conn, ctx.me, result, policy, circuit.signature(error, result))
+    dead = ctx.session is not None and ctx.session.kills(result)
+    if dead:  # a login wall with a session configured: the session died, not Battlelog
+        result.details["signal"] = session.SESSION_EXPIRED
+        if attempt.details is not None:
+            attempt.details["signal"] = session.SESSION_EXPIRED
+    else:  # an outage cools the egress (its Retry-After) before anything else is sent from it
+        await outage.cool(conn, ctx.me, result, policy, circuit.signature(error, result),
+                          job.resource)
     outcome = await judged.fail(conn, ctx.me, ctx.heartbeat, job, error, result.message,
                                 attempt, policy, result)
+    if dead and ctx.session is not None:
+        await session.expired(conn, ctx.me, ctx.session, result, job.resource)
     if raw is not None and outcome.committed and job.soldier_id is not None:
         await archive.keep(conn, job.soldier_id, raw, str(attempt.details.get("signature")
                            if attempt.details else error.value), policy.archive_answers_kept)
-    if slows_egress(result):  # a 403/429, or a soft throttle (a null body, stats missing)
-        await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
-                                 result.http_status)
+    await _slow_down(conn, ctx, job, result, policy)
     return outcome
+
+
+async def _slow_down(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResult,
+                     policy: Policy) -> None:
+    """A 403/429 or throttle message cools the egress at once; a soft throttle (a null body,
+    stats missing) only when it completes a run on this egress (gates/throttle.py)."""
+    if slows_egress(result):
+        await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
+                                 throttle.Cause(throttle.hard_signal(result.http_status),
+                                                job.resource, result.http_status))
+    elif is_soft_throttle(result):
+        await throttle.soft_answer(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap, policy,
+                                   throttle.Cause(throttle.SOFT_THROTTLE, job.resource,
+                                                  result.http_status))
 
 
 async def _finalize_lookup(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResult,

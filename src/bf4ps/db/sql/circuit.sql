@@ -8,13 +8,15 @@ SELECT state, signature, opened_at, next_probe_at FROM circuit_breakers
 WHERE lane = %(lane)s AND resource = %(resource)s
 
 -- name: circuit_window
--- The window's finished attempts of a lane/resource, plus the failure being judged (not yet
--- logged): how many carry the signature, from how many soldiers (look-ups: jobs) and egresses.
+-- The window's finished attempts of a lane's resources (one, or for an outage of the whole lane
+-- every one), plus the failure being judged (not yet logged): how many carry the signature,
+-- from how many soldiers (look-ups, and a lane's outage: jobs) and egresses.
 WITH recent AS (
-    SELECT event_type, COALESCE(soldier_id, -job_id) AS who, egress_key,
+    SELECT event_type, CASE WHEN %(by_job)s THEN job_id ELSE COALESCE(soldier_id, -job_id) END
+               AS who, egress_key,
            COALESCE(details->>'signature', error_class) AS signature, occurred_at
     FROM collection_events
-    WHERE resource = %(resource)s AND lane = %(lane)s
+    WHERE resource = ANY(%(resources)s::text[]) AND lane = %(lane)s
       AND event_type IN ('succeeded', 'failed')
       AND occurred_at > now() - make_interval(secs => %(window_seconds)s)
     UNION ALL
@@ -64,14 +66,26 @@ UPDATE circuit_breakers
 SET next_probe_at = clock_timestamp() + make_interval(secs => probe_seconds),
     updated_at = clock_timestamp()
 WHERE state = 'open' AND next_probe_at <= clock_timestamp()
-RETURNING lane, resource
+RETURNING lane, resource, signature, probe_seconds
 
 -- name: circuit_release_one
 -- The probe: the held job first in claim order becomes eligible now.
 SELECT * FROM bf4ps_circuit_release_one(%(lane)s, %(resource)s)
 
+-- name: circuit_lane_probe_later
+-- A lane's outage got its probe: every circuit it opened waits a probe interval from now, so
+-- the lane gets one probe per interval whichever circuit came due first.
+UPDATE circuit_breakers
+SET next_probe_at = clock_timestamp() + make_interval(secs => probe_seconds),
+    updated_at = clock_timestamp()
+WHERE lane = %(lane)s AND state = 'open' AND signature = %(signature)s
+
 -- name: circuit_open_list
 SELECT lane, resource FROM circuit_breakers WHERE state = 'open'
+
+-- name: circuit_open_in_lane
+-- The lane's open circuits and their signatures (a lane's outage closes them together).
+SELECT lane, resource, signature FROM circuit_breakers WHERE state = 'open' AND lane = %(lane)s
 
 -- name: circuit_probe_succeeded
 UPDATE circuit_breakers

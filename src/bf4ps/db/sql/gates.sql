@@ -68,3 +68,30 @@ SELECT hold_until, reason, run_rule FROM bf4ps_restore_hold()
 -- name: restore_vouch
 -- `bf4ps db vouch` (db/schema.sql): an operator's audited word for this server start.
 SELECT * FROM bf4ps_restore_vouch(%(reason)s)
+
+-- name: egress_soft_lock
+-- Until the caller's commit, one collector of the egress at a time judges a soft-throttle run
+-- (so two do not both cool it for one run); a lock that needs no privilege on the gate.
+SELECT pg_advisory_xact_lock(hashtextextended('bf4ps.soft_throttle:' || %(egress_key)s, 0))
+
+-- name: egress_soft_answers
+-- gates/throttle.py soft_answer: of the egress's last %(answers)s finished attempts since its
+-- last throttle cool-down (and within %(window_seconds)s), how many were soft throttles
+-- (an answer with nothing in it: details.soft_throttle), and whether it is cooling down now.
+-- The events are read through their collectors' index (ix_events_collector).
+WITH g AS (
+    SELECT last_throttle_at, cooldown_until FROM egress_gates WHERE egress_key = %(egress_key)s
+), last AS (
+    SELECT e.details ? 'soft_throttle' AS soft
+    FROM collection_events e
+    WHERE e.collector_uuid IN (SELECT c.collector_uuid FROM collectors c
+                               WHERE c.egress_key = %(egress_key)s)
+      AND e.egress_key = %(egress_key)s
+      AND e.event_type IN ('succeeded', 'failed')
+      AND e.occurred_at > now() - make_interval(secs => %(window_seconds)s)
+      AND e.occurred_at > COALESCE((SELECT last_throttle_at FROM g), '-infinity')
+    ORDER BY e.occurred_at DESC
+    LIMIT %(answers)s
+)
+SELECT (SELECT count(*) FROM last WHERE soft) AS soft, (SELECT count(*) FROM last) AS answers,
+       COALESCE((SELECT cooldown_until > clock_timestamp() FROM g), false) AS cooling
