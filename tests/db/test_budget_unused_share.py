@@ -3,13 +3,11 @@ waiting only in the active and recent classes, the fleet budget's active cap
 (budget_cap_active, 75 %) holds active work back even when no other class has work to use the
 rest, so a window with 75 active and 7 recent requests in it admits nothing active: the 18 % an
 independent run measured (82 % of its budget) is exactly this. The product says unused shares
-are borrowed. The fix is in the SQL function budget_allowed_classes (the cap applies only while
-another class has runnable work) and in admission_slot's demand probe (which must then look
-for recent work too), both in the lead's hands: this test flips when it lands."""
+are borrowed: budget_allowed_classes applies the cap only while another class has runnable
+work, and the admission's demand probe looks for recent work too."""
 
 from __future__ import annotations
 
-import pytest
 from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn
@@ -38,8 +36,6 @@ async def test_the_active_cap_binds_only_while_other_work_could_use_the_rest(
     assert "recent" in await allowed(conn, {"active": 70, "recent": 10}, [])
 
 
-@pytest.mark.xfail(strict=True, reason="budget_allowed_classes caps active work even when no "
-                   "other class has work (SQL function change: see the module's docstring)")
 async def test_with_only_active_work_waiting_the_whole_budget_is_used(conn: Conn) -> None:
     assert "active" in await allowed(conn, {"active": 75, "recent": 7}, [])
 

@@ -1322,13 +1322,14 @@ BEGIN
     IF NOT p_interactive THEN
         -- the classes with runnable work in any lane: a background collector leaves a
         -- waiting interactive request's floor free, but only while an interactive collector
-        -- is serving (else nothing could use the floor); only the classes with a floor
-        -- matter (budget_allowed_classes asks of no other): one probe of ix_jobs_demand each
+        -- is serving (else nothing could use the floor); the classes with a floor, and
+        -- recent work, for which the active cap holds its share (budget_allowed_classes
+        -- asks of no other): one probe of ix_jobs_demand each
         serving := EXISTS (SELECT 1 FROM collectors c
                            WHERE c.lane = 'interactive' AND c.enabled AND NOT c.drained
                              AND c.retired_at IS NULL AND c.health = 'healthy');
         SELECT COALESCE(array_agg(f.cls), '{}') INTO demand
-        FROM unnest(ARRAY['interactive', 'bootstrap', 'retry']) AS f(cls)
+        FROM unnest(ARRAY['interactive', 'recent', 'bootstrap', 'retry']) AS f(cls)
         WHERE EXISTS (SELECT 1 FROM collection_jobs j
                       WHERE j.lease_token IS NULL AND j.status = 'pending'
                         AND (CASE WHEN j.last_error_at IS NOT NULL THEN 'retry'
@@ -3878,8 +3879,11 @@ BEGIN
         RETURN ARRAY['interactive', 'active', 'recent', 'bootstrap', 'retry'];
     END IF;
     FOREACH cls IN ARRAY ARRAY['active', 'recent', 'bootstrap', 'retry'] LOOP
+        -- the active cap holds the rest for the other classes only while one of them has
+        -- runnable work: an unused share is lent, as every floor is
         CONTINUE WHEN cls = 'active' AND COALESCE((used ->> 'active')::double precision, 0)
-                                         >= (policy ->> 'cap_active')::double precision * n;
+                                         >= (policy ->> 'cap_active')::double precision * n
+                      AND demand && ARRAY['interactive', 'recent', 'bootstrap', 'retry'];
         SELECT COALESCE(sum(GREATEST(0, (policy ->> ('floor_' || f))::double precision * n
                                         - COALESCE((used ->> f)::double precision, 0))), 0)
         INTO others

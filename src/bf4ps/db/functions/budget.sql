@@ -66,8 +66,11 @@ BEGIN
         RETURN ARRAY['interactive', 'active', 'recent', 'bootstrap', 'retry'];
     END IF;
     FOREACH cls IN ARRAY ARRAY['active', 'recent', 'bootstrap', 'retry'] LOOP
+        -- the active cap holds the rest for the other classes only while one of them has
+        -- runnable work: an unused share is lent, as every floor is
         CONTINUE WHEN cls = 'active' AND COALESCE((used ->> 'active')::double precision, 0)
-                                         >= (policy ->> 'cap_active')::double precision * n;
+                                         >= (policy ->> 'cap_active')::double precision * n
+                      AND demand && ARRAY['interactive', 'recent', 'bootstrap', 'retry'];
         SELECT COALESCE(sum(GREATEST(0, (policy ->> ('floor_' || f))::double precision * n
                                         - COALESCE((used ->> f)::double precision, 0))), 0)
         INTO others
