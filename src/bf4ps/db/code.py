@@ -51,13 +51,11 @@ def available() -> list[CodeFile]:
     return sorted(found, key=lambda f: f.name)
 
 
-async def recorded(conn: Conn, *, read_only: bool = False) -> dict[str, Recorded]:
-    """The files as the database last applied them (none where never applied)."""
-    if read_only:
-        if not (await one_row(conn, _Present, "code_table_exists")).present:
-            return {}
-    else:
-        await conn.execute(q("create_code_table"))
+async def recorded(conn: Conn) -> dict[str, Recorded]:
+    """The files as the database last applied them (none where never applied, or where the
+    schema predates their record: migration 0033)."""
+    if not (await one_row(conn, _Present, "code_table_exists")).present:
+        return {}
     return {row.file: row for row in await all_rows(conn, Recorded, "list_code")}
 
 

@@ -210,7 +210,7 @@ async def status(url: str) -> Status:
         applied = await _applied(conn, read_only=True)
         _check_checksums(applied, known, newer_ok=True)
         row = await one(conn, _ServerVersion, "server_version")
-        code_pending = code.changed(code.available(), await code.recorded(conn, read_only=True))
+        code_pending = code.changed(code.available(), await code.recorded(conn))
     rows = [(v, r.name, r.applied_at) for v, r in sorted(applied.items())]
     pending = [m for m in known if m.version not in applied]
     return Status(rows, pending, row.server_version if row else "?",

@@ -967,6 +967,10 @@ CREATE TABLE schema_code (
     applied_at timestamp with time zone NOT NULL DEFAULT now(),
     CONSTRAINT schema_code_pkey PRIMARY KEY (file)
 );
+GRANT SELECT ON TABLE schema_code TO bf4ps_collector;
+GRANT SELECT ON TABLE schema_code TO bf4ps_operator;
+GRANT SELECT ON TABLE schema_code TO bf4ps_scheduler;
+GRANT SELECT ON TABLE schema_code TO bf4ps_web;
 
 CREATE TABLE schema_compat (
     version integer NOT NULL,

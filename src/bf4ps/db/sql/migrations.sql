@@ -56,15 +56,6 @@ SELECT pg_advisory_lock(%(lock)s)
 -- name: migration_unlock
 SELECT pg_advisory_unlock(%(lock)s)
 
--- name: create_code_table
--- The database's code files (db/functions/ROOM.sql) as last applied: re-applied on an upgrade
--- whenever the packaged file's checksum differs from the one recorded here.
-CREATE TABLE IF NOT EXISTS schema_code (
-    file text PRIMARY KEY,
-    checksum text NOT NULL,
-    applied_at timestamptz NOT NULL DEFAULT now()
-)
-
 -- name: code_table_exists
 SELECT to_regclass('schema_code') IS NOT NULL AS present
 
