@@ -109,8 +109,7 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         ("SELECT * FROM bf4ps_ledger_unsent_operator(%(old_ledger)s)", DENIED,
          "permission denied for function"),
         # the functions' own rules
-        ("SELECT * FROM bf4ps_collector_retire(%(cb)s, NULL)", DENIED,
-         "only an operator may retire it"),
+        ("SELECT * FROM bf4ps_collector_retire(%(cb)s, NULL)", DENIED, NOT_OWN),
         ("SELECT * FROM bf4ps_enqueue_insert(%(soldier)s, 'profile', 'background', 'active', "
          "now(), 'active_refresh', now(), NULL, NULL, NULL)", DENIED,
          "may enqueue interactive jobs only"),
@@ -126,7 +125,8 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         ("SELECT * FROM bf4ps_restore_check()", ROWS, 1),
         ("SELECT * FROM bf4ps_collector_heartbeat(%(ca)s)", ROWS, 1),
         ("SELECT * FROM bf4ps_job_renew(%(job)s, %(ca)s, %(tok)s, 300)", ROWS, 1),
-        ("SELECT * FROM bf4ps_gate_seed('mx-c', 1.0, NULL, NULL, 'first collector')", ROWS, 1),
+        ("SELECT * FROM bf4ps_gate_seed('mx-c', 1.0, NULL, NULL, 'first collector')", DENIED,
+         "only the egress of its own registration"),
         ("SELECT * FROM bf4ps_ledger_unsent(%(new_ledger)s, %(ca)s, %(tok)s)", ROWS, 1),
         ("SELECT * FROM admission_slot('mx-a', %(ca)s, NULL, NULL, false, 0.1, 60, 0.1, "
          "'{}'::jsonb)", ROWS, 1),

@@ -139,6 +139,7 @@ CREATE TABLE collection_events (
     details bf4ps_event_details,
     claimed_at timestamp with time zone,
     started_at timestamp with time zone,
+    recorded_by text DEFAULT SESSION_USER,
     CONSTRAINT collection_events_pkey PRIMARY KEY (occurred_at, event_id)
 ) PARTITION BY RANGE (occurred_at);
 CREATE INDEX ix_events_collector ON ONLY public.collection_events USING btree (collector_uuid, occurred_at DESC) WHERE (collector_uuid IS NOT NULL);
@@ -150,10 +151,10 @@ CREATE INDEX ix_events_resource ON ONLY public.collection_events USING btree (re
 CREATE INDEX ix_events_soldier ON ONLY public.collection_events USING btree (soldier_id, occurred_at DESC) WHERE (soldier_id IS NOT NULL);
 CREATE INDEX ix_events_throttle ON ONLY public.collection_events USING btree (egress_key, occurred_at DESC) WHERE (((error_class)::text = 'throttle'::text) OR ((http_status)::integer = ANY (ARRAY[403, 429])));
 CREATE INDEX ix_events_type ON ONLY public.collection_events USING btree (event_type, occurred_at DESC) WHERE ((event_type)::text <> ALL (ARRAY['succeeded'::text, 'failed'::text, 'retry_scheduled'::text, 'created'::text]));
-GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at) ON TABLE collection_events TO bf4ps_collector;
+GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at, recorded_by) ON TABLE collection_events TO bf4ps_collector;
 GRANT SELECT ON TABLE collection_events TO bf4ps_operator;
-GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at) ON TABLE collection_events TO bf4ps_scheduler;
-GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at) ON TABLE collection_events TO bf4ps_web;
+GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at, recorded_by) ON TABLE collection_events TO bf4ps_scheduler;
+GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at, recorded_by) ON TABLE collection_events TO bf4ps_web;
 
 CREATE TABLE collection_jobs (
     job_id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
@@ -1285,7 +1286,7 @@ CREATE OR REPLACE FUNCTION public.admission_slot(p_egress text, p_collector uuid
  RETURNS TABLE(outcome text, slot timestamp with time zone, wait_until timestamp with time zone, ledger_id bigint, classes text[], next_job queue_claimed)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     counting boolean := p_job_id IS NOT NULL;
@@ -1445,7 +1446,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_budget_seed(p_requests integer, p_window
  RETURNS SETOF fleet_budget
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM set_config('bf4ps.change_reason', left(p_reason, 200), true);
@@ -1463,7 +1464,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_budget_set(p_requests integer, p_window_
  RETURNS SETOF fleet_budget
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM set_config('bf4ps.change_reason', COALESCE(left(p_reason, 200), ''), true);
@@ -1491,7 +1492,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_circuit_hold_job(p_job bigint, p_lane te
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     INSERT INTO circuit_holds (job_id, lane, resource) VALUES (p_job, p_lane, p_resource)
@@ -1504,13 +1505,22 @@ CREATE OR REPLACE FUNCTION public.bf4ps_circuit_hold_pending(p_lane text, p_reso
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
+DECLARE
+    -- the caller's hold, at most the policy's (circuit_hold_seconds), never negative
+    hold constant double precision := LEAST(GREATEST(p_hold_seconds, 0),
+        bf4ps_policy_number('circuit_hold_seconds', 3600));
 BEGIN
+    -- work is held only behind an open circuit of its lane and resource
+    IF NOT EXISTS (SELECT 1 FROM circuit_breakers cb WHERE cb.lane = p_lane
+                   AND cb.resource = p_resource AND cb.state = 'open') THEN
+        RETURN;
+    END IF;
     WITH held AS (
         UPDATE collection_jobs j
         SET eligible_at = GREATEST(j.eligible_at,
-                                   clock_timestamp() + make_interval(secs => p_hold_seconds)),
+                                   clock_timestamp() + make_interval(secs => hold)),
             updated_at = clock_timestamp()
         WHERE j.lane = p_lane AND j.resource = p_resource AND j.status = 'pending'
         RETURNING j.job_id
@@ -1537,7 +1547,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_circuit_release_all(p_lane text, p_resou
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -1560,7 +1570,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_circuit_release_one(p_lane text, p_resou
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -1600,7 +1610,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_close_sessions(source_now timestamp with
  RETURNS integer
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     n integer;
@@ -1637,7 +1647,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_clock(p_collector uuid, p_offs
  RETURNS TABLE(was_skewed_since timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM bf4ps_collector_own(p_collector, 'report the clock of');
@@ -1651,7 +1661,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_clock_any(p_collector uuid, p_
  RETURNS TABLE(was_skewed_since timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -1672,7 +1682,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_heartbeat(p_collector uuid)
  RETURNS TABLE(enabled boolean, drained boolean, retired_at timestamp with time zone, previous_health text, lost_since timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM bf4ps_collector_own(p_collector, 'heartbeat');
@@ -1685,7 +1695,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_heartbeat_any(p_collector uuid
  RETURNS TABLE(enabled boolean, drained boolean, retired_at timestamp with time zone, previous_health text, lost_since timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -1704,7 +1714,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_insert(p_collector uuid, p_nam
  RETURNS SETOF collectors
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     RETURN QUERY
@@ -1721,10 +1731,13 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_mark_lost(p_collector uuid)
  RETURNS TABLE(collector_uuid uuid, collector_name text, hostname text, egress_key text, lane text, last_heartbeat_at timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    IF NOT bf4ps_caller_holds('bf4ps_scheduler') THEN
+        PERFORM bf4ps_collector_own(p_collector, 'mark lost');
+    END IF;
     RETURN QUERY
     UPDATE collectors c
     SET health = 'lost', heartbeat_lost_at = now(), updated_at = now()
@@ -1741,7 +1754,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_own(p_collector uuid, p_action
  RETURNS void
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     owner text;
@@ -1760,29 +1773,32 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_replaced_by(p_collector uuid, 
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
+    PERFORM bf4ps_collector_own(p_collector, 'name the successor of');
     UPDATE collectors c SET replaced_by = p_replaced_by
     WHERE c.collector_uuid = p_collector AND c.retired_at IS NOT NULL
-      AND (c.replaced_by IS NULL OR bf4ps_caller_holds('bf4ps_web'));
+      AND (c.replaced_by IS NULL OR bf4ps_caller_holds('bf4ps_operator'));
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_collector_replaced_by(uuid,uuid) TO bf4ps_collector;
-GRANT EXECUTE ON FUNCTION bf4ps_collector_replaced_by(uuid,uuid) TO bf4ps_web;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_collector_retire(p_collector uuid, p_replaced_by uuid)
  RETURNS TABLE(collector_uuid uuid)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
     x collectors;
 BEGIN
+    -- a collector retires only its own login's registration (`--replace`), and only when
+    -- it is neither disabled, drained nor alive; an operator (`bf4ps collector retire`) any
+    PERFORM bf4ps_collector_own(p_collector, 'retire');
     SELECT * INTO x FROM collectors c WHERE c.collector_uuid = p_collector FOR UPDATE;
-    IF FOUND AND x.retired_at IS NULL AND NOT bf4ps_caller_holds('bf4ps_web') AND (
+    IF FOUND AND x.retired_at IS NULL AND NOT bf4ps_caller_holds('bf4ps_operator') AND (
             NOT x.enabled OR x.drained OR (x.health = 'healthy'
                 AND x.last_heartbeat_at > clock_timestamp() - interval '30 seconds')) THEN
         RAISE EXCEPTION 'collector % is %: only an operator may retire it', x.collector_name,
@@ -1800,15 +1816,20 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_collector_retire(uuid,uuid) TO bf4ps_collector;
-GRANT EXECUTE ON FUNCTION bf4ps_collector_retire(uuid,uuid) TO bf4ps_web;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_collector_set_flags(p_name text, p_enabled boolean, p_drained boolean, p_reason text)
  RETURNS SETOF collectors
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
+    -- the website drains and resumes; disable and enable are an operator's (the CLI)
+    IF p_enabled IS NOT NULL AND NOT bf4ps_caller_holds('bf4ps_operator') THEN
+        RAISE EXCEPTION 'only an operator may % a collector (the website drains and resumes)',
+            CASE WHEN p_enabled THEN 'enable' ELSE 'disable' END
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
     RETURN QUERY
     UPDATE collectors c
     SET enabled = COALESCE(p_enabled, c.enabled),
@@ -1828,7 +1849,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_started(p_collector uuid, p_ve
  RETURNS TABLE(c collectors, previous_health text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     before collectors;
@@ -1861,7 +1882,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_stopped(p_collector uuid)
  RETURNS TABLE(collector_uuid uuid)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM bf4ps_collector_own(p_collector, 'stop');
@@ -1874,7 +1895,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_stopped_any(p_collector uuid)
  RETURNS TABLE(collector_uuid uuid)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -1902,7 +1923,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collectors_mark_silent(p_silence_seconds
  RETURNS TABLE(collector_name text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -1962,7 +1983,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_coverage_fold()
  RETURNS bigint
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     folded bigint;
@@ -1997,7 +2018,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_drop_event_partition(part text)
  RETURNS boolean
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     -- only a monthly partition of the event log, never the table itself or its default
@@ -2007,17 +2028,40 @@ BEGIN
         RAISE EXCEPTION 'not a monthly partition of collection_events: %', part
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    -- only a month wholly older than the policy's event_retention_days
+    IF to_date(right(part, 6), 'YYYYMM') + interval '1 month'
+            > clock_timestamp() - bf4ps_event_retention() THEN
+        RAISE EXCEPTION 'partition % holds events younger than event_retention_days (%): kept',
+            part, bf4ps_event_retention() USING ERRCODE = 'insufficient_privilege';
+    END IF;
     EXECUTE format('DROP TABLE %I', part);
     RETURN true;
 END;
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_drop_event_partition(text) TO bf4ps_scheduler;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_egress_own(p_egress text, p_action text)
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+    IF NOT bf4ps_caller_holds('bf4ps_operator') AND NOT EXISTS (
+            SELECT 1 FROM collectors x WHERE x.egress_key = p_egress AND x.retired_at IS NULL
+              AND x.db_login = session_user::text) THEN
+        RAISE EXCEPTION 'a collector may % only the egress of its own registration (egress %, '
+            'login %)', p_action, p_egress, session_user
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_enqueue_insert(p_soldier bigint, p_resource text, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_eligible_at timestamp with time zone, p_request uuid, p_lookup_name text, p_lookup_platform text)
  RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, attempt_count integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2039,7 +2083,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_enqueue_lane_allowed(p_lane text)
  RETURNS void
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     IF p_lane <> 'interactive' AND NOT bf4ps_caller_holds('bf4ps_scheduler') THEN
@@ -2056,7 +2100,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_enqueue_lock_existing(p_soldier bigint, 
  RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, rank timestamp with time zone, request_id uuid, attempt_count integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2075,7 +2119,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_enqueue_promote(p_job bigint, p_lane tex
  RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, attempt_count integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2097,7 +2141,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_ensure_event_partitions(from_month date,
  RETURNS integer
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     m date := date_trunc('month', from_month)::date;
@@ -2124,7 +2168,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_event_as_collector(e collection_events)
  RETURNS collection_events
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     c collectors;
@@ -2186,7 +2230,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_event_live_lease(p_job bigint, p_collect
  RETURNS collection_jobs
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     j collection_jobs;
@@ -2231,7 +2275,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_event_no_lease(e collection_events)
  RETURNS collection_events
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     j collection_jobs;
@@ -2260,7 +2304,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_event_record(event_type text, collector_
  RETURNS bigint
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     e collection_events;
@@ -2271,7 +2315,7 @@ DECLARE
         OR (SELECT a.rolsuper FROM pg_roles a WHERE a.rolname = session_user);
 BEGIN
     e := ROW(NULL, clock_timestamp(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-             $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)::collection_events;
+             $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, session_user)::collection_events;
     IF NOT free THEN
         FOREACH r IN ARRAY ARRAY['bf4ps_collector', 'bf4ps_web', 'bf4ps_scheduler'] LOOP
             IF bf4ps_caller_holds(r) AND e.event_type = ANY(bf4ps_event_types_of(r)) THEN
@@ -2315,6 +2359,15 @@ GRANT EXECUTE ON FUNCTION bf4ps_event_record(text,uuid,text,text,text,text,bigin
 GRANT EXECUTE ON FUNCTION bf4ps_event_record(text,uuid,text,text,text,text,bigint,uuid,bigint,bigint,text,text,text,integer,text,integer,integer,integer,text,text,jsonb,timestamp with time zone,timestamp with time zone) TO bf4ps_scheduler;
 GRANT EXECUTE ON FUNCTION bf4ps_event_record(text,uuid,text,text,text,text,bigint,uuid,bigint,bigint,text,text,text,integer,text,integer,integer,integer,text,text,jsonb,timestamp with time zone,timestamp with time zone) TO bf4ps_web;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_event_retention()
+ RETURNS interval
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT make_interval(secs => 86400 * GREATEST(
+        bf4ps_policy_number('event_retention_days', 180), 1))
+$function$;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_event_types_of(p_role text)
  RETURNS text[]
  LANGUAGE sql
@@ -2342,7 +2395,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_events_brin_open(part regclass)
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     idx regclass;
@@ -2361,12 +2414,12 @@ CREATE OR REPLACE FUNCTION public.bf4ps_events_prune(p_cutoff timestamp with tim
  RETURNS SETOF bigint
  LANGUAGE sql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     DELETE FROM collection_events
     WHERE (event_id, occurred_at) IN (
         SELECT e.event_id, e.occurred_at FROM collection_events e
-        WHERE e.occurred_at < least(p_cutoff, clock_timestamp() - interval '1 day')
+        WHERE e.occurred_at < least(p_cutoff, clock_timestamp() - bf4ps_event_retention())
         LIMIT greatest(p_batch, 0))
     RETURNING event_id
 $function$;
@@ -2377,7 +2430,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_feed_class(p_class text, p_resource text
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -2433,7 +2486,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_feed_retry(p_n integer)
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -2469,14 +2522,16 @@ CREATE OR REPLACE FUNCTION public.bf4ps_gate_cool(p_egress text, p_seconds doubl
  RETURNS TABLE(cooldown_until timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    PERFORM bf4ps_egress_own(p_egress, 'cool');
     RETURN QUERY
     UPDATE egress_gates g
     SET cooldown_until = GREATEST(COALESCE(g.cooldown_until, '-infinity'), clock_timestamp()
-            + make_interval(secs => LEAST(GREATEST(p_seconds, 0), 3600))),
+            + make_interval(secs => LEAST(GREATEST(p_seconds, 0),
+                bf4ps_policy_number('gate_cooldown_max_seconds', 1800)))),
         last_outage_at = clock_timestamp(), updated_at = now()
     WHERE g.egress_key = p_egress
     RETURNING g.cooldown_until;
@@ -2489,10 +2544,11 @@ CREATE OR REPLACE FUNCTION public.bf4ps_gate_recovered(p_egress text)
  RETURNS TABLE(throttle_streak integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    PERFORM bf4ps_egress_own(p_egress, 'report the recovery of');
     RETURN QUERY
     UPDATE egress_gates g
     SET throttle_streak = g.throttle_streak - 1, updated_at = now()
@@ -2507,13 +2563,21 @@ CREATE OR REPLACE FUNCTION public.bf4ps_gate_seed(p_egress text, p_min_interval 
  RETURNS SETOF egress_gates
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
+DECLARE
+    floor_s constant double precision :=
+        bf4ps_policy_number('gate_seed_min_interval_seconds', 0.05);
 BEGIN
+    PERFORM bf4ps_egress_own(p_egress, 'seed the gate of');
     PERFORM set_config('bf4ps.change_reason', left(p_reason, 200), true);
+    -- the seed's pacing is the caller's, never faster than the policy's floor: neither the
+    -- interval nor a window's average spacing
     RETURN QUERY
     INSERT INTO egress_gates (egress_key, min_interval_seconds, window_requests, window_seconds)
-    VALUES (p_egress, p_min_interval, p_window_requests, p_window_seconds)
+    VALUES (p_egress, GREATEST(p_min_interval, floor_s), p_window_requests,
+            CASE WHEN p_window_requests IS NULL THEN p_window_seconds
+                 ELSE GREATEST(p_window_seconds, p_window_requests * floor_s) END)
     ON CONFLICT (egress_key) DO NOTHING
     RETURNING *;
 END
@@ -2524,7 +2588,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_gate_set(p_egress text, p_min_interval d
  RETURNS SETOF egress_gates
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM set_config('bf4ps.change_reason', COALESCE(left(p_reason, 200), ''), true);
@@ -2561,15 +2625,20 @@ CREATE OR REPLACE FUNCTION public.bf4ps_gate_throttled(p_egress text, p_base dou
  RETURNS TABLE(throttle_streak integer, cooldown_until timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
+DECLARE
+    top constant double precision := bf4ps_policy_number('gate_cooldown_max_seconds', 1800);
 BEGIN
+    PERFORM bf4ps_egress_own(p_egress, 'report a throttle of');
+    -- the caller's base and cap, within [1 s, the policy's longest cool-down]
     RETURN QUERY
     UPDATE egress_gates g
     SET throttle_streak = g.throttle_streak + 1, last_throttle_at = clock_timestamp(),
         cooldown_until = GREATEST(COALESCE(g.cooldown_until, '-infinity'), clock_timestamp()
-            + make_interval(secs => LEAST(p_max, p_base * power(2, g.throttle_streak)))),
+            + make_interval(secs => LEAST(LEAST(GREATEST(p_max, 1), top),
+                GREATEST(LEAST(p_base, top), 1) * power(2, LEAST(g.throttle_streak, 30))))),
         updated_at = now()
     WHERE g.egress_key = p_egress
     RETURNING g.throttle_streak::integer, g.cooldown_until;
@@ -2609,7 +2678,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_intake_enqueue(p_soldiers bigint[], p_cl
  RETURNS TABLE(soldier_id bigint, job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -2643,7 +2712,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_attach_request(p_job bigint, p_reque
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     UPDATE collection_jobs j SET request_id = p_request, updated_at = now()
@@ -2657,7 +2726,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_delete(p_job bigint, p_token uuid)
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2672,7 +2741,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_lock_owned(p_job bigint, p_collector
  RETURNS TABLE(job_id bigint, soldier_id bigint, resource text, lane text, priority_class text, status text, attempt_count integer, lease_token uuid, claimed_at timestamp with time zone, started_at timestamp with time zone, request_id uuid, lookup_name text, lookup_platform text, persona_id bigint, platform text, collector_name text, hostname text, egress_key text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2696,7 +2765,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_note_error(p_job bigint, p_token uui
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     UPDATE collection_jobs j
@@ -2711,7 +2780,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_owned_now(p_job bigint, p_collector 
  RETURNS TABLE(job_id bigint, now timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2728,7 +2797,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_release(p_job bigint, p_collector uu
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2767,7 +2836,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_renew(p_job bigint, p_collector uuid
  RETURNS TABLE(lease_expires_at timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2786,7 +2855,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_reslot(p_job bigint, p_collector uui
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     UPDATE collection_jobs j
@@ -2804,7 +2873,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_retry(p_job bigint, p_token uuid, p_
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2824,7 +2893,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_snapshot(p_job bigint, p_token uuid)
  RETURNS TABLE(job_id bigint, soldier_id bigint, resource text, lane text, priority_class text, status text, attempt_count integer, collector_uuid uuid, lease_token uuid, lease_expires_at timestamp with time zone, persona_id bigint, platform text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2843,7 +2912,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_start(p_job bigint, p_collector uuid
  RETURNS TABLE(started_at timestamp with time zone, claimed_at timestamp with time zone, lease_expires_at timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2864,10 +2933,11 @@ CREATE OR REPLACE FUNCTION public.bf4ps_jobs_expire_abandoned(p_collector uuid)
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    PERFORM bf4ps_collector_own(p_collector, 'expire the leases of');
     RETURN QUERY
     UPDATE collection_jobs j
     SET lease_expires_at = clock_timestamp(), updated_at = clock_timestamp()
@@ -2882,7 +2952,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_lease_outcome(p_job_id bigint, p_lease_t
  RETURNS text
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT event_type FROM collection_events
     WHERE job_id = p_job_id AND lease_token = p_lease_token
@@ -2898,7 +2968,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_ledger_prune(p_cutoff timestamp with tim
  RETURNS SETOF bigint
  LANGUAGE sql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     DELETE FROM request_ledger
     WHERE request_id IN (
@@ -2916,7 +2986,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_ledger_receipt(p_request bigint)
  RETURNS TABLE(request_id bigint, slot_at timestamp with time zone, receipt text)
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT l.request_id, l.slot_at, bf4ps_ledger_sign(l.request_id, l.slot_at)
     FROM request_ledger l WHERE l.request_id = p_request
@@ -2927,7 +2997,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_ledger_sign(p_request bigint, p_slot_at 
  RETURNS text
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT encode(sha256(k.secret || sha256(k.secret || convert_to(
                p_request::text || ':' || (extract(epoch FROM p_slot_at) * 1000000)::bigint,
@@ -2939,10 +3009,11 @@ CREATE OR REPLACE FUNCTION public.bf4ps_ledger_unsent(p_request bigint, p_collec
  RETURNS TABLE(request_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    PERFORM bf4ps_collector_own(p_collector, 'mark unsent the requests of');
     RETURN QUERY
     UPDATE request_ledger l SET unsent_at = clock_timestamp()
     WHERE l.request_id = p_request AND l.collector_uuid = p_collector AND l.unsent_at IS NULL
@@ -2960,7 +3031,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_ledger_unsent_operator(p_request bigint)
  RETURNS TABLE(request_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2977,7 +3048,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_mark_sign(p_payload text)
  RETURNS text
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT encode(sha256(k.secret || sha256(k.secret || convert_to('mark:' || p_payload,
                                                                    'UTF8'))), 'hex')
@@ -2999,7 +3070,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_observe_sessions(soldier_ids bigint[], s
  RETURNS integer
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     o record;
@@ -3038,7 +3109,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_ops_login_attempt(p_keys text[], p_outco
  RETURNS TABLE(key text, wait_seconds double precision, failures integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -3100,7 +3171,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_parked_recheck(p_recheck_seconds double 
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -3136,11 +3207,20 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_parked_recheck(double precision,integer) TO bf4ps_scheduler;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_policy_number(p_key text, p_default double precision)
+ RETURNS double precision
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT COALESCE((SELECT (p.value #>> '{}')::double precision FROM scheduler_policy p
+                     WHERE p.key = p_key AND jsonb_typeof(p.value) = 'number'), p_default)
+$function$;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_reap_expired(p_limit integer)
  RETURNS TABLE(job_id bigint, old_collector uuid, old_token uuid)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -3186,7 +3266,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_recon_gate_interval(p_egress text, p_min
  RETURNS TABLE(min_interval_seconds double precision)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -3283,7 +3363,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_restore_check()
  RETURNS TABLE(hold_until timestamp with time zone, reason text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     g restore_guard;
@@ -3337,7 +3417,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_restore_check(p_request bigint, p_slot_a
  RETURNS TABLE(hold_until timestamp with time zone, reason text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     g restore_guard;
@@ -3378,7 +3458,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_restore_check(p_request bigint, p_slot_a
  RETURNS TABLE(hold_until timestamp with time zone, reason text, mark text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     g restore_guard;
@@ -3468,7 +3548,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_restore_hold()
  RETURNS TABLE(hold_until timestamp with time zone, reason text, run_rule boolean)
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     g restore_guard;
@@ -3501,7 +3581,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_restore_span()
  RETURNS double precision
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT greatest(1.0,
         (SELECT b.window_seconds FROM fleet_budget b WHERE b.requests IS NOT NULL),
@@ -3512,7 +3592,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_restore_vouch(p_reason text)
  RETURNS TABLE(outcome text, run_started_at timestamp with time zone, vouched_at timestamp with time zone, hold_until timestamp with time zone, reason text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     g restore_guard;
@@ -3570,7 +3650,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_settings_audit()
  RETURNS trigger
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     kind text;
@@ -3632,7 +3712,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_settings_stamp()
  RETURNS trigger
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     NEW.updated_by := left(session_user, 200);
@@ -3696,7 +3776,7 @@ CREATE OR REPLACE FUNCTION public.queue_claim(p_collector uuid, p_lane text, p_l
  RETURNS SETOF queue_claimed
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -3774,7 +3854,7 @@ CREATE OR REPLACE FUNCTION public.queue_succeed(p_job bigint, p_collector uuid, 
  RETURNS SETOF queue_claimed
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -3846,7 +3926,7 @@ CREATE OR REPLACE FUNCTION public.queue_succeed_counted(p_job bigint, p_collecto
  RETURNS SETOF queue_counted
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     gated constant boolean := p_next AND p_gate IS NOT NULL;

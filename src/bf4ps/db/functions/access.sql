@@ -2,7 +2,9 @@
 -- `bf4ps_caller_holds` answers whether session_user holds a role (every function that acts for
 -- a caller asks it, never an argument); `bf4ps_grant_role` is `bf4ps db grant`; the operator
 -- console's login lock-out (`bf4ps_ops_login_attempt`, the web role's); `bf4ps_no_temporary`,
--- re-run on every upgrade, revokes TEMPORARY from the runtime roles.
+-- re-run on every upgrade, revokes TEMPORARY from the runtime roles; `bf4ps_policy_number`
+-- reads a number of the policy (table scheduler_policy, else the default given: the defaults of
+-- bf4ps.policy.Policy), so a function's bounds come from the database, never from its caller.
 -- Calls no other room.
 --
 -- Applied by `bf4ps db upgrade` whenever this file changes (bf4ps.db.code): every statement
@@ -15,6 +17,16 @@ CREATE OR REPLACE FUNCTION bf4ps_caller_holds(role_name text)
 AS $function$
     SELECT pg_has_role(session_user, role_name, 'MEMBER')
 $function$;
+
+CREATE OR REPLACE FUNCTION bf4ps_policy_number(p_key text, p_default double precision)
+ RETURNS double precision
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT COALESCE((SELECT (p.value #>> '{}')::double precision FROM scheduler_policy p
+                     WHERE p.key = p_key AND jsonb_typeof(p.value) = 'number'), p_default)
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_policy_number(p_key text, p_default double precision) FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION bf4ps_grant_role(role_name text, login_name text)
  RETURNS void
@@ -50,7 +62,7 @@ CREATE OR REPLACE FUNCTION bf4ps_ops_login_attempt(p_keys text[], p_outcome text
  RETURNS TABLE(key text, wait_seconds double precision, failures integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE

@@ -13,7 +13,7 @@ CREATE OR REPLACE FUNCTION admission_slot(p_egress text, p_collector uuid, p_job
  RETURNS TABLE(outcome text, slot timestamp with time zone, wait_until timestamp with time zone, ledger_id bigint, classes text[], next_job queue_claimed)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     counting boolean := p_job_id IS NOT NULL;

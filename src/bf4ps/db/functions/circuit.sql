@@ -1,7 +1,8 @@
 -- The circuit breaker per lane and resource: while Battlelog fails for everyone, work of that
 -- lane and resource is held rather than burnt. `bf4ps_circuit_lets` is what the claim consults;
 -- the hold and release functions are the collector's, driven by collector/outage.py.
--- Calls no other room; the queue's claim reads `bf4ps_circuit_lets`.
+-- A hold lasts at most the policy's circuit_hold_seconds, whatever the caller asks.
+-- Calls the access room (`bf4ps_policy_number`); the queue's claim reads `bf4ps_circuit_lets`.
 --
 -- Applied by `bf4ps db upgrade` whenever this file changes (bf4ps.db.code): every statement
 -- here may run again. Grants follow each object; a runtime role may call only what is granted.
@@ -10,7 +11,7 @@ CREATE OR REPLACE FUNCTION bf4ps_circuit_hold_job(p_job bigint, p_lane text, p_r
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     INSERT INTO circuit_holds (job_id, lane, resource) VALUES (p_job, p_lane, p_resource)
@@ -24,13 +25,22 @@ CREATE OR REPLACE FUNCTION bf4ps_circuit_hold_pending(p_lane text, p_resource te
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
+DECLARE
+    -- the caller's hold, at most the policy's (circuit_hold_seconds), never negative
+    hold constant double precision := LEAST(GREATEST(p_hold_seconds, 0),
+        bf4ps_policy_number('circuit_hold_seconds', 3600));
 BEGIN
+    -- work is held only behind an open circuit of its lane and resource
+    IF NOT EXISTS (SELECT 1 FROM circuit_breakers cb WHERE cb.lane = p_lane
+                   AND cb.resource = p_resource AND cb.state = 'open') THEN
+        RETURN;
+    END IF;
     WITH held AS (
         UPDATE collection_jobs j
         SET eligible_at = GREATEST(j.eligible_at,
-                                   clock_timestamp() + make_interval(secs => p_hold_seconds)),
+                                   clock_timestamp() + make_interval(secs => hold)),
             updated_at = clock_timestamp()
         WHERE j.lane = p_lane AND j.resource = p_resource AND j.status = 'pending'
         RETURNING j.job_id
@@ -57,7 +67,7 @@ CREATE OR REPLACE FUNCTION bf4ps_circuit_release_all(p_lane text, p_resource tex
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -81,7 +91,7 @@ CREATE OR REPLACE FUNCTION bf4ps_circuit_release_one(p_lane text, p_resource tex
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE

@@ -10,7 +10,7 @@ CREATE OR REPLACE FUNCTION bf4ps_enqueue_insert(p_soldier bigint, p_resource tex
  RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, attempt_count integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -33,7 +33,7 @@ CREATE OR REPLACE FUNCTION bf4ps_enqueue_lane_allowed(p_lane text)
  RETURNS void
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     IF p_lane <> 'interactive' AND NOT bf4ps_caller_holds('bf4ps_scheduler') THEN
@@ -51,7 +51,7 @@ CREATE OR REPLACE FUNCTION bf4ps_enqueue_lock_existing(p_soldier bigint, p_resou
  RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, rank timestamp with time zone, request_id uuid, attempt_count integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -71,7 +71,7 @@ CREATE OR REPLACE FUNCTION bf4ps_enqueue_promote(p_job bigint, p_lane text, p_cl
  RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, attempt_count integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -94,7 +94,7 @@ CREATE OR REPLACE FUNCTION bf4ps_feed_class(p_class text, p_resource text, p_n i
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -151,7 +151,7 @@ CREATE OR REPLACE FUNCTION bf4ps_feed_retry(p_n integer)
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -188,7 +188,7 @@ CREATE OR REPLACE FUNCTION bf4ps_intake_enqueue(p_soldiers bigint[], p_classes t
  RETURNS TABLE(soldier_id bigint, job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -223,7 +223,7 @@ CREATE OR REPLACE FUNCTION bf4ps_parked_recheck(p_recheck_seconds double precisi
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column

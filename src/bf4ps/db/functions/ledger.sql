@@ -10,7 +10,7 @@ CREATE OR REPLACE FUNCTION bf4ps_ledger_prune(p_cutoff timestamp with time zone,
  RETURNS SETOF bigint
  LANGUAGE sql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     DELETE FROM request_ledger
     WHERE request_id IN (
@@ -29,7 +29,7 @@ CREATE OR REPLACE FUNCTION bf4ps_ledger_receipt(p_request bigint)
  RETURNS TABLE(request_id bigint, slot_at timestamp with time zone, receipt text)
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT l.request_id, l.slot_at, bf4ps_ledger_sign(l.request_id, l.slot_at)
     FROM request_ledger l WHERE l.request_id = p_request
@@ -41,7 +41,7 @@ CREATE OR REPLACE FUNCTION bf4ps_ledger_sign(p_request bigint, p_slot_at timesta
  RETURNS text
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT encode(sha256(k.secret || sha256(k.secret || convert_to(
                p_request::text || ':' || (extract(epoch FROM p_slot_at) * 1000000)::bigint,
@@ -54,10 +54,11 @@ CREATE OR REPLACE FUNCTION bf4ps_ledger_unsent(p_request bigint, p_collector uui
  RETURNS TABLE(request_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    PERFORM bf4ps_collector_own(p_collector, 'mark unsent the requests of');
     RETURN QUERY
     UPDATE request_ledger l SET unsent_at = clock_timestamp()
     WHERE l.request_id = p_request AND l.collector_uuid = p_collector AND l.unsent_at IS NULL
@@ -76,7 +77,7 @@ CREATE OR REPLACE FUNCTION bf4ps_ledger_unsent_operator(p_request bigint)
  RETURNS TABLE(request_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -94,7 +95,7 @@ CREATE OR REPLACE FUNCTION bf4ps_mark_sign(p_payload text)
  RETURNS text
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT encode(sha256(k.secret || sha256(k.secret || convert_to('mark:' || p_payload,
                                                                    'UTF8'))), 'hex')

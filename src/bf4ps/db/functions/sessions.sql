@@ -9,7 +9,7 @@ CREATE OR REPLACE FUNCTION bf4ps_close_sessions(source_now timestamp with time z
  RETURNS integer
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     n integer;
@@ -47,7 +47,7 @@ CREATE OR REPLACE FUNCTION bf4ps_observe_sessions(soldier_ids bigint[], seen tim
  RETURNS integer
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     o record;
