@@ -1495,7 +1495,10 @@ CREATE OR REPLACE FUNCTION public.bf4ps_circuit_hold_job(p_job bigint, p_lane te
  SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
-    INSERT INTO circuit_holds (job_id, lane, resource) VALUES (p_job, p_lane, p_resource)
+    -- a hold of a job as the queue has it (its own lane and resource), never of a name
+    INSERT INTO circuit_holds (job_id, lane, resource)
+    SELECT j.job_id, j.lane, j.resource FROM collection_jobs j
+    WHERE j.job_id = p_job AND j.lane = p_lane AND j.resource = p_resource
     ON CONFLICT (job_id) DO NOTHING;
 END
 $function$;
@@ -1551,6 +1554,12 @@ CREATE OR REPLACE FUNCTION public.bf4ps_circuit_release_all(p_lane text, p_resou
 AS $function$
 #variable_conflict use_column
 BEGIN
+    -- the holds go when the circuit has closed, not while it is open
+    IF EXISTS (SELECT 1 FROM circuit_breakers cb WHERE cb.lane = p_lane
+               AND cb.resource = p_resource AND cb.state = 'open') THEN
+        RETURN QUERY SELECT 0::bigint;
+        RETURN;
+    END IF;
     RETURN QUERY
     WITH gone AS (
         DELETE FROM circuit_holds h WHERE h.lane = p_lane AND h.resource = p_resource
@@ -1576,6 +1585,11 @@ AS $function$
 DECLARE
     picked bigint;
 BEGIN
+    -- a probe is released only through an open circuit
+    IF NOT EXISTS (SELECT 1 FROM circuit_breakers cb WHERE cb.lane = p_lane
+                   AND cb.resource = p_resource AND cb.state = 'open') THEN
+        RETURN;
+    END IF;
     SELECT c.job_id INTO picked FROM collection_jobs c
     WHERE c.lane = p_lane AND c.resource = p_resource AND c.status = 'pending'
     ORDER BY c.rank, c.job_id
@@ -1615,9 +1629,12 @@ AS $function$
 DECLARE
     n integer;
 BEGIN
+    -- a session ends a gap after BF4SW's clock: never a clock ahead of ours by more than five
+    -- minutes, never a gap under a minute, whatever the caller passes
     UPDATE play_sessions SET ended_at = clock_timestamp()
     WHERE ended_at IS NULL
-      AND last_seen_at < source_now - make_interval(secs => gap_seconds);
+      AND last_seen_at < LEAST(source_now, clock_timestamp() + interval '5 minutes')
+                         - make_interval(secs => GREATEST(gap_seconds, 60));
     WITH closing AS (
         UPDATE play_sessions p SET final_refresh_at = clock_timestamp()
         WHERE p.ended_at IS NOT NULL AND p.final_refresh_at IS NULL
@@ -2148,7 +2165,8 @@ DECLARE
     created integer := 0;
     part text;
 BEGIN
-    FOR i IN 0 .. months - 1 LOOP
+    -- at most two years of partitions a call, whatever the caller asks
+    FOR i IN 0 .. LEAST(months, 24) - 1 LOOP
         part := format('collection_events_%s', to_char(m + make_interval(months => i), 'YYYYMM'));
         IF to_regclass(part) IS NULL THEN
             EXECUTE format(
@@ -3079,6 +3097,9 @@ DECLARE
 BEGIN
     FOR o IN SELECT * FROM unnest(soldier_ids, seen, guids, names)
                  AS x(soldier_id, seen_at, guid, name) ORDER BY x.soldier_id LOOP
+        IF o.seen_at > clock_timestamp() + interval '5 minutes' THEN
+            CONTINUE;  -- a sighting from the future would keep a session open for ever
+        END IF;
         SELECT * INTO s FROM play_sessions p WHERE p.soldier_id = o.soldier_id
         ORDER BY p.last_seen_at DESC LIMIT 1 FOR UPDATE;
         IF FOUND AND o.seen_at <= s.last_seen_at THEN
@@ -3114,36 +3135,75 @@ AS $function$
 #variable_conflict use_column
 DECLARE
     t timestamptz := clock_timestamp();
-    free integer := greatest(p_free, 0);
+    -- the caller's figures, within the lock-out's bounds: at least one free attempt and at
+    -- most 100, a lock of at least a second growing to at most a day, failures remembered
+    -- for a minute to a week
+    free integer := LEAST(GREATEST(p_free, 1), 100);
+    base double precision := LEAST(GREATEST(p_base, 1), 86400);
+    top double precision := LEAST(GREATEST(p_max, base), 86400);
+    forget interval := make_interval(secs => LEAST(GREATEST(p_forget, 60), 604800));
+    k text;
+    r ops_login_failures;
+    n integer;
+    refused text[] := '{}';
 BEGIN
-    IF cardinality(p_keys) > 4 OR p_outcome NOT IN ('check', 'failed', 'succeeded') THEN
-        RAISE EXCEPTION 'at most four keys and an outcome of check, failed, succeeded'
+    IF cardinality(p_keys) > 4
+            OR p_outcome NOT IN ('check', 'attempt', 'failed', 'succeeded') THEN
+        RAISE EXCEPTION 'at most four keys and an outcome of check, attempt, failed, succeeded'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF p_outcome = 'succeeded' THEN
         DELETE FROM ops_login_failures f WHERE f.key = ANY(p_keys);
-    ELSIF p_outcome = 'failed' THEN
+    ELSIF p_outcome IN ('attempt', 'failed') THEN
         DELETE FROM ops_login_failures f
-        WHERE f.last_failure_at < t - make_interval(secs => greatest(p_forget, 1))
+        WHERE f.last_failure_at < t - forget
           AND (f.locked_until IS NULL OR f.locked_until <= t);
+    END IF;
+    IF p_outcome = 'attempt' THEN
+        -- counted before any password is compared, each key's row locked in key order: the
+        -- first `free` attempts are compared; the next is refused and starts a lock-out; once
+        -- a lock-out is over, one attempt is compared and starts the next (twice as long),
+        -- so concurrent guesses get no more comparisons than sequential ones
+        FOR k IN SELECT DISTINCT x FROM unnest(p_keys) AS x ORDER BY x LOOP
+            INSERT INTO ops_login_failures (key, failures, last_failure_at)
+            VALUES (k, 0, t) ON CONFLICT DO NOTHING;
+            SELECT * INTO r FROM ops_login_failures f WHERE f.key = k FOR UPDATE;
+            CONTINUE WHEN r.locked_until > t;  -- refused: nothing counted
+            n := r.failures + 1;
+            UPDATE ops_login_failures f
+            SET failures = n, last_failure_at = t, updated_at = t,
+                locked_until = CASE WHEN n <= free THEN f.locked_until
+                    ELSE t + make_interval(secs => LEAST(top,
+                             base * power(2, LEAST(n - free - 1, 40)))) END
+            WHERE f.key = k;
+            IF n > free AND r.locked_until IS NULL THEN
+                refused := refused || k;  -- the first beyond the free ones: not compared
+            END IF;
+        END LOOP;
+        RETURN QUERY
+        SELECT f.key, CASE WHEN f.key = ANY(refused) OR f.locked_until > t
+                            AND f.last_failure_at < t
+                           THEN greatest(extract(epoch FROM f.locked_until - t), 0)
+                           ELSE 0 END::double precision,
+               f.failures
+        FROM ops_login_failures f WHERE f.key = ANY(p_keys);
+        RETURN;
+    END IF;
+    IF p_outcome = 'failed' THEN  -- the older build's count after a comparison
         INSERT INTO ops_login_failures AS f (key, failures, last_failure_at, locked_until)
-        SELECT k, 1, t, CASE WHEN free = 0
-                             THEN t + make_interval(secs => least(p_max, p_base)) END
-        FROM unnest(p_keys) AS k
+        SELECT x, 1, t, NULL FROM unnest(p_keys) AS x
         ON CONFLICT (key) DO UPDATE
         SET failures = f.failures + 1, last_failure_at = t, updated_at = t,
             locked_until = CASE WHEN f.failures + 1 > free THEN greatest(
                 COALESCE(f.locked_until, '-infinity'), t + make_interval(secs => least(
-                    greatest(p_max, 0),
-                    greatest(p_base, 0) * power(2, least(f.failures - free, 40)))))
+                    top, base * power(2, least(f.failures - free, 40)))))
                 ELSE f.locked_until END;
     END IF;
     RETURN QUERY
-    SELECT k, greatest(0, COALESCE(extract(epoch FROM f.locked_until - t), 0))::double precision,
+    SELECT x, greatest(0, COALESCE(extract(epoch FROM f.locked_until - t), 0))::double precision,
            COALESCE(f.failures, 0)
-    FROM unnest(p_keys) AS k LEFT JOIN ops_login_failures f ON f.key = k
-      AND (f.last_failure_at >= t - make_interval(secs => greatest(p_forget, 1))
-           OR f.locked_until > t);
+    FROM unnest(p_keys) AS x LEFT JOIN ops_login_failures f ON f.key = x
+      AND (f.last_failure_at >= t - forget OR f.locked_until > t);
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_ops_login_attempt(text[],text,integer,double precision,double precision,double precision) TO bf4ps_web;
@@ -3181,7 +3241,9 @@ WITH picked AS (
     SELECT soldier_id, resource
     FROM collection_state
     WHERE status = 'unavailable' AND activity_class = 'active'
-      AND last_attempt_at <= clock_timestamp() - make_interval(secs => $1)
+      -- never sooner than the policy's recheck interval, whatever the caller asks
+      AND last_attempt_at <= clock_timestamp() - make_interval(secs => GREATEST($1,
+          bf4ps_policy_number('unavailable_recheck_seconds', 604800)))
     ORDER BY last_attempt_at
     LIMIT least($2, 10000)
     FOR UPDATE SKIP LOCKED

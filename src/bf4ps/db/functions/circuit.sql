@@ -14,7 +14,10 @@ CREATE OR REPLACE FUNCTION bf4ps_circuit_hold_job(p_job bigint, p_lane text, p_r
  SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
-    INSERT INTO circuit_holds (job_id, lane, resource) VALUES (p_job, p_lane, p_resource)
+    -- a hold of a job as the queue has it (its own lane and resource), never of a name
+    INSERT INTO circuit_holds (job_id, lane, resource)
+    SELECT j.job_id, j.lane, j.resource FROM collection_jobs j
+    WHERE j.job_id = p_job AND j.lane = p_lane AND j.resource = p_resource
     ON CONFLICT (job_id) DO NOTHING;
 END
 $function$;
@@ -71,6 +74,12 @@ CREATE OR REPLACE FUNCTION bf4ps_circuit_release_all(p_lane text, p_resource tex
 AS $function$
 #variable_conflict use_column
 BEGIN
+    -- the holds go when the circuit has closed, not while it is open
+    IF EXISTS (SELECT 1 FROM circuit_breakers cb WHERE cb.lane = p_lane
+               AND cb.resource = p_resource AND cb.state = 'open') THEN
+        RETURN QUERY SELECT 0::bigint;
+        RETURN;
+    END IF;
     RETURN QUERY
     WITH gone AS (
         DELETE FROM circuit_holds h WHERE h.lane = p_lane AND h.resource = p_resource
@@ -97,6 +106,11 @@ AS $function$
 DECLARE
     picked bigint;
 BEGIN
+    -- a probe is released only through an open circuit
+    IF NOT EXISTS (SELECT 1 FROM circuit_breakers cb WHERE cb.lane = p_lane
+                   AND cb.resource = p_resource AND cb.state = 'open') THEN
+        RETURN;
+    END IF;
     SELECT c.job_id INTO picked FROM collection_jobs c
     WHERE c.lane = p_lane AND c.resource = p_resource AND c.status = 'pending'
     ORDER BY c.rank, c.job_id

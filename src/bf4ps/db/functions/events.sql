@@ -48,7 +48,8 @@ DECLARE
     created integer := 0;
     part text;
 BEGIN
-    FOR i IN 0 .. months - 1 LOOP
+    -- at most two years of partitions a call, whatever the caller asks
+    FOR i IN 0 .. LEAST(months, 24) - 1 LOOP
         part := format('collection_events_%s', to_char(m + make_interval(months => i), 'YYYYMM'));
         IF to_regclass(part) IS NULL THEN
             EXECUTE format(

@@ -233,7 +233,9 @@ WITH picked AS (
     SELECT soldier_id, resource
     FROM collection_state
     WHERE status = 'unavailable' AND activity_class = 'active'
-      AND last_attempt_at <= clock_timestamp() - make_interval(secs => $1)
+      -- never sooner than the policy's recheck interval, whatever the caller asks
+      AND last_attempt_at <= clock_timestamp() - make_interval(secs => GREATEST($1,
+          bf4ps_policy_number('unavailable_recheck_seconds', 604800)))
     ORDER BY last_attempt_at
     LIMIT least($2, 10000)
     FOR UPDATE SKIP LOCKED
