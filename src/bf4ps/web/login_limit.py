@@ -4,9 +4,9 @@ are compared, the next is refused and locks that client and that account out (fr
 and once a lock is over one attempt is compared and starts the next, twice as long (up to
 `max_delay`); while locked, /ops answers 429 with Retry-After without looking at the password,
 so guessing goes no faster than the lock allows, however many guesses arrive at once (the
-count is atomic per key). A success clears both records. The counts live in the
-database (ops_login_failures, written only through bf4ps_ops_login_attempt in db/functions/access.sql), so
-every web process and a restart share them; every failure and refusal is one log line
+count is atomic per key). A success clears both records. The counts live in the database
+(ops_login_failures, written only through bf4ps_ops_login_attempt, db/functions/access.sql),
+so every web process and a restart share them; every failure and refusal is one log line
 (docs/operations.md gives the fail2ban filter) and counted in a metric."""
 
 from __future__ import annotations
