@@ -1629,11 +1629,11 @@ AS $function$
 DECLARE
     n integer;
 BEGIN
-    -- a session ends a gap after BF4SW's clock: never a clock ahead of ours by more than five
-    -- minutes, never a gap under a minute, whatever the caller passes
+    -- a session ends a gap after BF4SW's clock: never a clock ahead of ours, never a gap
+    -- under a minute, whatever the caller passes
     UPDATE play_sessions SET ended_at = clock_timestamp()
     WHERE ended_at IS NULL
-      AND last_seen_at < LEAST(source_now, clock_timestamp() + interval '5 minutes')
+      AND last_seen_at < LEAST(source_now, clock_timestamp())
                          - make_interval(secs => GREATEST(gap_seconds, 60));
     WITH closing AS (
         UPDATE play_sessions p SET final_refresh_at = clock_timestamp()
@@ -2462,7 +2462,7 @@ WITH candidates AS (
        AND NOT EXISTS (SELECT 1 FROM collection_jobs j
                        WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
      ORDER BY cs.eligible_since, cs.soldier_id
-     LIMIT least($3, 10000))
+     LIMIT least(greatest($3, 0), 10000))
     UNION ALL
     (SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status, cs.due_reason, 1
      FROM collection_state cs
@@ -2472,12 +2472,12 @@ WITH candidates AS (
        AND NOT EXISTS (SELECT 1 FROM collection_jobs j
                        WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
      ORDER BY cs.eligible_since, cs.soldier_id
-     LIMIT least($3, 10000))
+     LIMIT least(greatest($3, 0), 10000))
 ), picked AS (
     SELECT c.*, row_number() OVER (ORDER BY c.tier, c.eligible_since, c.soldier_id) AS pos
     FROM candidates c
     ORDER BY c.tier, c.eligible_since, c.soldier_id
-    LIMIT least($3, 10000)
+    LIMIT least(greatest($3, 0), 10000)
 ), made AS (
     INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason)
     SELECT soldier_id, resource, 'background', $1,
@@ -2517,7 +2517,7 @@ WITH picked AS (
       AND NOT EXISTS (SELECT 1 FROM collection_jobs j
                       WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
     ORDER BY cs.next_attempt_at
-    LIMIT least($1, 10000)
+    LIMIT least(greatest($1, 0), 10000)
 ), made AS (
     INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason)
     SELECT soldier_id, resource, 'background', activity_class, clock_timestamp(), 'retry'
@@ -3008,6 +3008,10 @@ CREATE OR REPLACE FUNCTION public.bf4ps_ledger_receipt(p_request bigint)
 AS $function$
     SELECT l.request_id, l.slot_at, bf4ps_ledger_sign(l.request_id, l.slot_at)
     FROM request_ledger l WHERE l.request_id = p_request
+      -- a receipt of a request counted for a registration of the caller's login only
+      AND (l.collector_uuid IS NULL OR bf4ps_caller_holds('bf4ps_operator')
+           OR EXISTS (SELECT 1 FROM collectors c WHERE c.collector_uuid = l.collector_uuid
+                        AND (c.db_login IS NULL OR c.db_login = session_user::text)))
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_ledger_receipt(bigint) TO bf4ps_collector;
 
@@ -3245,7 +3249,7 @@ WITH picked AS (
       AND last_attempt_at <= clock_timestamp() - make_interval(secs => GREATEST($1,
           bf4ps_policy_number('unavailable_recheck_seconds', 604800)))
     ORDER BY last_attempt_at
-    LIMIT least($2, 10000)
+    LIMIT least(greatest($2, 0), 10000)
     FOR UPDATE SKIP LOCKED
 ), revived AS (
     UPDATE collection_state cs

@@ -108,7 +108,7 @@ WITH candidates AS (
        AND NOT EXISTS (SELECT 1 FROM collection_jobs j
                        WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
      ORDER BY cs.eligible_since, cs.soldier_id
-     LIMIT least($3, 10000))
+     LIMIT least(greatest($3, 0), 10000))
     UNION ALL
     (SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status, cs.due_reason, 1
      FROM collection_state cs
@@ -118,12 +118,12 @@ WITH candidates AS (
        AND NOT EXISTS (SELECT 1 FROM collection_jobs j
                        WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
      ORDER BY cs.eligible_since, cs.soldier_id
-     LIMIT least($3, 10000))
+     LIMIT least(greatest($3, 0), 10000))
 ), picked AS (
     SELECT c.*, row_number() OVER (ORDER BY c.tier, c.eligible_since, c.soldier_id) AS pos
     FROM candidates c
     ORDER BY c.tier, c.eligible_since, c.soldier_id
-    LIMIT least($3, 10000)
+    LIMIT least(greatest($3, 0), 10000)
 ), made AS (
     INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason)
     SELECT soldier_id, resource, 'background', $1,
@@ -164,7 +164,7 @@ WITH picked AS (
       AND NOT EXISTS (SELECT 1 FROM collection_jobs j
                       WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
     ORDER BY cs.next_attempt_at
-    LIMIT least($1, 10000)
+    LIMIT least(greatest($1, 0), 10000)
 ), made AS (
     INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason)
     SELECT soldier_id, resource, 'background', activity_class, clock_timestamp(), 'retry'
@@ -237,7 +237,7 @@ WITH picked AS (
       AND last_attempt_at <= clock_timestamp() - make_interval(secs => GREATEST($1,
           bf4ps_policy_number('unavailable_recheck_seconds', 604800)))
     ORDER BY last_attempt_at
-    LIMIT least($2, 10000)
+    LIMIT least(greatest($2, 0), 10000)
     FOR UPDATE SKIP LOCKED
 ), revived AS (
     UPDATE collection_state cs

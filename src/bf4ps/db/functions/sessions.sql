@@ -14,11 +14,11 @@ AS $function$
 DECLARE
     n integer;
 BEGIN
-    -- a session ends a gap after BF4SW's clock: never a clock ahead of ours by more than five
-    -- minutes, never a gap under a minute, whatever the caller passes
+    -- a session ends a gap after BF4SW's clock: never a clock ahead of ours, never a gap
+    -- under a minute, whatever the caller passes
     UPDATE play_sessions SET ended_at = clock_timestamp()
     WHERE ended_at IS NULL
-      AND last_seen_at < LEAST(source_now, clock_timestamp() + interval '5 minutes')
+      AND last_seen_at < LEAST(source_now, clock_timestamp())
                          - make_interval(secs => GREATEST(gap_seconds, 60));
     WITH closing AS (
         UPDATE play_sessions p SET final_refresh_at = clock_timestamp()
