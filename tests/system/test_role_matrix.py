@@ -59,6 +59,7 @@ NO_DIRECT_EVENT = ("INSERT INTO collection_events (event_type, job_id, lease_tok
                    "VALUES ('succeeded', %(job)s, %(tok)s)", DENIED,
                    "permission denied for table collection_events")
 NOT_OWN = "only its own registration"
+NO_EXECUTE = "permission denied for function"
 OWN_LEASE = "collector_uuid => %(ca)s, job_id => %(job)s, lease_token => %(tok)s"
 SCHEDULER_BATCHES = [
     "SELECT bf4ps_feed_class('bootstrap', 'detailed', 0, 0)",
@@ -193,6 +194,11 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         ("SELECT client_key FROM interactive_requests", OK, None),
         ("SELECT * FROM bf4ps_collector_set_flags('mx-b', NULL, true, 'console')", ROWS, 1),
         ("SELECT * FROM bf4ps_collector_set_flags('mx-b', NULL, false, NULL)", ROWS, 1),
+        # a resume keeps enabled (the CLI's resume names it); disabling is an operator's
+        ("SELECT * FROM bf4ps_collector_set_flags('mx-b', true, false, NULL)", ROWS, 1),
+        ("SELECT * FROM bf4ps_collector_set_flags('mx-b', false, NULL, NULL)", DENIED,
+         "only an operator may disable"),
+        ("SELECT * FROM bf4ps_collector_retire(%(cb)s, NULL)", DENIED, NO_EXECUTE),
         # the event log without its lease tokens, no partition read directly (0023)
         ("SELECT lease_token FROM collection_events", DENIED, "permission denied for table"),
         ("SELECT * FROM collection_events", DENIED, "permission denied for table"),

@@ -218,8 +218,11 @@ CREATE OR REPLACE FUNCTION bf4ps_collector_set_flags(p_name text, p_enabled bool
  SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
-    -- the website drains and resumes; disable and enable are an operator's (the CLI)
-    IF p_enabled IS NOT NULL AND NOT bf4ps_caller_holds('bf4ps_operator') THEN
+    -- the website drains and resumes (a resume names enabled: true, which it may only keep);
+    -- disable and enable are an operator's (the CLI)
+    IF p_enabled IS NOT NULL AND NOT bf4ps_caller_holds('bf4ps_operator') AND EXISTS (
+            SELECT 1 FROM collectors x WHERE lower(x.collector_name) = lower(p_name)
+              AND x.retired_at IS NULL AND x.enabled IS DISTINCT FROM p_enabled) THEN
         RAISE EXCEPTION 'only an operator may % a collector (the website drains and resumes)',
             CASE WHEN p_enabled THEN 'enable' ELSE 'disable' END
             USING ERRCODE = 'insufficient_privilege';
