@@ -112,8 +112,6 @@ CASES: list[Case] = [
          "NULL, 'x')", "raises", "UniqueViolation"),
     Case("bf4ps_collector_mark_lost/1", "collector",
          "SELECT * FROM bf4ps_collector_mark_lost(%(cb)s)", "denied", NOT_OWN),
-    Case("bf4ps_collector_mark_lost/1", "scheduler",
-         "SELECT * FROM bf4ps_collector_mark_lost(gen_random_uuid())", "rows", 0),
     Case("bf4ps_collector_replaced_by/2", "collector",
          "SELECT bf4ps_collector_replaced_by(%(cb)s, %(ca)s)", "denied", NOT_OWN),
     Case("bf4ps_collector_retire/2", "collector",

@@ -1752,9 +1752,9 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_mark_lost(p_collector uuid)
 AS $function$
 #variable_conflict use_column
 BEGIN
-    IF NOT bf4ps_caller_holds('bf4ps_scheduler') THEN
-        PERFORM bf4ps_collector_own(p_collector, 'mark lost');
-    END IF;
+    -- a collector marks its own registration lost (its failed heartbeats); the scheduler's
+    -- detector is bf4ps_collectors_mark_silent
+    PERFORM bf4ps_collector_own(p_collector, 'mark lost');
     RETURN QUERY
     UPDATE collectors c
     SET health = 'lost', heartbeat_lost_at = now(), updated_at = now()
@@ -1765,7 +1765,6 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_collector_mark_lost(uuid) TO bf4ps_collector;
-GRANT EXECUTE ON FUNCTION bf4ps_collector_mark_lost(uuid) TO bf4ps_scheduler;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_collector_own(p_collector uuid, p_action text)
  RETURNS void

@@ -105,9 +105,9 @@ CREATE OR REPLACE FUNCTION bf4ps_collector_mark_lost(p_collector uuid)
 AS $function$
 #variable_conflict use_column
 BEGIN
-    IF NOT bf4ps_caller_holds('bf4ps_scheduler') THEN
-        PERFORM bf4ps_collector_own(p_collector, 'mark lost');
-    END IF;
+    -- a collector marks its own registration lost (its failed heartbeats); the scheduler's
+    -- detector is bf4ps_collectors_mark_silent
+    PERFORM bf4ps_collector_own(p_collector, 'mark lost');
     RETURN QUERY
     UPDATE collectors c
     SET health = 'lost', heartbeat_lost_at = now(), updated_at = now()
@@ -119,7 +119,7 @@ END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_collector_mark_lost(p_collector uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION bf4ps_collector_mark_lost(p_collector uuid) TO bf4ps_collector;
-GRANT EXECUTE ON FUNCTION bf4ps_collector_mark_lost(p_collector uuid) TO bf4ps_scheduler;
+REVOKE EXECUTE ON FUNCTION bf4ps_collector_mark_lost(p_collector uuid) FROM bf4ps_scheduler;
 
 CREATE OR REPLACE FUNCTION bf4ps_collector_own(p_collector uuid, p_action text)
  RETURNS void
