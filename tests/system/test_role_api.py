@@ -238,6 +238,26 @@ CASES: list[Case] = [
     Case("bf4ps_ledger_prune/2", "scheduler",
          "SELECT * FROM bf4ps_ledger_prune(now() + interval '1 year', 1000000)", "rows", 0),
     Case("bf4ps_coverage_fold/0", "scheduler", "SELECT bf4ps_coverage_fold()", "rows", 1),
+    # --- progress: a flag's clear and the boards only through functions (the policy's window;
+    # the soldier's open flag cleared first, so the boards may show him)
+    Case("bf4ps_progress_flag_clear/4", "web",
+         "SELECT * FROM bf4ps_progress_flag_clear(%(flag)s, now() + interval '100 years', "
+         "'forged', NULL)", "clamped",
+         check="SELECT cleared_at <= now() AS ok FROM progress_flags WHERE flag_id = %(flag)s"),
+    Case("bf4ps_progress_flag_clear/4", "web",
+         "SELECT * FROM bf4ps_progress_flag_clear(%(flag)s, now(), 'twice', NULL)", "rows", 0),
+    Case("bf4ps_gains_boards_refresh/1", "scheduler",
+         "SELECT bf4ps_gains_boards_refresh(now() + interval '100 years')", "clamped",
+         check="SELECT EXISTS (SELECT 1 FROM gains_boards WHERE soldier_id = %(soldier)s) "
+               "AS ok"),
+    Case("bf4ps_gains_boards_refresh/1", "web",
+         "SELECT bf4ps_gains_boards_refresh(now() + interval '100 years')", "clamped",
+         check="SELECT EXISTS (SELECT 1 FROM gains_boards WHERE soldier_id = %(soldier)s) "
+               "AS ok"),
+    Case("bf4ps_gains_boards_drop/1", "scheduler",
+         "SELECT bf4ps_gains_boards_drop(ARRAY[%(soldier)s]::bigint[])", "clamped",
+         check="SELECT EXISTS (SELECT 1 FROM gains_boards WHERE soldier_id = %(soldier)s) "
+               "AS ok"),
     # --- the ledger and the restore guard
     Case("bf4ps_ledger_unsent/3", "collector",
          "SELECT * FROM bf4ps_ledger_unsent(%(b_ledger)s, %(cb)s, %(tok_b)s)", "denied",
@@ -316,12 +336,22 @@ async def more_setup(conn: Conn, params: dict[str, Any], logins: Logins) -> dict
                        "(now() - interval '1 month')::date, 2)")
     await conn.execute("INSERT INTO collection_events (event_type, occurred_at, persona_id) "
                        "VALUES ('created', now() - interval '2 days', 424242)")
+    # a checked hour of play ended a minute ago (on the boards), and a flag of another hour
+    await conn.execute(
+        "INSERT INTO soldier_intervals (soldier_id, platform, started_at, ended_at, kills, "
+        "deaths, score, seconds, checked_at) VALUES (%s, 'pc', now() - interval '3 hours', "
+        "now() - interval '1 minute', 100, 10, 1000, 7200, now())", (params["soldier"],))
+    flag = await (await conn.execute(
+        "INSERT INTO progress_flags (soldier_id, kind, started_at, ended_at, reason) VALUES "
+        "(%s, 'soldier', now() - interval '10 days', now() - interval '9 days', 'kpm') "
+        "RETURNING flag_id", (params["soldier"],))).fetchone()
+    assert flag is not None
     request = await (await conn.execute(
         "SELECT request_id FROM interactive_requests LIMIT 1")).fetchone()
     assert request is not None
     return params | {"job_b": b["job_id"], "tok_b": b["lease_token"],
                      "b_ledger": led["request_id"], "job_p": job_p["job_id"],
-                     "request": request["request_id"]}
+                     "request": request["request_id"], "flag": flag["flag_id"]}
 
 
 async def run_case(conns: dict[str, Conn], owner: Conn, case: Case,
@@ -424,17 +454,15 @@ REMAINING_WRITES: dict[str, set[str]] = {
         "capacity_check:INSERT,UPDATE", "collection_state:INSERT,UPDATE",
         "coverage_counters:INSERT,UPDATE", "coverage_deltas:DELETE,INSERT",
         "fleet_history:DELETE,INSERT", "forecast_backtest:INSERT,UPDATE",
-        "forecast_records:DELETE,INSERT", "gains_board_items:DELETE,INSERT",
-        "gains_boards:DELETE,INSERT", "intake_state:INSERT,UPDATE",
+        "forecast_records:DELETE,INSERT", "intake_state:INSERT,UPDATE",
         "interactive_requests:INSERT,UPDATE", "item_intervals:DELETE,UPDATE",
         "progress_flags:INSERT", "raw_answers:DELETE", "soldier_intervals:DELETE,UPDATE",
         "soldier_names:INSERT,UPDATE", "soldier_sources:INSERT,UPDATE",
         "soldiers:INSERT,UPDATE"},
     "bf4ps_web": {
         "collection_state:INSERT,UPDATE", "coverage_counters:INSERT,UPDATE",
-        "coverage_deltas:INSERT", "gains_board_items:DELETE,INSERT",
-        "gains_boards:DELETE,INSERT", "interactive_requests:INSERT,UPDATE",
-        "progress_flags:UPDATE", "soldier_names:INSERT,UPDATE",
+        "coverage_deltas:INSERT", "interactive_requests:INSERT,UPDATE",
+        "soldier_names:INSERT,UPDATE",
         "soldier_sources:INSERT,UPDATE", "soldiers:INSERT,UPDATE"},
 }
 

@@ -607,8 +607,8 @@ CREATE TABLE gains_board_items (
 );
 GRANT SELECT ON TABLE gains_board_items TO bf4ps_collector;
 GRANT DELETE, INSERT, SELECT ON TABLE gains_board_items TO bf4ps_operator;
-GRANT DELETE, INSERT, SELECT ON TABLE gains_board_items TO bf4ps_scheduler;
-GRANT DELETE, INSERT, SELECT ON TABLE gains_board_items TO bf4ps_web;
+GRANT SELECT ON TABLE gains_board_items TO bf4ps_scheduler;
+GRANT SELECT ON TABLE gains_board_items TO bf4ps_web;
 
 CREATE TABLE gains_boards (
     board text NOT NULL,
@@ -630,8 +630,8 @@ CREATE INDEX ix_gains_boards_rank ON public.gains_boards USING btree (board, pla
 CREATE INDEX ix_gains_boards_soldier ON public.gains_boards USING btree (soldier_id);
 GRANT SELECT ON TABLE gains_boards TO bf4ps_collector;
 GRANT DELETE, INSERT, SELECT ON TABLE gains_boards TO bf4ps_operator;
-GRANT DELETE, INSERT, SELECT ON TABLE gains_boards TO bf4ps_scheduler;
-GRANT DELETE, INSERT, SELECT ON TABLE gains_boards TO bf4ps_web;
+GRANT SELECT ON TABLE gains_boards TO bf4ps_scheduler;
+GRANT SELECT ON TABLE gains_boards TO bf4ps_web;
 
 CREATE TABLE intake_state (
     source_name text NOT NULL,
@@ -820,7 +820,7 @@ CREATE INDEX ix_progress_flags_soldier ON public.progress_flags USING btree (sol
 GRANT SELECT ON TABLE progress_flags TO bf4ps_collector;
 GRANT SELECT, UPDATE ON TABLE progress_flags TO bf4ps_operator;
 GRANT INSERT, SELECT ON TABLE progress_flags TO bf4ps_scheduler;
-GRANT SELECT, UPDATE ON TABLE progress_flags TO bf4ps_web;
+GRANT SELECT ON TABLE progress_flags TO bf4ps_web;
 
 CREATE TABLE raw_answers (
     answer_id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
@@ -2538,6 +2538,109 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_feed_retry(integer) TO bf4ps_scheduler;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_gains_boards_drop(p_soldiers bigint[])
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    n integer;
+BEGIN
+    -- a soldier leaves the boards at once only for an open flag
+    DELETE FROM gains_boards g
+    WHERE g.soldier_id = ANY(p_soldiers)
+      AND EXISTS (SELECT 1 FROM progress_flags f
+                  WHERE f.soldier_id = g.soldier_id AND f.cleared_at IS NULL);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_gains_boards_drop(bigint[]) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_gains_boards_refresh(p_now timestamp with time zone)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    t constant timestamptz := LEAST(p_now, clock_timestamp() + interval '1 hour');
+    since constant timestamptz := t - make_interval(secs =>
+        bf4ps_policy_number('gains_window_seconds', 604800));
+    prior_m constant double precision := bf4ps_policy_number('gains_prior_minutes', 60);
+    soldiers integer;
+    items integer;
+BEGIN
+    DELETE FROM gains_board_items;
+    DELETE FROM gains_boards;
+    -- the soldier boards ('kpm', 'spm'): per soldier the checked, non-reset intervals ended
+    -- in the window, soldiers with an open flag left out; the rate pulled toward the
+    -- platform's time-weighted average as if prior_m more minutes were played at it
+    WITH per AS (
+        SELECT i.soldier_id, i.platform, sum(i.kills) AS kills, sum(i.score) AS score,
+               sum(i.seconds) AS seconds
+        FROM soldier_intervals i
+        WHERE i.ended_at > since AND i.checked_at IS NOT NULL AND NOT i.reset
+          AND NOT EXISTS (SELECT 1 FROM progress_flags f
+                          WHERE f.soldier_id = i.soldier_id AND f.cleared_at IS NULL)
+        GROUP BY i.soldier_id, i.platform
+    ), prior AS (
+        SELECT platform,
+               COALESCE(sum(kills)::float8 / NULLIF(sum(seconds), 0) * 60, 0) AS kpm,
+               COALESCE(sum(score)::float8 / NULLIF(sum(seconds), 0) * 60, 0) AS spm
+        FROM per GROUP BY platform
+    )
+    INSERT INTO gains_boards (board, platform, item_id, soldier_id, value, raw, kills, score,
+                              seconds, refreshed_at)
+    SELECT b.board, per.platform, 0, per.soldier_id,
+           (CASE b.board WHEN 'kpm' THEN per.kills ELSE per.score END
+            + CASE b.board WHEN 'kpm' THEN prior.kpm ELSE prior.spm END * prior_m)
+           / (per.seconds / 60.0 + prior_m),
+           CASE b.board WHEN 'kpm' THEN per.kills ELSE per.score END / (per.seconds / 60.0),
+           per.kills, per.score, per.seconds, t
+    FROM per
+    JOIN prior ON prior.platform = per.platform
+    CROSS JOIN (VALUES ('kpm'), ('spm')) AS b(board)
+    WHERE per.seconds >= bf4ps_policy_number('gains_board_min_seconds', 3600)
+      AND per.seconds > 0;
+    GET DIAGNOSTICS soldiers = ROW_COUNT;
+    -- the per-weapon and per-vehicle kill-rate boards, the prior the item's own average
+    WITH per AS (
+        SELECT i.kind, i.item_id, i.soldier_id, i.platform, sum(i.kills) AS kills,
+               sum(i.seconds) AS seconds
+        FROM item_intervals i
+        WHERE i.ended_at > since AND i.checked_at IS NOT NULL AND NOT i.reset
+          AND NOT EXISTS (SELECT 1 FROM progress_flags f
+                          WHERE f.soldier_id = i.soldier_id AND f.cleared_at IS NULL)
+        GROUP BY i.kind, i.item_id, i.soldier_id, i.platform
+    ), prior AS (
+        SELECT kind, item_id, platform,
+               COALESCE(sum(kills)::float8 / NULLIF(sum(seconds), 0) * 60, 0) AS kpm
+        FROM per GROUP BY kind, item_id, platform
+    )
+    INSERT INTO gains_boards (board, platform, item_id, soldier_id, value, raw, kills, score,
+                              seconds, refreshed_at)
+    SELECT per.kind || '_kpm', per.platform, per.item_id, per.soldier_id,
+           (per.kills + prior.kpm * prior_m) / (per.seconds / 60.0 + prior_m),
+           per.kills / (per.seconds / 60.0), per.kills, NULL, per.seconds, t
+    FROM per
+    JOIN prior ON (prior.kind, prior.item_id, prior.platform)
+                = (per.kind, per.item_id, per.platform)
+    WHERE per.seconds >= bf4ps_policy_number('gains_board_item_min_seconds', 1800)
+      AND per.seconds > 0;
+    GET DIAGNOSTICS items = ROW_COUNT;
+    INSERT INTO gains_board_items (board, platform, item_id, soldiers)
+    SELECT board, platform, item_id, count(*)
+    FROM gains_boards
+    WHERE board IN ('weapon_kpm', 'vehicle_kpm')
+    GROUP BY board, platform, item_id;
+    RETURN soldiers + items;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_gains_boards_refresh(timestamp with time zone) TO bf4ps_scheduler;
+GRANT EXECUTE ON FUNCTION bf4ps_gains_boards_refresh(timestamp with time zone) TO bf4ps_web;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_gate_cool(p_egress text, p_seconds double precision)
  RETURNS TABLE(cooldown_until timestamp with time zone)
  LANGUAGE plpgsql
@@ -3283,6 +3386,28 @@ AS $function$
     SELECT COALESCE((SELECT (p.value #>> '{}')::double precision FROM scheduler_policy p
                      WHERE p.key = p_key AND jsonb_typeof(p.value) = 'number'), p_default)
 $function$;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_progress_flag_clear(p_flag bigint, p_now timestamp with time zone, p_by text, p_note text)
+ RETURNS TABLE(flag_id bigint, soldier_id bigint, persona_id bigint, platform text, kind text, item_id bigint, reason text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    -- an open flag once; cleared_by is the console's or the CLI's name for the operator, and
+    -- the flag's event (bf4ps_event_record) records the login that cleared it
+    RETURN QUERY
+    UPDATE progress_flags f
+    SET cleared_at = LEAST(p_now, clock_timestamp()), cleared_by = left(p_by, 200),
+        clear_note = left(p_note, 500)
+    FROM soldiers s
+    WHERE f.flag_id = p_flag AND f.cleared_at IS NULL AND s.soldier_id = f.soldier_id
+    RETURNING f.flag_id::bigint, f.soldier_id, s.persona_id, s.platform::text, f.kind::text,
+              f.item_id::bigint, f.reason::text;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_progress_flag_clear(bigint,timestamp with time zone,text,text) TO bf4ps_web;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_reap_expired(p_limit integer)
  RETURNS TABLE(job_id bigint, old_collector uuid, old_token uuid)

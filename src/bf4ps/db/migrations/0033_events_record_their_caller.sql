@@ -10,3 +10,9 @@ ALTER TABLE collection_events ALTER COLUMN recorded_by SET DEFAULT session_user;
 -- the runtime roles read the event log by column (their grants name each column they see)
 GRANT SELECT (recorded_by) ON collection_events TO bf4ps_collector, bf4ps_scheduler, bf4ps_web;
 
+
+-- The gains boards and a flag's clear move behind functions (db/functions/progress.sql): the
+-- website drains and resumes, it no longer clears flags by a direct UPDATE nor deletes boards,
+-- and the scheduler rebuilds the boards only through bf4ps_gains_boards_refresh.
+REVOKE INSERT, DELETE ON gains_boards, gains_board_items FROM bf4ps_web, bf4ps_scheduler;
+REVOKE UPDATE ON progress_flags FROM bf4ps_web;
