@@ -130,3 +130,105 @@ END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_circuit_release_one(p_lane text, p_resource text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION bf4ps_circuit_release_one(p_lane text, p_resource text) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION bf4ps_circuit_open(p_lane text, p_resource text, p_signature text, p_soldiers integer, p_egresses integer)
+ RETURNS TABLE(opened_at timestamp with time zone, next_probe_at timestamp with time zone)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+DECLARE
+    -- the probe interval and the successes that close it are the policy's, never the caller's
+    probe constant double precision := GREATEST(
+        bf4ps_policy_number('circuit_probe_seconds', 60), 0.001);
+    closing constant integer := GREATEST(
+        bf4ps_policy_number('circuit_close_successes', 2), 1)::integer;
+BEGIN
+    -- opens a closed (or never seen) circuit; nothing when it was open already, so one
+    -- collector writes the circuit_opened event
+    RETURN QUERY
+    INSERT INTO circuit_breakers AS cb (lane, resource, state, signature, opened_at,
+                                       next_probe_at, probe_seconds, close_successes,
+                                       soldiers, egresses)
+    VALUES (p_lane, p_resource, 'open', left(p_signature, 200), clock_timestamp(),
+            clock_timestamp() + make_interval(secs => probe), probe, closing,
+            GREATEST(p_soldiers, 0), GREATEST(p_egresses, 0))
+    ON CONFLICT (lane, resource) DO UPDATE
+    SET state = 'open', signature = excluded.signature, opened_at = excluded.opened_at,
+        closed_at = NULL, next_probe_at = excluded.next_probe_at,
+        probe_seconds = excluded.probe_seconds, probe_successes = 0,
+        close_successes = excluded.close_successes, soldiers = excluded.soldiers,
+        egresses = excluded.egresses, times_opened = cb.times_opened + 1,
+        updated_at = clock_timestamp()
+    WHERE cb.state = 'closed'
+    RETURNING cb.opened_at, cb.next_probe_at;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_circuit_open(p_lane text, p_resource text, p_signature text, p_soldiers integer, p_egresses integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_circuit_open(p_lane text, p_resource text, p_signature text, p_soldiers integer, p_egresses integer) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION bf4ps_circuit_probes_due()
+ RETURNS TABLE(lane text, resource text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    -- open circuits whose probe is due, moved to their next probe time (each due once)
+    RETURN QUERY
+    UPDATE circuit_breakers cb
+    SET next_probe_at = clock_timestamp() + make_interval(secs => cb.probe_seconds),
+        updated_at = clock_timestamp()
+    WHERE cb.state = 'open' AND cb.next_probe_at <= clock_timestamp()
+    RETURNING cb.lane, cb.resource;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_circuit_probes_due() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_circuit_probes_due() TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION bf4ps_circuit_probe_succeeded(p_lane text, p_resource text)
+ RETURNS TABLE(probe_successes integer, close_successes integer)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    -- a success counts only as one of the lane and resource's successes since the circuit
+    -- opened (its `succeeded` events): a caller cannot close a circuit by saying so
+    RETURN QUERY
+    UPDATE circuit_breakers cb
+    SET probe_successes = cb.probe_successes + 1, updated_at = clock_timestamp()
+    WHERE cb.lane = p_lane AND cb.resource = p_resource AND cb.state = 'open'
+      AND cb.probe_successes < (
+          SELECT count(*) FROM collection_events e
+          WHERE e.event_type = 'succeeded' AND e.lane = p_lane AND e.resource = p_resource
+            AND e.occurred_at >= cb.opened_at AND e.occurred_at <= clock_timestamp())
+    RETURNING cb.probe_successes::integer, cb.close_successes::integer;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_circuit_probe_succeeded(p_lane text, p_resource text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_circuit_probe_succeeded(p_lane text, p_resource text) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION bf4ps_circuit_close(p_lane text, p_resource text)
+ RETURNS TABLE(opened_at timestamp with time zone, closed_at timestamp with time zone, probe_successes integer, signature text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    -- only once its probes' successes reached the number that closes it
+    RETURN QUERY
+    UPDATE circuit_breakers cb
+    SET state = 'closed', closed_at = clock_timestamp(), next_probe_at = NULL,
+        updated_at = clock_timestamp()
+    WHERE cb.lane = p_lane AND cb.resource = p_resource AND cb.state = 'open'
+      AND cb.probe_successes >= cb.close_successes
+    RETURNING cb.opened_at, cb.closed_at, cb.probe_successes::integer, cb.signature::text;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_circuit_close(p_lane text, p_resource text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_circuit_close(p_lane text, p_resource text) TO bf4ps_collector;

@@ -16,3 +16,8 @@ GRANT SELECT (recorded_by) ON collection_events TO bf4ps_collector, bf4ps_schedu
 -- and the scheduler rebuilds the boards only through bf4ps_gains_boards_refresh.
 REVOKE INSERT, DELETE ON gains_boards, gains_board_items FROM bf4ps_web, bf4ps_scheduler;
 REVOKE UPDATE ON progress_flags FROM bf4ps_web;
+
+-- The circuit's rows move behind functions (db/functions/circuit.sql: open, probes due, a
+-- probe's success, close), their probe interval and closing count the policy's: a collector
+-- no longer opens a circuit for ten years by a direct INSERT.
+REVOKE INSERT, UPDATE ON circuit_breakers FROM bf4ps_collector;
