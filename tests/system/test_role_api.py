@@ -268,6 +268,16 @@ CASES: list[Case] = [
          "SELECT bf4ps_gains_boards_drop(ARRAY[%(soldier)s]::bigint[])", "clamped",
          check="SELECT EXISTS (SELECT 1 FROM gains_boards WHERE soldier_id = %(soldier)s) "
                "AS ok"),
+    # --- the raw answers archive: the policy's count, never inside its retention
+    Case("bf4ps_archive_keep/6", "collector",
+         "SELECT bf4ps_archive_keep(%(soldier)s, 'profile', 200, 'stored', 1, '\\x00')",
+         "clamped", check="SELECT count(*) = 3 AS ok FROM raw_answers "
+                          "WHERE soldier_id = %(soldier)s AND resource = 'profile'",
+         before="INSERT INTO raw_answers (soldier_id, resource, http_status, outcome, "
+                "body_bytes, body) SELECT %(soldier)s, 'profile', 200, 'stored', 1, '\\x00' "
+                "FROM generate_series(1, 5)"),
+    Case("bf4ps_archive_prune/2", "scheduler",
+         "SELECT * FROM bf4ps_archive_prune(now() + interval '1 year', 1000000)", "rows", 0),
     # --- the ledger and the restore guard
     Case("bf4ps_ledger_unsent/3", "collector",
          "SELECT * FROM bf4ps_ledger_unsent(%(b_ledger)s, %(cb)s, %(tok_b)s)", "denied",
@@ -453,8 +463,7 @@ REMAINING_WRITES: dict[str, set[str]] = {
         "collection_state:INSERT,UPDATE", "coverage_counters:INSERT,UPDATE",
         "coverage_deltas:INSERT", "detailed_stats_current:INSERT,UPDATE",
         "detailed_stats_history:INSERT", "interactive_requests:UPDATE",
-        "item_intervals:INSERT", "profile_current:INSERT,UPDATE",
-        "raw_answers:DELETE,INSERT", "recon_runs:INSERT,UPDATE", "recon_samples:INSERT,UPDATE",
+        "item_intervals:INSERT", "profile_current:INSERT,UPDATE", "recon_runs:INSERT,UPDATE", "recon_samples:INSERT,UPDATE",
         "soldier_intervals:INSERT", "soldier_names:INSERT,UPDATE",
         "soldier_sources:INSERT,UPDATE", "soldier_vehicle_history:INSERT",
         "soldier_vehicle_stats:INSERT,UPDATE", "soldier_weapon_history:INSERT",
@@ -466,7 +475,7 @@ REMAINING_WRITES: dict[str, set[str]] = {
         "fleet_history:DELETE,INSERT", "forecast_backtest:INSERT,UPDATE",
         "forecast_records:DELETE,INSERT", "intake_state:INSERT,UPDATE",
         "interactive_requests:INSERT,UPDATE", "item_intervals:DELETE,UPDATE",
-        "progress_flags:INSERT", "raw_answers:DELETE", "soldier_intervals:DELETE,UPDATE",
+        "progress_flags:INSERT", "soldier_intervals:DELETE,UPDATE",
         "soldier_names:INSERT,UPDATE", "soldier_sources:INSERT,UPDATE",
         "soldiers:INSERT,UPDATE"},
     "bf4ps_web": {

@@ -840,9 +840,9 @@ CREATE TABLE raw_answers (
 );
 CREATE INDEX ix_raw_answers_soldier ON public.raw_answers USING btree (soldier_id, resource, answer_id DESC);
 CREATE INDEX ix_raw_answers_time ON public.raw_answers USING btree (received_at);
-GRANT DELETE, INSERT, SELECT ON TABLE raw_answers TO bf4ps_collector;
+GRANT SELECT ON TABLE raw_answers TO bf4ps_collector;
 GRANT SELECT ON TABLE raw_answers TO bf4ps_operator;
-GRANT DELETE, SELECT ON TABLE raw_answers TO bf4ps_scheduler;
+GRANT SELECT ON TABLE raw_answers TO bf4ps_scheduler;
 GRANT SELECT ON TABLE raw_answers TO bf4ps_web;
 
 CREATE TABLE recon_runs (
@@ -1441,6 +1441,51 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION admission_slot(text,uuid,bigint,uuid,boolean,double precision,double precision,double precision,jsonb,text,text,jsonb) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_archive_keep(p_soldier bigint, p_resource text, p_http integer, p_outcome text, p_body_bytes integer, p_body bytea)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    -- how many answers a soldier and resource keep is the policy's (archive_answers_kept)
+    keep constant integer := LEAST(GREATEST(
+        bf4ps_policy_number('archive_answers_kept', 3), 0), 100)::integer;
+    gone integer;
+BEGIN
+    IF keep < 1 THEN
+        RETURN 0;
+    END IF;
+    INSERT INTO raw_answers (soldier_id, resource, http_status, outcome, body_bytes, body)
+    VALUES (p_soldier, p_resource, p_http, p_outcome, p_body_bytes, p_body);
+    -- the soldier and resource's older answers beyond the count: the only ones removed
+    DELETE FROM raw_answers
+    WHERE answer_id IN (SELECT a.answer_id FROM raw_answers a
+                        WHERE a.soldier_id = p_soldier AND a.resource = p_resource
+                        ORDER BY a.answer_id DESC OFFSET keep);
+    GET DIAGNOSTICS gone = ROW_COUNT;
+    RETURN gone;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_archive_keep(bigint,text,integer,text,integer,bytea) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_archive_prune(p_cutoff timestamp with time zone, p_batch integer)
+ RETURNS SETOF bigint
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+    -- never an answer younger than the policy's archive_retention_days, whatever the cut-off
+    DELETE FROM raw_answers
+    WHERE answer_id IN (
+        SELECT a.answer_id FROM raw_answers a
+        WHERE a.received_at < least(p_cutoff, clock_timestamp() - make_interval(secs =>
+                  86400 * GREATEST(bf4ps_policy_number('archive_retention_days', 14), 1)))
+        LIMIT greatest(p_batch, 0))
+    RETURNING answer_id
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_archive_prune(timestamp with time zone,integer) TO bf4ps_scheduler;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_budget_seed(p_requests integer, p_window_seconds double precision, p_reason text)
  RETURNS SETOF fleet_budget

@@ -21,3 +21,9 @@ REVOKE UPDATE ON progress_flags FROM bf4ps_web;
 -- probe's success, close), their probe interval and closing count the policy's: a collector
 -- no longer opens a circuit for ten years by a direct INSERT.
 REVOKE INSERT, UPDATE ON circuit_breakers FROM bf4ps_collector;
+
+-- The raw answers archive behind functions (db/functions/stats.sql): a collector adds an answer
+-- and drops only that soldier and resource's answers beyond the policy's count; retention
+-- never deletes an answer younger than archive_retention_days.
+REVOKE INSERT, DELETE ON raw_answers FROM bf4ps_collector;
+REVOKE DELETE ON raw_answers FROM bf4ps_scheduler;
