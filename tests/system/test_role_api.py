@@ -181,6 +181,15 @@ CASES: list[Case] = [
          "SELECT bf4ps_lease_outcome(%(job_b)s, gen_random_uuid()) IS NULL", "true"),
     Case("bf4ps_lease_outcome/2", "scheduler",
          "SELECT bf4ps_lease_outcome(%(job_b)s, gen_random_uuid()) IS NULL", "true"),
+    Case("bf4ps_state_failed/7", "collector",
+         "SELECT * FROM bf4ps_state_failed(%(job_b)s, gen_random_uuid(), true, now(), NULL, "
+         "'not_found', 'forged')", "rows", 0),
+    Case("bf4ps_state_failed/7", "collector",
+         "SELECT * FROM bf4ps_state_failed(%(job)s, %(tok)s, false, now() + interval '1 year', "
+         "now() + interval '100 years', 'server', 'x')", "clamped",
+         check="SELECT last_attempt_at <= now() AND next_attempt_at <= now() + interval '8 days' "
+               "AS ok FROM collection_state WHERE soldier_id = %(soldier)s "
+               "AND resource = 'detailed'"),
     Case("bf4ps_reap_expired/1", "scheduler",
          "SELECT * FROM bf4ps_reap_expired(2147483647)", "rows", 0),
     # --- the feeder: interactive only for collectors and the website; bounded batches
@@ -460,7 +469,7 @@ async def test_the_catalog_grants_no_function_without_its_hostile_case(conn: Con
 REMAINING_WRITES: dict[str, set[str]] = {
     "bf4ps_collector": {
         "answer_suspects:DELETE,INSERT,UPDATE",
-        "collection_state:INSERT,UPDATE", "coverage_counters:INSERT,UPDATE",
+        "collection_state:INSERT", "coverage_counters:INSERT,UPDATE",
         "coverage_deltas:INSERT", "detailed_stats_current:INSERT,UPDATE",
         "detailed_stats_history:INSERT", "interactive_requests:UPDATE",
         "item_intervals:INSERT", "profile_current:INSERT,UPDATE", "recon_runs:INSERT,UPDATE",

@@ -247,7 +247,7 @@ CREATE INDEX ix_state_retry_resource ON public.collection_state USING btree (res
 CREATE TRIGGER coverage_change AFTER UPDATE OF status ON public.collection_state FOR EACH ROW WHEN (((old.status)::text IS DISTINCT FROM (new.status)::text)) EXECUTE FUNCTION bf4ps_coverage_change();
 CREATE TRIGGER coverage_delete AFTER DELETE ON public.collection_state REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_coverage_apply();
 CREATE TRIGGER coverage_insert AFTER INSERT ON public.collection_state REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_coverage_apply();
-GRANT INSERT, SELECT, UPDATE ON TABLE collection_state TO bf4ps_collector;
+GRANT INSERT, SELECT ON TABLE collection_state TO bf4ps_collector;
 GRANT SELECT ON TABLE collection_state TO bf4ps_operator;
 GRANT INSERT, SELECT, UPDATE ON TABLE collection_state TO bf4ps_scheduler;
 GRANT INSERT, SELECT, UPDATE ON TABLE collection_state TO bf4ps_web;
@@ -4055,6 +4055,35 @@ BEGIN
     RETURN NEW;
 END
 $function$;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_state_failed(p_job bigint, p_token uuid, p_park boolean, p_now timestamp with time zone, p_next_attempt_at timestamp with time zone, p_error_class text, p_error_message text)
+ RETURNS TABLE(consecutive_failures integer)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+DECLARE
+    t constant timestamptz := LEAST(p_now, clock_timestamp());
+BEGIN
+    RETURN QUERY
+    UPDATE collection_state cs
+    SET status = CASE WHEN p_park THEN 'unavailable' ELSE 'retry_wait' END,
+        last_attempt_at = t,
+        next_attempt_at = CASE WHEN p_park THEN NULL
+            ELSE LEAST(GREATEST(p_next_attempt_at, t), clock_timestamp() + interval '7 days')
+            END,
+        consecutive_failures = cs.consecutive_failures + 1,
+        attempts_total = cs.attempts_total + 1,
+        last_error_class = p_error_class, last_error_message = left(p_error_message, 500),
+        last_error_at = t, updated_at = t
+    FROM collection_jobs j
+    WHERE j.job_id = p_job AND j.lease_token = p_token
+      AND cs.soldier_id = j.soldier_id AND cs.resource = j.resource
+    RETURNING cs.consecutive_failures::integer;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_state_failed(bigint,uuid,boolean,timestamp with time zone,timestamp with time zone,text,text) TO bf4ps_collector;
 
 CREATE OR REPLACE FUNCTION public.budget_allowed_classes(n integer, used jsonb, demand text[], policy jsonb, interactive_lane boolean)
  RETURNS text[]

@@ -27,3 +27,8 @@ REVOKE INSERT, UPDATE ON circuit_breakers FROM bf4ps_collector;
 -- never deletes an answer younger than archive_retention_days.
 REVOKE INSERT, DELETE ON raw_answers FROM bf4ps_collector;
 REVOKE DELETE ON raw_answers FROM bf4ps_scheduler;
+
+-- A failed attempt's collection state behind a function fenced by the job's lease
+-- (db/functions/state.sql): a collector no longer parks or delays a soldier it holds no lease
+-- on. It keeps INSERT (a soldier it resolves gets its rows; ON CONFLICT DO NOTHING).
+REVOKE UPDATE ON collection_state FROM bf4ps_collector;
