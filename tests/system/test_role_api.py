@@ -181,6 +181,9 @@ CASES: list[Case] = [
          "SELECT bf4ps_lease_outcome(%(job_b)s, gen_random_uuid()) IS NULL", "true"),
     Case("bf4ps_lease_outcome/2", "scheduler",
          "SELECT bf4ps_lease_outcome(%(job_b)s, gen_random_uuid()) IS NULL", "true"),
+    Case("bf4ps_lookup_request_resolved/4", "collector",
+         "SELECT * FROM bf4ps_lookup_request_resolved(%(job_b)s, gen_random_uuid(), "
+         "%(soldier)s, ARRAY['detailed'])", "rows", 0),
     Case("bf4ps_state_failed/7", "collector",
          "SELECT * FROM bf4ps_state_failed(%(job_b)s, gen_random_uuid(), true, now(), NULL, "
          "'not_found', 'forged')", "rows", 0),
@@ -471,7 +474,7 @@ REMAINING_WRITES: dict[str, set[str]] = {
         "answer_suspects:DELETE,INSERT,UPDATE",
         "collection_state:INSERT", "coverage_counters:INSERT,UPDATE",
         "coverage_deltas:INSERT", "detailed_stats_current:INSERT,UPDATE",
-        "detailed_stats_history:INSERT", "interactive_requests:UPDATE",
+        "detailed_stats_history:INSERT",
         "item_intervals:INSERT", "profile_current:INSERT,UPDATE", "recon_runs:INSERT,UPDATE",
         "recon_samples:INSERT,UPDATE",
         "soldier_intervals:INSERT", "soldier_names:INSERT,UPDATE",

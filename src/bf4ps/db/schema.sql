@@ -676,7 +676,6 @@ CREATE TABLE interactive_requests (
 CREATE INDEX ix_requests_client ON public.interactive_requests USING btree (client_key, created_at DESC);
 CREATE INDEX ix_requests_open ON public.interactive_requests USING btree (created_at) WHERE (status = ANY (ARRAY['queued'::text, 'collecting'::text]));
 GRANT SELECT (request_id, soldier_id, lookup_name, platform, status, resources, eta_at, first_request_at, finished_at, message, created_at, updated_at) ON TABLE interactive_requests TO bf4ps_collector;
-GRANT UPDATE (soldier_id, status, resources, eta_at, finished_at, message, updated_at) ON TABLE interactive_requests TO bf4ps_collector;
 GRANT SELECT ON TABLE interactive_requests TO bf4ps_operator;
 GRANT INSERT, UPDATE ON TABLE interactive_requests TO bf4ps_scheduler;
 GRANT SELECT (request_id, soldier_id, lookup_name, platform, status, resources, eta_at, first_request_at, finished_at, message, created_at, updated_at) ON TABLE interactive_requests TO bf4ps_scheduler;
@@ -3313,6 +3312,28 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_ledger_unsent_operator(bigint) TO bf4ps_operator;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_lookup_request_resolved(p_job bigint, p_token uuid, p_soldier bigint, p_resources text[])
+ RETURNS TABLE(created_at timestamp with time zone)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    -- a look-up's answer attaches the soldier to the request of the look-up job whose lease
+    -- the caller holds, and names the resources planned for it: never another player's
+    -- request, never its status or message (the triggers keep those)
+    RETURN QUERY
+    UPDATE interactive_requests r
+    SET soldier_id = p_soldier, resources = COALESCE(p_resources, r.resources),
+        updated_at = clock_timestamp()
+    FROM collection_jobs j
+    WHERE j.job_id = p_job AND j.lease_token = p_token AND j.request_id = r.request_id
+    RETURNING r.created_at;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_lookup_request_resolved(bigint,uuid,bigint,text[]) TO bf4ps_collector;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_mark_sign(p_payload text)
  RETURNS text

@@ -32,3 +32,8 @@ REVOKE DELETE ON raw_answers FROM bf4ps_scheduler;
 -- (db/functions/state.sql): a collector no longer parks or delays a soldier it holds no lease
 -- on. It keeps INSERT (a soldier it resolves gets its rows; ON CONFLICT DO NOTHING).
 REVOKE UPDATE ON collection_state FROM bf4ps_collector;
+
+-- A look-up's answer reaches its player's request through bf4ps_lookup_request_resolved,
+-- under the look-up job's lease (db/functions/requests.sql): a collector no longer rewrites
+-- players' requests (their status, message, ETA) directly.
+REVOKE UPDATE ON interactive_requests FROM bf4ps_collector;
