@@ -1,4 +1,5 @@
--- Issue 44 (a role API that trusts no caller): every event names the login that wrote it.
+-- Issue 44 (a role API that trusts no caller): every event names the login that wrote it, and
+-- the runtime roles lose the table writes that moved behind functions (below).
 --
 -- `recorded_by` is the session_user of the statement that inserted the event, whichever
 -- function wrote it (a SECURITY DEFINER function runs as its owner, but session_user stays the
@@ -9,7 +10,6 @@ ALTER TABLE collection_events ALTER COLUMN recorded_by SET DEFAULT session_user;
 
 -- the runtime roles read the event log by column (their grants name each column they see)
 GRANT SELECT (recorded_by) ON collection_events TO bf4ps_collector, bf4ps_scheduler, bf4ps_web;
-
 
 -- The gains boards and a flag's clear move behind functions (db/functions/progress.sql): the
 -- website drains and resumes, it no longer clears flags by a direct UPDATE nor deletes boards,
