@@ -136,6 +136,11 @@ class Policy(BaseModel):
     soft_throttle_run: int = Field(4, ge=1)
     soft_throttle_answers: int = Field(5, ge=1)
     soft_throttle_window_seconds: float = Field(600, gt=0)
+    # the bounds the database holds a collector to, whatever it passes (db/functions/gates.sql):
+    # no egress cools longer than gate_cooldown_max_seconds (a throttle's or an outage's), no
+    # collector seeds a gate faster than gate_seed_min_interval_seconds
+    gate_cooldown_max_seconds: float = Field(1800, gt=0)
+    gate_seed_min_interval_seconds: float = Field(0.05, gt=0)
     # plausibility (stats/plausible.py): a stats reset (lifetime counters lower than stored) is
     # believed after reset_confirmations agreeing answers spanning reset_min_span_seconds
     reset_confirmations: int = Field(3, ge=2)

@@ -16,7 +16,7 @@ from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
 from bf4ps.queue.finalize import Attempt
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
-from tests.helpers import add_job, count, make_collector, make_soldier
+from tests.helpers import add_job, count, make_collector, make_soldier, set_policy
 from tests.helpers import claim_started as claim
 
 POLICY = Policy(circuit_min_soldiers=4, circuit_min_egresses=2, circuit_min_failure_share=0.5,
@@ -43,6 +43,9 @@ def test_which_signatures_are_the_lanes() -> None:
 
 async def test_a_login_wall_opens_every_circuit_of_the_lane_one_probe_closes_them(
         conn: Conn, tmp_path: Path) -> None:
+    # the circuit's probe interval and closing count are the database's policy
+    await set_policy(conn, circuit_probe_seconds=POLICY.circuit_probe_seconds,
+                     circuit_close_successes=POLICY.circuit_close_successes)
     one = await make_collector(conn, tmp_path, "ln-1", egress="ln-egress-1")
     two = await make_collector(conn, tmp_path, "ln-2", egress="ln-egress-2")
     for n in range(2):  # two soldiers, every resource: 8 jobs

@@ -39,6 +39,14 @@ async def pool(db_url: str) -> AsyncIterator[AsyncConnectionPool[Conn]]:
     await p.close()
 
 
+async def store_policy(conn: Conn) -> None:
+    """The circuit's probe interval and closing count are read in the database
+    (db/functions/circuit.sql): this test's are stored there, as `bf4ps config set` would."""
+    for key in ("circuit_probe_seconds", "circuit_close_successes"):
+        await conn.execute("INSERT INTO scheduler_policy (key, value) VALUES (%s, %s::jsonb)",
+                           (key, str(getattr(POLICY, key))))
+
+
 async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob) -> circuit.Verdict:
     verdict = await circuit.judge(conn, me, job, ErrorClass.UNRECOGNIZED, SIG, POLICY)
     await finalize.fail(conn, me, job, ErrorClass.UNRECOGNIZED, "Battlelog error: ERR_NEW",
@@ -51,6 +59,7 @@ async def test_mass_unrecognized_failures_open_hold_probe_and_close(
         conn: Conn, tmp_path: Path, pool: AsyncConnectionPool[Conn]) -> None:
     one = await make_collector(conn, tmp_path, "cs-1", egress="cs-egress-1")
     two = await make_collector(conn, tmp_path, "cs-2", egress="cs-egress-2")
+    await store_policy(conn)
     for n in range(12):
         await add_job(conn, await make_soldier(conn, 7000 + n))
     verdicts = [await fail(conn, (one, two)[n % 2], await claim(conn, (one, two)[n % 2]))

@@ -10,27 +10,32 @@ from dataclasses import dataclass
 
 from bf4ps.db import code
 
-# room -> the rooms its functions may call (its own always). The admission sits above the
-# queue and the budget: a success that continues behind a gate goes through the admission
-# (admission_succeed), which calls the queue; the queue never calls the admission or a gate.
-# The queue's claim asks the circuit which held work it may not take (bf4ps_circuit_lets).
+# room -> the rooms its functions may call (its own always, and every room the access room: who
+# the caller is, the policy's numbers). The admission sits above the queue and the budget: a
+# success that continues behind a gate goes through the admission (admission_succeed), which
+# calls the queue; the queue never calls the admission or a gate. The queue's claim asks the
+# circuit which held work it may not take (bf4ps_circuit_lets). The gates and the ledger ask the
+# registry whose registration and egress the caller acts for.
+BASE = frozenset({"access"})
 MAY_CALL: dict[str, frozenset[str]] = {
     "access": frozenset(),
-    "admission": frozenset({"budget", "queue", "access"}),
-    "budget": frozenset(),
-    "circuit": frozenset(),
-    "coverage": frozenset(),
-    "events": frozenset({"access"}),
-    "feeder": frozenset({"access"}),
-    "fleet": frozenset({"access"}),
-    "gates": frozenset(),
-    "ledger": frozenset({"restore"}),
-    "queue": frozenset({"circuit", "access"}),
-    "requests": frozenset(),
-    "restore": frozenset({"ledger", "access"}),
-    "sessions": frozenset(),
-    "settings": frozenset(),
-    "stats": frozenset(),
+    "admission": BASE | {"budget", "queue"},
+    "budget": BASE,
+    "circuit": BASE,
+    "coverage": BASE,
+    "events": BASE,
+    "feeder": BASE,
+    "fleet": BASE,
+    "gates": BASE | {"fleet"},
+    "ledger": BASE | {"restore", "fleet"},
+    "progress": BASE,
+    "queue": BASE | {"circuit"},
+    "requests": BASE,
+    "restore": BASE | {"ledger"},
+    "sessions": BASE,
+    "settings": BASE,
+    "state": BASE,
+    "stats": BASE,
 }
 _DEFINED = re.compile(r"^CREATE OR REPLACE FUNCTION ([a-z0-9_]+)\(", re.MULTILINE)
 _OBJECT = re.compile(r"^(?=CREATE OR REPLACE )", re.MULTILINE)

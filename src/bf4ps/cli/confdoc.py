@@ -109,6 +109,10 @@ POLICY_HELP = {
                           "are transient: the job retries, the egress goes on."),
     "soft_throttle_answers": "... the answers looked at (since the egress's last cool-down).",
     "soft_throttle_window_seconds": "... and how far back they may lie at most.",
+    "gate_cooldown_max_seconds": ("The longest cool-down a collector may put on its egress "
+                                  "(a throttle's or an outage's): the database clamps it."),
+    "gate_seed_min_interval_seconds": ("The fastest pacing a collector may seed a new "
+                                       "egress's gate with: the database clamps it."),
     "reset_confirmations": ("Answers with lifetime counters below the stored ones, agreeing "
                             "with each other, before they are believed as a Battlelog stats "
                             "reset ..."),
@@ -116,7 +120,8 @@ POLICY_HELP = {
     "archive_answers_kept": ("Raw answers kept (compressed) per soldier and resource for "
                              "`bf4ps battlelog show/replay`; 0: none."),
     "archive_retention_days": "Archived raw answers older than this are removed.",
-    "event_retention_days": "Collector events older than this are removed.",
+    "event_retention_days": ("Collector events older than this are removed; none younger, "
+                             "whatever a caller asks (the database reads this key)."),
     "history_retention_days": "Fleet-history records (the console's charts) older than this "
                               "are removed.",
     "ledger_retention_days": ("Request-ledger rows (one per physical Battlelog request) older "

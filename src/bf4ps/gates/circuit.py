@@ -132,9 +132,7 @@ async def _open(conn: Conn, me: CollectorRef, key: dict[str, Any], sig: str,
                 w: _Window, policy: Policy) -> bool:
     async with conn.transaction():
         row = await one(conn, Present, "circuit_open", key | {
-            "signature": sig, "probe_seconds": policy.circuit_probe_seconds,
-            "close_successes": policy.circuit_close_successes,
-            "soldiers": w.soldiers, "egresses": w.egresses})
+            "signature": sig, "soldiers": w.soldiers, "egresses": w.egresses})
         await conn.execute(q("circuit_hold_pending"),
                            key | {"hold_seconds": policy.circuit_hold_seconds})
         if row is None:

@@ -296,7 +296,7 @@ async def _park(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass
                 now: datetime) -> Outcome:
     if job.kind.has_state:
         await execute(conn, "state_unavailable", {
-            "soldier_id": job.soldier_id, "resource": job.resource, "now": now,
+            "job_id": job.job_id, "lease_token": job.lease.lease_token, "now": now,
             "error_class": error.value, "error_message": message[:500]})
     lease = {"job_id": job.job_id, "lease_token": job.lease.lease_token}
     await execute(conn, "job_note_error", lease | {"error_class": error.value,
@@ -315,7 +315,7 @@ async def _retry(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClas
     next_at = now + timedelta(seconds=delay)
     if job.kind.has_state:
         await execute(conn, "state_retry", {
-            "soldier_id": job.soldier_id, "resource": job.resource, "now": now,
+            "job_id": job.job_id, "lease_token": job.lease.lease_token, "now": now,
             "next_attempt_at": next_at, "error_class": error.value,
             "error_message": message[:500]})
     await execute(conn, "job_retry", {

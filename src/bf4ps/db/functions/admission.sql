@@ -34,7 +34,7 @@ CREATE OR REPLACE FUNCTION admission_caller(p_collector uuid, OUT egress text,
                                             OUT interactive boolean)
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     owner text;
@@ -46,7 +46,7 @@ BEGIN
     END IF;
     IF owner IS DISTINCT FROM session_user::text AND NOT bf4ps_caller_holds('bf4ps_operator')
     THEN
-        RAISE EXCEPTION 'a collector is admitted only for its own registration (collector %, '
+        RAISE EXCEPTION 'a collector is admitted for only its own registration (collector %, '
             'registered by login %, not %)', p_collector, owner, session_user
             USING ERRCODE = 'insufficient_privilege';
     END IF;
@@ -272,7 +272,7 @@ CREATE OR REPLACE FUNCTION admission_look(p_collector uuid, p_margin double prec
  RETURNS SETOF admission_answer
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     me record;
@@ -297,7 +297,7 @@ CREATE OR REPLACE FUNCTION admission_count(p_collector uuid, p_job bigint, p_lea
  RETURNS SETOF admission_answer
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     me record;
@@ -345,7 +345,7 @@ CREATE OR REPLACE FUNCTION admission_count_unattached(p_egress text, p_collector
  RETURNS SETOF admission_answer
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     t record;
@@ -370,11 +370,13 @@ $function$;
 REVOKE ALL ON FUNCTION admission_count_unattached(p_egress text, p_collector uuid, p_class text, p_resource text, p_margin double precision, p_ahead double precision, p_connect_lead double precision) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION admission_count_unattached(p_egress text, p_collector uuid, p_class text, p_resource text, p_margin double precision, p_ahead double precision, p_connect_lead double precision) TO bf4ps_collector;
 
--- The collector's next job claimed inside one admission that counts its request: the gate and
+-- The collector's next job claimed inside one admission that counts its request (for the
+-- registration its caller found: `p_egress`, `p_interactive`): the gate and
 -- the budget locked first, as a count locks them; the claim (queue_claim: SKIP LOCKED, so it
 -- never waits while holding them) of the classes the budget allows; its request counted in
 -- the same commit. 'counted' with next_job; 'wait' (try at wait_until); 'open': no work.
-CREATE OR REPLACE FUNCTION admission_claim_next(p_collector uuid, p_lease double precision,
+CREATE OR REPLACE FUNCTION admission_claim_next(p_collector uuid, p_egress text,
+                                                p_interactive boolean, p_lease double precision,
                                                 p_soldier bigint, p_start boolean,
                                                 p_margin double precision,
                                                 p_ahead double precision,
@@ -384,19 +386,17 @@ CREATE OR REPLACE FUNCTION admission_claim_next(p_collector uuid, p_lease double
  LANGUAGE plpgsql
 AS $function$
 DECLARE
-    me record;
     t record;
     g egress_gates;
 BEGIN
-    SELECT * INTO me FROM admission_caller(p_collector);
     SELECT * INTO t FROM admission_timings(p_margin, p_ahead, p_connect_lead);
-    g := admission_gate(me.egress, true);
-    answer := admission_open(g, me.interactive, t.margin, t.ahead, t.connect_lead, true);
+    g := admission_gate(p_egress, true);
+    answer := admission_open(g, p_interactive, t.margin, t.ahead, t.connect_lead, true);
     IF answer.outcome <> 'open' THEN
         RETURN;
     END IF;
     SELECT * INTO next_job FROM queue_claim(
-        p_collector, CASE WHEN me.interactive THEN 'interactive' ELSE 'background' END,
+        p_collector, CASE WHEN p_interactive THEN 'interactive' ELSE 'background' END,
         p_lease, p_soldier, answer.classes, p_start);
     IF next_job.job_id IS NOT NULL THEN
         answer.ledger_id := admission_record(
@@ -407,7 +407,7 @@ BEGIN
     END IF;
 END
 $function$;
-REVOKE ALL ON FUNCTION admission_claim_next(p_collector uuid, p_lease double precision, p_soldier bigint, p_start boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision) FROM PUBLIC;
+REVOKE ALL ON FUNCTION admission_claim_next(p_collector uuid, p_egress text, p_interactive boolean, p_lease double precision, p_soldier bigint, p_start boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision) FROM PUBLIC;
 
 -- The seam of a success that continues behind a gate: the queue's fenced success (nothing
 -- written when the lease is not the caller's; with `p_strict` it raises BF401 instead, so a
@@ -423,13 +423,15 @@ CREATE OR REPLACE FUNCTION admission_succeed(p_job bigint, p_collector uuid, p_t
  RETURNS SETOF queue_counted
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
+    me record;
     r queue_claimed;
     fin bigint;
     nxt record;
 BEGIN
+    SELECT * INTO me FROM admission_caller(p_collector);
     SELECT * INTO r FROM queue_succeed(p_job, p_collector, p_token, p_freshness, p_http,
                                        p_duration, p_details, p_strict, false);
     IF r.finished IS NULL THEN
@@ -437,8 +439,9 @@ BEGIN
         RETURN;
     END IF;
     fin := r.finished;
-    SELECT * INTO nxt FROM admission_claim_next(p_collector, p_lease, p_soldier, p_start,
-                                                p_margin, p_ahead, p_connect_lead);
+    SELECT * INTO nxt FROM admission_claim_next(p_collector, me.egress, me.interactive,
+                                                p_lease, p_soldier, p_start, p_margin,
+                                                p_ahead, p_connect_lead);
     IF (nxt.answer).outcome = 'counted' THEN
         r := nxt.next_job;
         r.finished := fin;
@@ -464,10 +467,11 @@ CREATE OR REPLACE FUNCTION admission_slot(p_egress text, p_collector uuid, p_job
  RETURNS TABLE(outcome text, slot timestamp with time zone, wait_until timestamp with time zone, ledger_id bigint, classes text[], next_job queue_claimed)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     a admission_answer;
+    me record;
     n record;
 BEGIN
     IF p_job_id = 0 THEN
@@ -478,8 +482,9 @@ BEGIN
         SELECT * INTO a FROM admission_count(p_collector, p_job_id, p_lease_token, p_margin,
                                              p_ahead, p_connect_lead);
     ELSIF p_claim IS NOT NULL THEN
+        SELECT * INTO me FROM admission_caller(p_collector);
         SELECT * INTO n FROM admission_claim_next(
-            p_collector, (p_claim ->> 'lease')::double precision,
+            p_collector, me.egress, me.interactive, (p_claim ->> 'lease')::double precision,
             (p_claim ->> 'soldier')::bigint, COALESCE((p_claim ->> 'start')::boolean, false),
             p_margin, p_ahead, p_connect_lead);
         a := n.answer;
@@ -500,7 +505,7 @@ CREATE OR REPLACE FUNCTION queue_succeed_counted(p_job bigint, p_collector uuid,
  RETURNS SETOF queue_counted
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     IF p_next AND p_gate IS NOT NULL THEN

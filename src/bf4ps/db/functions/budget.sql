@@ -12,7 +12,7 @@ CREATE OR REPLACE FUNCTION bf4ps_budget_seed(p_requests integer, p_window_second
  RETURNS SETOF fleet_budget
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM set_config('bf4ps.change_reason', left(p_reason, 200), true);
@@ -31,7 +31,7 @@ CREATE OR REPLACE FUNCTION bf4ps_budget_set(p_requests integer, p_window_seconds
  RETURNS SETOF fleet_budget
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM set_config('bf4ps.change_reason', COALESCE(left(p_reason, 200), ''), true);

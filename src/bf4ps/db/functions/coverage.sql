@@ -39,7 +39,7 @@ CREATE OR REPLACE FUNCTION bf4ps_coverage_fold()
  RETURNS bigint
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     folded bigint;

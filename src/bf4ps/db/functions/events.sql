@@ -3,7 +3,8 @@
 -- session_user (a collector may write only for its own registration and live leases), checks the
 -- event types each role may write, and fills what the database knows. The monthly partitions are
 -- made (`bf4ps_ensure_event_partitions`) and dropped (`bf4ps_drop_event_partition`) here, and
--- `bf4ps_events_prune` removes what retention allows; `collection_events_log` is the readable
+-- `bf4ps_events_prune` removes what retention allows: neither ever removes an event younger than
+-- the policy's event_retention_days (`bf4ps_event_retention`), whatever cut-off it is given; `collection_events_log` is the readable
 -- view. Calls the access room (`bf4ps_caller_holds`).
 --
 -- Applied by `bf4ps db upgrade` whenever this file changes (bf4ps.db.code): every statement
@@ -13,7 +14,7 @@ CREATE OR REPLACE FUNCTION bf4ps_drop_event_partition(part text)
  RETURNS boolean
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     -- only a monthly partition of the event log, never the table itself or its default
@@ -22,6 +23,12 @@ BEGIN
             WHERE i.inhparent = 'collection_events'::regclass AND c.relname = part) THEN
         RAISE EXCEPTION 'not a monthly partition of collection_events: %', part
             USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- only a month wholly older than the policy's event_retention_days
+    IF to_date(right(part, 6), 'YYYYMM') + interval '1 month'
+            > clock_timestamp() - bf4ps_event_retention() THEN
+        RAISE EXCEPTION 'partition % holds events younger than event_retention_days (%): kept',
+            part, bf4ps_event_retention() USING ERRCODE = 'insufficient_privilege';
     END IF;
     EXECUTE format('DROP TABLE %I', part);
     RETURN true;
@@ -34,14 +41,15 @@ CREATE OR REPLACE FUNCTION bf4ps_ensure_event_partitions(from_month date, months
  RETURNS integer
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     m date := date_trunc('month', from_month)::date;
     created integer := 0;
     part text;
 BEGIN
-    FOR i IN 0 .. months - 1 LOOP
+    -- at most two years of partitions a call, whatever the caller asks
+    FOR i IN 0 .. LEAST(months, 24) - 1 LOOP
         part := format('collection_events_%s', to_char(m + make_interval(months => i), 'YYYYMM'));
         IF to_regclass(part) IS NULL THEN
             EXECUTE format(
@@ -62,7 +70,7 @@ CREATE OR REPLACE FUNCTION bf4ps_event_as_collector(e collection_events)
  RETURNS collection_events
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     c collectors;
@@ -125,7 +133,7 @@ CREATE OR REPLACE FUNCTION bf4ps_event_live_lease(p_job bigint, p_collector uuid
  RETURNS collection_jobs
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     j collection_jobs;
@@ -169,7 +177,7 @@ CREATE OR REPLACE FUNCTION bf4ps_event_no_lease(e collection_events)
  RETURNS collection_events
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     j collection_jobs;
@@ -199,7 +207,7 @@ CREATE OR REPLACE FUNCTION bf4ps_event_record(event_type text, collector_uuid uu
  RETURNS bigint
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     e collection_events;
@@ -210,7 +218,7 @@ DECLARE
         OR (SELECT a.rolsuper FROM pg_roles a WHERE a.rolname = session_user);
 BEGIN
     e := ROW(NULL, clock_timestamp(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-             $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)::collection_events;
+             $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, session_user)::collection_events;
     IF NOT free THEN
         FOREACH r IN ARRAY ARRAY['bf4ps_collector', 'bf4ps_web', 'bf4ps_scheduler'] LOOP
             IF bf4ps_caller_holds(r) AND e.event_type = ANY(bf4ps_event_types_of(r)) THEN
@@ -281,7 +289,7 @@ CREATE OR REPLACE FUNCTION bf4ps_events_brin_open(part regclass)
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     idx regclass;
@@ -297,16 +305,26 @@ END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_events_brin_open(part regclass) FROM PUBLIC;
 
+CREATE OR REPLACE FUNCTION bf4ps_event_retention()
+ RETURNS interval
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT make_interval(secs => 86400 * GREATEST(
+        bf4ps_policy_number('event_retention_days', 180), 1))
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_event_retention() FROM PUBLIC;
+
 CREATE OR REPLACE FUNCTION bf4ps_events_prune(p_cutoff timestamp with time zone, p_batch integer)
  RETURNS SETOF bigint
  LANGUAGE sql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     DELETE FROM collection_events
     WHERE (event_id, occurred_at) IN (
         SELECT e.event_id, e.occurred_at FROM collection_events e
-        WHERE e.occurred_at < least(p_cutoff, clock_timestamp() - interval '1 day')
+        WHERE e.occurred_at < least(p_cutoff, clock_timestamp() - bf4ps_event_retention())
         LIMIT greatest(p_batch, 0))
     RETURNING event_id
 $function$;

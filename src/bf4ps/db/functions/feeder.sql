@@ -10,7 +10,7 @@ CREATE OR REPLACE FUNCTION bf4ps_enqueue_insert(p_soldier bigint, p_resource tex
  RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, attempt_count integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -33,7 +33,7 @@ CREATE OR REPLACE FUNCTION bf4ps_enqueue_lane_allowed(p_lane text)
  RETURNS void
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     IF p_lane <> 'interactive' AND NOT bf4ps_caller_holds('bf4ps_scheduler') THEN
@@ -51,7 +51,7 @@ CREATE OR REPLACE FUNCTION bf4ps_enqueue_lock_existing(p_soldier bigint, p_resou
  RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, rank timestamp with time zone, request_id uuid, attempt_count integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -71,7 +71,7 @@ CREATE OR REPLACE FUNCTION bf4ps_enqueue_promote(p_job bigint, p_lane text, p_cl
  RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, attempt_count integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -94,7 +94,7 @@ CREATE OR REPLACE FUNCTION bf4ps_feed_class(p_class text, p_resource text, p_n i
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -108,7 +108,7 @@ WITH candidates AS (
        AND NOT EXISTS (SELECT 1 FROM collection_jobs j
                        WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
      ORDER BY cs.eligible_since, cs.soldier_id
-     LIMIT least($3, 10000))
+     LIMIT least(greatest($3, 0), 10000))
     UNION ALL
     (SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status, cs.due_reason, 1
      FROM collection_state cs
@@ -118,12 +118,12 @@ WITH candidates AS (
        AND NOT EXISTS (SELECT 1 FROM collection_jobs j
                        WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
      ORDER BY cs.eligible_since, cs.soldier_id
-     LIMIT least($3, 10000))
+     LIMIT least(greatest($3, 0), 10000))
 ), picked AS (
     SELECT c.*, row_number() OVER (ORDER BY c.tier, c.eligible_since, c.soldier_id) AS pos
     FROM candidates c
     ORDER BY c.tier, c.eligible_since, c.soldier_id
-    LIMIT least($3, 10000)
+    LIMIT least(greatest($3, 0), 10000)
 ), made AS (
     INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason)
     SELECT soldier_id, resource, 'background', $1,
@@ -151,7 +151,7 @@ CREATE OR REPLACE FUNCTION bf4ps_feed_retry(p_n integer)
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -164,7 +164,7 @@ WITH picked AS (
       AND NOT EXISTS (SELECT 1 FROM collection_jobs j
                       WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
     ORDER BY cs.next_attempt_at
-    LIMIT least($1, 10000)
+    LIMIT least(greatest($1, 0), 10000)
 ), made AS (
     INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason)
     SELECT soldier_id, resource, 'background', activity_class, clock_timestamp(), 'retry'
@@ -188,7 +188,7 @@ CREATE OR REPLACE FUNCTION bf4ps_intake_enqueue(p_soldiers bigint[], p_classes t
  RETURNS TABLE(soldier_id bigint, job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -223,7 +223,7 @@ CREATE OR REPLACE FUNCTION bf4ps_parked_recheck(p_recheck_seconds double precisi
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -233,9 +233,11 @@ WITH picked AS (
     SELECT soldier_id, resource
     FROM collection_state
     WHERE status = 'unavailable' AND activity_class = 'active'
-      AND last_attempt_at <= clock_timestamp() - make_interval(secs => $1)
+      -- never sooner than the policy's recheck interval, whatever the caller asks
+      AND last_attempt_at <= clock_timestamp() - make_interval(secs => GREATEST($1,
+          bf4ps_policy_number('unavailable_recheck_seconds', 604800)))
     ORDER BY last_attempt_at
-    LIMIT least($2, 10000)
+    LIMIT least(greatest($2, 0), 10000)
     FOR UPDATE SKIP LOCKED
 ), revived AS (
     UPDATE collection_state cs

@@ -1,7 +1,8 @@
 -- The collectors' registry: each collector's registration, its heartbeat and clock, start and
--- stop, and the operator's and the website's drain, resume, disable and retire. A collector acts
--- for a registration whose `db_login` is its session_user (`bf4ps_collector_own`); the `_any`
--- variants are the internal forms the owned ones call. The `collectors_kept` trigger keeps a
+-- stop, the website's drain and resume, and the operator's drain, resume, disable and retire. A
+-- collector acts for a registration whose `db_login` is its session_user (`bf4ps_collector_own`)
+-- and for the egress of such a registration (`bf4ps_egress_own`); the `_any` variants are the
+-- internal forms the owned ones call. The `collectors_kept` trigger keeps a
 -- registration that events still name. Calls the access room.
 --
 -- Applied by `bf4ps db upgrade` whenever this file changes (bf4ps.db.code): every statement
@@ -11,7 +12,7 @@ CREATE OR REPLACE FUNCTION bf4ps_collector_clock(p_collector uuid, p_offset doub
  RETURNS TABLE(was_skewed_since timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM bf4ps_collector_own(p_collector, 'report the clock of');
@@ -26,7 +27,7 @@ CREATE OR REPLACE FUNCTION bf4ps_collector_clock_any(p_collector uuid, p_offset 
  RETURNS TABLE(was_skewed_since timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -48,7 +49,7 @@ CREATE OR REPLACE FUNCTION bf4ps_collector_heartbeat(p_collector uuid)
  RETURNS TABLE(enabled boolean, drained boolean, retired_at timestamp with time zone, previous_health text, lost_since timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM bf4ps_collector_own(p_collector, 'heartbeat');
@@ -62,7 +63,7 @@ CREATE OR REPLACE FUNCTION bf4ps_collector_heartbeat_any(p_collector uuid)
  RETURNS TABLE(enabled boolean, drained boolean, retired_at timestamp with time zone, previous_health text, lost_since timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -82,7 +83,7 @@ CREATE OR REPLACE FUNCTION bf4ps_collector_insert(p_collector uuid, p_name text,
  RETURNS SETOF collectors
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     RETURN QUERY
@@ -100,10 +101,13 @@ CREATE OR REPLACE FUNCTION bf4ps_collector_mark_lost(p_collector uuid)
  RETURNS TABLE(collector_uuid uuid, collector_name text, hostname text, egress_key text, lane text, last_heartbeat_at timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    -- a collector marks its own registration lost (its failed heartbeats); the scheduler's
+    -- detector is bf4ps_collectors_mark_silent
+    PERFORM bf4ps_collector_own(p_collector, 'mark lost');
     RETURN QUERY
     UPDATE collectors c
     SET health = 'lost', heartbeat_lost_at = now(), updated_at = now()
@@ -115,13 +119,13 @@ END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_collector_mark_lost(p_collector uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION bf4ps_collector_mark_lost(p_collector uuid) TO bf4ps_collector;
-GRANT EXECUTE ON FUNCTION bf4ps_collector_mark_lost(p_collector uuid) TO bf4ps_scheduler;
+REVOKE EXECUTE ON FUNCTION bf4ps_collector_mark_lost(p_collector uuid) FROM bf4ps_scheduler;
 
 CREATE OR REPLACE FUNCTION bf4ps_collector_own(p_collector uuid, p_action text)
  RETURNS void
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     owner text;
@@ -137,34 +141,56 @@ END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_collector_own(p_collector uuid, p_action text) FROM PUBLIC;
 
+CREATE OR REPLACE FUNCTION bf4ps_egress_own(p_egress text, p_action text)
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+    IF NOT bf4ps_caller_holds('bf4ps_operator') AND NOT EXISTS (
+            SELECT 1 FROM collectors x WHERE x.egress_key = p_egress AND x.retired_at IS NULL
+              AND x.db_login = session_user::text) THEN
+        RAISE EXCEPTION 'a collector may % only the egress of its own registration (egress %, '
+            'login %)', p_action, p_egress, session_user
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_egress_own(p_egress text, p_action text) FROM PUBLIC;
+
 CREATE OR REPLACE FUNCTION bf4ps_collector_replaced_by(p_collector uuid, p_replaced_by uuid)
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
+    PERFORM bf4ps_collector_own(p_collector, 'name the successor of');
     UPDATE collectors c SET replaced_by = p_replaced_by
     WHERE c.collector_uuid = p_collector AND c.retired_at IS NOT NULL
-      AND (c.replaced_by IS NULL OR bf4ps_caller_holds('bf4ps_web'));
+      AND (c.replaced_by IS NULL OR bf4ps_caller_holds('bf4ps_operator'));
 END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_collector_replaced_by(p_collector uuid, p_replaced_by uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION bf4ps_collector_replaced_by(p_collector uuid, p_replaced_by uuid) TO bf4ps_collector;
-GRANT EXECUTE ON FUNCTION bf4ps_collector_replaced_by(p_collector uuid, p_replaced_by uuid) TO bf4ps_web;
+REVOKE EXECUTE ON FUNCTION bf4ps_collector_replaced_by(p_collector uuid, p_replaced_by uuid) FROM bf4ps_web;
 
 CREATE OR REPLACE FUNCTION bf4ps_collector_retire(p_collector uuid, p_replaced_by uuid)
  RETURNS TABLE(collector_uuid uuid)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
     x collectors;
 BEGIN
+    -- a collector retires only its own login's registration (`--replace`), and only when
+    -- it is neither disabled, drained nor alive; an operator (`bf4ps collector retire`) any
+    PERFORM bf4ps_collector_own(p_collector, 'retire');
     SELECT * INTO x FROM collectors c WHERE c.collector_uuid = p_collector FOR UPDATE;
-    IF FOUND AND x.retired_at IS NULL AND NOT bf4ps_caller_holds('bf4ps_web') AND (
+    IF FOUND AND x.retired_at IS NULL AND NOT bf4ps_caller_holds('bf4ps_operator') AND (
             NOT x.enabled OR x.drained OR (x.health = 'healthy'
                 AND x.last_heartbeat_at > clock_timestamp() - interval '30 seconds')) THEN
         RAISE EXCEPTION 'collector % is %: only an operator may retire it', x.collector_name,
@@ -183,15 +209,24 @@ END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_collector_retire(p_collector uuid, p_replaced_by uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION bf4ps_collector_retire(p_collector uuid, p_replaced_by uuid) TO bf4ps_collector;
-GRANT EXECUTE ON FUNCTION bf4ps_collector_retire(p_collector uuid, p_replaced_by uuid) TO bf4ps_web;
+REVOKE EXECUTE ON FUNCTION bf4ps_collector_retire(p_collector uuid, p_replaced_by uuid) FROM bf4ps_web;
 
 CREATE OR REPLACE FUNCTION bf4ps_collector_set_flags(p_name text, p_enabled boolean, p_drained boolean, p_reason text)
  RETURNS SETOF collectors
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
+    -- the website drains and resumes (a resume names enabled: true, which it may only keep);
+    -- disable and enable are an operator's (the CLI)
+    IF p_enabled IS NOT NULL AND NOT bf4ps_caller_holds('bf4ps_operator') AND EXISTS (
+            SELECT 1 FROM collectors x WHERE lower(x.collector_name) = lower(p_name)
+              AND x.retired_at IS NULL AND x.enabled IS DISTINCT FROM p_enabled) THEN
+        RAISE EXCEPTION 'only an operator may % a collector (the website drains and resumes)',
+            CASE WHEN p_enabled THEN 'enable' ELSE 'disable' END
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
     RETURN QUERY
     UPDATE collectors c
     SET enabled = COALESCE(p_enabled, c.enabled),
@@ -212,7 +247,7 @@ CREATE OR REPLACE FUNCTION bf4ps_collector_started(p_collector uuid, p_version t
  RETURNS TABLE(c collectors, previous_health text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     before collectors;
@@ -246,7 +281,7 @@ CREATE OR REPLACE FUNCTION bf4ps_collector_stopped(p_collector uuid)
  RETURNS TABLE(collector_uuid uuid)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM bf4ps_collector_own(p_collector, 'stop');
@@ -260,7 +295,7 @@ CREATE OR REPLACE FUNCTION bf4ps_collector_stopped_any(p_collector uuid)
  RETURNS TABLE(collector_uuid uuid)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -288,7 +323,7 @@ CREATE OR REPLACE FUNCTION bf4ps_collectors_mark_silent(p_silence_seconds double
  RETURNS TABLE(collector_name text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column

@@ -1,7 +1,10 @@
 -- Egress rate gates: one row per egress (pacing interval, optional window, cool-down).
--- A collector seeds its gate on first start and reports throttles, cool-downs and recoveries;
--- the operator sets pacing (`bf4ps gate set`, audited through the settings room's triggers) and
--- recon's measured interval. Calls no other room.
+-- A collector seeds its gate on first start and reports throttles, cool-downs and recoveries,
+-- each for the egress of its own registration only (`bf4ps_egress_own`) and each clamped to the
+-- policy's bounds (`bf4ps_policy_number`): no caller's number seeds a faster gate than
+-- gate_seed_min_interval_seconds or cools an egress longer than gate_cooldown_max_seconds.
+-- The operator sets pacing (`bf4ps gate set`, audited through the settings room's triggers) and
+-- recon's measured interval. Calls the registry room (`bf4ps_egress_own`) and the access room.
 --
 -- Applied by `bf4ps db upgrade` whenever this file changes (bf4ps.db.code): every statement
 -- here may run again. Grants follow each object; a runtime role may call only what is granted.
@@ -10,14 +13,16 @@ CREATE OR REPLACE FUNCTION bf4ps_gate_cool(p_egress text, p_seconds double preci
  RETURNS TABLE(cooldown_until timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    PERFORM bf4ps_egress_own(p_egress, 'cool');
     RETURN QUERY
     UPDATE egress_gates g
     SET cooldown_until = GREATEST(COALESCE(g.cooldown_until, '-infinity'), clock_timestamp()
-            + make_interval(secs => LEAST(GREATEST(p_seconds, 0), 3600))),
+            + make_interval(secs => LEAST(GREATEST(p_seconds, 0),
+                bf4ps_policy_number('gate_cooldown_max_seconds', 1800)))),
         last_outage_at = clock_timestamp(), updated_at = now()
     WHERE g.egress_key = p_egress
     RETURNING g.cooldown_until;
@@ -31,10 +36,11 @@ CREATE OR REPLACE FUNCTION bf4ps_gate_recovered(p_egress text)
  RETURNS TABLE(throttle_streak integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    PERFORM bf4ps_egress_own(p_egress, 'report the recovery of');
     RETURN QUERY
     UPDATE egress_gates g
     SET throttle_streak = g.throttle_streak - 1, updated_at = now()
@@ -50,13 +56,21 @@ CREATE OR REPLACE FUNCTION bf4ps_gate_seed(p_egress text, p_min_interval double 
  RETURNS SETOF egress_gates
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
+DECLARE
+    floor_s constant double precision :=
+        bf4ps_policy_number('gate_seed_min_interval_seconds', 0.05);
 BEGIN
+    PERFORM bf4ps_egress_own(p_egress, 'seed the gate of');
     PERFORM set_config('bf4ps.change_reason', left(p_reason, 200), true);
+    -- the seed's pacing is the caller's, never faster than the policy's floor: neither the
+    -- interval nor a window's average spacing
     RETURN QUERY
     INSERT INTO egress_gates (egress_key, min_interval_seconds, window_requests, window_seconds)
-    VALUES (p_egress, p_min_interval, p_window_requests, p_window_seconds)
+    VALUES (p_egress, GREATEST(p_min_interval, floor_s), p_window_requests,
+            CASE WHEN p_window_requests IS NULL THEN p_window_seconds
+                 ELSE GREATEST(p_window_seconds, p_window_requests * floor_s) END)
     ON CONFLICT (egress_key) DO NOTHING
     RETURNING *;
 END
@@ -68,7 +82,7 @@ CREATE OR REPLACE FUNCTION bf4ps_gate_set(p_egress text, p_min_interval double p
  RETURNS SETOF egress_gates
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM set_config('bf4ps.change_reason', COALESCE(left(p_reason, 200), ''), true);
@@ -106,15 +120,20 @@ CREATE OR REPLACE FUNCTION bf4ps_gate_throttled(p_egress text, p_base double pre
  RETURNS TABLE(throttle_streak integer, cooldown_until timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
+DECLARE
+    top constant double precision := bf4ps_policy_number('gate_cooldown_max_seconds', 1800);
 BEGIN
+    PERFORM bf4ps_egress_own(p_egress, 'report a throttle of');
+    -- the caller's base and cap, within [1 s, the policy's longest cool-down]
     RETURN QUERY
     UPDATE egress_gates g
     SET throttle_streak = g.throttle_streak + 1, last_throttle_at = clock_timestamp(),
         cooldown_until = GREATEST(COALESCE(g.cooldown_until, '-infinity'), clock_timestamp()
-            + make_interval(secs => LEAST(p_max, p_base * power(2, g.throttle_streak)))),
+            + make_interval(secs => LEAST(LEAST(GREATEST(p_max, 1), top),
+                GREATEST(LEAST(p_base, top), 1) * power(2, LEAST(g.throttle_streak, 30))))),
         updated_at = now()
     WHERE g.egress_key = p_egress
     RETURNING g.throttle_streak::integer, g.cooldown_until;
@@ -127,7 +146,7 @@ CREATE OR REPLACE FUNCTION bf4ps_recon_gate_interval(p_egress text, p_min_interv
  RETURNS TABLE(min_interval_seconds double precision)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN

@@ -10,7 +10,7 @@ CREATE OR REPLACE FUNCTION bf4ps_ledger_prune(p_cutoff timestamp with time zone,
  RETURNS SETOF bigint
  LANGUAGE sql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     DELETE FROM request_ledger
     WHERE request_id IN (
@@ -29,10 +29,14 @@ CREATE OR REPLACE FUNCTION bf4ps_ledger_receipt(p_request bigint)
  RETURNS TABLE(request_id bigint, slot_at timestamp with time zone, receipt text)
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT l.request_id, l.slot_at, bf4ps_ledger_sign(l.request_id, l.slot_at)
     FROM request_ledger l WHERE l.request_id = p_request
+      -- a receipt of a request counted for a registration of the caller's login only
+      AND (l.collector_uuid IS NULL OR bf4ps_caller_holds('bf4ps_operator')
+           OR EXISTS (SELECT 1 FROM collectors c WHERE c.collector_uuid = l.collector_uuid
+                        AND (c.db_login IS NULL OR c.db_login = session_user::text)))
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_ledger_receipt(p_request bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION bf4ps_ledger_receipt(p_request bigint) TO bf4ps_collector;
@@ -41,7 +45,7 @@ CREATE OR REPLACE FUNCTION bf4ps_ledger_sign(p_request bigint, p_slot_at timesta
  RETURNS text
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT encode(sha256(k.secret || sha256(k.secret || convert_to(
                p_request::text || ':' || (extract(epoch FROM p_slot_at) * 1000000)::bigint,
@@ -54,10 +58,11 @@ CREATE OR REPLACE FUNCTION bf4ps_ledger_unsent(p_request bigint, p_collector uui
  RETURNS TABLE(request_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    PERFORM bf4ps_collector_own(p_collector, 'mark unsent the requests of');
     RETURN QUERY
     UPDATE request_ledger l SET unsent_at = clock_timestamp()
     WHERE l.request_id = p_request AND l.collector_uuid = p_collector AND l.unsent_at IS NULL
@@ -76,7 +81,7 @@ CREATE OR REPLACE FUNCTION bf4ps_ledger_unsent_operator(p_request bigint)
  RETURNS TABLE(request_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -94,7 +99,7 @@ CREATE OR REPLACE FUNCTION bf4ps_mark_sign(p_payload text)
  RETURNS text
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT encode(sha256(k.secret || sha256(k.secret || convert_to('mark:' || p_payload,
                                                                    'UTF8'))), 'hex')

@@ -23,7 +23,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_attach_request(p_job bigint, p_request uuid
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     UPDATE collection_jobs j SET request_id = p_request, updated_at = now()
@@ -38,7 +38,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_delete(p_job bigint, p_token uuid)
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -54,7 +54,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_lock_owned(p_job bigint, p_collector uuid, 
  RETURNS TABLE(job_id bigint, soldier_id bigint, resource text, lane text, priority_class text, status text, attempt_count integer, lease_token uuid, claimed_at timestamp with time zone, started_at timestamp with time zone, request_id uuid, lookup_name text, lookup_platform text, persona_id bigint, platform text, collector_name text, hostname text, egress_key text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -79,7 +79,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_note_error(p_job bigint, p_token uuid, p_er
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     UPDATE collection_jobs j
@@ -95,7 +95,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_owned_now(p_job bigint, p_collector uuid, p
  RETURNS TABLE(job_id bigint, now timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -113,7 +113,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_release(p_job bigint, p_collector uuid, p_t
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -153,7 +153,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_renew(p_job bigint, p_collector uuid, p_tok
  RETURNS TABLE(lease_expires_at timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -173,7 +173,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_reslot(p_job bigint, p_collector uuid, p_to
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     UPDATE collection_jobs j
@@ -192,7 +192,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_retry(p_job bigint, p_token uuid, p_eligibl
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -213,7 +213,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_snapshot(p_job bigint, p_token uuid)
  RETURNS TABLE(job_id bigint, soldier_id bigint, resource text, lane text, priority_class text, status text, attempt_count integer, collector_uuid uuid, lease_token uuid, lease_expires_at timestamp with time zone, persona_id bigint, platform text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -233,7 +233,7 @@ CREATE OR REPLACE FUNCTION bf4ps_job_start(p_job bigint, p_collector uuid, p_tok
  RETURNS TABLE(started_at timestamp with time zone, claimed_at timestamp with time zone, lease_expires_at timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -255,10 +255,18 @@ CREATE OR REPLACE FUNCTION bf4ps_jobs_expire_abandoned(p_collector uuid)
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    -- a collector expires only its own registration's leases
+    IF NOT EXISTS (SELECT 1 FROM collectors c WHERE c.collector_uuid = p_collector
+                     AND (c.db_login = session_user::text
+                          OR bf4ps_caller_holds('bf4ps_operator'))) THEN
+        RAISE EXCEPTION 'a collector may expire the leases of only its own registration '
+            '(collector %, login %)', p_collector, session_user
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
     RETURN QUERY
     UPDATE collection_jobs j
     SET lease_expires_at = clock_timestamp(), updated_at = clock_timestamp()
@@ -274,7 +282,7 @@ CREATE OR REPLACE FUNCTION bf4ps_lease_outcome(p_job_id bigint, p_lease_token uu
  RETURNS text
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT event_type FROM collection_events
     WHERE job_id = p_job_id AND lease_token = p_lease_token
@@ -291,7 +299,7 @@ CREATE OR REPLACE FUNCTION bf4ps_reap_expired(p_limit integer)
  RETURNS TABLE(job_id bigint, old_collector uuid, old_token uuid)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -338,7 +346,7 @@ CREATE OR REPLACE FUNCTION queue_claim(p_collector uuid, p_lane text, p_lease do
  RETURNS SETOF queue_claimed
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -426,7 +434,7 @@ CREATE OR REPLACE FUNCTION queue_succeed(p_job bigint, p_collector uuid, p_token
  RETURNS SETOF queue_claimed
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO public, pg_temp
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE

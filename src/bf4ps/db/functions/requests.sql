@@ -1,5 +1,7 @@
 -- Player requests: triggers on `collection_jobs` that keep a website request's status in step
--- with the job that serves it (started, failed, gone), and the note it ends with.
+-- with the job that serves it (started, failed, gone), and the note it ends with; a look-up's
+-- answer attached to its request under the look-up job's lease
+-- (`bf4ps_lookup_request_resolved`: a collector writes no request directly).
 -- Calls no other room.
 --
 -- Applied by `bf4ps db upgrade` whenever this file changes (bf4ps.db.code): every statement
@@ -85,3 +87,26 @@ $function$;
 CREATE OR REPLACE TRIGGER request_job_changed AFTER UPDATE OF started_at, last_error_at ON collection_jobs FOR EACH ROW WHEN (((new.request_id IS NOT NULL) AND (((new.started_at IS NOT NULL) AND (new.started_at IS DISTINCT FROM old.started_at)) OR (((new.resource)::text = 'lookup'::text) AND ((new.status)::text = 'pending'::text) AND ((new.last_error_class)::text = 'unrecognized'::text) AND (new.last_error_at IS DISTINCT FROM old.last_error_at))))) EXECUTE FUNCTION bf4ps_request_job_changed();
 
 CREATE OR REPLACE TRIGGER request_job_gone AFTER DELETE ON collection_jobs FOR EACH ROW WHEN ((old.request_id IS NOT NULL)) EXECUTE FUNCTION bf4ps_request_job_gone();
+
+CREATE OR REPLACE FUNCTION bf4ps_lookup_request_resolved(p_job bigint, p_token uuid, p_soldier bigint, p_resources text[])
+ RETURNS TABLE(created_at timestamp with time zone)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    -- a look-up's answer attaches the soldier to the request of the look-up job whose lease
+    -- the caller holds, and names the resources planned for it: never another player's
+    -- request, never its status or message (the triggers keep those)
+    RETURN QUERY
+    UPDATE interactive_requests r
+    SET soldier_id = p_soldier, resources = COALESCE(p_resources, r.resources),
+        updated_at = clock_timestamp()
+    FROM collection_jobs j
+    WHERE j.job_id = p_job AND j.lease_token = p_token AND j.request_id = r.request_id
+    RETURNING r.created_at;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_lookup_request_resolved(p_job bigint, p_token uuid, p_soldier bigint, p_resources text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_lookup_request_resolved(p_job bigint, p_token uuid, p_soldier bigint, p_resources text[]) TO bf4ps_collector;

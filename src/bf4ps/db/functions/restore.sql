@@ -19,7 +19,7 @@ CREATE OR REPLACE FUNCTION bf4ps_restore_check()
  RETURNS TABLE(hold_until timestamp with time zone, reason text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     g restore_guard;
@@ -74,7 +74,7 @@ CREATE OR REPLACE FUNCTION bf4ps_restore_check(p_request bigint, p_slot_at times
  RETURNS TABLE(hold_until timestamp with time zone, reason text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     g restore_guard;
@@ -116,7 +116,7 @@ CREATE OR REPLACE FUNCTION bf4ps_restore_check(p_request bigint, p_slot_at times
  RETURNS TABLE(hold_until timestamp with time zone, reason text, mark text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     g restore_guard;
@@ -207,7 +207,7 @@ CREATE OR REPLACE FUNCTION bf4ps_restore_hold()
  RETURNS TABLE(hold_until timestamp with time zone, reason text, run_rule boolean)
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     g restore_guard;
@@ -241,7 +241,7 @@ CREATE OR REPLACE FUNCTION bf4ps_restore_span()
  RETURNS double precision
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT greatest(1.0,
         (SELECT b.window_seconds FROM fleet_budget b WHERE b.requests IS NOT NULL),
@@ -253,7 +253,7 @@ CREATE OR REPLACE FUNCTION bf4ps_restore_vouch(p_reason text)
  RETURNS TABLE(outcome text, run_started_at timestamp with time zone, vouched_at timestamp with time zone, hold_until timestamp with time zone, reason text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     g restore_guard;

@@ -9,14 +9,17 @@ CREATE OR REPLACE FUNCTION bf4ps_close_sessions(source_now timestamp with time z
  RETURNS integer
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     n integer;
 BEGIN
+    -- a session ends a gap after BF4SW's clock: never a clock ahead of ours, never a gap
+    -- under a minute, whatever the caller passes
     UPDATE play_sessions SET ended_at = clock_timestamp()
     WHERE ended_at IS NULL
-      AND last_seen_at < source_now - make_interval(secs => gap_seconds);
+      AND last_seen_at < LEAST(source_now, clock_timestamp())
+                         - make_interval(secs => GREATEST(gap_seconds, 60));
     WITH closing AS (
         UPDATE play_sessions p SET final_refresh_at = clock_timestamp()
         WHERE p.ended_at IS NOT NULL AND p.final_refresh_at IS NULL
@@ -47,7 +50,7 @@ CREATE OR REPLACE FUNCTION bf4ps_observe_sessions(soldier_ids bigint[], seen tim
  RETURNS integer
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     o record;
@@ -56,6 +59,9 @@ DECLARE
 BEGIN
     FOR o IN SELECT * FROM unnest(soldier_ids, seen, guids, names)
                  AS x(soldier_id, seen_at, guid, name) ORDER BY x.soldier_id LOOP
+        IF o.seen_at > clock_timestamp() + interval '5 minutes' THEN
+            CONTINUE;  -- a sighting from the future would keep a session open for ever
+        END IF;
         SELECT * INTO s FROM play_sessions p WHERE p.soldier_id = o.soldier_id
         ORDER BY p.last_seen_at DESC LIMIT 1 FOR UPDATE;
         IF FOUND AND o.seen_at <= s.last_seen_at THEN

@@ -9,7 +9,7 @@ CREATE OR REPLACE FUNCTION bf4ps_settings_audit()
  RETURNS trigger
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     kind text;
@@ -72,7 +72,7 @@ CREATE OR REPLACE FUNCTION bf4ps_settings_stamp()
  RETURNS trigger
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     NEW.updated_by := left(session_user, 200);
