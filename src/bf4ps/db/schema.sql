@@ -3701,7 +3701,12 @@ BEGIN
             INSERT INTO ops_login_failures (key, failures, last_failure_at)
             VALUES (k, 0, t) ON CONFLICT DO NOTHING;
             SELECT * INTO r FROM ops_login_failures f WHERE f.key = k FOR UPDATE;
-            CONTINUE WHEN r.locked_until > t;  -- refused: nothing counted
+            IF r.locked_until > t THEN
+                -- refused, nothing counted (also when the lock-out began after this attempt's
+                -- own clock, in the attempt it waited for)
+                refused := refused || k;
+                CONTINUE;
+            END IF;
             n := r.failures + 1;
             UPDATE ops_login_failures f
             SET failures = n, last_failure_at = t, updated_at = t,
