@@ -18,10 +18,10 @@ from bf4ps.sim.personas import persona_id_for
 NAMES = ("TheOnlyBond", "xX_Sniper_Xx", "Zed42")
 PINNED = {
     "detailed": "bbca7036cd600f84",
-    "profile": "6a836952159718f2",
+    "profile": "d6bcdcabf7ff2153",
     "weapons": "088ee3b15c9dbac0",
     "vehicles": "52f6f85c27dab1ac",
-    "distorted": "f82638ced798d6da",
+    "distorted": "05d7f8c45bca7dd7",
     "search": "ebb66a8a1663a1ec",
     "soldiers": "7b864125d6f7f90e",
     "config": "7c3c7478baacb62b",

@@ -14,12 +14,12 @@ from bf4ps.sim.battlelog.generator import (
     vehicles,
     weapons,
 )
-from bf4ps.sim.battlelog.jsonvalue import JsonObject, JsonValue, obj
+from bf4ps.sim.battlelog.jsonvalue import JsonObject, JsonValue, array, obj
 
 GAME_BF4 = 2048
 # the overview's completion bars: slug, maximum (the simulator's own list)
-PROGRESS = (("campaign", 7), ("assignments", 64), ("weapons", 174), ("vehicles", 82),
-            ("dogtags", 320), ("medals", 50), ("ribbons", 48), ("camos", 120))
+PROGRESS = (("campaign", 7), ("assignments", 64), ("medals", 50), ("ribbons", 48),
+            ("weapons", 174), ("vehicles", 82), ("kititems", 60), ("dogtags", 320))
 LEADERBOARDS = ("score", "sc_squad", "sc_recon", "kills", "killsPerMinute", "sc_vehicle")
 
 
@@ -53,12 +53,10 @@ def weapons_data() -> JsonObject:
     """warsawWeaponsPopulateStats' data: the catalogue's items and its unlock catalogue."""
     data, filler = _data("weapons", "profile.warsawweaponsstats")
     data["mainWeaponStats"] = [_weapon(filler, w) for w in weapons()]
-    by_code: dict[str, JsonValue] = {}
+    by_code: dict[str, list[JsonValue]] = {}
     for weapon in weapons():
-        entries = by_code.setdefault(weapon.code, [])
-        assert isinstance(entries, list)
-        entries.append(_unlock_entry(filler, weapon))
-    data["weaponsByCategory"] = by_code
+        by_code.setdefault(weapon.code, []).append(_unlock_entry(filler, weapon))
+    data["weaponsByCategory"] = {code: entries for code, entries in by_code.items()}
     return data
 
 
@@ -112,7 +110,7 @@ def overview_data() -> JsonObject:
             item["statKey"] = stat
         entry["score"] = 0.0
         entries.append(entry)
-    data["geolbTopPerformance"] = list[JsonValue](entries)
+    data["geolbTopPerformance"] = array(entries)
     return data
 
 
