@@ -107,8 +107,8 @@ async def _admit(pool: AsyncConnectionPool[Conn], me: CollectorRef, cfg: SendTim
         return admission.Admitted(held, slot)
     async with pool.connection() as conn:
         if held is not None:
-            return await admission.count_claimed(conn, me, cfg, Policy(), held)
-        return await admission.admit(conn, me, cfg, Policy())
+            return await admission.count_claimed(conn, me, cfg, held)
+        return await admission.admit(conn, me, cfg)
 
 
 async def loop(pool: AsyncConnectionPool[Conn], me: CollectorRef, cfg: SendTimings,
@@ -118,7 +118,7 @@ async def loop(pool: AsyncConnectionPool[Conn], me: CollectorRef, cfg: SendTimin
     slot: admission.Slot | None = None
     policy = Policy()
     then = finalize.NextClaim(me.lane, cfg.lease_seconds,
-                              gate=admission.look_params(me, cfg, policy))
+                              gate=cfg)
     while time.monotonic() < stop_at:
         adm = await _admit(pool, me, cfg, held, slot)
         held = slot = None

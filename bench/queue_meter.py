@@ -146,15 +146,15 @@ def product_cycle(payload: bytes) -> Cycle:
 
     async def cycle(conn: Conn, me: CollectorRef, policy: Policy) -> bool:
         job = held[0]
-        adm = (await admission.admit_held(conn, me, GATE, policy, job, counted[0])
-               if job is not None else await admission.admit(conn, me, GATE, policy))
+        adm = (await admission.admit_held(conn, me, GATE, job, counted[0])
+               if job is not None else await admission.admit(conn, me, GATE))
         if not isinstance(adm, admission.Admitted):
             return False
         await qclaim.start(conn, adm.job, GATE.lease_seconds, adm.slot_at)
         out = await finalize.succeed(conn, me, adm.job, finalize.Attempt(200, 900, {
             "bytes": len(payload)}), policy, writer_for(Resource.DETAILED, parsed),
             then=finalize.NextClaim(me.lane, GATE.lease_seconds,
-                                    gate=admission.look_params(me, GATE, policy)))
+                                    gate=GATE))
         held[0], counted[0] = out.next_job, admission.counted_next(out)
         return out.committed
 

@@ -8,8 +8,10 @@ weapons, and active soldiers: progress, last session, rank, medals, charts), the
 (overview, weapons, history, progress, last session), this week's gains boards per platform and
 per weapon and vehicle (page and API), the home page (recently collected, playing now, four
 leaderboards), the leaderboards' pages, paged name search, the operator console (with its flags
-card), the flags API and the operator status API. Prints p50/p95/p99 per endpoint (targets:
-public pages p99 <= 50 ms, status/ops <= 200 ms). Prints figures, asserts nothing.
+card), the flags API and the operator status API, and the community-compatible endpoints
+(bench/community_paths.py: gametools' and bf4stats' formats, docs/api.md). Prints
+p50/p95/p99 per endpoint (targets: public pages p99 <= 50 ms, status/ops <= 200 ms).
+Prints figures, asserts nothing.
 
 Latencies are measured by the client (aiohttp, its own process) and include its overhead; both
 processes share the machine's cores.
@@ -40,6 +42,7 @@ import httpx
 import psycopg
 
 from bench.common import fresh_database, machine, server_url
+from bench.community_paths import community_plans
 from bench.web_seed import BASE_PERSONA, active_offset, seed
 from bf4ps.db import migrate
 from bf4ps.db.connect import with_dbname
@@ -284,6 +287,7 @@ def plans(n: int, every: int, requests: int) -> list[Plan]:
         ("GET /api/ops/status", ["/api/ops/status"] * max(200, requests // 10), OPS, 200.0),
         ("GET /api/ops/flags", ["/api/ops/flags", "/api/ops/flags?all=true"]
          * max(100, requests // 20), OPS, 200.0),
+        *community_plans(n, every, requests),
     ]
 
 

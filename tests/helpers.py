@@ -11,8 +11,9 @@ from bf4ps.collector.identity import Wanted, register
 from bf4ps.db.connect import Conn
 from bf4ps.domain import JobReason, Lane, Platform, PriorityClass, SourceType
 from bf4ps.policy import Policy
+from bf4ps.queue import claim as qclaim
 from bf4ps.queue.enqueue import Demand, Enqueued, enqueue
-from bf4ps.queue.jobs import CollectorRef
+from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 from bf4ps.queue.ranking import rank
 from bf4ps.stats import soldiers
 from tests import load
@@ -93,6 +94,23 @@ async def add_job(conn: Conn, soldier_id: int, resource: str = "detailed",
         return await enqueue(conn, demand(soldier_id, resource, klass, since))
 
 
+async def started_job(conn: Conn, me: CollectorRef, soldier_id: int) -> ClaimedJob:
+    """A detailed job of the soldier, due now, claimed by `me` and started (its request out)."""
+    await add_job(conn, soldier_id)
+    await conn.execute("UPDATE collection_jobs SET eligible_at = now() WHERE soldier_id = %(s)s",
+                       {"s": soldier_id})
+    return await claim_started(conn, me)
+
+
+async def claim_started(conn: Conn, me: CollectorRef) -> ClaimedJob:
+    """The next job in claim order, claimed by `me` and started (its request out)."""
+    job = await qclaim.claim(conn, me, 60)
+    assert job is not None
+    async with conn.transaction():
+        assert await qclaim.start(conn, job, 60, job.claimed_at) is not None
+    return job
+
+
 async def count(conn: Conn, sql: str, params: dict[str, object] | None = None) -> int:
     cur = await conn.execute(sql, params or {})  # type: ignore[arg-type]
     row = await cur.fetchone()
@@ -140,3 +158,12 @@ async def wait_for(conn: Conn, sql: str, params: dict[str, object] | None = None
             raise AssertionError(f"timed out after {deadline.allowed():.0f} s waiting for: "
                                  f"{sql}" + (f"\n{context()}" if context else ""))
         await asyncio.sleep(poll)
+
+
+async def set_policy(conn: Conn, **values: float) -> None:
+    """Store scheduling policy as `bf4ps config set` does (validated, audited): the database's
+    policy, which the admission reads itself (budget shares)."""
+    from bf4ps import policy
+
+    for key, value in values.items():
+        await policy.set_value(conn, key, str(value), by="test")

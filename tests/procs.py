@@ -7,6 +7,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,3 +51,23 @@ def read_json_line(proc: subprocess.Popen[str]) -> dict[str, Any]:
         err = proc.stderr.read() if proc.stderr else ""
         raise AssertionError(f"worker exited without output: {err[-2000:]}")
     return dict(json.loads(line))
+
+
+@contextlib.contextmanager
+def web_run(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[str]]:
+    """`bf4ps web run` with `env` (its BF4PS_WEB_HOST/PORT among them), its output in `log`,
+    yielded once it serves; stopped on leaving."""
+    from tests import load
+
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "bf4ps.cli.main", "web", "run"],
+                                env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+    try:
+        end = load.deadline(60)
+        while "Application startup complete" not in log.read_text():
+            assert proc.poll() is None and not end.expired(), log.read_text()[-3000:]
+            time.sleep(0.2)
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(60)

@@ -127,6 +127,20 @@ class Policy(BaseModel):
     # answer's Retry-After (at most retry_after_max_seconds)
     outage_cooldown_seconds: float = Field(5, ge=0)
     retry_after_max_seconds: float = Field(900, ge=0)
+    # ... spread over this share of outage_cooldown_seconds: the plain cool-down ± half of it,
+    # a Retry-After plus up to all of it (egresses cooled by one outage resume apart)
+    outage_cooldown_jitter: float = Field(0.5, ge=0, le=2)
+    # soft throttles (an answer with nothing in it): alone, transient (the job retries, the
+    # egress goes on); soft_throttle_run of the egress's last soft_throttle_answers answers
+    # (since its last cool-down, within soft_throttle_window_seconds) cool it like a 403
+    soft_throttle_run: int = Field(4, ge=1)
+    soft_throttle_answers: int = Field(5, ge=1)
+    soft_throttle_window_seconds: float = Field(600, gt=0)
+    # the bounds the database holds a collector to, whatever it passes (db/functions/gates.sql):
+    # no egress cools longer than gate_cooldown_max_seconds (a throttle's or an outage's), no
+    # collector seeds a gate faster than gate_seed_min_interval_seconds
+    gate_cooldown_max_seconds: float = Field(1800, gt=0)
+    gate_seed_min_interval_seconds: float = Field(0.05, gt=0)
     # plausibility (stats/plausible.py): a stats reset (lifetime counters lower than stored) is
     # believed after reset_confirmations agreeing answers spanning reset_min_span_seconds
     reset_confirmations: int = Field(3, ge=2)

@@ -118,9 +118,11 @@ class Settings(BaseSettings):
         "TCP and TLS are done by then; its headers wait for the slot.")
     battlelog_session_file: Path | None = Field(
         None, repr=False, description="A file holding a (logged-in) Battlelog session id "
-        "(the `beaker.session.id` cookie) for name searches; read by collectors at start, "
-        "never logged. Unset: searches open anonymous sessions. Either way an empty answer is "
-        "believed only when a check search for a stored soldier finds it.")
+        "(the `beaker.session.id` cookie; one account per egress) used for every Battlelog "
+        "request; re-read by the collector whenever it changes, never logged. A login wall met "
+        "with it means it expired: the collector sends nothing until the file is renewed. "
+        "Unset: requests are anonymous, searches open anonymous sessions. Either way an empty "
+        "answer is believed only when a check search for a stored soldier finds it.")
 
     # --- collectors and leases ---
     lease_seconds: float = Field(120.0, gt=0, description="Job lease length.")
@@ -238,17 +240,7 @@ class Settings(BaseSettings):
         """The session id in battlelog_session_file (None when unset). A missing, unreadable
         or too short file is a clear error naming the file, never its content."""
         path = self.battlelog_session_file
-        if path is None:
-            return None
-        try:
-            value = path.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ValueError(f"BF4PS_BATTLELOG_SESSION_FILE {path}: cannot be read "
-                             f"({type(exc).__name__})") from None
-        if len(value) < 10 or any(c.isspace() or not c.isprintable() for c in value):
-            raise ValueError(f"BF4PS_BATTLELOG_SESSION_FILE {path}: not a Battlelog session "
-                             "id (one line, at least 10 characters)")
-        return value
+        return None if path is None else read_session_file(path)
 
     log_level: str = Field("INFO", description="Logging level.")
     log_json: bool = Field(False, description="Log one JSON object per line.")
@@ -343,3 +335,17 @@ def timing_rules(s: Settings) -> list[tuple[bool, str]]:
          f"{s.battlelog_connect_lead_seconds:g}): that must be below BF4PS_LEASE_SECONDS "
          f"({s.lease_seconds:g})"),
     ]
+
+
+def read_session_file(path: Path) -> str:
+    """The Battlelog session id in a file (one line); a clear error naming the file, never its
+    content, when it cannot be read or holds no session id."""
+    try:
+        value = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"BF4PS_BATTLELOG_SESSION_FILE {path}: cannot be read "
+                         f"({type(exc).__name__})") from None
+    if len(value) < 10 or any(c.isspace() or not c.isprintable() for c in value):
+        raise ValueError(f"BF4PS_BATTLELOG_SESSION_FILE {path}: not a Battlelog session "
+                         "id (one line, at least 10 characters)")
+    return value

@@ -124,7 +124,7 @@ async def seed(db_url: str, data_dir: Path) -> None:
                              LinkedSoldier(1_600_000_099, "GainsHeroPS4", 32))), now)
         policy = Policy()
         await progress_check.check_pending(conn, policy, now)
-        await gains_boards.refresh(conn, policy, now)
+        await gains_boards.refresh(conn, now)
 
 
 async def overflow(page, where: str) -> list[str]:  # type: ignore[no-untyped-def]

@@ -16,7 +16,6 @@ from pathlib import Path
 from bf4ps.db.connect import Conn
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted
-from bf4ps.policy import Policy
 from bf4ps.settings import SendTimings
 from tests.helpers import FLEET_CONFIGURE, GATE_ENSURE, make_collector, seed_work
 
@@ -37,7 +36,7 @@ async def test_the_fleet_budget_keeps_its_safety_margin_when_a_slot_just_left_th
         "(clock_timestamp() - interval '2.02 s', 'eg-other', 'bootstrap'), "
         "(clock_timestamp() - interval '1.0 s', 'eg-other', 'bootstrap'), "
         "(clock_timestamp() - interval '0.5 s', 'eg-other', 'bootstrap')")
-    got = await admission.admit(conn, me, GATE, Policy())
+    got = await admission.admit(conn, me, GATE)
     assert isinstance(got, Admitted)
     cur = await conn.execute(f"SELECT slot_at FROM request_ledger ORDER BY slot_at DESC "
                              f"LIMIT {N + 1}")

@@ -51,8 +51,8 @@ async def test_a_stall_between_the_on_time_check_and_the_send_never_sends_late(
                                  "'0.5 s' WHERE egress_key = %s", [EGRESS])
             me_a = await make_collector(conn_a, tmp_path, "stall-a", egress=EGRESS)
             me_b = await make_collector(conn_a, tmp_path, "stall-b", egress=EGRESS)
-            adm_a = await admission.admit(conn_a, me_a, GATE, policy)
-            adm_b = await admission.admit(conn_b, me_b, GATE, policy)
+            adm_a = await admission.admit(conn_a, me_a, GATE)
+            adm_b = await admission.admit(conn_b, me_b, GATE)
             assert isinstance(adm_a, Admitted) and isinstance(adm_b, Admitted)
             assert (adm_b.slot_at - adm_a.slot_at).total_seconds() >= 1.2  # the gate spaced them
             # A's job serves a player's request, whose page shows when its first request went out

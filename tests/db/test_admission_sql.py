@@ -84,7 +84,7 @@ async def test_a_full_window_places_the_slot_after_the_nth_latest(conn: Conn,
     await add_job(conn, await make_soldier(conn, 91), "detailed", PriorityClass.RECENT)
     cur = await conn.execute("SELECT min(slot_at) AS oldest FROM request_ledger")
     oldest = (await cur.fetchone() or {})["oldest"]
-    got = await admission.admit(conn, me, GATE, Policy())
+    got = await admission.admit(conn, me, GATE)
     assert isinstance(got, Admitted), got
     assert got.slot.at == oldest + timedelta(seconds=10.05)
 
@@ -93,15 +93,15 @@ async def test_a_further_slot_is_fenced_by_the_jobs_lease(conn: Conn, tmp_path: 
     """extra_slot counts nothing for a job whose lease is no longer ours (a resumed zombie)."""
     me = await gated_collector(conn, tmp_path)
     await add_job(conn, await make_soldier(conn, 92), "profile", PriorityClass.RECENT)
-    got = await admission.admit(conn, me, GATE, Policy())
+    got = await admission.admit(conn, me, GATE)
     assert isinstance(got, Admitted)
-    assert isinstance(await admission.extra_slot(conn, me, GATE, Policy(), got.job), Slot)
+    assert isinstance(await admission.extra_slot(conn, me, GATE, got.job), Slot)
     await conn.execute("UPDATE collection_jobs SET lease_expires_at = clock_timestamp()")
-    zombie = await admission.extra_slot(conn, me, GATE, Policy(), got.job)
+    zombie = await admission.extra_slot(conn, me, GATE, got.job)
     assert zombie == Wait(None)
     await conn.execute("UPDATE collection_jobs SET lease_expires_at = now() + interval '1 min',"
                        " lease_token = gen_random_uuid()")
-    assert await admission.extra_slot(conn, me, GATE, Policy(), got.job) == Wait(None)
+    assert await admission.extra_slot(conn, me, GATE, got.job) == Wait(None)
     cur = await conn.execute("SELECT count(*) AS n FROM request_ledger")
     assert (await cur.fetchone() or {})["n"] == 2
 
@@ -119,7 +119,7 @@ async def test_without_a_budget_admission_never_touches_the_fleet_row(
         await add_job(conn, await make_soldier(conn, 93), "detailed", PriorityClass.RECENT)
         await holder.set_autocommit(False)
         await holder.execute("SELECT * FROM fleet_budget FOR UPDATE")
-        assert isinstance(await admission.admit(conn, me, GATE, Policy()), Admitted)
+        assert isinstance(await admission.admit(conn, me, GATE), Admitted)
         await holder.rollback()
 
 

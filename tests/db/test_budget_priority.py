@@ -11,7 +11,6 @@ from bf4ps.db.connect import Conn
 from bf4ps.domain import Lane, PriorityClass
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted, Wait
-from bf4ps.policy import Policy
 from bf4ps.queue.jobs import CollectorRef
 from bf4ps.settings import SendTimings
 from tests.helpers import (
@@ -22,11 +21,12 @@ from tests.helpers import (
     make_collector,
     make_soldier,
     seed_work,
+    set_policy,
 )
 
 N, W = 20, 60.0
 GATE = SendTimings(margin=0.05, horizon=5.0, lease_seconds=30.0)
-POLICY = Policy(budget_floor_interactive=0.20)  # 4 of 20
+FLOOR_INTERACTIVE = 0.20  # 4 of 20
 LEDGER = "SELECT count(*) FROM request_ledger WHERE budget_class = %(c)s"
 
 
@@ -49,12 +49,13 @@ async def test_background_leaves_the_interactive_floor_free_while_a_player_waits
     await seed_work(conn, 5)
     await conn.execute("UPDATE collection_jobs SET priority_class = 'recent'")
     await conn.execute(FLEET_CONFIGURE, {"requests": N, "window_seconds": W})
+    await set_policy(conn, budget_floor_interactive=FLOOR_INTERACTIVE)
     background = await _collector(conn, tmp_path, "bg-01", Lane.BACKGROUND)
     player = await _collector(conn, tmp_path, "int-01", Lane.INTERACTIVE)
     await _fill_window(conn, N - 5)  # 5 slots left
 
     # no player waits: background may take the window's free slots
-    first = await admission.admit(conn, background, GATE, POLICY)
+    first = await admission.admit(conn, background, GATE)
     assert isinstance(first, Admitted) and first.job.lane is Lane.BACKGROUND
 
     # a player's request arrives while no interactive collector serves: nothing could use the
@@ -62,19 +63,19 @@ async def test_background_leaves_the_interactive_floor_free_while_a_player_waits
     soldier = await make_soldier(conn, 4_000_000_001)
     await add_job(conn, soldier, "detailed", PriorityClass.INTERACTIVE)
     await _health(conn, player, "stopped")
-    assert isinstance(await admission.admit(conn, background, GATE, POLICY), Admitted)
+    assert isinstance(await admission.admit(conn, background, GATE), Admitted)
 
     # the interactive collector serves again: the 3 slots left are within its floor of 4,
     # background waits
     await _health(conn, player, "healthy")
-    refused = await admission.admit(conn, background, GATE, POLICY)
+    refused = await admission.admit(conn, background, GATE)
     assert isinstance(refused, Wait) and not refused.idle
-    taken = await admission.admit(conn, player, GATE, POLICY)
+    taken = await admission.admit(conn, player, GATE)
     assert isinstance(taken, Admitted) and taken.job.lane is Lane.INTERACTIVE
 
     # the floor is reserved only while interactive work waits; none does now
     assert await count(conn, LEDGER, {"c": "interactive"}) == 1
-    again = await admission.admit(conn, background, GATE, POLICY)
+    again = await admission.admit(conn, background, GATE)
     assert isinstance(again, Admitted)
     assert await count(conn, LEDGER, {"c": "recent"}) == N - 5 + 3
 

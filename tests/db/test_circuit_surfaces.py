@@ -22,13 +22,14 @@ from bf4ps.settings import Settings
 from bf4ps.views import fleet_status
 from bf4ps.web.app import create_app
 from tests.helpers import add_job, count, make_collector, make_soldier
+from tests.helpers import claim_started as claim
 
 OPS = ("ops", "secret-pass")
 SETTINGS = Settings(ops_username=OPS[0], ops_password=OPS[1], secret_key="k",  # type: ignore[arg-type]
                     metrics_settle_seconds=0)
 POLICY = Policy(circuit_min_soldiers=4, circuit_min_egresses=2, circuit_min_failure_share=0.5,
                 circuit_probe_seconds=0.01, circuit_close_successes=1)
-SIG = "unrecognized:login_wall"
+SIG = "unrecognized:unknown_error"  # one resource's (a login wall's is the lane's: below)
 
 
 @pytest.fixture
@@ -38,17 +39,17 @@ async def pool(db_url: str) -> AsyncIterator[AsyncConnectionPool[Conn]]:
     await p.close()
 
 
-async def claim(conn: Conn, me: CollectorRef) -> ClaimedJob:
-    job = await qclaim.claim(conn, me, 60)
-    assert job is not None
-    async with conn.transaction():
-        assert await qclaim.start(conn, job, 60, job.claimed_at) is not None
-    return job
+async def store_policy(conn: Conn) -> None:
+    """The circuit's probe interval and closing count are read in the database
+    (db/functions/circuit.sql): this test's are stored there, as `bf4ps config set` would."""
+    for key in ("circuit_probe_seconds", "circuit_close_successes"):
+        await conn.execute("INSERT INTO scheduler_policy (key, value) VALUES (%s, %s::jsonb)",
+                           (key, str(getattr(POLICY, key))))
 
 
 async def fail(conn: Conn, me: CollectorRef, job: ClaimedJob) -> circuit.Verdict:
     verdict = await circuit.judge(conn, me, job, ErrorClass.UNRECOGNIZED, SIG, POLICY)
-    await finalize.fail(conn, me, job, ErrorClass.UNRECOGNIZED, "Battlelog error: GATE_REDIRECT",
+    await finalize.fail(conn, me, job, ErrorClass.UNRECOGNIZED, "Battlelog error: ERR_NEW",
                         Attempt(200, 10, {"signature": SIG}), POLICY,
                         hold_seconds=POLICY.circuit_hold_seconds if verdict.hold else None)
     return verdict
@@ -58,6 +59,7 @@ async def test_mass_unrecognized_failures_open_hold_probe_and_close(
         conn: Conn, tmp_path: Path, pool: AsyncConnectionPool[Conn]) -> None:
     one = await make_collector(conn, tmp_path, "cs-1", egress="cs-egress-1")
     two = await make_collector(conn, tmp_path, "cs-2", egress="cs-egress-2")
+    await store_policy(conn)
     for n in range(12):
         await add_job(conn, await make_soldier(conn, 7000 + n))
     verdicts = [await fail(conn, (one, two)[n % 2], await claim(conn, (one, two)[n % 2]))
@@ -73,7 +75,7 @@ async def test_mass_unrecognized_failures_open_hold_probe_and_close(
                              "WHERE status = 'unavailable'") == 0
     report = await fleet_status.status_report(conn)
     assert report.failures_by_class == {"unrecognized": 4}
-    assert "CIRCUIT OPEN background/detailed: unrecognized:login_wall" in \
+    assert "CIRCUIT OPEN background/detailed: unrecognized:unknown_error" in \
         fleet_status.render_status(report)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(
             app=create_app(SETTINGS, pool=pool)), base_url="http://t") as web:
@@ -81,7 +83,7 @@ async def test_mass_unrecognized_failures_open_hold_probe_and_close(
         assert 'bf4ps_circuit_open{lane="background",resource="detailed"} 1.0' in metrics
         assert 'bf4ps_circuit_open{lane="background",resource="weapons"} 0.0' in metrics
         console = (await web.get("/ops", auth=OPS)).text
-        assert "login_wall" in console and "<strong>open</strong>" in console
+        assert "unknown_error" in console and "<strong>open</strong>" in console
         api = (await web.get("/api/ops/circuits", auth=OPS)).json()["circuits"]
         assert api[0]["state"] == "open" and api[0]["held"] == 12
         # a probe: one held job becomes claimable; it succeeds and closes the circuit

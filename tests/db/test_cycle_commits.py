@@ -12,7 +12,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from psycopg import pq
-from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn, connection
 from bf4ps.domain import PriorityClass
@@ -31,6 +30,7 @@ from tests.helpers import (
     gated_collector,
     make_soldier,
     nested_plans,
+    set_policy,
 )
 
 GATE = SendTimings(margin=0.05, horizon=5.0, lease_seconds=30.0)
@@ -47,7 +47,7 @@ async def first_admitted(conn: Conn, tmp_path: Path, jobs: int) -> tuple[Collect
     for i in range(jobs):
         await add_job(conn, await make_soldier(conn, 700 + i), "detailed",
                       PriorityClass.RECENT)
-    got = await admission.admit(conn, me, GATE, POLICY)
+    got = await admission.admit(conn, me, GATE)
     assert isinstance(got, Admitted), got
     assert await qclaim.start(conn, got.job, GATE.lease_seconds, got.slot_at) is not None
     return me, got
@@ -56,7 +56,7 @@ async def first_admitted(conn: Conn, tmp_path: Path, jobs: int) -> tuple[Collect
 async def succeed_and_continue(conn: Conn, me: CollectorRef, adm: Admitted) -> Outcome:
     return await finalize.succeed(conn, me, adm.job, Attempt(200, 5), POLICY,
                                   then=NextClaim(me.lane, GATE.lease_seconds,
-                                                 gate=admission.look_params(me, GATE, POLICY)))
+                                                 gate=GATE))
 
 
 async def xmin_of(conn: Conn, sql: str, job_id: int) -> str:
@@ -87,7 +87,7 @@ async def test_the_success_counts_the_next_jobs_request_in_its_own_commit(
                               first.job.job_id)
     assert counted == succeeded
     # the collector starts it in that slot with no further count
-    again = await admission.admit_held(conn, me, GATE, POLICY, out.next_job, slot)
+    again = await admission.admit_held(conn, me, GATE, out.next_job, slot)
     assert again == Admitted(out.next_job, slot)
     assert await count(conn, "SELECT count(*) FROM request_ledger") == 2
 
@@ -143,7 +143,7 @@ async def test_a_held_job_uncounted_is_given_back_when_no_slot_opens_soon(
     assert job is not None
     await conn.execute("UPDATE egress_gates SET next_slot_at = clock_timestamp() "
                        "+ interval '1 hour' WHERE egress_key = %s", [me.egress_key])
-    got = await admission.admit_held(conn, me, GATE, POLICY, job, None)
+    got = await admission.admit_held(conn, me, GATE, job, None)
     assert isinstance(got, Wait) and got.until is not None
     assert await count(conn, "SELECT count(*) FROM request_ledger") == 0
     assert await count(conn, "SELECT count(*) FROM collection_jobs "
@@ -167,7 +167,7 @@ async def test_a_success_with_statistics_whose_lease_went_meanwhile_writes_nothi
     out = await finalize.succeed(conn, me, first.job, Attempt(200, 5), POLICY,
                                  write_then_lose,
                                  then=NextClaim(me.lane, GATE.lease_seconds,
-                                                gate=admission.look_params(me, GATE, POLICY)))
+                                                gate=GATE))
     assert not out.committed and out.next_job is None
     assert await count(conn, "SELECT count(*) FROM detailed_stats_current") == 0
     assert await count(conn, "SELECT count(*) FROM request_ledger") == 1
@@ -197,8 +197,8 @@ async def test_the_budgets_demand_probes_its_index_not_the_queue(conn: Conn,
         await conn.execute(f"SET plan_cache_mode = {mode}")  # type: ignore[arg-type]
         notices.clear()
         cur = await conn.execute(
-            "SELECT outcome, classes FROM admission_slot('eg-1', %s, NULL, NULL, false, 0.05, "
-            "5.0, 1.0, %s)", [me.collector_uuid, admission_policy()])
+            "SELECT outcome, classes FROM admission_look(%s, 0.05, 5.0, 1.0)",
+            [me.collector_uuid])
         look = await cur.fetchone()
         assert look is not None and look["outcome"] == "open"
         plans = [n for n in notices if "AS f(cls)" in n]
@@ -211,14 +211,7 @@ async def test_the_budgets_demand_probes_its_index_not_the_queue(conn: Conn,
     await conn.execute(FLEET_CONFIGURE, {"requests": 2, "window_seconds": 3600.0})
     await conn.execute("INSERT INTO request_ledger (slot_at, egress_key, budget_class) "
                        "VALUES (clock_timestamp(), 'eg-other', 'active')")
-    cur = await conn.execute(
-        "SELECT classes FROM admission_slot('eg-1', %s, NULL, NULL, false, 0.05, 5.0, 1.0, %s)",
-        [me.collector_uuid, admission_policy(Policy(budget_floor_retry=0.5))])
+    await set_policy(conn, budget_floor_retry=0.5)
+    cur = await conn.execute("SELECT classes FROM admission_look(%s, 0.05, 5.0, 1.0)",
+                             [me.collector_uuid])
     assert await cur.fetchone() == {"classes": ["retry"]}
-
-
-def admission_policy(pol: Policy = POLICY) -> Jsonb:
-    return Jsonb({"cap_active": pol.budget_cap_active,
-                  "floor_interactive": pol.budget_floor_interactive,
-                  "floor_bootstrap": pol.budget_floor_bootstrap,
-                  "floor_retry": pol.budget_floor_retry})

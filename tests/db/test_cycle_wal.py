@@ -67,7 +67,7 @@ async def test_a_counted_success_locks_only_what_its_claim_locks(conn: Conn,
         await add_job(conn, await make_soldier(conn, 900 + i), "detailed",
                       PriorityClass.RECENT)
     a = await lsn(conn)
-    first = await admission.admit(conn, me, GATE, POLICY)  # claim, then a count of its own
+    first = await admission.admit(conn, me, GATE)  # claim, then a count of its own
     assert isinstance(first, Admitted), first
     b = await lsn(conn)
     # the claim's FOR UPDATE SKIP LOCKED (its collector's row: none), the standalone count's
@@ -79,8 +79,7 @@ async def test_a_counted_success_locks_only_what_its_claim_locks(conn: Conn,
     a = await lsn(conn)
     out: Outcome = await finalize.succeed(
         conn, me, first.job, Attempt(200, 5), POLICY,
-        then=NextClaim(me.lane, GATE.lease_seconds, gate=admission.look_params(me, GATE,
-                                                                               POLICY)))
+        then=NextClaim(me.lane, GATE.lease_seconds, gate=GATE))
     b = await lsn(conn)
     assert out.committed and out.next_job is not None
     assert admission.counted_next(out) is not None

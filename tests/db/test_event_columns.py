@@ -11,12 +11,13 @@ import re
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_queries, q
-from bf4ps.queue.events import EVENT_COLUMNS
+from bf4ps.events.log import EVENT_COLUMNS
 
 _INSERT = re.compile(r"\bINSERT\s+INTO\s+collection_events\s*\(([^)]*)\)", re.IGNORECASE)
-# set by the database (event_id), or by the caller's clock (occurred_at, written only by
-# statements that date an event after its transition, e.g. queue_claim's lease_expired)
-GENERATED = ("event_id", "occurred_at")
+# set by the database (event_id; recorded_by, the writer's session_user: migration 0033), or
+# by the caller's clock (occurred_at, written only by statements that date an event after its
+# transition, e.g. queue_claim's lease_expired)
+GENERATED = ("event_id", "occurred_at", "recorded_by")
 # record() takes these apart from its keyword fields
 RECORD_ARGUMENTS = ("event_type", "details")
 

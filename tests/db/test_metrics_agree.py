@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 
 from bf4ps.db.connect import Conn, connection
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.web.metrics import EventTally
 from tests import load
 

@@ -13,7 +13,6 @@ from bf4ps.capacity import eta
 from bf4ps.db.connect import Conn
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Slot
-from bf4ps.policy import Policy
 from bf4ps.settings import SendTimings
 from tests.helpers import interactive_gate
 
@@ -35,7 +34,7 @@ async def test_the_estimate_reads_the_interval_the_admission_advances_the_gate_b
     await _gate(conn, "throttle_streak = 3, next_slot_at = now() - interval '1 s'")
     pace = await eta.pacing(conn, TIMINGS)
     assert abs(pace.interval_seconds - (0.5 * 2.5 + 0.25)) < 1e-9  # slower while throttled
-    got = await admission.operator_slot(conn, EGRESS, TIMINGS, Policy(), "detailed")
+    got = await admission.operator_slot(conn, EGRESS, TIMINGS, "detailed")
     assert isinstance(got, Slot)
     cur = await conn.execute("SELECT next_slot_at FROM egress_gates WHERE egress_key = %s",
                              [EGRESS])
@@ -48,7 +47,6 @@ async def test_the_estimate_reads_the_interval_the_admission_advances_the_gate_b
 async def test_the_estimate_reads_the_slot_the_admission_gives(conn: Conn,
                                                                tmp_path: Path) -> None:
     await interactive_gate(conn, tmp_path)
-    policy = Policy()
     for sql in ("next_slot_at = now() + interval '20 s', cooldown_until = NULL",
                 "next_slot_at = now() + interval '20 s', "
                 "cooldown_until = now() + interval '40 s'",
@@ -56,7 +54,7 @@ async def test_the_estimate_reads_the_slot_the_admission_gives(conn: Conn,
                 "cooldown_until = now() + interval '20 s'"):
         await _gate(conn, sql)
         pace = await eta.pacing(conn, TIMINGS)
-        look = await admission.operator_slot(conn, EGRESS, TIMINGS, policy, "detailed")
+        look = await admission.operator_slot(conn, EGRESS, TIMINGS, "detailed")
         assert not isinstance(look, Slot)  # beyond the horizon: the admission says when
         assert look.until is not None
         assert pace.next_free == look.until + timedelta(seconds=TIMINGS.ahead), sql
@@ -72,8 +70,8 @@ async def test_the_admission_calls_the_one_definition(conn: Conn) -> None:
     cur = await conn.execute(
         "SELECT proname, prosrc FROM pg_proc WHERE pronamespace = 'public'::regnamespace")
     sources = {str(r["proname"]): str(r["prosrc"]) for r in await cur.fetchall()}
-    assert "bf4ps_paced_slot(" in sources["admission_slot"]
-    assert "bf4ps_paced_interval(" in sources["admission_slot"]
+    assert "bf4ps_paced_slot(" in sources["admission_gate_slot"]
+    assert "bf4ps_paced_interval(" in sources["admission_record"]
     # the streak's slowdown (half an interval per throttle) is written in one function only
     assert [n for n, src in sources.items() if "0.5 *" in src] == ["bf4ps_paced_interval"]
 

@@ -10,24 +10,17 @@ from pathlib import Path
 from bf4ps.db.connect import Conn
 from bf4ps.domain import ErrorClass
 from bf4ps.policy import Policy
-from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
 from bf4ps.queue.finalize import Attempt
 from bf4ps.queue.jobs import CollectorRef
-from tests.helpers import add_job, make_collector, make_soldier
+from tests.helpers import make_collector, make_soldier, started_job
 
 POLICY = Policy(max_consecutive_failures=3, backoff_seconds=(1, 1, 1), backoff_jitter=0)
 
 
 async def attempt(conn: Conn, me: CollectorRef, soldier: int, error: ErrorClass,
                   details: dict[str, object] | None = None) -> str:
-    await add_job(conn, soldier)
-    await conn.execute("UPDATE collection_jobs SET eligible_at = now() WHERE soldier_id = %(s)s",
-                       {"s": soldier})
-    job = await qclaim.claim(conn, me, 60)
-    assert job is not None
-    async with conn.transaction():
-        assert await qclaim.start(conn, job, 60, job.claimed_at) is not None
+    job = await started_job(conn, me, soldier)
     outcome = await finalize.fail(conn, me, job, error, "x", Attempt(500, 5, details), POLICY)
     return outcome.event.value
 

@@ -107,7 +107,7 @@ async def test_impossible_rates_are_flagged_and_kept_off_every_board_until_clear
     now = end + timedelta(minutes=5)
     report = await progress_check.check_pending(conn, policy, now)
     assert report.checked == 16 and report.flagged == 1  # 8 soldier + 8 weapon intervals
-    await gains_boards.refresh(conn, policy, now)
+    await gains_boards.refresh(conn, now)
     flags = await all_rows(conn, Record, "progress_flags_list", {"all": False, "limit": 10})
     assert {f["soldier_id"] for f in flags} == {cheat}
     assert {f["kind"] for f in flags} == {"soldier", "weapon"}
@@ -129,7 +129,7 @@ async def test_impossible_rates_are_flagged_and_kept_off_every_board_until_clear
     assert any(i.flag for i in page.progress.intervals)
 
     for f in flags:
-        await progress_flags.clear(conn, policy, f["flag_id"], by="ops-test", note="reviewed",
+        await progress_flags.clear(conn, f["flag_id"], by="ops-test", note="reviewed",
                                    now=now)
     assert await count(conn, "SELECT count(*) FROM collection_events WHERE event_type = "
                              "'progress_flag_cleared'") == 2
@@ -154,7 +154,7 @@ async def test_minimum_time_keeps_a_short_sample_off_the_boards(conn: Conn) -> N
     await write_detailed(conn, sid, d, T0)
     await write_detailed(conn, sid, grown(d, 2, 4.0, 1500), T0 + HOUR)  # two great minutes
     await progress_check.check_pending(conn, policy, T0 + 2 * HOUR)
-    await gains_boards.refresh(conn, policy, T0 + 2 * HOUR)
+    await gains_boards.refresh(conn, T0 + 2 * HOUR)
     assert await count(conn, "SELECT count(*) FROM gains_boards") == 0
 
 
@@ -183,7 +183,7 @@ async def test_the_progress_api_and_the_flags_api(conn: Conn, db_url: str) -> No
     await play(conn, sid, [(1.0, 400)] * 3, start=now - 4 * HOUR)
     await play(conn, cheat, [(1.0, 400), (20.0, 400), (1.0, 400)], start=now - 4 * HOUR)
     await progress_check.check_pending(conn, Policy(), now)
-    await gains_boards.refresh(conn, Policy(), now)
+    await gains_boards.refresh(conn, now)
     pool = await open_pool(db_url, max_size=2)
     try:
         async with client_for(create_app(SETTINGS, pool=pool, limits=Limits(1000, 60))) as c:

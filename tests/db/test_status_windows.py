@@ -12,8 +12,8 @@ from typing import Any
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.views import console, fleet_status
 
 RESOURCES = ("detailed", "profile", "weapons", "vehicles")
@@ -92,7 +92,7 @@ async def test_status_window_figures_equal_a_direct_count_of_the_log(conn: Conn)
     day = "occurred_at > clock_timestamp() - interval '1 day'"
     throttles = [r["event_id"] for r in await direct(conn, f"""
         SELECT event_id FROM collection_events
-        WHERE {day} AND (event_type = 'egress_throttled'
+        WHERE {day} AND (event_type IN ('egress_throttled', 'egress_cooled')
                          OR error_class = 'throttle' OR http_status IN (403, 429))
         ORDER BY occurred_at DESC LIMIT 20""")]
     assert len(throttles) == 20 and [e.event_id for e in status.throttles] == throttles
@@ -129,8 +129,11 @@ async def test_window_reads_are_read_through_an_index(conn: Conn) -> None:
              "forecast_sent": ("slot_at", {"window_seconds": 3600}),
              "requests_by_egress": ("slot_at", {"window_seconds": 60}),
              "circuit_window": ("occurred_at", {
-                 "resource": "detailed", "lane": "background", "window_seconds": 600,
-                 "who": 1, "egress_key": "eg-1", "signature": "unrecognized:login_wall"})}
+                 "resources": ["detailed", "weapons"], "lane": "background",
+                 "window_seconds": 600, "who": 1, "by_job": True, "egress_key": "eg-1",
+                 "signature": "unrecognized:login_wall"}),
+             "egress_soft_answers": ("occurred_at", {
+                 "egress_key": "eg-1", "answers": 5, "window_seconds": 600})}
     for name, (column, params) in reads.items():
         cur = await conn.execute(f"EXPLAIN (FORMAT JSON) {q(name)}",  # type: ignore[arg-type]
                                  params)

@@ -45,6 +45,9 @@ async def collected(conn: Conn, tmp_path: Path) -> AsyncIterator[dict[int, int]]
     """Every persona's detailed and weapons answers, fetched from the simulator and stored
     (and archived) through the finalize path: persona -> soldier id."""
     me = await make_collector(conn, tmp_path, "archive-1")
+    # the count kept is read in the database (bf4ps_archive_keep): this test's is stored there
+    await conn.execute("INSERT INTO scheduler_policy (key, value) VALUES "
+                       "('archive_answers_kept', %s::jsonb)", (str(POLICY.archive_answers_kept),))
     soldiers = {}
     with start_in_thread(SimConfig(port=0, min_interval=0.0, speed=1000.0)) as sim:
         async with BattlelogClient(sim.base_url, "bf4ps-test") as battlelog:
@@ -148,6 +151,9 @@ async def test_the_archive_keeps_the_last_answers_and_retention_prunes_it(
     assert kept == POLICY.archive_answers_kept
     size = await answers.archive_size(conn)
     assert size["most_per_resource"] == 2 and size["stored_bytes"] < size["body_bytes"] / 5
-    later = datetime.now(UTC) + timedelta(days=POLICY.archive_retention_days + 1)
-    pruned = await retention.prune_archive(conn, POLICY.archive_retention_days, now=later)
+    # retention never deletes an answer younger than the policy's days, whatever it is told
+    assert await retention.prune_archive(conn, 0.001) == 0
+    await conn.execute("UPDATE raw_answers SET received_at = received_at - make_interval("
+                       "days => %s)", (int(POLICY.archive_retention_days) + 1,))
+    pruned = await retention.prune_archive(conn, POLICY.archive_retention_days)
     assert pruned == size["answers"] and await count(conn, "SELECT count(*) FROM raw_answers") == 0

@@ -71,7 +71,7 @@ async def test_an_outage_mid_run_opens_and_closes_the_circuit_and_parks_nothing(
                                  "WHERE event_type = 'circuit_probe'", timeout=60)
             failed_while_open = await count(conn, """
                 SELECT count(*) FROM collection_events f WHERE f.event_type = 'failed'
-                  AND f.occurred_at > (SELECT occurred_at FROM collection_events
+                  AND f.occurred_at > (SELECT min(occurred_at) FROM collection_events
                                        WHERE event_type = 'circuit_opened')""")
             probes = await events(conn, "circuit_probe")
             held = await count(conn, "SELECT count(*) FROM circuit_holds")
@@ -109,10 +109,10 @@ async def _one(conn: Conn, sql: str) -> dict[str, Any]:
 
 
 
-async def test_soft_throttles_cool_the_egress_like_a_403(db_url: str, tmp_path: Path) -> None:
-    """Battlelog answering `null` or a success without its stats is a throttle in disguise:
-    the collector cools its egress down (an egress_throttled event with HTTP 200) and retries;
-    nothing is parked."""
+async def test_a_run_of_soft_throttles_cools_the_egress(db_url: str, tmp_path: Path) -> None:
+    """Battlelog answering `null` or a success without its stats on every request is a
+    throttle in disguise: a run of them (policy soft_throttle_run) cools the egress down (an
+    egress_throttled event with HTTP 200) and the jobs retry; nothing is parked."""
     async with connection(db_url) as conn:
         await seed_work(conn, 30)
     with simulator(speed=50, min_interval=0.0, fault_soft_throttle=1.0) as sim:

@@ -21,7 +21,7 @@ import pytest
 
 from bf4ps.demo.run import free_port
 from tests import load
-from tests.procs import bf4ps_env
+from tests.procs import bf4ps_env, web_run
 from tests.replicapg import Pair, primary_and_replica
 from tests.tlspg import server_binaries
 
@@ -53,16 +53,6 @@ class Site:
         return psycopg.connect(self.pair.replica.url("bf4ps"), autocommit=True)
 
 
-def _wait_for_line(log: Path, text: str, proc: subprocess.Popen[str]) -> None:
-    end = load.deadline(60)
-    while not end.expired():
-        if text in log.read_text():
-            return
-        assert proc.poll() is None, log.read_text()[-3000:]
-        time.sleep(0.2)
-    raise AssertionError(f"no {text!r} in {log}: {log.read_text()[-3000:]}")
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     tmp = tmp_path_factory.mktemp("replica")
@@ -82,15 +72,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
                 "BF4PS_READ_MAX_LAG_SECONDS": str(MAX_LAG), "BF4PS_WEB_HOST": "127.0.0.1",
                 "BF4PS_WEB_PORT": str(port), "PYTHONUNBUFFERED": "1"}
         log = tmp / "web.log"
-        with log.open("w") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "bf4ps.cli.main", "web", "run"],
-                                    env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
-        try:
-            _wait_for_line(log, "Application startup complete", proc)
+        with web_run(env, log):
             yield Site(pair, f"http://127.0.0.1:{port}", log)
-        finally:
-            proc.terminate()
-            proc.wait(60)
 
 
 async def metric(c: httpx.AsyncClient, name: str, labels: str = "") -> float:

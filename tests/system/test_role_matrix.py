@@ -61,6 +61,7 @@ NO_DIRECT_EVENT = ("INSERT INTO collection_events (event_type, job_id, lease_tok
                    "VALUES ('succeeded', %(job)s, %(tok)s)", DENIED,
                    "permission denied for table collection_events")
 NOT_OWN = "only its own registration"
+NO_EXECUTE = "permission denied for function"
 OWN_LEASE = "collector_uuid => %(ca)s, job_id => %(job)s, lease_token => %(tok)s"
 SCHEDULER_BATCHES = [
     "SELECT bf4ps_feed_class('bootstrap', 'detailed', 0, 0)",
@@ -111,8 +112,7 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         ("SELECT * FROM bf4ps_ledger_unsent_operator(%(old_ledger)s)", DENIED,
          "permission denied for function"),
         # the functions' own rules
-        ("SELECT * FROM bf4ps_collector_retire(%(cb)s, NULL)", DENIED,
-         "only an operator may retire it"),
+        ("SELECT * FROM bf4ps_collector_retire(%(cb)s, NULL)", DENIED, NOT_OWN),
         ("SELECT * FROM bf4ps_enqueue_insert(%(soldier)s, 'profile', 'background', 'active', "
          "now(), 'active_refresh', now(), NULL, NULL, NULL)", DENIED,
          "may enqueue interactive jobs only"),
@@ -128,7 +128,8 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         ("SELECT * FROM bf4ps_restore_check()", ROWS, 1),
         ("SELECT * FROM bf4ps_collector_heartbeat(%(ca)s)", ROWS, 1),
         ("SELECT * FROM bf4ps_job_renew(%(job)s, %(ca)s, %(tok)s, 300)", ROWS, 1),
-        ("SELECT * FROM bf4ps_gate_seed('mx-c', 1.0, NULL, NULL, 'first collector')", ROWS, 1),
+        ("SELECT * FROM bf4ps_gate_seed('mx-c', 1.0, NULL, NULL, 'first collector')", DENIED,
+         "only the egress of its own registration"),
         ("SELECT * FROM bf4ps_ledger_unsent(%(new_ledger)s, %(ca)s, %(tok)s)", ROWS, 1),
         ("SELECT * FROM admission_slot('mx-a', %(ca)s, NULL, NULL, false, 0.1, 60, 0.1, "
          "'{}'::jsonb)", ROWS, 1),
@@ -195,6 +196,11 @@ MATRIX: dict[str, list[tuple[str, str, Any]]] = {
         ("SELECT client_key FROM interactive_requests", OK, None),
         ("SELECT * FROM bf4ps_collector_set_flags('mx-b', NULL, true, 'console')", ROWS, 1),
         ("SELECT * FROM bf4ps_collector_set_flags('mx-b', NULL, false, NULL)", ROWS, 1),
+        # a resume keeps enabled (the CLI's resume names it); disabling is an operator's
+        ("SELECT * FROM bf4ps_collector_set_flags('mx-b', true, false, NULL)", ROWS, 1),
+        ("SELECT * FROM bf4ps_collector_set_flags('mx-b', false, NULL, NULL)", DENIED,
+         "only an operator may disable"),
+        ("SELECT * FROM bf4ps_collector_retire(%(cb)s, NULL)", DENIED, NO_EXECUTE),
         # the event log without its lease tokens, no partition read directly (0023)
         ("SELECT lease_token FROM collection_events", DENIED, "permission denied for table"),
         ("SELECT * FROM collection_events", DENIED, "permission denied for table"),
@@ -413,7 +419,7 @@ async def test_every_settings_change_is_audited_with_the_database_role(
     assert events == [{"by": operator, "result": "gate"}, {"by": me, "result": "budget"}]
     # an admission (the gate's next slot and count) and a throttle are not settings changes
     await conn.execute("SELECT * FROM admission_slot('mx-a', %s, 0, NULL, false, 0.1, 60, 0.1, "
-                       "'{}'::jsonb, 'bootstrap', 'detailed')", (uuid.uuid4(),))
+                       "'{}'::jsonb, 'bootstrap', 'detailed')", (None,))
     await conn.execute("SELECT * FROM bf4ps_gate_throttled('mx-a', 1, 10)")
     assert len(await (await conn.execute("SELECT 1 FROM fleet_settings_changes WHERE "
                                          "change_id > %s", (start,))).fetchall()) == 2

@@ -536,7 +536,7 @@ async def test_stats_login_wall_unknown_wording_and_soft_throttles_are_classifie
     assert "Something new happened" in unknown.message
     assert all(s.error_class is ErrorClass.MALFORMED and s.details["soft_throttle"] == 1
                for s in soft)
-    assert all(slows_egress(s) for s in soft)
+    assert not any(slows_egress(s) for s in soft)  # alone, none does: a run of them does
 
 
 async def test_search_trust_is_per_answer_an_empty_answer_after_a_good_one(

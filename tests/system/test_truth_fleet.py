@@ -142,7 +142,7 @@ async def test_zeros_and_lower_counters_never_make_a_current_row_worse(
 
 OUTAGES = {
     "login_302": ({"fault_login_redirect": 1.0}, {"fault_login_redirect": 0.0},
-                  "server:login_redirect", 5.0),
+                  "server:login_redirect", 3.75),  # the shortest jittered cool-down: 5 s - 25 %
     "retry_after_503": ({"fault_retry_after": 1.0, "retry_after_seconds": RETRY_AFTER},
                         {"fault_retry_after": 0.0}, "server:http_5xx", float(RETRY_AFTER)),
 }

@@ -64,8 +64,9 @@ async def test_fifty_wrong_logins_are_refused_logged_and_counted(
         async with httpx.AsyncClient(base_url=base, timeout=20) as http:
             answers = [await http.get("/ops", auth=WRONG) for _ in range(50)]
             codes = [a.status_code for a in answers]
-            # five free failures, the sixth starts a lock-out: the rest are refused unread
-            assert codes[:6] == [401] * 6 and codes.count(429) >= 40, codes
+            # five free attempts, the sixth is refused unread and starts a lock-out; the
+            # rest are refused unread too (one compared each time a lock-out ends)
+            assert codes[:6] == [401] * 5 + [429] and codes.count(429) >= 40, codes
             refused = next(a for a in answers if a.status_code == 429)
             assert 1 <= int(refused.headers["retry-after"]) <= 4
             assert "too many failed operator logins" in refused.text
@@ -89,6 +90,22 @@ async def test_fifty_wrong_logins_are_refused_logged_and_counted(
     assert failed == codes.count(401) and refused_n >= codes.count(429) + 1
 
 
+async def test_forty_concurrent_wrong_passwords_get_only_the_free_comparisons(
+        db_url: str) -> None:
+    """Each attempt is counted before its password is compared, atomically per client and
+    account: forty wrong passwords sent at once get the five free comparisons (401) and forty
+    less five refusals read by no comparison (429), as forty sent one after another would."""
+    settings = LIMITED.model_copy(update={"database_url": db_url,
+                                          "ops_login_delay_seconds": 600.0,
+                                          "ops_login_max_delay_seconds": 600.0})
+    with serve_in_thread(create_app(settings)) as base:
+        async with httpx.AsyncClient(base_url=base, timeout=60,
+                                     limits=httpx.Limits(max_connections=40)) as http:
+            answers = await asyncio.gather(*[http.get("/ops", auth=WRONG) for _ in range(40)])
+    codes = sorted(a.status_code for a in answers)
+    assert codes == [401] * 5 + [429] * 35, codes
+
+
 def client_at(app: object, host: str) -> httpx.AsyncClient:
     transport = httpx.ASGITransport(app=app, client=(host, 40000))  # type: ignore[arg-type]
     return httpx.AsyncClient(transport=transport, base_url="http://testserver")
@@ -101,8 +118,9 @@ async def test_the_lock_out_is_per_account_and_per_ipv6_network(
             client_at(app, "2001:db8:1:2::99") as same_64, \
             client_at(app, "2001:db8:1:3::10") as other_64, \
             client_at(app, "198.51.100.7") as elsewhere:
-        for _ in range(6):
+        for _ in range(5):
             assert (await a.get("/api/ops/status", auth=("intruder", "x"))).status_code == 401
+        assert (await a.get("/api/ops/status", auth=("intruder", "x"))).status_code == 429
         # the same /64 under another account: locked with it
         assert (await same_64.get("/api/ops/status", auth=("nobody", "x"))).status_code == 429
         # another /64, another account: free
@@ -113,7 +131,7 @@ async def test_the_lock_out_is_per_account_and_per_ipv6_network(
         for i in range(6):
             async with client_at(app, f"203.0.113.{i + 1}") as spray:
                 assert (await spray.get("/api/ops/status", auth=(OPS[0], "guess"))
-                        ).status_code == 401
+                        ).status_code == (401 if i < 5 else 429)
         assert (await elsewhere.get("/api/ops/status", auth=OPS)).status_code == 429
 
 
@@ -234,8 +252,8 @@ async def test_two_web_processes_and_a_restart_share_the_lock_out(
                      for name in ("a", "b", "a", "b", "a")]
             assert [w.status_code for w in wrong] == [401] * 5
             assert not any("retry-after" in w.headers for w in wrong)  # five free, between both
-            sixth = await http.get(bases["b"] + "/ops", auth=WRONG)
-            assert sixth.status_code == 401 and sixth.headers["retry-after"] == "600"
+            sixth = await http.get(bases["b"] + "/ops", auth=WRONG)  # refused unread
+            assert sixth.status_code == 429 and sixth.headers["retry-after"] == "600"
             # the other process refuses at once, even the right password
             assert (await http.get(bases["a"] + "/ops", auth=OPS)).status_code == 429
             stop(procs)

@@ -42,7 +42,7 @@ COLLECTOR_VARS = {"COLLECTOR_EGRESS", "COLLECTOR_LANE", "COLLECTOR_EXTRA_ARGS"}
 HARDENING = {
     "NoNewPrivileges": "yes", "ProtectSystem": "strict", "ProtectHome": "yes",
     "PrivateTmp": "yes", "CapabilityBoundingSet": "",
-    "RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX", "ReadWritePaths": "/var/lib/bf4ps",
+    "RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX",
 }
 
 
@@ -157,9 +157,12 @@ def test_unit_parses_and_has_the_required_keys(name: str) -> None:
     assert unit.get("Unit", "PartOf") == "bf4ps.target", name
     assert unit.get("Install", "WantedBy") == "bf4ps.target", name
     service = unit["Service"]
-    assert service.get("User") == "bf4ps" and service.get("Group") == "bf4ps", name
-    assert "BF4PS_DATA_DIR=/var/lib/bf4ps" in service.get("Environment", ""), name
-    assert service.get("StateDirectory") == "bf4ps", name
+    user = service.get("User")  # the collectors' bf4ps; each central unit its own
+    assert user in ("bf4ps", "bf4ps-web", "bf4ps-scheduler", "bf4ps-migrate"), name
+    assert service.get("Group") == user, name
+    assert f"BF4PS_DATA_DIR=/var/lib/{user}" in service.get("Environment", ""), name
+    assert service.get("StateDirectory") == user, name
+    assert service.get("ReadWritePaths") == f"/var/lib/{user}", name
     assert values(unit, "Service", "EnvironmentFile"), name
     for key, value in HARDENING.items():
         assert service.get(key) == value, f"{name}: {key}={service.get(key)!r}"
@@ -200,19 +203,48 @@ def test_collector_unit_runs_the_named_instance_and_stops_gently() -> None:
     assert service["IOSchedulingClass"] == "idle" and int(service["Nice"]) > 0
 
 
-def test_central_units_read_the_central_env_and_order_after_migrations() -> None:
+def test_central_units_read_their_own_env_and_order_after_migrations() -> None:
     for name in ("bf4ps-scheduler.service", "bf4ps-web.service", "bf4ps-bf4sw-sync.service"):
         unit = read_unit(name)
-        assert "/etc/bf4ps/central.env" in values(unit, "Service", "EnvironmentFile"), name
         assert "bf4ps-migrate.service" in unit.get("Unit", "After").split(), name
         assert "bf4ps-migrate.service" in unit.get("Unit", "Wants").split(), name
+    for name in ("bf4ps-scheduler.service", "bf4ps-bf4sw-sync.service"):
+        assert values(read_unit(name), "Service", "EnvironmentFile") == [
+            "/etc/bf4ps/central.env"], name
+    # the public website reads its own file only: never the scheduler's password
     web = values(read_unit("bf4ps-web.service"), "Service", "EnvironmentFile")
-    assert web == ["/etc/bf4ps/central.env", "/etc/bf4ps/web.env"]  # web.env wins
+    assert web == ["/etc/bf4ps/web.env"]
     migrate = read_unit("bf4ps-migrate.service")
     assert migrate.get("Service", "RemainAfterExit") == "yes"
     assert exec_start_args(migrate, "migrate") == ["db", "upgrade"]
     # the schema owner's login only: never central.env's (the scheduler's) nor an optional file
     assert values(migrate, "Service", "EnvironmentFile") == ["/etc/bf4ps/migrate.env"]
+
+
+# the secret each central unit reads, by the OS user it runs as (issue 44): a unit's process
+# may read another's environment (/proc/PID/environ) only under the same user
+SECRETS = {"bf4ps-web.service": "/etc/bf4ps/web.env",
+           "bf4ps-scheduler.service": "/etc/bf4ps/central.env",
+           "bf4ps-bf4sw-sync.service": "/etc/bf4ps/central.env",
+           "bf4ps-migrate.service": "/etc/bf4ps/migrate.env"}
+
+
+def test_each_central_unit_runs_as_its_own_os_user() -> None:
+    """No two units that read different passwords share an OS user (nor its state folder);
+    the env files are root's alone (0600: systemd reads them before dropping to the user)."""
+    users: dict[str, set[str]] = {}
+    for name, secret in SECRETS.items():
+        service = read_unit(name)["Service"]
+        user = service["User"]
+        assert user != "bf4ps" and service["Group"] == user, name
+        assert service["StateDirectory"] == user and f"/var/lib/{user}" in \
+            service["ReadWritePaths"], name
+        users.setdefault(user, set()).add(secret)
+    assert all(len(secrets) == 1 for secrets in users.values()), users
+    assert len(users) == 3, users  # web, scheduler (and its BF4SW sync), migrate
+    for example in ("central", "web", "migrate"):
+        text = (ENV_DIR / f"{example}.env.example").read_text()
+        assert f"install -m 0600 -o root -g root {example}.env.example" in text, example
 
 
 def test_target_is_wanted_by_multi_user() -> None:
@@ -435,7 +467,9 @@ def test_compose_file_is_least_privilege() -> None:
             continue
         m = re.match(r"postgresql://(\w+):", url)
         assert m and m[1] != "postgres", (name, url)
-        assert "sslmode=require" in url or "sslmode=verify-full" in url, (name, url)
+        # the server's certificate checked, inside the host's network too (issue 44)
+        assert "sslmode=verify-full&sslrootcert=/etc/bf4ps/db-ca.crt" in url, (name, url)
+        assert "./tls/ca.crt:/etc/bf4ps/db-ca.crt:ro" in svc["volumes"], name
         users[name] = m[1]
     assert users["migrate"] == "bf4ps" and users["web"] != users["scheduler"], users
     assert len(set(users.values())) == len(users), users
@@ -449,6 +483,14 @@ def test_compose_file_is_least_privilege() -> None:
     for name in ("scheduler", "web", "collector-interactive"):
         assert services[name]["depends_on"]["logins"]["condition"] == \
             "service_completed_successfully", name
+    assert services["logins"]["environment"]["PGSSLMODE"] == "verify-full"
+    # every container drops its capabilities and may gain none; the server keeps the few its
+    # entrypoint needs (its data directory's owner, then its own user)
+    for name, svc in services.items():
+        assert svc["cap_drop"] == ["ALL"], name
+        assert "no-new-privileges:true" in svc["security_opt"], name
+        allowed = {"CHOWN", "DAC_OVERRIDE", "FOWNER", "SETGID", "SETUID"}
+        assert set(svc.get("cap_add", [])) <= (allowed if name == "postgres" else set()), name
 
 
 # ---------------------------------------------------------------- the operations guide

@@ -4,6 +4,7 @@ toward parking) and which classes may park."""
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -13,12 +14,16 @@ import pytest
 from bf4ps.battlelog.classify import (
     classify_response,
     is_outage,
+    is_soft_throttle,
     redirect_signal,
     resource_parser,
     retry_after_seconds,
+    slows_egress,
 )
 from bf4ps.battlelog.models import FetchResult
+from bf4ps.collector.outage import cool_seconds, cool_signal
 from bf4ps.domain import ErrorClass, Resource
+from bf4ps.gates.throttle import hard_signal
 from bf4ps.policy import Policy
 from bf4ps.queue.backoff import is_terminal
 
@@ -66,3 +71,30 @@ def test_login_redirects_and_503s_are_outages_that_never_park() -> None:
         assert not outage.parks and not any(is_terminal(n, outage, policy) for n in range(50))
     assert ErrorClass.NOT_FOUND.parks and is_terminal(1, ErrorClass.NOT_FOUND, policy)
     assert ErrorClass.MALFORMED.parks and is_terminal(3, ErrorClass.MALFORMED, policy)
+
+
+def test_only_a_hard_throttle_alone_slows_the_egress() -> None:
+    missing = answer(200, {}, b'{"type":"success","message":"OK","data":{}}')
+    assert is_soft_throttle(missing) and missing.error_class is ErrorClass.MALFORMED
+    assert not slows_egress(missing)  # a run of them does (gates/throttle.py soft_answer)
+    assert slows_egress(answer(403, {})) and slows_egress(answer(429, {}))
+    assert [hard_signal(s) for s in (403, 429, 200, None)] == [
+        "http_403", "http_429", "throttle_message", "throttle_message"]
+
+
+def test_an_outage_cool_down_is_jittered_and_names_its_signal() -> None:
+    policy = Policy(outage_cooldown_seconds=5, outage_cooldown_jitter=1.0,
+                    retry_after_max_seconds=60)
+    rng = random.Random(7)
+    busy, moved = answer(503, {}), answer(302, {"location": "https://accounts.ea.com/x"})
+    plain = [cool_seconds(busy, policy, rng) for _ in range(200)]
+    assert 2.5 <= min(plain) < 3 and 7 < max(plain) <= 7.5  # 5 s ± 2.5 s: spread out
+    assert 4.5 < sum(plain) / len(plain) < 5.5  # the mean is the configured cool-down
+    asked = [cool_seconds(answer(503, {"retry-after": "30"}), policy, rng) for _ in range(50)]
+    assert min(asked) >= 30 and max(asked) <= 35  # never shorter than asked
+    assert 60 <= cool_seconds(answer(503, {"retry-after": "9000"}), policy, rng) <= 65
+    assert cool_seconds(busy, Policy(outage_cooldown_seconds=0), rng) == 0.0
+    timeout = FetchResult(Resource.DETAILED, None, 30.0, 0, error_class=ErrorClass.TIMEOUT)
+    assert [cool_signal(r) for r in (busy, moved, answer(503, {"retry-after": "3"}),
+                                     timeout)] == [
+        "http_5xx", "login_redirect", "retry_after", "timeout"]

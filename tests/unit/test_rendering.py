@@ -61,3 +61,13 @@ def test_the_demo_summary_reads_as_text() -> None:
                     "cool-downs; budget use 73 % of 181 requests (2 of 5 egresses had work); "
                     "violations: 0 per IP, 0 fleet; 4 soldiers with 3 snapshots or more, "
                     "9 session reports")
+
+
+def test_the_demo_summary_names_each_cool_down_by_its_signal() -> None:
+    from bf4ps.demo import figures as f
+    from bf4ps.demo.show import outcome_text
+
+    text = outcome_text(f.Outcomes(f.Failures(), 0, 0, f.Throttles(
+        3, 0, {"soft_throttle": 1, "http_5xx": 2, "session_expired": 1})))
+    assert text.endswith("throttles 0 answers / 3 egress cool-downs; cool-downs by signal: "
+                         "http_5xx 2, session_expired 1, soft_throttle 1")

@@ -24,7 +24,7 @@ PINNED = {
     "distorted": "05d7f8c45bca7dd7",
     "search": "ebb66a8a1663a1ec",
     "soldiers": "7b864125d6f7f90e",
-    "config": "7c3c7478baacb62b",
+    "config": "c2a139efc2ae60e8",
 }
 
 

@@ -56,13 +56,16 @@ class BodyTooLarge(Exception):
 
 
 def is_soft_throttle(result: FetchResult) -> bool:
-    """A throttle that is not a 403/429: a null body or a success without its stats."""
+    """An answer with nothing in it: a null body or a success without its stats. Alone it is
+    transient (Battlelog's own noise, retried); only a run of them on one egress is taken for
+    a throttle (gates/throttle.py ``soft_answer``)."""
     return bool(result.details.get("soft_throttle"))
 
 
 def slows_egress(result: FetchResult) -> bool:
-    """Should this answer cool the egress down (a throttle, hard or soft)?"""
-    return result.error_class is ErrorClass.THROTTLE or is_soft_throttle(result)
+    """Should this answer alone cool the egress down? Only a hard throttle (a 403/429 or a
+    throttle message); a soft throttle does when it is one of a run (``is_soft_throttle``)."""
+    return result.error_class is ErrorClass.THROTTLE
 
 
 def is_outage(result: FetchResult) -> bool:

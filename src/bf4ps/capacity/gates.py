@@ -109,8 +109,12 @@ def capacity(inputs: Inputs, budget: float | None = None) -> Capacity:
         binding = "request cycle"
     measured = _measured(inputs)
     per_hour = nominal
-    if measured is not None and measured < SLOWED * nominal:  # near nominal: nominal binds
-        per_hour, binding = measured, "measured send rate"
+    if measured is not None:
+        # a saturated fleet sends what it sent, never more for a larger bound (so more budget
+        # never predicts less); it is named the binding limit only well below the nominal one
+        per_hour = min(nominal, measured)
+        if measured < SLOWED * nominal:
+            binding = "measured send rate"
     cap = inputs.policy.budget_cap_active * budget if budget is not None else per_hour
     serving = sum(1 for e in inputs.egresses if e.serving > 0)
     return Capacity(pace, budget, measured, per_hour, min(cap, per_hour), binding, serving)

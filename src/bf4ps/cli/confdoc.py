@@ -101,6 +101,18 @@ POLICY_HELP = {
                                 "a login wall) cools its egress this long."),
     "retry_after_max_seconds": ("An answer's Retry-After cools its egress that long instead, "
                                 "at most this."),
+    "outage_cooldown_jitter": ("Outage cool-downs are spread over this share of "
+                               "outage_cooldown_seconds (± half of it; a Retry-After only "
+                               "longer), so egresses cooled by one outage resume apart."),
+    "soft_throttle_run": ("Soft throttles (answers with nothing in them) among an egress's "
+                          "last soft_throttle_answers answers that cool it like a 403; fewer "
+                          "are transient: the job retries, the egress goes on."),
+    "soft_throttle_answers": "... the answers looked at (since the egress's last cool-down).",
+    "soft_throttle_window_seconds": "... and how far back they may lie at most.",
+    "gate_cooldown_max_seconds": ("The longest cool-down a collector may put on its egress "
+                                  "(a throttle's or an outage's): the database clamps it."),
+    "gate_seed_min_interval_seconds": ("The fastest pacing a collector may seed a new "
+                                       "egress's gate with: the database clamps it."),
     "reset_confirmations": ("Answers with lifetime counters below the stored ones, agreeing "
                             "with each other, before they are believed as a Battlelog stats "
                             "reset ..."),
@@ -108,7 +120,8 @@ POLICY_HELP = {
     "archive_answers_kept": ("Raw answers kept (compressed) per soldier and resource for "
                              "`bf4ps battlelog show/replay`; 0: none."),
     "archive_retention_days": "Archived raw answers older than this are removed.",
-    "event_retention_days": "Collector events older than this are removed.",
+    "event_retention_days": ("Collector events older than this are removed; none younger, "
+                             "whatever a caller asks (the database reads this key)."),
     "history_retention_days": "Fleet-history records (the console's charts) older than this "
                               "are removed.",
     "ledger_retention_days": ("Request-ledger rows (one per physical Battlelog request) older "

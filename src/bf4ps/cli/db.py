@@ -27,13 +27,15 @@ def group() -> None:
 @click.pass_context
 @run_async
 async def upgrade(ctx: click.Context) -> None:
-    """Apply pending migrations (safe to run from several hosts at once)."""
+    """Apply pending migrations, then re-apply the database code files that changed (safe to
+    run from several hosts at once)."""
     url = await resolve_url(settings_of(ctx))
-    done = await migrate.upgrade(url)
-    if done:
-        for mig in done:
-            click.echo(f"applied {mig.version:04d}_{mig.name}")
-    else:
+    done = await migrate.upgrade_all(url)
+    for mig in done.migrations:
+        click.echo(f"applied {mig.version:04d}_{mig.name}")
+    for f in done.code:
+        click.echo(f"applied code {f.name}")
+    if not done.migrations and not done.code:
         click.echo("schema is up to date")
 
 
@@ -51,6 +53,7 @@ async def db_status(ctx: click.Context, as_json: bool) -> None:
                    "applied": [{"version": v, "name": n, "applied_at": t}
                                for v, n, t in st.applied],
                    "pending": [{"version": m.version, "name": m.name} for m in st.pending],
+                   "code_pending": st.code_pending,
                    "processes": [asdict(p) for p in procs]})
         return
     click.echo(f"PostgreSQL {st.server_version}")
@@ -58,6 +61,8 @@ async def db_status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"  applied  {version:04d}_{name}  {at:%Y-%m-%d %H:%M:%S} UTC")
     for mig in st.pending:
         click.echo(f"  pending  {mig.version:04d}_{mig.name}")
+    for name in st.code_pending:
+        click.echo(f"  pending  code {name}")
     if not st.pending:
         click.echo("schema is up to date")
     click.echo(f"connected processes ({len(procs)}):")

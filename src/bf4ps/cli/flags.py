@@ -7,7 +7,6 @@ import getpass
 
 import click
 
-from bf4ps import policy as policy_mod
 from bf4ps.cli.common import database, echo_json, fail, run_async
 from bf4ps.stats import progress_flags
 from bf4ps.views import flags as flags_view
@@ -55,9 +54,8 @@ async def clear(ctx: click.Context, flag_id: int, note: str | None, by: str | No
     (the boards are rebuilt at once)."""
     who = by or f"cli:{getpass.getuser()}"
     async with database(ctx) as conn:
-        policy = await policy_mod.load(conn)
         try:
-            done = await progress_flags.clear(conn, policy, flag_id, by=who, note=note)
+            done = await progress_flags.clear(conn, flag_id, by=who, note=note)
         except progress_flags.FlagNotOpen as exc:
             fail(str(exc), 3)
     click.echo(f"flag {done.flag_id} cleared by {who}; gains boards rebuilt "

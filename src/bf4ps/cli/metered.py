@@ -14,7 +14,6 @@ from datetime import datetime, timedelta
 
 import click
 
-from bf4ps import policy as policy_mod
 from bf4ps.battlelog.models import FetchResult
 from bf4ps.battlelog.window import SendTooLate, SendWindow
 from bf4ps.collector.clock import DbClock, measure
@@ -97,8 +96,7 @@ class Metered:
                                   f"a restore ({held.reason}); nothing was sent")
                 await self.clock.sleep_until(held.until)
                 continue
-            policy = await policy_mod.load(self.conn)
-            got = await admission.operator_slot(self.conn, self.egress, cfg, policy, kind)
+            got = await admission.operator_slot(self.conn, self.egress, cfg, kind)
             if not isinstance(got, Wait):
                 return got
             until = got.until or self.clock.now() + timedelta(seconds=1)

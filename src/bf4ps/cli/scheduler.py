@@ -20,9 +20,9 @@ from bf4ps.cli.common import (
 from bf4ps.db import compat
 from bf4ps.db.connect import resolve_url
 from bf4ps.domain import JobKind, Platform
+from bf4ps.events.log import EVENT_TYPE_NAMES
 from bf4ps.interactive.inputs import InputError, parse_name
 from bf4ps.logs import setup_logging
-from bf4ps.queue.events import EVENT_TYPE_NAMES
 from bf4ps.scheduler import history, retention
 from bf4ps.scheduler.intake_loop import scheduler_intake
 from bf4ps.scheduler.service import Scheduler

@@ -22,8 +22,8 @@ from typing import NamedTuple
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.queue.jobs import CollectorRef
 from bf4ps.waiting import sleep_unless_stopped
 

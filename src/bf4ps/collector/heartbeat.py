@@ -13,13 +13,14 @@ from datetime import UTC, datetime
 
 from psycopg_pool import AsyncConnectionPool
 
+from bf4ps.collector.held import Holding, Phase
 from bf4ps.db.connect import DB_ERRORS, Conn, connect
 from bf4ps.db.queries import Present, one
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.gates import circuit
 from bf4ps.queue import claim as qclaim
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
-from bf4ps.queue.jobs import ClaimedJob, CollectorRef
+from bf4ps.queue.jobs import CollectorRef
 from bf4ps.waiting import sleep_unless_stopped
 
 log = logging.getLogger(__name__)
@@ -69,9 +70,7 @@ class Heartbeat:
         self.lease_seconds = lease_seconds
         self.flags = Flags()
         self.on_change = on_change  # called when the registry's flags change
-        self.current: ClaimedJob | None = None
-        self.finishing = False  # the current job's finalize has begun: it reports the lease
-        self.sent = False  # the current job's request has been begun (it is running)
+        self.holding = Holding()  # the job held and its phase (collector/held.py)
         self.lost: LeaseLost | None = None  # a sent job's lease found lost: stop after it
         self.failing_since: datetime | None = None  # heartbeats failing from then on
         self.lost_since: datetime | None = None  # ... for longer than one period: an outage
@@ -152,15 +151,18 @@ class Heartbeat:
                                          "failing_since": _iso(self.lost_since)})
 
     async def _renew(self, conn: Conn) -> None:
-        job = self.current
-        if job is None:
+        held = self.holding.served()
+        if held is None:
             return
+        job = held.job
         renewed = await qclaim.renew(conn, job.lease, self.lease_seconds)
-        if renewed is None and self.current is job and not self.finishing:
+        now = self.holding.served()
+        if renewed is None and now is not None and now.job is job \
+                and now.phase is not Phase.FINISHING:
             # once finalize has begun, a renewal finding no lease is usually that finalize's
             # own commit (the job is gone); a lost lease is then the fence's to report
             lost = LeaseLost(f"the lease of job {job.job_id} is no longer ours")
-            if not self.sent:
+            if now.phase is not Phase.SENT:
                 log.warning("lease of job %s is no longer ours", job.job_id)
                 raise lost
             if self.lost is None:

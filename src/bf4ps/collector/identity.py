@@ -16,8 +16,8 @@ import psutil
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one, one_row, q
 from bf4ps.domain import Lane
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.queue.jobs import CollectorRef
 
 _CLOCK_SLACK = timedelta(seconds=60)  # the host's clock against the database's

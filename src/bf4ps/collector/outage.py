@@ -4,11 +4,16 @@ the answer's Retry-After when it gave one (at most ``retry_after_max_seconds``),
 ``outage_cooldown_seconds``. A throttle's Retry-After (a 429 saying how long) is honoured the
 same way, beside the throttle's exponential cool-down (gates/throttle.py). The admission never
 opens a slot of a cooling egress, so nothing is sent from it meanwhile. The throttle streak is
-not touched here: an outage is not our rate's fault.
+not touched here: an outage is not our rate's fault. The cool-down is spread by
+``outage_cooldown_jitter`` (the plain one ± half of it, a Retry-After's only upward), so
+egresses cooled by one outage resume apart instead of in lock step. The ``egress_cooled``
+event names its signal (``retry_after``, ``login_wall``, ``login_redirect``, ``http_5xx``,
+``timeout`` ...) and the resource asked for.
 """
 
 from __future__ import annotations
 
+import random
 from datetime import datetime
 from typing import NamedTuple
 
@@ -16,9 +21,9 @@ from bf4ps.battlelog.classify import is_outage
 from bf4ps.battlelog.models import FetchResult
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.policy import Policy
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import CollectorRef
 
 
@@ -26,16 +31,32 @@ class _Cooled(NamedTuple):
     cooldown_until: datetime
 
 
-def cool_seconds(result: FetchResult, policy: Policy) -> float:
-    """How long an outage answer cools the egress."""
+def cool_seconds(result: FetchResult, policy: Policy, rng: random.Random | None = None
+                 ) -> float:
+    """How long an outage answer cools the egress: the outage cool-down times 1 ± the jitter
+    (its mean unchanged), or the answer's Retry-After (at most the cap) plus up to the jitter
+    times the outage cool-down (a Retry-After is never cut short)."""
+    spread = policy.outage_cooldown_jitter * policy.outage_cooldown_seconds
+    draw = (rng or random).uniform(0, spread)
     retry_after = result.details.get("retry_after_seconds")
     if isinstance(retry_after, int | float):
-        return min(float(retry_after), policy.retry_after_max_seconds)
-    return policy.outage_cooldown_seconds
+        return min(float(retry_after), policy.retry_after_max_seconds) + draw
+    return policy.outage_cooldown_seconds - spread / 2 + draw
+
+
+def cool_signal(result: FetchResult) -> str:
+    """What the cool-down was for: a Retry-After, else the answer's recognized signal
+    (``login_wall``, ``login_redirect``, ``http_5xx`` ...), else its class (``timeout``)."""
+    if "retry_after_seconds" in result.details:
+        return "retry_after"
+    signal = result.details.get("signal")
+    if isinstance(signal, str):
+        return signal
+    return result.error_class.value if result.error_class else "unknown"
 
 
 async def cool(conn: Conn, me: CollectorRef, result: FetchResult, policy: Policy,
-               signature: str) -> float | None:
+               signature: str, resource: str | None = None) -> float | None:
     """Cool the egress after an outage answer, or after any answer with a Retry-After (a 429
     saying how long: honoured beside the throttle's own cool-down); the seconds, None when it
     was neither."""
@@ -51,8 +72,9 @@ async def cool(conn: Conn, me: CollectorRef, result: FetchResult, policy: Policy
             await events.record(
                 conn, EventType.EGRESS_COOLED, http_status=result.http_status,
                 result=signature[:40], error_class=result.error_class.value
-                if result.error_class else None, **me.event_fields(),
+                if result.error_class else None, resource=resource, **me.event_fields(),
                 details={"seconds": round(seconds, 3), "signature": signature,
+                         "signal": cool_signal(result),
                          "retry_after": "retry_after_seconds" in result.details,
                          "cooldown_until": row.cooldown_until.isoformat()})
     return seconds

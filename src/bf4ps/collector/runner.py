@@ -14,6 +14,7 @@ import asyncio
 import logging
 import signal
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
@@ -23,8 +24,11 @@ from bf4ps import policy as policy_mod
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.collector.clock import ClockGuard, DbClock
 from bf4ps.collector.heartbeat import Heartbeat
+from bf4ps.collector.held import Held, Phase
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.collector.restore_guard import RestoreGuard, receipt_file
+from bf4ps.collector.session import BattlelogSession
+from bf4ps.collector.session import stopped as session_stopped
 from bf4ps.collector.slots import unsent
 from bf4ps.collector.supervise import EXIT_FAILED, Failure, supervise
 from bf4ps.collector.testhook import PausePoints
@@ -33,12 +37,12 @@ from bf4ps.db import compat, startup
 from bf4ps.db.connect import DB_ERRORS, Conn, open_pool, resolve_url
 from bf4ps.db.queries import q
 from bf4ps.domain import Lane
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.fleet.seed import seed
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Admitted, Slot, Wait
 from bf4ps.queue import claim as qclaim
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
 from bf4ps.queue.finalize import NextClaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 from bf4ps.settings import SendTimings, Settings
@@ -119,14 +123,13 @@ class Collector:
         async with BattlelogClient(s.battlelog_base_url, s.battlelog_user_agent,
                                    s.battlelog_timeout_seconds, self.want.source_address,
                                    connect_lead=s.battlelog_connect_lead_seconds) as c:
-            session = s.battlelog_session()
-            if session is not None:
-                c.use_session(session)
-                log.info("searches use the operator's Battlelog session (from the file)")
-            ctx = Context(me, c, SendTimings.from_settings(s), beat, s.throttle_cooldown_seconds,
+            logged_in = BattlelogSession(s.battlelog_session_file, c)
+            logged_in.load()
+            gate = SendTimings.from_settings(s)
+            ctx = Context(me, c, gate, beat, s.throttle_cooldown_seconds,
                           s.throttle_cooldown_max_seconds, pool=pool, pause=self.pause,
-                          clock=self.clock)
-            ctx.chain = lambda: self._chain_next(ctx)
+                          clock=self.clock, chain=partial(self._chain_next, me, beat, gate),
+                          session=logged_in)
             # the heartbeat beats until the loop has ended, not until the stop request: the
             # request in flight at a SIGTERM may outlast the lease, and its finalize needs it
             loop_ended = asyncio.Event()
@@ -137,10 +140,10 @@ class Collector:
             log.error("collector failing: %s; the process exits", failure)
         if failure is not None:
             await self._last_check(pool)
-            await self._let_go(pool, ctx, ctx.abandoned or ctx.held)
+            await self._let_go(pool, ctx, ctx.holding.take())
             await self._stopped(pool, me, failure)
             return EXIT_FAILED
-        await self._let_go(pool, ctx, ctx.held, "shutdown")
+        await self._let_go(pool, ctx, ctx.holding.take(), "shutdown")
         await self._stopped(pool, me)
         return 0
 
@@ -154,30 +157,30 @@ class Collector:
         except DB_ERRORS as exc:
             log.warning("the restore guard's last check failed: %s", exc)
 
-    def _chain_next(self, ctx: Context) -> NextClaim | None:
+    def _chain_next(self, me: CollectorRef, beat: Heartbeat, gate: SendTimings
+                    ) -> NextClaim | None:
         """The next claim a background success makes in its own transaction (the admission's
         look on the server first), when the loop would claim next anyway: not stopping, not
         drained, disabled or retired, heartbeats and the clock fine, no clock check due. The
         interactive lane chains a soldier's resources instead (its next claim needs the
         soldier a look-up finds) and claims on its own."""
-        beat = ctx.heartbeat
         flags = beat.flags
-        if (ctx.me.lane is Lane.INTERACTIVE or self.stop.is_set() or beat.lost is not None
+        if (me.lane is Lane.INTERACTIVE or self.stop.is_set() or beat.lost is not None
                 or beat.lost_since is not None or not flags.enabled or flags.retired
                 or flags.drained or self.guard is None or self.guard.skewed
                 or self.clock.due(self.guard.period)):
             return None
-        return NextClaim(ctx.me.lane, ctx.gate.lease_seconds,
-                         gate=admission.look_params(ctx.me, ctx.gate, self.policy))
+        return NextClaim(me.lane, gate.lease_seconds, gate=gate)
 
-    async def _let_go(self, pool: Pool, ctx: Context, job: ClaimedJob | None,
+    async def _let_go(self, pool: Pool, ctx: Context, held: Held | None,
                       why: str = "collector_failed") -> None:
-        """A claimed job not yet sent goes back to the queue; a running one is left to its
-        lease (its late finalize, if any, is fenced)."""
-        if job is None:
+        """A claimed job not yet sent goes back to the queue (a chained one's counted slot
+        stops counting); a running one is left to its lease (its late finalize, if any, is
+        fenced)."""
+        if held is None:
             return
-        slot = ctx.held_slot if job is ctx.held else None
-        ctx.held, ctx.held_slot = None, None
+        job = held.job
+        slot = held.slot if held.phase is Phase.CHAINED else None
         try:
             async with pool.connection(timeout=STOP_TIMEOUT) as conn:
                 if await self._give_back(conn, ctx, job, slot, why):
@@ -201,12 +204,12 @@ class Collector:
             self.wake.clear()
             flags = ctx.heartbeat.flags
             if not flags.enabled or flags.retired:
-                await self._let_go(pool, ctx, ctx.held, "shutdown")
+                await self._let_go(pool, ctx, ctx.holding.take(), "shutdown")
                 log.info("collector %s is %s: exiting", ctx.me.name,
                          "retired" if flags.retired else "disabled")
                 return
             if flags.drained or ctx.heartbeat.lost_since is not None:
-                await self._let_go(pool, ctx, ctx.held, "drained" if flags.drained
+                await self._let_go(pool, ctx, ctx.holding.take(), "drained" if flags.drained
                                    else "heartbeat_lost")
                 if flags.drained and not drained:
                     log.info("collector %s is drained: claiming nothing", ctx.me.name)
@@ -216,7 +219,7 @@ class Collector:
             drained = False
             try:
                 if not await self._clock_within(pool):
-                    await self._let_go(pool, ctx, ctx.held, "clock_skew")
+                    await self._let_go(pool, ctx, ctx.holding.take(), "clock_skew")
                     await self._pause(self.settings.idle_poll_seconds)
                     continue
                 chain = await self._step(pool, ctx, chain)
@@ -228,22 +231,28 @@ class Collector:
         async with pool.connection() as conn:
             held = await self.restore.hold(conn)
             if held is not None:  # after a restore: nothing is sent until the ledger is whole
-                if ctx.held is not None:
-                    await self._give_back(conn, ctx, ctx.held, ctx.held_slot, "restore_hold")
-                    ctx.held, ctx.held_slot = None, None
+                chained = ctx.holding.take()
+                if chained is not None:
+                    await self._give_back(conn, ctx, chained.job, chained.slot, "restore_hold")
                 await self.clock.sleep_until(min(held, self.clock.now() + timedelta(
                     seconds=self.settings.idle_poll_seconds)), self.wake)
                 return chain
-            policy = self.policy = await policy_mod.load(conn)
+            if await session_stopped(conn, ctx.me, ctx.session):  # dead until renewed
+                chained = ctx.holding.take()
+                if chained is not None:
+                    await self._give_back(conn, ctx, chained.job, chained.slot,
+                                          "session_expired")
+                await self._pause(self.settings.idle_poll_seconds)
+                return chain
+            self.policy = await policy_mod.load(conn)
             got: Admitted | Wait
-            if ctx.held is not None:  # claimed by the last success's own transaction
-                job, ctx.held = ctx.held, None
-                slot, ctx.held_slot = ctx.held_slot, None
-                got = await admission.admit_held(conn, ctx.me, ctx.gate, policy, job, slot,
-                                                 pause=self.pause)
+            chained = ctx.holding.take()
+            if chained is not None:  # claimed by the last success's own transaction
+                got = await admission.admit_held(conn, ctx.me, ctx.gate, chained.job,
+                                                 chained.slot, pause=self.pause)
             else:
-                got = await admission.admit(conn, ctx.me, ctx.gate, policy,
-                                            soldier_id=chain, pause=self.pause)
+                got = await admission.admit(conn, ctx.me, ctx.gate, soldier_id=chain,
+                                            pause=self.pause)
             if isinstance(got, Wait):
                 if chain is not None and got.idle:
                     return None  # the chained soldier is done: back to the queue
@@ -255,7 +264,7 @@ class Collector:
                 return chain
             ctx.resolved_soldier = None
             await self.restore.saw(conn, got.slot.request_id)
-            await run_job(conn, ctx, got, policy, self.stop)
+            await run_job(conn, ctx, got, self.policy, self.stop)
         if ctx.me.lane is not Lane.INTERACTIVE:
             return None
         # an interactive full collection chains the same soldier's other resources

@@ -21,7 +21,6 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import q
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Slot, Wait
-from bf4ps.policy import Policy
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 from bf4ps.settings import SendTimings
 
@@ -36,7 +35,6 @@ class Pacing:
 
     me: CollectorRef
     gate: SendTimings
-    policy: Policy
     job: ClaimedJob
     clock: DbClock = field(default_factory=DbClock)
 
@@ -61,7 +59,7 @@ async def next_slot(conn: Conn, p: Pacing, tries: int = 20) -> Slot | None:
     """A further send slot for a job already held, slept up to its connect lead; None when
     none could be had."""
     for _ in range(tries):
-        got = await admission.extra_slot(conn, p.me, p.gate, p.policy, p.job)
+        got = await admission.extra_slot(conn, p.me, p.gate, p.job)
         if not isinstance(got, Wait):
             await p.clock.sleep_until(p.begin(got))
             return got

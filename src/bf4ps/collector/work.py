@@ -11,24 +11,25 @@ from datetime import timedelta
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from bf4ps.battlelog.classify import slows_egress
+from bf4ps.battlelog.classify import is_soft_throttle, slows_egress
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult, LinkedSoldier, ProfileStats, SearchHit
 from bf4ps.battlelog.window import SendWindow
-from bf4ps.collector import judged, outage
+from bf4ps.collector import judged, outage, session
 from bf4ps.collector.clock import DbClock
 from bf4ps.collector.heartbeat import Heartbeat, LeaseLost
+from bf4ps.collector.held import Holding, Phase
 from bf4ps.collector.search import search
 from bf4ps.collector.slots import Pacing, further_request, give_up, send_in_slot
 from bf4ps.db.connect import OUTAGE_ERRORS, Conn
 from bf4ps.domain import ErrorClass, Resource
+from bf4ps.events.log import EventType
 from bf4ps.gates import circuit, throttle
-from bf4ps.gates.admission import Admitted, Pause, Slot, counted_next, no_pause
+from bf4ps.gates.admission import Admitted, Pause, counted_next, no_pause
 from bf4ps.interactive import lookup
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue import finalize
-from bf4ps.queue.events import EventType
 from bf4ps.queue.finalize import Attempt, NextClaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
 from bf4ps.settings import SendTimings
@@ -52,28 +53,31 @@ class Context:
     resolved_soldier: int | None = None  # the soldier a lookup just found (for chaining)
     pool: AsyncConnectionPool[Conn] | None = None  # a fresh connection for a late finalize
     pause: Pause = field(default=no_pause)  # test-only pause points (testhook.py)
-    abandoned: ClaimedJob | None = None  # the job held when the loop was cancelled
     clock: DbClock = field(default_factory=DbClock)  # database time on this host
     # the next claim a success makes in its own transaction, when the loop would claim anyway
-    # (runner.py decides; None: finalize alone)
+    # (the runner's rule, given at construction; None: finalize alone)
     chain: Callable[[], NextClaim | None] = field(default=lambda: None)
-    held: ClaimedJob | None = None  # claimed by the last success
-    held_slot: Slot | None = None  # ... and counted in this slot by it (None: not counted yet)
+    session: session.BattlelogSession | None = None  # a logged-in session's file (session.py)
+
+    @property
+    def holding(self) -> Holding:
+        """The job held and its phase (collector/held.py): the heartbeat renews its lease."""
+        return self.heartbeat.holding
 
 
 async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
                   stop: asyncio.Event) -> Outcome | None:
     """Serve one admitted job; None when it was given back (shutdown before the send)."""
     job = adm.job
-    ctx.heartbeat.current = job
-    ctx.heartbeat.finishing = ctx.heartbeat.sent = False
-    pacing = Pacing(ctx.me, ctx.gate, policy, job, ctx.clock)
+    ctx.holding.hold(job, Phase.COUNTED, adm.slot)
+    cancelled = False
+    pacing = Pacing(ctx.me, ctx.gate, job, ctx.clock)
     try:
         # claimed → running is committed just before the request is begun (the connect lead
         # before the slot), so the database round trip is not spent out of the slot's
         # tolerance; the recorded start is the slot itself
         if not await ctx.clock.sleep_until(pacing.begin(adm.slot) - START_LEAD, stop):
-            ctx.heartbeat.finishing = True  # its lease ends here, not lost
+            ctx.holding.advance(job, Phase.FINISHING)  # its lease ends here, not lost
             await give_up(conn, pacing, adm.slot, "stopping before the slot")
             await qclaim.release(conn, ctx.me, job, "shutdown")
             return None
@@ -82,7 +86,7 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
             log.warning("job %s: lease lost before the request; nothing sent", job.job_id)
             await give_up(conn, pacing, adm.slot, "lease lost before the slot")
             return None
-        ctx.heartbeat.sent = True
+        ctx.holding.advance(job, Phase.SENT)
         await ctx.clock.sleep_until(pacing.begin(adm.slot))
         await ctx.pause("fetch")
         sent = await send_in_slot(
@@ -105,10 +109,11 @@ async def run_job(conn: Conn, ctx: Context, adm: Admitted, policy: Policy,
                                            "request was out")
         return outcome
     except asyncio.CancelledError:
-        ctx.abandoned = job  # supervision stopped the loop: the runner lets the job go
+        cancelled = True  # supervision stopped the loop: the runner lets the held job go
         raise
     finally:
-        ctx.heartbeat.current = None
+        if not cancelled:
+            ctx.holding.drop(job)
 
 
 async def _stop_if_lease_lapsed(conn: Conn, ctx: Context, job: ClaimedJob) -> None:
@@ -151,7 +156,8 @@ async def _account_soldiers(conn: Conn, ctx: Context, pacing: Pacing,
         return tuple(s for s in extra.parsed if isinstance(s, LinkedSoldier))
     if slows_egress(extra):
         await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
-                                 extra.http_status)
+                                 throttle.Cause(throttle.hard_signal(extra.http_status),
+                                                None, extra.http_status))
     return None
 
 
@@ -167,7 +173,7 @@ async def conclude(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResul
     """Finalize, retrying through database outages (the fence makes retries safe): on the same
     connection while it lives, else on a fresh one from the pool (a collector cut from the
     database reports its answer when it is back; too late, the fence rejects it)."""
-    ctx.heartbeat.finishing = True
+    ctx.holding.advance(job, Phase.FINISHING)
     attempt = _attempt(result)
     raw = None  # the raw answer for the archive (stats/archive.py), compressed before any lock
     if result.body and job.soldier_id is not None and policy.archive_answers_kept > 0:
@@ -199,7 +205,8 @@ async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: Fetc
                 conn, ctx.me, job, attempt, policy,
                 checked_writer(ctx.me, resource, result.parsed, policy, raw),
                 then=ctx.chain())
-            ctx.held, ctx.held_slot = outcome.next_job, counted_next(outcome)
+            if outcome.next_job is not None:  # the finished job's lease ended with it
+                ctx.holding.hold(outcome.next_job, Phase.CHAINED, counted_next(outcome))
         except plausible.Implausible as exc:  # nothing of it was stored
             return await judged.implausible(conn, ctx.me, ctx.heartbeat, job, exc.verdict,
                                             attempt, policy, raw)
@@ -212,17 +219,37 @@ async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: Fetc
             await judged.circuit_success(conn, ctx.me, ctx.heartbeat, job)
         return outcome
     error = result.error_class or ErrorClass.INTERNAL
-    # an outage cools the egress (its Retry-After) before anything else is sent from it
-    await outage.cool(conn, ctx.me, result, policy, circuit.signature(error, result))
+    dead = ctx.session is not None and ctx.session.kills(result)
+    if dead:  # a login wall with a session configured: the session died, not Battlelog
+        result.details["signal"] = session.SESSION_EXPIRED
+        if attempt.details is not None:
+            attempt.details["signal"] = session.SESSION_EXPIRED
+    else:  # an outage cools the egress (its Retry-After) before anything else is sent from it
+        await outage.cool(conn, ctx.me, result, policy, circuit.signature(error, result),
+                          job.resource)
     outcome = await judged.fail(conn, ctx.me, ctx.heartbeat, job, error, result.message,
                                 attempt, policy, result)
+    if dead and ctx.session is not None:
+        await session.expired(conn, ctx.me, ctx.session, result, job.resource)
     if raw is not None and outcome.committed and job.soldier_id is not None:
         await archive.keep(conn, job.soldier_id, raw, str(attempt.details.get("signature")
                            if attempt.details else error.value), policy.archive_answers_kept)
-    if slows_egress(result):  # a 403/429, or a soft throttle (a null body, stats missing)
-        await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
-                                 result.http_status)
+    await _slow_down(conn, ctx, job, result, policy)
     return outcome
+
+
+async def _slow_down(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResult,
+                     policy: Policy) -> None:
+    """A 403/429 or throttle message cools the egress at once; a soft throttle (a null body,
+    stats missing) only when it completes a run on this egress (gates/throttle.py)."""
+    if slows_egress(result):
+        await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
+                                 throttle.Cause(throttle.hard_signal(result.http_status),
+                                                job.resource, result.http_status))
+    elif is_soft_throttle(result):
+        await throttle.soft_answer(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap, policy,
+                                   throttle.Cause(throttle.SOFT_THROTTLE, job.resource,
+                                                  result.http_status))
 
 
 async def _finalize_lookup(conn: Conn, ctx: Context, job: ClaimedJob, result: FetchResult,

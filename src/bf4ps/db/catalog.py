@@ -109,8 +109,9 @@ def diff(expected: Schema, actual: Schema, path: str = "") -> list[str]:
 
 
 HEADER = """\
--- The BF4PS schema as the migrations leave it, read back from a migrated database.
--- GENERATED, do not edit: after changing a migration run
+-- The BF4PS schema as the migrations and the code files (db/functions/) leave it, read back
+-- from an upgraded database.
+-- GENERATED, do not edit: after changing a migration or a code file run
 --     python -m tests.schema.regenerate
 -- (tests/db/test_schema.py fails while this file and the migrations disagree).
 -- Grants name every role but the owner; a function is executable by the roles granted here.

@@ -2,6 +2,9 @@
 
 Each file runs in one transaction together with its bookkeeping row, so a failure leaves nothing
 half-applied and is raised, never swallowed. An applied file whose text changed is an error.
+The database's code (functions, triggers, views) is not in the migrations after the baseline:
+it lives in hand-written files per room (bf4ps.db.code), re-applied here after the migrations,
+inside the same lock, whenever a file changed.
 The first file may be a baseline (NNNN_baseline.sql) that replaces the migrations up to its
 number: a database that applied those is checked against their recorded checksums
 (migrations/squashed.txt) instead; one that stopped before the baseline is refused.
@@ -20,6 +23,7 @@ from typing import NamedTuple
 import psycopg
 from psycopg.rows import dict_row
 
+from bf4ps.db import code
 from bf4ps.db.queries import Conn, all_rows, one, one_row, q
 
 MIGRATION_LOCK = 0x4246_3450_5344_4231  # "BF4PSDB1"
@@ -55,6 +59,13 @@ class Status:
     applied: list[tuple[int, str, datetime]]
     pending: list[Migration]
     server_version: str
+    code_pending: list[str]  # code files whose text differs from the database's (db.code)
+
+
+@dataclass(frozen=True)
+class Upgraded:
+    migrations: list[Migration]
+    code: list[code.CodeFile]
 
 
 class MigrationError(RuntimeError):
@@ -151,7 +162,13 @@ def _check_checksums(applied: dict[int, Applied], known: list[Migration],
 
 
 async def upgrade(url: str) -> list[Migration]:
-    """Apply every pending migration; returns those applied by this call."""
+    """Apply every pending migration and re-apply the changed code files; returns the
+    migrations applied by this call."""
+    return (await upgrade_all(url)).migrations
+
+
+async def upgrade_all(url: str) -> Upgraded:
+    """Apply every pending migration, then every code file that changed (bf4ps.db.code)."""
     known = available()
     done: list[Migration] = []
     async with await psycopg.AsyncConnection.connect(url, row_factory=dict_row,
@@ -169,12 +186,13 @@ async def upgrade(url: str) -> list[Migration]:
                     await conn.execute(q("record_migration"), {
                         "version": mig.version, "name": mig.name, "checksum": mig.checksum})
                 done.append(mig)
+            applied_code = await code.apply(conn)
             await _record_compat(conn, known)
             await conn.execute(q("ensure_event_partitions"), {"months": 3})
             await conn.execute(q("no_temporary"))
         finally:
             await conn.execute(q("migration_unlock"), {"lock": MIGRATION_LOCK})
-    return done
+    return Upgraded(done, applied_code)
 
 
 async def _record_compat(conn: Conn, known: list[Migration]) -> None:
@@ -192,6 +210,8 @@ async def status(url: str) -> Status:
         applied = await _applied(conn, read_only=True)
         _check_checksums(applied, known, newer_ok=True)
         row = await one(conn, _ServerVersion, "server_version")
+        code_pending = code.changed(code.available(), await code.recorded(conn))
     rows = [(v, r.name, r.applied_at) for v, r in sorted(applied.items())]
     pending = [m for m in known if m.version not in applied]
-    return Status(rows, pending, row.server_version if row else "?")
+    return Status(rows, pending, row.server_version if row else "?",
+                  [f.name for f in code_pending])

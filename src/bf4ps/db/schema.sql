@@ -1,5 +1,6 @@
--- The BF4PS schema as the migrations leave it, read back from a migrated database.
--- GENERATED, do not edit: after changing a migration run
+-- The BF4PS schema as the migrations and the code files (db/functions/) leave it, read back
+-- from an upgraded database.
+-- GENERATED, do not edit: after changing a migration or a code file run
 --     python -m tests.schema.regenerate
 -- (tests/db/test_schema.py fails while this file and the migrations disagree).
 -- Grants name every role but the owner; a function is executable by the roles granted here.
@@ -23,6 +24,7 @@ CREATE DOMAIN bf4ps_priority_class AS text CHECK ((VALUE = ANY (ARRAY['interacti
 CREATE DOMAIN bf4ps_resource AS text CHECK ((VALUE = ANY (ARRAY['detailed'::text, 'profile'::text, 'weapons'::text, 'vehicles'::text])));
 CREATE DOMAIN bf4ps_soldier_name AS text CHECK (((btrim(VALUE) <> ''::text) AND (length(VALUE) <= 64)));
 CREATE DOMAIN bf4ps_state_status AS text CHECK ((VALUE = ANY (ARRAY['never_attempted'::text, 'current'::text, 'due'::text, 'retry_wait'::text, 'unavailable'::text])));
+CREATE TYPE admission_answer AS (outcome text, slot timestamp with time zone, wait_until timestamp with time zone, ledger_id bigint, classes text[]);
 CREATE TYPE queue_claimed AS (finished bigint, gate_wait_until timestamp with time zone, job_id bigint, soldier_id bigint, resource text, lane text, priority_class text, rank timestamp with time zone, reason text, attempt_count integer, is_retry boolean, lease_token uuid, claimed_at timestamp with time zone, started_at timestamp with time zone, lease_expires_at timestamp with time zone, request_id uuid, lookup_name text, lookup_platform text, reclaimed boolean, persona_id bigint, platform text, current_name text);
 CREATE TYPE queue_counted AS (claimed queue_claimed, slot_at timestamp with time zone, ledger_id bigint);
 
@@ -94,7 +96,7 @@ CREATE TABLE circuit_breakers (
     CONSTRAINT circuit_breakers_times_opened_check CHECK ((times_opened >= 1)),
     CONSTRAINT circuit_open_shape CHECK ((((state = 'open'::text) = (next_probe_at IS NOT NULL)) AND ((state = 'closed'::text) = (closed_at IS NOT NULL))))
 );
-GRANT INSERT, SELECT, UPDATE ON TABLE circuit_breakers TO bf4ps_collector;
+GRANT SELECT ON TABLE circuit_breakers TO bf4ps_collector;
 GRANT SELECT ON TABLE circuit_breakers TO bf4ps_operator;
 GRANT SELECT ON TABLE circuit_breakers TO bf4ps_scheduler;
 GRANT SELECT ON TABLE circuit_breakers TO bf4ps_web;
@@ -138,6 +140,7 @@ CREATE TABLE collection_events (
     details bf4ps_event_details,
     claimed_at timestamp with time zone,
     started_at timestamp with time zone,
+    recorded_by text DEFAULT SESSION_USER,
     CONSTRAINT collection_events_pkey PRIMARY KEY (occurred_at, event_id)
 ) PARTITION BY RANGE (occurred_at);
 CREATE INDEX ix_events_collector ON ONLY public.collection_events USING btree (collector_uuid, occurred_at DESC) WHERE (collector_uuid IS NOT NULL);
@@ -149,10 +152,10 @@ CREATE INDEX ix_events_resource ON ONLY public.collection_events USING btree (re
 CREATE INDEX ix_events_soldier ON ONLY public.collection_events USING btree (soldier_id, occurred_at DESC) WHERE (soldier_id IS NOT NULL);
 CREATE INDEX ix_events_throttle ON ONLY public.collection_events USING btree (egress_key, occurred_at DESC) WHERE (((error_class)::text = 'throttle'::text) OR ((http_status)::integer = ANY (ARRAY[403, 429])));
 CREATE INDEX ix_events_type ON ONLY public.collection_events USING btree (event_type, occurred_at DESC) WHERE ((event_type)::text <> ALL (ARRAY['succeeded'::text, 'failed'::text, 'retry_scheduled'::text, 'created'::text]));
-GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at) ON TABLE collection_events TO bf4ps_collector;
+GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at, recorded_by) ON TABLE collection_events TO bf4ps_collector;
 GRANT SELECT ON TABLE collection_events TO bf4ps_operator;
-GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at) ON TABLE collection_events TO bf4ps_scheduler;
-GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at) ON TABLE collection_events TO bf4ps_web;
+GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at, recorded_by) ON TABLE collection_events TO bf4ps_scheduler;
+GRANT SELECT (event_id, occurred_at, event_type, collector_uuid, collector_name, hostname, egress_key, lane, job_id, soldier_id, persona_id, platform, resource, priority_class, attempt_number, result, duration_ms, wait_ms, http_status, error_class, error_message, details, claimed_at, started_at, recorded_by) ON TABLE collection_events TO bf4ps_web;
 
 CREATE TABLE collection_jobs (
     job_id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
@@ -245,7 +248,7 @@ CREATE INDEX ix_state_retry_resource ON public.collection_state USING btree (res
 CREATE TRIGGER coverage_change AFTER UPDATE OF status ON public.collection_state FOR EACH ROW WHEN (((old.status)::text IS DISTINCT FROM (new.status)::text)) EXECUTE FUNCTION bf4ps_coverage_change();
 CREATE TRIGGER coverage_delete AFTER DELETE ON public.collection_state REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_coverage_apply();
 CREATE TRIGGER coverage_insert AFTER INSERT ON public.collection_state REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_coverage_apply();
-GRANT INSERT, SELECT, UPDATE ON TABLE collection_state TO bf4ps_collector;
+GRANT INSERT, SELECT ON TABLE collection_state TO bf4ps_collector;
 GRANT SELECT ON TABLE collection_state TO bf4ps_operator;
 GRANT INSERT, SELECT, UPDATE ON TABLE collection_state TO bf4ps_scheduler;
 GRANT INSERT, SELECT, UPDATE ON TABLE collection_state TO bf4ps_web;
@@ -605,8 +608,8 @@ CREATE TABLE gains_board_items (
 );
 GRANT SELECT ON TABLE gains_board_items TO bf4ps_collector;
 GRANT DELETE, INSERT, SELECT ON TABLE gains_board_items TO bf4ps_operator;
-GRANT DELETE, INSERT, SELECT ON TABLE gains_board_items TO bf4ps_scheduler;
-GRANT DELETE, INSERT, SELECT ON TABLE gains_board_items TO bf4ps_web;
+GRANT SELECT ON TABLE gains_board_items TO bf4ps_scheduler;
+GRANT SELECT ON TABLE gains_board_items TO bf4ps_web;
 
 CREATE TABLE gains_boards (
     board text NOT NULL,
@@ -628,8 +631,8 @@ CREATE INDEX ix_gains_boards_rank ON public.gains_boards USING btree (board, pla
 CREATE INDEX ix_gains_boards_soldier ON public.gains_boards USING btree (soldier_id);
 GRANT SELECT ON TABLE gains_boards TO bf4ps_collector;
 GRANT DELETE, INSERT, SELECT ON TABLE gains_boards TO bf4ps_operator;
-GRANT DELETE, INSERT, SELECT ON TABLE gains_boards TO bf4ps_scheduler;
-GRANT DELETE, INSERT, SELECT ON TABLE gains_boards TO bf4ps_web;
+GRANT SELECT ON TABLE gains_boards TO bf4ps_scheduler;
+GRANT SELECT ON TABLE gains_boards TO bf4ps_web;
 
 CREATE TABLE intake_state (
     source_name text NOT NULL,
@@ -674,7 +677,6 @@ CREATE TABLE interactive_requests (
 CREATE INDEX ix_requests_client ON public.interactive_requests USING btree (client_key, created_at DESC);
 CREATE INDEX ix_requests_open ON public.interactive_requests USING btree (created_at) WHERE (status = ANY (ARRAY['queued'::text, 'collecting'::text]));
 GRANT SELECT (request_id, soldier_id, lookup_name, platform, status, resources, eta_at, first_request_at, finished_at, message, created_at, updated_at) ON TABLE interactive_requests TO bf4ps_collector;
-GRANT UPDATE (soldier_id, status, resources, eta_at, finished_at, message, updated_at) ON TABLE interactive_requests TO bf4ps_collector;
 GRANT SELECT ON TABLE interactive_requests TO bf4ps_operator;
 GRANT INSERT, UPDATE ON TABLE interactive_requests TO bf4ps_scheduler;
 GRANT SELECT (request_id, soldier_id, lookup_name, platform, status, resources, eta_at, first_request_at, finished_at, message, created_at, updated_at) ON TABLE interactive_requests TO bf4ps_scheduler;
@@ -818,7 +820,7 @@ CREATE INDEX ix_progress_flags_soldier ON public.progress_flags USING btree (sol
 GRANT SELECT ON TABLE progress_flags TO bf4ps_collector;
 GRANT SELECT, UPDATE ON TABLE progress_flags TO bf4ps_operator;
 GRANT INSERT, SELECT ON TABLE progress_flags TO bf4ps_scheduler;
-GRANT SELECT, UPDATE ON TABLE progress_flags TO bf4ps_web;
+GRANT SELECT ON TABLE progress_flags TO bf4ps_web;
 
 CREATE TABLE raw_answers (
     answer_id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
@@ -838,9 +840,9 @@ CREATE TABLE raw_answers (
 );
 CREATE INDEX ix_raw_answers_soldier ON public.raw_answers USING btree (soldier_id, resource, answer_id DESC);
 CREATE INDEX ix_raw_answers_time ON public.raw_answers USING btree (received_at);
-GRANT DELETE, INSERT, SELECT ON TABLE raw_answers TO bf4ps_collector;
+GRANT SELECT ON TABLE raw_answers TO bf4ps_collector;
 GRANT SELECT ON TABLE raw_answers TO bf4ps_operator;
-GRANT DELETE, SELECT ON TABLE raw_answers TO bf4ps_scheduler;
+GRANT SELECT ON TABLE raw_answers TO bf4ps_scheduler;
 GRANT SELECT ON TABLE raw_answers TO bf4ps_web;
 
 CREATE TABLE recon_runs (
@@ -958,6 +960,17 @@ GRANT SELECT ON TABLE scheduler_policy TO bf4ps_collector;
 GRANT DELETE, INSERT, SELECT, UPDATE ON TABLE scheduler_policy TO bf4ps_operator;
 GRANT SELECT ON TABLE scheduler_policy TO bf4ps_scheduler;
 GRANT SELECT ON TABLE scheduler_policy TO bf4ps_web;
+
+CREATE TABLE schema_code (
+    file text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT schema_code_pkey PRIMARY KEY (file)
+);
+GRANT SELECT ON TABLE schema_code TO bf4ps_collector;
+GRANT SELECT ON TABLE schema_code TO bf4ps_operator;
+GRANT SELECT ON TABLE schema_code TO bf4ps_scheduler;
+GRANT SELECT ON TABLE schema_code TO bf4ps_web;
 
 CREATE TABLE schema_compat (
     version integer NOT NULL,
@@ -1273,59 +1286,214 @@ GRANT SELECT ON TABLE coverage_totals TO bf4ps_web;
 
 -- Functions
 
-CREATE OR REPLACE FUNCTION public.admission_slot(p_egress text, p_collector uuid, p_job_id bigint, p_lease_token uuid, p_interactive boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision, p_policy jsonb, p_class text DEFAULT NULL::text, p_resource text DEFAULT NULL::text, p_claim jsonb DEFAULT NULL::jsonb)
- RETURNS TABLE(outcome text, slot timestamp with time zone, wait_until timestamp with time zone, ledger_id bigint, classes text[], next_job queue_claimed)
+CREATE OR REPLACE FUNCTION public.admission_budget(p_slot timestamp with time zone, p_now timestamp with time zone, p_interactive boolean, p_margin double precision, p_ahead double precision, p_lock boolean, OUT slot timestamp with time zone, OUT wait_until timestamp with time zone, OUT classes text[])
+ RETURNS record
  LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO '$user', 'public'
 AS $function$
 DECLARE
-    counting boolean := p_job_id IS NOT NULL;
-    claiming boolean := p_job_id IS NULL AND p_claim IS NOT NULL;
-    took queue_claimed;  -- the job claiming claimed
-    g egress_gates;
     budget integer;
     budget_window_s double precision;
-    now_at timestamptz;
-    s timestamptz;
     nth timestamptz;
     win record;
     demand text[] := '{}';
-    allowed text[];
+    serving boolean;
+BEGIN
+    slot := p_slot;
+    IF p_lock THEN
+        PERFORM FROM fleet_budget b WHERE b.budget_id = 1 AND b.requests IS NOT NULL;
+        IF FOUND THEN
+            PERFORM pg_advisory_xact_lock(hashtextextended('bf4ps.fleet_budget', 0));
+        END IF;
+    END IF;
+    SELECT b.requests, b.window_seconds INTO budget, budget_window_s
+    FROM fleet_budget b WHERE b.budget_id = 1;
+    IF budget IS NULL THEN
+        RETURN;
+    END IF;
+    SELECT * INTO win FROM budget_window(slot, budget_window_s + p_margin);
+    IF win.total >= budget THEN
+        SELECT c.slot_at INTO nth FROM counted_requests c
+        ORDER BY c.slot_at DESC LIMIT 1 OFFSET budget - 1;
+        slot := GREATEST(slot, win.last_slot + interval '1 microsecond',
+                         nth + make_interval(secs => budget_window_s + p_margin));
+        -- the window the later slot will be in
+        SELECT * INTO win FROM budget_window(slot, budget_window_s + p_margin);
+    END IF;
+    IF slot > p_now + make_interval(secs => p_ahead) THEN
+        wait_until := slot - make_interval(secs => p_ahead);
+        RETURN;
+    END IF;
+    IF NOT p_interactive THEN
+        -- the classes with runnable work in any lane: a background collector leaves a
+        -- waiting interactive request's floor free, but only while an interactive collector
+        -- is serving (else nothing could use the floor); the classes with a floor, and
+        -- recent work, for which the active cap holds its share (budget_allowed_classes
+        -- asks of no other): one probe of ix_jobs_demand each
+        serving := EXISTS (SELECT 1 FROM collectors c
+                           WHERE c.lane = 'interactive' AND c.enabled AND NOT c.drained
+                             AND c.retired_at IS NULL AND c.health = 'healthy');
+        SELECT COALESCE(array_agg(f.cls), '{}') INTO demand
+        FROM unnest(ARRAY['interactive', 'recent', 'bootstrap', 'retry']) AS f(cls)
+        WHERE EXISTS (SELECT 1 FROM collection_jobs j
+                      WHERE j.lease_token IS NULL AND j.status = 'pending'
+                        AND (CASE WHEN j.last_error_at IS NOT NULL THEN 'retry'
+                                  ELSE j.priority_class END) = f.cls
+                        AND j.eligible_at <= clock_timestamp()
+                        AND (j.lane <> 'interactive' OR serving));
+    END IF;
+    classes := budget_allowed_classes(budget, win.used, demand, budget_shares(), p_interactive);
+    IF cardinality(classes) = 0 THEN
+        wait_until := p_now + interval '1 second';
+    END IF;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.admission_caller(p_collector uuid, OUT egress text, OUT interactive boolean)
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    owner text;
+BEGIN
+    SELECT c.egress_key, c.lane = 'interactive', c.db_login INTO egress, interactive, owner
+    FROM collectors c WHERE c.collector_uuid = p_collector;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'no collector %', p_collector USING ERRCODE = 'no_data_found';
+    END IF;
+    IF owner IS DISTINCT FROM session_user::text AND NOT bf4ps_caller_holds('bf4ps_operator')
+    THEN
+        RAISE EXCEPTION 'a collector is admitted for only its own registration (collector %, '
+            'registered by login %, not %)', p_collector, owner, session_user
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.admission_claim_next(p_collector uuid, p_egress text, p_interactive boolean, p_lease double precision, p_soldier bigint, p_start boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision, OUT answer admission_answer, OUT next_job queue_claimed)
+ RETURNS record
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    t record;
+    g egress_gates;
+BEGIN
+    SELECT * INTO t FROM admission_timings(p_margin, p_ahead, p_connect_lead);
+    g := admission_gate(p_egress, true);
+    answer := admission_open(g, p_interactive, t.margin, t.ahead, t.connect_lead, true);
+    IF answer.outcome <> 'open' THEN
+        RETURN;
+    END IF;
+    SELECT * INTO next_job FROM queue_claim(
+        p_collector, CASE WHEN p_interactive THEN 'interactive' ELSE 'background' END,
+        p_lease, p_soldier, answer.classes, p_start);
+    IF next_job.job_id IS NOT NULL THEN
+        answer.ledger_id := admission_record(
+            g, answer.slot, CASE WHEN next_job.is_retry THEN 'retry'
+                                 ELSE next_job.priority_class END,
+            p_collector, next_job.job_id, next_job.resource, t.margin);
+        answer.outcome := 'counted';
+    END IF;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.admission_count(p_collector uuid, p_job bigint, p_lease_token uuid, p_margin double precision, p_ahead double precision, p_connect_lead double precision)
+ RETURNS SETOF admission_answer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    me record;
+    t record;
     job_class text;
     job_resource text;
-    counted_id bigint;
-    serving boolean;
     ours boolean;  -- the lease was written by this transaction (a success's claim)
 BEGIN
-    IF p_job_id = 0 THEN
-        -- a request of no queue job (recon, `bf4ps battlelog fetch`): nothing to fence, but
-        -- counted like any other, in the class and resource it names
-        job_class := p_class;
-        job_resource := p_resource;
-        SELECT * INTO g FROM egress_gates WHERE egress_key = p_egress FOR UPDATE;
-    ELSIF counting THEN
-        SELECT CASE WHEN j.last_error_at IS NOT NULL THEN 'retry' ELSE j.priority_class END,
-               j.resource, j.xmin = pg_current_xact_id()::xid
-        INTO job_class, job_resource, ours
-        FROM collection_jobs j
-        WHERE j.job_id = p_job_id AND j.collector_uuid = p_collector
-          AND j.lease_token = p_lease_token AND j.status IN ('claimed', 'running')
-          AND j.lease_expires_at > clock_timestamp();
-        IF FOUND AND NOT ours THEN
-            -- a lease another transaction wrote: held (and seen still live) until the commit
-            PERFORM FROM collection_jobs j
-            WHERE j.job_id = p_job_id AND j.lease_token = p_lease_token
-              AND j.lease_expires_at > clock_timestamp() FOR SHARE;
-        END IF;
-        IF NOT FOUND THEN
-            RETURN QUERY SELECT 'lost', NULL::timestamptz, NULL::timestamptz, NULL::bigint,
-                                NULL::text[], NULL::queue_claimed;
-            RETURN;
-        END IF;
-        SELECT * INTO g FROM egress_gates WHERE egress_key = p_egress FOR UPDATE;
-    ELSIF claiming THEN
-        -- a claim made here is counted here: locked as a count is, before the claim
+    SELECT * INTO me FROM admission_caller(p_collector);
+    SELECT * INTO t FROM admission_timings(p_margin, p_ahead, p_connect_lead);
+    SELECT CASE WHEN j.last_error_at IS NOT NULL THEN 'retry' ELSE j.priority_class END,
+           j.resource, j.xmin = pg_current_xact_id()::xid
+    INTO job_class, job_resource, ours
+    FROM collection_jobs j
+    WHERE j.job_id = p_job AND j.collector_uuid = p_collector
+      AND j.lease_token = p_lease_token AND j.status IN ('claimed', 'running')
+      AND j.lease_expires_at > clock_timestamp();
+    IF FOUND AND NOT ours THEN
+        -- a lease another transaction wrote: held (and seen still live) until the commit
+        PERFORM FROM collection_jobs j
+        WHERE j.job_id = p_job AND j.lease_token = p_lease_token
+          AND j.lease_expires_at > clock_timestamp() FOR SHARE;
+    END IF;
+    IF NOT FOUND THEN
+        RETURN NEXT ROW('lost', NULL, NULL, NULL, NULL)::admission_answer;
+        RETURN;
+    END IF;
+    RETURN NEXT admission_counted(admission_gate(me.egress, true), me.interactive, t.margin,
+                                  t.ahead, t.connect_lead, job_class, p_collector, p_job,
+                                  job_resource);
+END
+$function$;
+GRANT EXECUTE ON FUNCTION admission_count(uuid,bigint,uuid,double precision,double precision,double precision) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.admission_count_unattached(p_egress text, p_collector uuid, p_class text, p_resource text, p_margin double precision, p_ahead double precision, p_connect_lead double precision)
+ RETURNS SETOF admission_answer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    t record;
+    egress text := p_egress;
+    interactive boolean := true;
+BEGIN
+    SELECT * INTO t FROM admission_timings(p_margin, p_ahead, p_connect_lead);
+    IF p_collector IS NOT NULL THEN
+        SELECT c.egress, c.interactive INTO egress, interactive
+        FROM admission_caller(p_collector) c;
+    ELSIF NOT bf4ps_caller_holds('bf4ps_operator') AND NOT EXISTS (
+            SELECT 1 FROM collectors c WHERE c.egress_key = p_egress
+              AND c.db_login = session_user::text AND c.retired_at IS NULL) THEN
+        RAISE EXCEPTION 'a request of no collector is counted only on an egress of the '
+            'caller''s own collectors (login %, egress %)', session_user, p_egress
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN NEXT admission_counted(admission_gate(egress, true), interactive, t.margin, t.ahead,
+                                  t.connect_lead, p_class, p_collector, NULL, p_resource);
+END
+$function$;
+GRANT EXECUTE ON FUNCTION admission_count_unattached(text,uuid,text,text,double precision,double precision,double precision) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.admission_counted(g egress_gates, p_interactive boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision, p_class text, p_collector uuid, p_job bigint, p_resource text)
+ RETURNS admission_answer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    a admission_answer := admission_open(g, p_interactive, p_margin, p_ahead, p_connect_lead,
+                                         true);
+BEGIN
+    IF a.outcome = 'open' AND a.classes IS NOT NULL AND NOT p_class = ANY(a.classes) THEN
+        RETURN ROW('wait', a.slot, clock_timestamp() + interval '1 second', NULL,
+                   a.classes)::admission_answer;
+    END IF;
+    IF a.outcome = 'open' THEN
+        a.ledger_id := admission_record(g, a.slot, p_class, p_collector, p_job, p_resource,
+                                        p_margin);
+        a.outcome := 'counted';
+    END IF;
+    RETURN a;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.admission_gate(p_egress text, p_lock boolean)
+ RETURNS egress_gates
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    g egress_gates;
+BEGIN
+    IF p_lock THEN
         SELECT * INTO g FROM egress_gates WHERE egress_key = p_egress FOR UPDATE;
     ELSE
         SELECT * INTO g FROM egress_gates WHERE egress_key = p_egress;
@@ -1333,111 +1501,223 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'no rate gate for egress %', p_egress USING ERRCODE = 'no_data_found';
     END IF;
+    RETURN g;
+END
+$function$;
 
-    -- the egress: pacing, cool-down, its own window; at least the connect lead from now
-    now_at := clock_timestamp();
-    s := bf4ps_paced_slot(g.next_slot_at, g.cooldown_until, now_at, p_connect_lead);
+CREATE OR REPLACE FUNCTION public.admission_gate_slot(g egress_gates, p_now timestamp with time zone, p_margin double precision, p_connect_lead double precision)
+ RETURNS timestamp with time zone
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+DECLARE
+    s timestamptz := bf4ps_paced_slot(g.next_slot_at, g.cooldown_until, p_now, p_connect_lead);
+    nth timestamptz;
+BEGIN
     IF g.window_requests IS NOT NULL THEN
-        SELECT c.slot_at INTO nth FROM counted_requests c WHERE c.egress_key = p_egress
+        SELECT c.slot_at INTO nth FROM counted_requests c WHERE c.egress_key = g.egress_key
         ORDER BY c.slot_at DESC LIMIT 1 OFFSET g.window_requests - 1;
         s := GREATEST(s, nth + make_interval(secs => g.window_seconds + p_margin));
     END IF;
+    RETURN s;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.admission_look(p_collector uuid, p_margin double precision, p_ahead double precision, p_connect_lead double precision)
+ RETURNS SETOF admission_answer
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    me record;
+    t record;
+BEGIN
+    SELECT * INTO me FROM admission_caller(p_collector);
+    SELECT * INTO t FROM admission_timings(p_margin, p_ahead, p_connect_lead);
+    RETURN NEXT admission_open(admission_gate(me.egress, false), me.interactive, t.margin,
+                               t.ahead, t.connect_lead, false);
+END
+$function$;
+GRANT EXECUTE ON FUNCTION admission_look(uuid,double precision,double precision,double precision) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.admission_open(g egress_gates, p_interactive boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision, p_lock boolean)
+ RETURNS admission_answer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    now_at timestamptz := clock_timestamp();
+    s timestamptz := admission_gate_slot(g, now_at, p_margin, p_connect_lead);
+    b record;
+BEGIN
     IF s > now_at + make_interval(secs => p_ahead) THEN
-        RETURN QUERY SELECT 'wait', s, s - make_interval(secs => p_ahead), NULL::bigint,
-                            NULL::text[], NULL::queue_claimed;
-        RETURN;
+        RETURN ROW('wait', s, s - make_interval(secs => p_ahead), NULL, NULL)::admission_answer;
     END IF;
+    SELECT * INTO b FROM admission_budget(s, now_at, p_interactive, p_margin, p_ahead, p_lock);
+    IF b.wait_until IS NOT NULL THEN
+        RETURN ROW('wait', b.slot, b.wait_until, NULL, b.classes)::admission_answer;
+    END IF;
+    RETURN ROW('open', b.slot, NULL, NULL, b.classes)::admission_answer;
+END
+$function$;
 
-    -- the fleet budget, only when one is set
-    SELECT b.requests, b.window_seconds INTO budget, budget_window_s
-    FROM fleet_budget b WHERE b.budget_id = 1;
-    IF budget IS NOT NULL AND (counting OR claiming) THEN
-        -- counts are serialized fleet-wide until the commit (a lock that writes no WAL)
-        PERFORM pg_advisory_xact_lock(hashtextextended('bf4ps.fleet_budget', 0));
-        SELECT b.requests, b.window_seconds INTO budget, budget_window_s
-        FROM fleet_budget b WHERE b.budget_id = 1;
-    END IF;
-    IF budget IS NOT NULL THEN
-        SELECT * INTO win FROM budget_window(s, budget_window_s + p_margin);
-        IF win.total >= budget THEN
-            SELECT c.slot_at INTO nth FROM counted_requests c
-            ORDER BY c.slot_at DESC LIMIT 1 OFFSET budget - 1;
-            s := GREATEST(s, win.last_slot + interval '1 microsecond',
-                          nth + make_interval(secs => budget_window_s + p_margin));
-            -- the window the later slot will be in
-            SELECT * INTO win FROM budget_window(s, budget_window_s + p_margin);
-        END IF;
-        IF s > now_at + make_interval(secs => p_ahead) THEN
-            RETURN QUERY SELECT 'wait', s, s - make_interval(secs => p_ahead), NULL::bigint,
-                                NULL::text[], NULL::queue_claimed;
-            RETURN;
-        END IF;
-        IF NOT p_interactive THEN
-            -- the classes with runnable work in any lane: a background collector leaves a
-            -- waiting interactive request's floor free, but only while an interactive
-            -- collector is serving (else nothing could use the floor)
-            -- (only the classes with a floor matter: budget_allowed_classes asks of no
-            -- other; one probe of ix_jobs_demand each, not a pass over every pending job)
-            serving := EXISTS (SELECT 1 FROM collectors c
-                               WHERE c.lane = 'interactive' AND c.enabled AND NOT c.drained
-                                 AND c.retired_at IS NULL AND c.health = 'healthy');
-            SELECT COALESCE(array_agg(f.cls), '{}') INTO demand
-            FROM unnest(ARRAY['interactive', 'bootstrap', 'retry']) AS f(cls)
-            WHERE EXISTS (SELECT 1 FROM collection_jobs j
-                          WHERE j.lease_token IS NULL AND j.status = 'pending'
-                            AND (CASE WHEN j.last_error_at IS NOT NULL THEN 'retry'
-                                      ELSE j.priority_class END) = f.cls
-                            AND j.eligible_at <= clock_timestamp()
-                            AND (j.lane <> 'interactive' OR serving));
-        END IF;
-        allowed := budget_allowed_classes(budget, win.used, demand, p_policy, p_interactive);
-        IF cardinality(allowed) = 0 OR (counting AND NOT job_class = ANY(allowed)) THEN
-            RETURN QUERY SELECT 'wait', s, now_at + interval '1 second', NULL::bigint,
-                                allowed, NULL::queue_claimed;
-            RETURN;
-        END IF;
-    END IF;
-    IF claiming THEN
-        -- the claim, of the classes the budget allows now (any without a budget); it never
-        -- waits on a lock (SKIP LOCKED), so holding the gate and the budget meanwhile is safe
-        SELECT * INTO took FROM queue_claim(
-            p_collector, p_claim ->> 'lane', (p_claim ->> 'lease')::double precision,
-            (p_claim ->> 'soldier')::bigint, allowed,
-            COALESCE((p_claim ->> 'start')::boolean, false));
-        IF took.job_id IS NOT NULL THEN
-            counting := true;
-            p_job_id := took.job_id;
-            job_class := CASE WHEN took.is_retry THEN 'retry' ELSE took.priority_class END;
-            job_resource := took.resource;
-        END IF;
-    END IF;
-    IF NOT counting THEN
-        RETURN QUERY SELECT 'open', s, NULL::timestamptz, NULL::bigint, allowed,
-                            NULL::queue_claimed;
-        RETURN;
-    END IF;
-
-    -- counted before anything is sent; the gate moves past the slot (slower while a throttle
-    -- streak decays: bf4ps_paced_interval)
+CREATE OR REPLACE FUNCTION public.admission_record(g egress_gates, p_slot timestamp with time zone, p_class text, p_collector uuid, p_job bigint, p_resource text, p_margin double precision)
+ RETURNS bigint
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    counted_id bigint;
+BEGIN
     INSERT INTO request_ledger (slot_at, egress_key, budget_class, collector_uuid, job_id,
                                 resource)
-    VALUES (s, p_egress, job_class, p_collector, NULLIF(p_job_id, 0), job_resource)
+    VALUES (p_slot, g.egress_key, p_class, p_collector, p_job, p_resource)
     RETURNING request_id INTO counted_id;
     UPDATE egress_gates
-    SET next_slot_at = s + make_interval(secs => bf4ps_paced_interval(
+    SET next_slot_at = p_slot + make_interval(secs => bf4ps_paced_interval(
         g.min_interval_seconds, g.throttle_streak, p_margin)),
         requests_total = requests_total + 1, updated_at = now()
-    WHERE egress_key = p_egress;
-    RETURN QUERY SELECT 'counted', s, NULL::timestamptz, counted_id, allowed, took;
+    WHERE egress_key = g.egress_key;
+    RETURN counted_id;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.admission_slot(p_egress text, p_collector uuid, p_job_id bigint, p_lease_token uuid, p_interactive boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision, p_policy jsonb, p_class text DEFAULT NULL::text, p_resource text DEFAULT NULL::text, p_claim jsonb DEFAULT NULL::jsonb)
+ RETURNS TABLE(outcome text, slot timestamp with time zone, wait_until timestamp with time zone, ledger_id bigint, classes text[], next_job queue_claimed)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    a admission_answer;
+    me record;
+    n record;
+BEGIN
+    IF p_job_id = 0 THEN
+        SELECT * INTO a FROM admission_count_unattached(p_egress, p_collector, p_class,
+                                                        p_resource, p_margin, p_ahead,
+                                                        p_connect_lead);
+    ELSIF p_job_id IS NOT NULL THEN
+        SELECT * INTO a FROM admission_count(p_collector, p_job_id, p_lease_token, p_margin,
+                                             p_ahead, p_connect_lead);
+    ELSIF p_claim IS NOT NULL THEN
+        SELECT * INTO me FROM admission_caller(p_collector);
+        SELECT * INTO n FROM admission_claim_next(
+            p_collector, me.egress, me.interactive, (p_claim ->> 'lease')::double precision,
+            (p_claim ->> 'soldier')::bigint, COALESCE((p_claim ->> 'start')::boolean, false),
+            p_margin, p_ahead, p_connect_lead);
+        a := n.answer;
+        RETURN QUERY SELECT a.outcome, a.slot, a.wait_until, a.ledger_id, a.classes,
+                            n.next_job;
+        RETURN;
+    ELSE
+        SELECT * INTO a FROM admission_look(p_collector, p_margin, p_ahead, p_connect_lead);
+    END IF;
+    RETURN QUERY SELECT a.outcome, a.slot, a.wait_until, a.ledger_id, a.classes,
+                        NULL::queue_claimed;
 END
 $function$;
 GRANT EXECUTE ON FUNCTION admission_slot(text,uuid,bigint,uuid,boolean,double precision,double precision,double precision,jsonb,text,text,jsonb) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.admission_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_strict boolean, p_lease double precision, p_soldier bigint, p_start boolean, p_margin double precision, p_ahead double precision, p_connect_lead double precision)
+ RETURNS SETOF queue_counted
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    me record;
+    r queue_claimed;
+    fin bigint;
+    nxt record;
+BEGIN
+    SELECT * INTO me FROM admission_caller(p_collector);
+    SELECT * INTO r FROM queue_succeed(p_job, p_collector, p_token, p_freshness, p_http,
+                                       p_duration, p_details, p_strict, false);
+    IF r.finished IS NULL THEN
+        RETURN NEXT ROW(r, NULL, NULL)::queue_counted;
+        RETURN;
+    END IF;
+    fin := r.finished;
+    SELECT * INTO nxt FROM admission_claim_next(p_collector, me.egress, me.interactive,
+                                                p_lease, p_soldier, p_start, p_margin,
+                                                p_ahead, p_connect_lead);
+    IF (nxt.answer).outcome = 'counted' THEN
+        r := nxt.next_job;
+        r.finished := fin;
+        RETURN NEXT ROW(r, (nxt.answer).slot, (nxt.answer).ledger_id)::queue_counted;
+    ELSE
+        -- nothing claimed: the gate or the budget is closed (try at wait_until), or no work
+        r := NULL;
+        r.finished := fin;
+        r.gate_wait_until := CASE WHEN (nxt.answer).outcome = 'wait'
+                                  THEN (nxt.answer).wait_until END;
+        RETURN NEXT ROW(r, NULL, NULL)::queue_counted;
+    END IF;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION admission_succeed(bigint,uuid,uuid,double precision,integer,integer,jsonb,boolean,double precision,bigint,boolean,double precision,double precision,double precision) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.admission_timings(p_margin double precision, p_ahead double precision, p_connect_lead double precision, OUT margin double precision, OUT ahead double precision, OUT connect_lead double precision)
+ RETURNS record
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    SELECT GREATEST(0, LEAST(60, COALESCE(p_margin, 0))),
+           GREATEST(0, LEAST(60, COALESCE(p_ahead, 0))),
+           GREATEST(0, LEAST(10, COALESCE(p_connect_lead, 0)))
+$function$;
+GRANT EXECUTE ON FUNCTION admission_timings(double precision,double precision,double precision) TO PUBLIC;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_archive_keep(p_soldier bigint, p_resource text, p_http integer, p_outcome text, p_body_bytes integer, p_body bytea)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    -- how many answers a soldier and resource keep is the policy's (archive_answers_kept)
+    keep constant integer := LEAST(GREATEST(
+        bf4ps_policy_number('archive_answers_kept', 3), 0), 100)::integer;
+    gone integer;
+BEGIN
+    IF keep < 1 THEN
+        RETURN 0;
+    END IF;
+    INSERT INTO raw_answers (soldier_id, resource, http_status, outcome, body_bytes, body)
+    VALUES (p_soldier, p_resource, p_http, p_outcome, p_body_bytes, p_body);
+    -- the soldier and resource's older answers beyond the count: the only ones removed
+    DELETE FROM raw_answers
+    WHERE answer_id IN (SELECT a.answer_id FROM raw_answers a
+                        WHERE a.soldier_id = p_soldier AND a.resource = p_resource
+                        ORDER BY a.answer_id DESC OFFSET keep);
+    GET DIAGNOSTICS gone = ROW_COUNT;
+    RETURN gone;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_archive_keep(bigint,text,integer,text,integer,bytea) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_archive_prune(p_cutoff timestamp with time zone, p_batch integer)
+ RETURNS SETOF bigint
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+    -- never an answer younger than the policy's archive_retention_days, whatever the cut-off
+    DELETE FROM raw_answers
+    WHERE answer_id IN (
+        SELECT a.answer_id FROM raw_answers a
+        WHERE a.received_at < least(p_cutoff, clock_timestamp() - make_interval(secs =>
+                  86400 * GREATEST(bf4ps_policy_number('archive_retention_days', 14), 1)))
+        LIMIT greatest(p_batch, 0))
+    RETURNING answer_id
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_archive_prune(timestamp with time zone,integer) TO bf4ps_scheduler;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_budget_seed(p_requests integer, p_window_seconds double precision, p_reason text)
  RETURNS SETOF fleet_budget
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM set_config('bf4ps.change_reason', left(p_reason, 200), true);
@@ -1455,7 +1735,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_budget_set(p_requests integer, p_window_
  RETURNS SETOF fleet_budget
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM set_config('bf4ps.change_reason', COALESCE(left(p_reason, 200), ''), true);
@@ -1479,14 +1759,44 @@ AS $function$
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_caller_holds(text) TO PUBLIC;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_circuit_close(p_lane text, p_resource text)
+ RETURNS TABLE(opened_at timestamp with time zone, closed_at timestamp with time zone, probe_successes integer, signature text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    -- only once its probes' successes reached the number that closes it, or (a lane's
+    -- outage, closed together) when a circuit of its lane with its signature closed so in
+    -- this very transaction
+    RETURN QUERY
+    UPDATE circuit_breakers cb
+    SET state = 'closed', closed_at = clock_timestamp(), next_probe_at = NULL,
+        updated_at = clock_timestamp()
+    WHERE cb.lane = p_lane AND cb.resource = p_resource AND cb.state = 'open'
+      AND (cb.probe_successes >= cb.close_successes
+           OR EXISTS (SELECT 1 FROM circuit_breakers o
+                      WHERE o.lane = p_lane AND o.resource <> p_resource
+                        AND o.signature = cb.signature AND o.state = 'closed'
+                        AND o.closed_at >= now()
+                        AND o.probe_successes >= o.close_successes))
+    RETURNING cb.opened_at, cb.closed_at, cb.probe_successes::integer, cb.signature::text;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_circuit_close(text,text) TO bf4ps_collector;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_circuit_hold_job(p_job bigint, p_lane text, p_resource text)
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
-    INSERT INTO circuit_holds (job_id, lane, resource) VALUES (p_job, p_lane, p_resource)
+    -- a hold of a job as the queue has it (its own lane and resource), never of a name
+    INSERT INTO circuit_holds (job_id, lane, resource)
+    SELECT j.job_id, j.lane, j.resource FROM collection_jobs j
+    WHERE j.job_id = p_job AND j.lane = p_lane AND j.resource = p_resource
     ON CONFLICT (job_id) DO NOTHING;
 END
 $function$;
@@ -1496,13 +1806,22 @@ CREATE OR REPLACE FUNCTION public.bf4ps_circuit_hold_pending(p_lane text, p_reso
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
+DECLARE
+    -- the caller's hold, at most the policy's (circuit_hold_seconds), never negative
+    hold constant double precision := LEAST(GREATEST(p_hold_seconds, 0),
+        bf4ps_policy_number('circuit_hold_seconds', 3600));
 BEGIN
+    -- work is held only behind an open circuit of its lane and resource
+    IF NOT EXISTS (SELECT 1 FROM circuit_breakers cb WHERE cb.lane = p_lane
+                   AND cb.resource = p_resource AND cb.state = 'open') THEN
+        RETURN;
+    END IF;
     WITH held AS (
         UPDATE collection_jobs j
         SET eligible_at = GREATEST(j.eligible_at,
-                                   clock_timestamp() + make_interval(secs => p_hold_seconds)),
+                                   clock_timestamp() + make_interval(secs => hold)),
             updated_at = clock_timestamp()
         WHERE j.lane = p_lane AND j.resource = p_resource AND j.status = 'pending'
         RETURNING j.job_id
@@ -1513,6 +1832,24 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_circuit_hold_pending(text,text,double precision) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_circuit_lane_probe_later(p_lane text, p_signature text)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+    UPDATE circuit_breakers cb
+    SET next_probe_at = clock_timestamp() + make_interval(secs => cb.probe_seconds),
+        updated_at = clock_timestamp()
+    WHERE cb.lane = p_lane AND cb.state = 'open' AND cb.signature = p_signature
+      AND EXISTS (SELECT 1 FROM circuit_breakers d
+                  WHERE d.lane = p_lane AND d.state = 'open' AND d.signature = p_signature
+                    AND d.updated_at >= now());
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_circuit_lane_probe_later(text,text) TO bf4ps_collector;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_circuit_lets(p_job bigint, p_lane text, p_resource text)
  RETURNS boolean
@@ -1525,14 +1862,99 @@ AS $function$
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_circuit_lets(bigint,text,text) TO PUBLIC;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_circuit_open(p_lane text, p_resource text, p_signature text, p_soldiers integer, p_egresses integer)
+ RETURNS TABLE(opened_at timestamp with time zone, next_probe_at timestamp with time zone)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+DECLARE
+    -- the probe interval and the successes that close it are the policy's, never the caller's
+    probe constant double precision := GREATEST(
+        bf4ps_policy_number('circuit_probe_seconds', 60), 0.001);
+    closing constant integer := GREATEST(
+        bf4ps_policy_number('circuit_close_successes', 2), 1)::integer;
+BEGIN
+    -- opens a closed (or never seen) circuit; nothing when it was open already, so one
+    -- collector writes the circuit_opened event
+    RETURN QUERY
+    INSERT INTO circuit_breakers AS cb (lane, resource, state, signature, opened_at,
+                                       next_probe_at, probe_seconds, close_successes,
+                                       soldiers, egresses)
+    VALUES (p_lane, p_resource, 'open', left(p_signature, 200), clock_timestamp(),
+            clock_timestamp() + make_interval(secs => probe), probe, closing,
+            GREATEST(p_soldiers, 0), GREATEST(p_egresses, 0))
+    ON CONFLICT (lane, resource) DO UPDATE
+    SET state = 'open', signature = excluded.signature, opened_at = excluded.opened_at,
+        closed_at = NULL, next_probe_at = excluded.next_probe_at,
+        probe_seconds = excluded.probe_seconds, probe_successes = 0,
+        close_successes = excluded.close_successes, soldiers = excluded.soldiers,
+        egresses = excluded.egresses, times_opened = cb.times_opened + 1,
+        updated_at = clock_timestamp()
+    WHERE cb.state = 'closed'
+    RETURNING cb.opened_at, cb.next_probe_at;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_circuit_open(text,text,text,integer,integer) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_circuit_probe_succeeded(p_lane text, p_resource text)
+ RETURNS TABLE(probe_successes integer, close_successes integer)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    -- a success counts only as one of the lane and resource's successes since the circuit
+    -- opened (its `succeeded` events): a caller cannot close a circuit by saying so
+    RETURN QUERY
+    UPDATE circuit_breakers cb
+    SET probe_successes = cb.probe_successes + 1, updated_at = clock_timestamp()
+    WHERE cb.lane = p_lane AND cb.resource = p_resource AND cb.state = 'open'
+      AND cb.probe_successes < (
+          SELECT count(*) FROM collection_events e
+          WHERE e.event_type = 'succeeded' AND e.lane = p_lane AND e.resource = p_resource
+            AND e.occurred_at >= cb.opened_at AND e.occurred_at <= clock_timestamp())
+    RETURNING cb.probe_successes::integer, cb.close_successes::integer;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_circuit_probe_succeeded(text,text) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_circuit_probes_due()
+ RETURNS TABLE(lane text, resource text, signature text, probe_seconds double precision)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    -- open circuits whose probe is due, moved to their next probe time (each due once)
+    RETURN QUERY
+    UPDATE circuit_breakers cb
+    SET next_probe_at = clock_timestamp() + make_interval(secs => cb.probe_seconds),
+        updated_at = clock_timestamp()
+    WHERE cb.state = 'open' AND cb.next_probe_at <= clock_timestamp()
+    RETURNING cb.lane::text, cb.resource::text, cb.signature::text,
+              cb.probe_seconds::double precision;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_circuit_probes_due() TO bf4ps_collector;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_circuit_release_all(p_lane text, p_resource text)
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    -- the holds go when the circuit has closed, not while it is open
+    IF EXISTS (SELECT 1 FROM circuit_breakers cb WHERE cb.lane = p_lane
+               AND cb.resource = p_resource AND cb.state = 'open') THEN
+        RETURN QUERY SELECT 0::bigint;
+        RETURN;
+    END IF;
     RETURN QUERY
     WITH gone AS (
         DELETE FROM circuit_holds h WHERE h.lane = p_lane AND h.resource = p_resource
@@ -1552,12 +1974,17 @@ CREATE OR REPLACE FUNCTION public.bf4ps_circuit_release_one(p_lane text, p_resou
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
     picked bigint;
 BEGIN
+    -- a probe is released only through an open circuit
+    IF NOT EXISTS (SELECT 1 FROM circuit_breakers cb WHERE cb.lane = p_lane
+                   AND cb.resource = p_resource AND cb.state = 'open') THEN
+        RETURN;
+    END IF;
     SELECT c.job_id INTO picked FROM collection_jobs c
     WHERE c.lane = p_lane AND c.resource = p_resource AND c.status = 'pending'
     ORDER BY c.rank, c.job_id
@@ -1592,14 +2019,17 @@ CREATE OR REPLACE FUNCTION public.bf4ps_close_sessions(source_now timestamp with
  RETURNS integer
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     n integer;
 BEGIN
+    -- a session ends a gap after BF4SW's clock: never a clock ahead of ours, never a gap
+    -- under a minute, whatever the caller passes
     UPDATE play_sessions SET ended_at = clock_timestamp()
     WHERE ended_at IS NULL
-      AND last_seen_at < source_now - make_interval(secs => gap_seconds);
+      AND last_seen_at < LEAST(source_now, clock_timestamp())
+                         - make_interval(secs => GREATEST(gap_seconds, 60));
     WITH closing AS (
         UPDATE play_sessions p SET final_refresh_at = clock_timestamp()
         WHERE p.ended_at IS NOT NULL AND p.final_refresh_at IS NULL
@@ -1629,7 +2059,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_clock(p_collector uuid, p_offs
  RETURNS TABLE(was_skewed_since timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM bf4ps_collector_own(p_collector, 'report the clock of');
@@ -1643,7 +2073,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_clock_any(p_collector uuid, p_
  RETURNS TABLE(was_skewed_since timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -1664,7 +2094,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_heartbeat(p_collector uuid)
  RETURNS TABLE(enabled boolean, drained boolean, retired_at timestamp with time zone, previous_health text, lost_since timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM bf4ps_collector_own(p_collector, 'heartbeat');
@@ -1677,7 +2107,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_heartbeat_any(p_collector uuid
  RETURNS TABLE(enabled boolean, drained boolean, retired_at timestamp with time zone, previous_health text, lost_since timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -1696,7 +2126,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_insert(p_collector uuid, p_nam
  RETURNS SETOF collectors
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     RETURN QUERY
@@ -1713,10 +2143,13 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_mark_lost(p_collector uuid)
  RETURNS TABLE(collector_uuid uuid, collector_name text, hostname text, egress_key text, lane text, last_heartbeat_at timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    -- a collector marks its own registration lost (its failed heartbeats); the scheduler's
+    -- detector is bf4ps_collectors_mark_silent
+    PERFORM bf4ps_collector_own(p_collector, 'mark lost');
     RETURN QUERY
     UPDATE collectors c
     SET health = 'lost', heartbeat_lost_at = now(), updated_at = now()
@@ -1727,13 +2160,12 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_collector_mark_lost(uuid) TO bf4ps_collector;
-GRANT EXECUTE ON FUNCTION bf4ps_collector_mark_lost(uuid) TO bf4ps_scheduler;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_collector_own(p_collector uuid, p_action text)
  RETURNS void
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     owner text;
@@ -1752,29 +2184,32 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_replaced_by(p_collector uuid, 
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
+    PERFORM bf4ps_collector_own(p_collector, 'name the successor of');
     UPDATE collectors c SET replaced_by = p_replaced_by
     WHERE c.collector_uuid = p_collector AND c.retired_at IS NOT NULL
-      AND (c.replaced_by IS NULL OR bf4ps_caller_holds('bf4ps_web'));
+      AND (c.replaced_by IS NULL OR bf4ps_caller_holds('bf4ps_operator'));
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_collector_replaced_by(uuid,uuid) TO bf4ps_collector;
-GRANT EXECUTE ON FUNCTION bf4ps_collector_replaced_by(uuid,uuid) TO bf4ps_web;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_collector_retire(p_collector uuid, p_replaced_by uuid)
  RETURNS TABLE(collector_uuid uuid)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
     x collectors;
 BEGIN
+    -- a collector retires only its own login's registration (`--replace`), and only when
+    -- it is neither disabled, drained nor alive; an operator (`bf4ps collector retire`) any
+    PERFORM bf4ps_collector_own(p_collector, 'retire');
     SELECT * INTO x FROM collectors c WHERE c.collector_uuid = p_collector FOR UPDATE;
-    IF FOUND AND x.retired_at IS NULL AND NOT bf4ps_caller_holds('bf4ps_web') AND (
+    IF FOUND AND x.retired_at IS NULL AND NOT bf4ps_caller_holds('bf4ps_operator') AND (
             NOT x.enabled OR x.drained OR (x.health = 'healthy'
                 AND x.last_heartbeat_at > clock_timestamp() - interval '30 seconds')) THEN
         RAISE EXCEPTION 'collector % is %: only an operator may retire it', x.collector_name,
@@ -1792,15 +2227,23 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_collector_retire(uuid,uuid) TO bf4ps_collector;
-GRANT EXECUTE ON FUNCTION bf4ps_collector_retire(uuid,uuid) TO bf4ps_web;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_collector_set_flags(p_name text, p_enabled boolean, p_drained boolean, p_reason text)
  RETURNS SETOF collectors
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
+    -- the website drains and resumes (a resume names enabled: true, which it may only keep);
+    -- disable and enable are an operator's (the CLI)
+    IF p_enabled IS NOT NULL AND NOT bf4ps_caller_holds('bf4ps_operator') AND EXISTS (
+            SELECT 1 FROM collectors x WHERE lower(x.collector_name) = lower(p_name)
+              AND x.retired_at IS NULL AND x.enabled IS DISTINCT FROM p_enabled) THEN
+        RAISE EXCEPTION 'only an operator may % a collector (the website drains and resumes)',
+            CASE WHEN p_enabled THEN 'enable' ELSE 'disable' END
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
     RETURN QUERY
     UPDATE collectors c
     SET enabled = COALESCE(p_enabled, c.enabled),
@@ -1820,7 +2263,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_started(p_collector uuid, p_ve
  RETURNS TABLE(c collectors, previous_health text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     before collectors;
@@ -1853,7 +2296,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_stopped(p_collector uuid)
  RETURNS TABLE(collector_uuid uuid)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM bf4ps_collector_own(p_collector, 'stop');
@@ -1866,7 +2309,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_stopped_any(p_collector uuid)
  RETURNS TABLE(collector_uuid uuid)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -1894,7 +2337,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collectors_mark_silent(p_silence_seconds
  RETURNS TABLE(collector_name text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -1954,7 +2397,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_coverage_fold()
  RETURNS bigint
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     folded bigint;
@@ -1989,7 +2432,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_drop_event_partition(part text)
  RETURNS boolean
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     -- only a monthly partition of the event log, never the table itself or its default
@@ -1999,17 +2442,40 @@ BEGIN
         RAISE EXCEPTION 'not a monthly partition of collection_events: %', part
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    -- only a month wholly older than the policy's event_retention_days
+    IF to_date(right(part, 6), 'YYYYMM') + interval '1 month'
+            > clock_timestamp() - bf4ps_event_retention() THEN
+        RAISE EXCEPTION 'partition % holds events younger than event_retention_days (%): kept',
+            part, bf4ps_event_retention() USING ERRCODE = 'insufficient_privilege';
+    END IF;
     EXECUTE format('DROP TABLE %I', part);
     RETURN true;
 END;
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_drop_event_partition(text) TO bf4ps_scheduler;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_egress_own(p_egress text, p_action text)
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+    IF NOT bf4ps_caller_holds('bf4ps_operator') AND NOT EXISTS (
+            SELECT 1 FROM collectors x WHERE x.egress_key = p_egress AND x.retired_at IS NULL
+              AND x.db_login = session_user::text) THEN
+        RAISE EXCEPTION 'a collector may % only the egress of its own registration (egress %, '
+            'login %)', p_action, p_egress, session_user
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_enqueue_insert(p_soldier bigint, p_resource text, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_eligible_at timestamp with time zone, p_request uuid, p_lookup_name text, p_lookup_platform text)
  RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, attempt_count integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2031,7 +2497,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_enqueue_lane_allowed(p_lane text)
  RETURNS void
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     IF p_lane <> 'interactive' AND NOT bf4ps_caller_holds('bf4ps_scheduler') THEN
@@ -2048,7 +2514,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_enqueue_lock_existing(p_soldier bigint, 
  RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, rank timestamp with time zone, request_id uuid, attempt_count integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2067,7 +2533,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_enqueue_promote(p_job bigint, p_lane tex
  RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, attempt_count integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2089,14 +2555,15 @@ CREATE OR REPLACE FUNCTION public.bf4ps_ensure_event_partitions(from_month date,
  RETURNS integer
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     m date := date_trunc('month', from_month)::date;
     created integer := 0;
     part text;
 BEGIN
-    FOR i IN 0 .. months - 1 LOOP
+    -- at most two years of partitions a call, whatever the caller asks
+    FOR i IN 0 .. LEAST(months, 24) - 1 LOOP
         part := format('collection_events_%s', to_char(m + make_interval(months => i), 'YYYYMM'));
         IF to_regclass(part) IS NULL THEN
             EXECUTE format(
@@ -2116,7 +2583,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_event_as_collector(e collection_events)
  RETURNS collection_events
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     c collectors;
@@ -2178,7 +2645,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_event_live_lease(p_job bigint, p_collect
  RETURNS collection_jobs
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     j collection_jobs;
@@ -2223,7 +2690,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_event_no_lease(e collection_events)
  RETURNS collection_events
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     j collection_jobs;
@@ -2252,7 +2719,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_event_record(event_type text, collector_
  RETURNS bigint
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     e collection_events;
@@ -2263,7 +2730,7 @@ DECLARE
         OR (SELECT a.rolsuper FROM pg_roles a WHERE a.rolname = session_user);
 BEGIN
     e := ROW(NULL, clock_timestamp(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-             $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)::collection_events;
+             $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, session_user)::collection_events;
     IF NOT free THEN
         FOREACH r IN ARRAY ARRAY['bf4ps_collector', 'bf4ps_web', 'bf4ps_scheduler'] LOOP
             IF bf4ps_caller_holds(r) AND e.event_type = ANY(bf4ps_event_types_of(r)) THEN
@@ -2307,6 +2774,15 @@ GRANT EXECUTE ON FUNCTION bf4ps_event_record(text,uuid,text,text,text,text,bigin
 GRANT EXECUTE ON FUNCTION bf4ps_event_record(text,uuid,text,text,text,text,bigint,uuid,bigint,bigint,text,text,text,integer,text,integer,integer,integer,text,text,jsonb,timestamp with time zone,timestamp with time zone) TO bf4ps_scheduler;
 GRANT EXECUTE ON FUNCTION bf4ps_event_record(text,uuid,text,text,text,text,bigint,uuid,bigint,bigint,text,text,text,integer,text,integer,integer,integer,text,text,jsonb,timestamp with time zone,timestamp with time zone) TO bf4ps_web;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_event_retention()
+ RETURNS interval
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT make_interval(secs => 86400 * GREATEST(
+        bf4ps_policy_number('event_retention_days', 180), 1))
+$function$;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_event_types_of(p_role text)
  RETURNS text[]
  LANGUAGE sql
@@ -2334,7 +2810,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_events_brin_open(part regclass)
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     idx regclass;
@@ -2353,12 +2829,12 @@ CREATE OR REPLACE FUNCTION public.bf4ps_events_prune(p_cutoff timestamp with tim
  RETURNS SETOF bigint
  LANGUAGE sql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     DELETE FROM collection_events
     WHERE (event_id, occurred_at) IN (
         SELECT e.event_id, e.occurred_at FROM collection_events e
-        WHERE e.occurred_at < least(p_cutoff, clock_timestamp() - interval '1 day')
+        WHERE e.occurred_at < least(p_cutoff, clock_timestamp() - bf4ps_event_retention())
         LIMIT greatest(p_batch, 0))
     RETURNING event_id
 $function$;
@@ -2369,7 +2845,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_feed_class(p_class text, p_resource text
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -2383,7 +2859,7 @@ WITH candidates AS (
        AND NOT EXISTS (SELECT 1 FROM collection_jobs j
                        WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
      ORDER BY cs.eligible_since, cs.soldier_id
-     LIMIT least($3, 10000))
+     LIMIT least(greatest($3, 0), 10000))
     UNION ALL
     (SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status, cs.due_reason, 1
      FROM collection_state cs
@@ -2393,12 +2869,12 @@ WITH candidates AS (
        AND NOT EXISTS (SELECT 1 FROM collection_jobs j
                        WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
      ORDER BY cs.eligible_since, cs.soldier_id
-     LIMIT least($3, 10000))
+     LIMIT least(greatest($3, 0), 10000))
 ), picked AS (
     SELECT c.*, row_number() OVER (ORDER BY c.tier, c.eligible_since, c.soldier_id) AS pos
     FROM candidates c
     ORDER BY c.tier, c.eligible_since, c.soldier_id
-    LIMIT least($3, 10000)
+    LIMIT least(greatest($3, 0), 10000)
 ), made AS (
     INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason)
     SELECT soldier_id, resource, 'background', $1,
@@ -2425,7 +2901,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_feed_retry(p_n integer)
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -2438,7 +2914,7 @@ WITH picked AS (
       AND NOT EXISTS (SELECT 1 FROM collection_jobs j
                       WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
     ORDER BY cs.next_attempt_at
-    LIMIT least($1, 10000)
+    LIMIT least(greatest($1, 0), 10000)
 ), made AS (
     INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason)
     SELECT soldier_id, resource, 'background', activity_class, clock_timestamp(), 'retry'
@@ -2457,18 +2933,123 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_feed_retry(integer) TO bf4ps_scheduler;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_gains_boards_drop(p_soldiers bigint[])
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    n integer;
+BEGIN
+    -- a soldier leaves the boards at once only for an open flag
+    DELETE FROM gains_boards g
+    WHERE g.soldier_id = ANY(p_soldiers)
+      AND EXISTS (SELECT 1 FROM progress_flags f
+                  WHERE f.soldier_id = g.soldier_id AND f.cleared_at IS NULL);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_gains_boards_drop(bigint[]) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_gains_boards_refresh(p_now timestamp with time zone)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    t constant timestamptz := LEAST(p_now, clock_timestamp() + interval '1 hour');
+    since constant timestamptz := t - make_interval(secs =>
+        bf4ps_policy_number('gains_window_seconds', 604800));
+    prior_m constant double precision := bf4ps_policy_number('gains_prior_minutes', 60);
+    soldiers integer;
+    items integer;
+BEGIN
+    DELETE FROM gains_board_items;
+    DELETE FROM gains_boards;
+    -- the soldier boards ('kpm', 'spm'): per soldier the checked, non-reset intervals ended
+    -- in the window, soldiers with an open flag left out; the rate pulled toward the
+    -- platform's time-weighted average as if prior_m more minutes were played at it
+    WITH per AS (
+        SELECT i.soldier_id, i.platform, sum(i.kills) AS kills, sum(i.score) AS score,
+               sum(i.seconds) AS seconds
+        FROM soldier_intervals i
+        WHERE i.ended_at > since AND i.checked_at IS NOT NULL AND NOT i.reset
+          AND NOT EXISTS (SELECT 1 FROM progress_flags f
+                          WHERE f.soldier_id = i.soldier_id AND f.cleared_at IS NULL)
+        GROUP BY i.soldier_id, i.platform
+    ), prior AS (
+        SELECT platform,
+               COALESCE(sum(kills)::float8 / NULLIF(sum(seconds), 0) * 60, 0) AS kpm,
+               COALESCE(sum(score)::float8 / NULLIF(sum(seconds), 0) * 60, 0) AS spm
+        FROM per GROUP BY platform
+    )
+    INSERT INTO gains_boards (board, platform, item_id, soldier_id, value, raw, kills, score,
+                              seconds, refreshed_at)
+    SELECT b.board, per.platform, 0, per.soldier_id,
+           (CASE b.board WHEN 'kpm' THEN per.kills ELSE per.score END
+            + CASE b.board WHEN 'kpm' THEN prior.kpm ELSE prior.spm END * prior_m)
+           / (per.seconds / 60.0 + prior_m),
+           CASE b.board WHEN 'kpm' THEN per.kills ELSE per.score END / (per.seconds / 60.0),
+           per.kills, per.score, per.seconds, t
+    FROM per
+    JOIN prior ON prior.platform = per.platform
+    CROSS JOIN (VALUES ('kpm'), ('spm')) AS b(board)
+    WHERE per.seconds >= bf4ps_policy_number('gains_board_min_seconds', 3600)
+      AND per.seconds > 0;
+    GET DIAGNOSTICS soldiers = ROW_COUNT;
+    -- the per-weapon and per-vehicle kill-rate boards, the prior the item's own average
+    WITH per AS (
+        SELECT i.kind, i.item_id, i.soldier_id, i.platform, sum(i.kills) AS kills,
+               sum(i.seconds) AS seconds
+        FROM item_intervals i
+        WHERE i.ended_at > since AND i.checked_at IS NOT NULL AND NOT i.reset
+          AND NOT EXISTS (SELECT 1 FROM progress_flags f
+                          WHERE f.soldier_id = i.soldier_id AND f.cleared_at IS NULL)
+        GROUP BY i.kind, i.item_id, i.soldier_id, i.platform
+    ), prior AS (
+        SELECT kind, item_id, platform,
+               COALESCE(sum(kills)::float8 / NULLIF(sum(seconds), 0) * 60, 0) AS kpm
+        FROM per GROUP BY kind, item_id, platform
+    )
+    INSERT INTO gains_boards (board, platform, item_id, soldier_id, value, raw, kills, score,
+                              seconds, refreshed_at)
+    SELECT per.kind || '_kpm', per.platform, per.item_id, per.soldier_id,
+           (per.kills + prior.kpm * prior_m) / (per.seconds / 60.0 + prior_m),
+           per.kills / (per.seconds / 60.0), per.kills, NULL, per.seconds, t
+    FROM per
+    JOIN prior ON (prior.kind, prior.item_id, prior.platform)
+                = (per.kind, per.item_id, per.platform)
+    WHERE per.seconds >= bf4ps_policy_number('gains_board_item_min_seconds', 1800)
+      AND per.seconds > 0;
+    GET DIAGNOSTICS items = ROW_COUNT;
+    INSERT INTO gains_board_items (board, platform, item_id, soldiers)
+    SELECT board, platform, item_id, count(*)
+    FROM gains_boards
+    WHERE board IN ('weapon_kpm', 'vehicle_kpm')
+    GROUP BY board, platform, item_id;
+    RETURN soldiers + items;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_gains_boards_refresh(timestamp with time zone) TO bf4ps_scheduler;
+GRANT EXECUTE ON FUNCTION bf4ps_gains_boards_refresh(timestamp with time zone) TO bf4ps_web;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_gate_cool(p_egress text, p_seconds double precision)
  RETURNS TABLE(cooldown_until timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    PERFORM bf4ps_egress_own(p_egress, 'cool');
     RETURN QUERY
     UPDATE egress_gates g
     SET cooldown_until = GREATEST(COALESCE(g.cooldown_until, '-infinity'), clock_timestamp()
-            + make_interval(secs => LEAST(GREATEST(p_seconds, 0), 3600))),
+            + make_interval(secs => LEAST(GREATEST(p_seconds, 0),
+                bf4ps_policy_number('gate_cooldown_max_seconds', 1800)))),
         last_outage_at = clock_timestamp(), updated_at = now()
     WHERE g.egress_key = p_egress
     RETURNING g.cooldown_until;
@@ -2481,10 +3062,11 @@ CREATE OR REPLACE FUNCTION public.bf4ps_gate_recovered(p_egress text)
  RETURNS TABLE(throttle_streak integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    PERFORM bf4ps_egress_own(p_egress, 'report the recovery of');
     RETURN QUERY
     UPDATE egress_gates g
     SET throttle_streak = g.throttle_streak - 1, updated_at = now()
@@ -2499,13 +3081,21 @@ CREATE OR REPLACE FUNCTION public.bf4ps_gate_seed(p_egress text, p_min_interval 
  RETURNS SETOF egress_gates
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
+DECLARE
+    floor_s constant double precision :=
+        bf4ps_policy_number('gate_seed_min_interval_seconds', 0.05);
 BEGIN
+    PERFORM bf4ps_egress_own(p_egress, 'seed the gate of');
     PERFORM set_config('bf4ps.change_reason', left(p_reason, 200), true);
+    -- the seed's pacing is the caller's, never faster than the policy's floor: neither the
+    -- interval nor a window's average spacing
     RETURN QUERY
     INSERT INTO egress_gates (egress_key, min_interval_seconds, window_requests, window_seconds)
-    VALUES (p_egress, p_min_interval, p_window_requests, p_window_seconds)
+    VALUES (p_egress, GREATEST(p_min_interval, floor_s), p_window_requests,
+            CASE WHEN p_window_requests IS NULL THEN p_window_seconds
+                 ELSE GREATEST(p_window_seconds, p_window_requests * floor_s) END)
     ON CONFLICT (egress_key) DO NOTHING
     RETURNING *;
 END
@@ -2516,7 +3106,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_gate_set(p_egress text, p_min_interval d
  RETURNS SETOF egress_gates
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     PERFORM set_config('bf4ps.change_reason', COALESCE(left(p_reason, 200), ''), true);
@@ -2553,15 +3143,20 @@ CREATE OR REPLACE FUNCTION public.bf4ps_gate_throttled(p_egress text, p_base dou
  RETURNS TABLE(throttle_streak integer, cooldown_until timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
+DECLARE
+    top constant double precision := bf4ps_policy_number('gate_cooldown_max_seconds', 1800);
 BEGIN
+    PERFORM bf4ps_egress_own(p_egress, 'report a throttle of');
+    -- the caller's base and cap, within [1 s, the policy's longest cool-down]
     RETURN QUERY
     UPDATE egress_gates g
     SET throttle_streak = g.throttle_streak + 1, last_throttle_at = clock_timestamp(),
         cooldown_until = GREATEST(COALESCE(g.cooldown_until, '-infinity'), clock_timestamp()
-            + make_interval(secs => LEAST(p_max, p_base * power(2, g.throttle_streak)))),
+            + make_interval(secs => LEAST(LEAST(GREATEST(p_max, 1), top),
+                GREATEST(LEAST(p_base, top), 1) * power(2, LEAST(g.throttle_streak, 30))))),
         updated_at = now()
     WHERE g.egress_key = p_egress
     RETURNING g.throttle_streak::integer, g.cooldown_until;
@@ -2601,7 +3196,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_intake_enqueue(p_soldiers bigint[], p_cl
  RETURNS TABLE(soldier_id bigint, job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -2635,7 +3230,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_attach_request(p_job bigint, p_reque
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     UPDATE collection_jobs j SET request_id = p_request, updated_at = now()
@@ -2649,7 +3244,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_delete(p_job bigint, p_token uuid)
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2664,7 +3259,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_lock_owned(p_job bigint, p_collector
  RETURNS TABLE(job_id bigint, soldier_id bigint, resource text, lane text, priority_class text, status text, attempt_count integer, lease_token uuid, claimed_at timestamp with time zone, started_at timestamp with time zone, request_id uuid, lookup_name text, lookup_platform text, persona_id bigint, platform text, collector_name text, hostname text, egress_key text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2688,7 +3283,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_note_error(p_job bigint, p_token uui
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     UPDATE collection_jobs j
@@ -2703,7 +3298,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_owned_now(p_job bigint, p_collector 
  RETURNS TABLE(job_id bigint, now timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2720,7 +3315,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_release(p_job bigint, p_collector uu
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2759,7 +3354,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_renew(p_job bigint, p_collector uuid
  RETURNS TABLE(lease_expires_at timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2778,7 +3373,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_reslot(p_job bigint, p_collector uui
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     UPDATE collection_jobs j
@@ -2796,7 +3391,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_retry(p_job bigint, p_token uuid, p_
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2816,7 +3411,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_snapshot(p_job bigint, p_token uuid)
  RETURNS TABLE(job_id bigint, soldier_id bigint, resource text, lane text, priority_class text, status text, attempt_count integer, collector_uuid uuid, lease_token uuid, lease_expires_at timestamp with time zone, persona_id bigint, platform text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2835,7 +3430,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_start(p_job bigint, p_collector uuid
  RETURNS TABLE(started_at timestamp with time zone, claimed_at timestamp with time zone, lease_expires_at timestamp with time zone)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2856,10 +3451,18 @@ CREATE OR REPLACE FUNCTION public.bf4ps_jobs_expire_abandoned(p_collector uuid)
  RETURNS TABLE(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    -- a collector expires only its own registration's leases
+    IF NOT EXISTS (SELECT 1 FROM collectors c WHERE c.collector_uuid = p_collector
+                     AND (c.db_login = session_user::text
+                          OR bf4ps_caller_holds('bf4ps_operator'))) THEN
+        RAISE EXCEPTION 'a collector may expire the leases of only its own registration '
+            '(collector %, login %)', p_collector, session_user
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
     RETURN QUERY
     UPDATE collection_jobs j
     SET lease_expires_at = clock_timestamp(), updated_at = clock_timestamp()
@@ -2874,7 +3477,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_lease_outcome(p_job_id bigint, p_lease_t
  RETURNS text
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT event_type FROM collection_events
     WHERE job_id = p_job_id AND lease_token = p_lease_token
@@ -2890,7 +3493,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_ledger_prune(p_cutoff timestamp with tim
  RETURNS SETOF bigint
  LANGUAGE sql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     DELETE FROM request_ledger
     WHERE request_id IN (
@@ -2908,10 +3511,14 @@ CREATE OR REPLACE FUNCTION public.bf4ps_ledger_receipt(p_request bigint)
  RETURNS TABLE(request_id bigint, slot_at timestamp with time zone, receipt text)
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT l.request_id, l.slot_at, bf4ps_ledger_sign(l.request_id, l.slot_at)
     FROM request_ledger l WHERE l.request_id = p_request
+      -- a receipt of a request counted for a registration of the caller's login only
+      AND (l.collector_uuid IS NULL OR bf4ps_caller_holds('bf4ps_operator')
+           OR EXISTS (SELECT 1 FROM collectors c WHERE c.collector_uuid = l.collector_uuid
+                        AND (c.db_login IS NULL OR c.db_login = session_user::text)))
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_ledger_receipt(bigint) TO bf4ps_collector;
 
@@ -2919,7 +3526,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_ledger_sign(p_request bigint, p_slot_at 
  RETURNS text
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT encode(sha256(k.secret || sha256(k.secret || convert_to(
                p_request::text || ':' || (extract(epoch FROM p_slot_at) * 1000000)::bigint,
@@ -2931,10 +3538,11 @@ CREATE OR REPLACE FUNCTION public.bf4ps_ledger_unsent(p_request bigint, p_collec
  RETURNS TABLE(request_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
+    PERFORM bf4ps_collector_own(p_collector, 'mark unsent the requests of');
     RETURN QUERY
     UPDATE request_ledger l SET unsent_at = clock_timestamp()
     WHERE l.request_id = p_request AND l.collector_uuid = p_collector AND l.unsent_at IS NULL
@@ -2952,7 +3560,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_ledger_unsent_operator(p_request bigint)
  RETURNS TABLE(request_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -2965,11 +3573,33 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_ledger_unsent_operator(bigint) TO bf4ps_operator;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_lookup_request_resolved(p_job bigint, p_token uuid, p_soldier bigint, p_resources text[])
+ RETURNS TABLE(created_at timestamp with time zone)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    -- a look-up's answer attaches the soldier to the request of the look-up job whose lease
+    -- the caller holds, and names the resources planned for it: never another player's
+    -- request, never its status or message (the triggers keep those)
+    RETURN QUERY
+    UPDATE interactive_requests r
+    SET soldier_id = p_soldier, resources = COALESCE(p_resources, r.resources),
+        updated_at = clock_timestamp()
+    FROM collection_jobs j
+    WHERE j.job_id = p_job AND j.lease_token = p_token AND j.request_id = r.request_id
+    RETURNING r.created_at;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_lookup_request_resolved(bigint,uuid,bigint,text[]) TO bf4ps_collector;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_mark_sign(p_payload text)
  RETURNS text
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT encode(sha256(k.secret || sha256(k.secret || convert_to('mark:' || p_payload,
                                                                    'UTF8'))), 'hex')
@@ -2991,7 +3621,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_observe_sessions(soldier_ids bigint[], s
  RETURNS integer
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     o record;
@@ -3000,6 +3630,9 @@ DECLARE
 BEGIN
     FOR o IN SELECT * FROM unnest(soldier_ids, seen, guids, names)
                  AS x(soldier_id, seen_at, guid, name) ORDER BY x.soldier_id LOOP
+        IF o.seen_at > clock_timestamp() + interval '5 minutes' THEN
+            CONTINUE;  -- a sighting from the future would keep a session open for ever
+        END IF;
         SELECT * INTO s FROM play_sessions p WHERE p.soldier_id = o.soldier_id
         ORDER BY p.last_seen_at DESC LIMIT 1 FOR UPDATE;
         IF FOUND AND o.seen_at <= s.last_seen_at THEN
@@ -3030,41 +3663,80 @@ CREATE OR REPLACE FUNCTION public.bf4ps_ops_login_attempt(p_keys text[], p_outco
  RETURNS TABLE(key text, wait_seconds double precision, failures integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
     t timestamptz := clock_timestamp();
-    free integer := greatest(p_free, 0);
+    -- the caller's figures, within the lock-out's bounds: at least one free attempt and at
+    -- most 100, a lock of at least a second growing to at most a day, failures remembered
+    -- for a minute to a week
+    free integer := LEAST(GREATEST(p_free, 1), 100);
+    base double precision := LEAST(GREATEST(p_base, 1), 86400);
+    top double precision := LEAST(GREATEST(p_max, base), 86400);
+    forget interval := make_interval(secs => LEAST(GREATEST(p_forget, 60), 604800));
+    k text;
+    r ops_login_failures;
+    n integer;
+    refused text[] := '{}';
 BEGIN
-    IF cardinality(p_keys) > 4 OR p_outcome NOT IN ('check', 'failed', 'succeeded') THEN
-        RAISE EXCEPTION 'at most four keys and an outcome of check, failed, succeeded'
+    IF cardinality(p_keys) > 4
+            OR p_outcome NOT IN ('check', 'attempt', 'failed', 'succeeded') THEN
+        RAISE EXCEPTION 'at most four keys and an outcome of check, attempt, failed, succeeded'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF p_outcome = 'succeeded' THEN
         DELETE FROM ops_login_failures f WHERE f.key = ANY(p_keys);
-    ELSIF p_outcome = 'failed' THEN
+    ELSIF p_outcome IN ('attempt', 'failed') THEN
         DELETE FROM ops_login_failures f
-        WHERE f.last_failure_at < t - make_interval(secs => greatest(p_forget, 1))
+        WHERE f.last_failure_at < t - forget
           AND (f.locked_until IS NULL OR f.locked_until <= t);
+    END IF;
+    IF p_outcome = 'attempt' THEN
+        -- counted before any password is compared, each key's row locked in key order: the
+        -- first `free` attempts are compared; the next is refused and starts a lock-out; once
+        -- a lock-out is over, one attempt is compared and starts the next (twice as long),
+        -- so concurrent guesses get no more comparisons than sequential ones
+        FOR k IN SELECT DISTINCT x FROM unnest(p_keys) AS x ORDER BY x LOOP
+            INSERT INTO ops_login_failures (key, failures, last_failure_at)
+            VALUES (k, 0, t) ON CONFLICT DO NOTHING;
+            SELECT * INTO r FROM ops_login_failures f WHERE f.key = k FOR UPDATE;
+            CONTINUE WHEN r.locked_until > t;  -- refused: nothing counted
+            n := r.failures + 1;
+            UPDATE ops_login_failures f
+            SET failures = n, last_failure_at = t, updated_at = t,
+                locked_until = CASE WHEN n <= free THEN f.locked_until
+                    ELSE t + make_interval(secs => LEAST(top,
+                             base * power(2, LEAST(n - free - 1, 40)))) END
+            WHERE f.key = k;
+            IF n > free AND r.locked_until IS NULL THEN
+                refused := refused || k;  -- the first beyond the free ones: not compared
+            END IF;
+        END LOOP;
+        RETURN QUERY
+        SELECT f.key, CASE WHEN f.key = ANY(refused) OR f.locked_until > t
+                            AND f.last_failure_at < t
+                           THEN greatest(extract(epoch FROM f.locked_until - t), 0)
+                           ELSE 0 END::double precision,
+               f.failures
+        FROM ops_login_failures f WHERE f.key = ANY(p_keys);
+        RETURN;
+    END IF;
+    IF p_outcome = 'failed' THEN  -- the older build's count after a comparison
         INSERT INTO ops_login_failures AS f (key, failures, last_failure_at, locked_until)
-        SELECT k, 1, t, CASE WHEN free = 0
-                             THEN t + make_interval(secs => least(p_max, p_base)) END
-        FROM unnest(p_keys) AS k
+        SELECT x, 1, t, NULL FROM unnest(p_keys) AS x
         ON CONFLICT (key) DO UPDATE
         SET failures = f.failures + 1, last_failure_at = t, updated_at = t,
             locked_until = CASE WHEN f.failures + 1 > free THEN greatest(
                 COALESCE(f.locked_until, '-infinity'), t + make_interval(secs => least(
-                    greatest(p_max, 0),
-                    greatest(p_base, 0) * power(2, least(f.failures - free, 40)))))
+                    top, base * power(2, least(f.failures - free, 40)))))
                 ELSE f.locked_until END;
     END IF;
     RETURN QUERY
-    SELECT k, greatest(0, COALESCE(extract(epoch FROM f.locked_until - t), 0))::double precision,
+    SELECT x, greatest(0, COALESCE(extract(epoch FROM f.locked_until - t), 0))::double precision,
            COALESCE(f.failures, 0)
-    FROM unnest(p_keys) AS k LEFT JOIN ops_login_failures f ON f.key = k
-      AND (f.last_failure_at >= t - make_interval(secs => greatest(p_forget, 1))
-           OR f.locked_until > t);
+    FROM unnest(p_keys) AS x LEFT JOIN ops_login_failures f ON f.key = x
+      AND (f.last_failure_at >= t - forget OR f.locked_until > t);
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_ops_login_attempt(text[],text,integer,double precision,double precision,double precision) TO bf4ps_web;
@@ -3092,7 +3764,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_parked_recheck(p_recheck_seconds double 
  RETURNS TABLE(n bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -3102,9 +3774,11 @@ WITH picked AS (
     SELECT soldier_id, resource
     FROM collection_state
     WHERE status = 'unavailable' AND activity_class = 'active'
-      AND last_attempt_at <= clock_timestamp() - make_interval(secs => $1)
+      -- never sooner than the policy's recheck interval, whatever the caller asks
+      AND last_attempt_at <= clock_timestamp() - make_interval(secs => GREATEST($1,
+          bf4ps_policy_number('unavailable_recheck_seconds', 604800)))
     ORDER BY last_attempt_at
-    LIMIT least($2, 10000)
+    LIMIT least(greatest($2, 0), 10000)
     FOR UPDATE SKIP LOCKED
 ), revived AS (
     UPDATE collection_state cs
@@ -3128,11 +3802,42 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_parked_recheck(double precision,integer) TO bf4ps_scheduler;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_policy_number(p_key text, p_default double precision)
+ RETURNS double precision
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT COALESCE((SELECT (p.value #>> '{}')::double precision FROM scheduler_policy p
+                     WHERE p.key = p_key AND jsonb_typeof(p.value) = 'number'), p_default)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_progress_flag_clear(p_flag bigint, p_now timestamp with time zone, p_by text, p_note text)
+ RETURNS TABLE(flag_id bigint, soldier_id bigint, persona_id bigint, platform text, kind text, item_id bigint, reason text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    -- an open flag once; cleared_by is the console's or the CLI's name for the operator, and
+    -- the flag's event (bf4ps_event_record) records the login that cleared it
+    RETURN QUERY
+    UPDATE progress_flags f
+    SET cleared_at = LEAST(p_now, clock_timestamp()), cleared_by = left(p_by, 200),
+        clear_note = left(p_note, 500)
+    FROM soldiers s
+    WHERE f.flag_id = p_flag AND f.cleared_at IS NULL AND s.soldier_id = f.soldier_id
+    RETURNING f.flag_id::bigint, f.soldier_id, s.persona_id, s.platform::text, f.kind::text,
+              f.item_id::bigint, f.reason::text;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_progress_flag_clear(bigint,timestamp with time zone,text,text) TO bf4ps_web;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_reap_expired(p_limit integer)
  RETURNS TABLE(job_id bigint, old_collector uuid, old_token uuid)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 #variable_conflict use_column
@@ -3178,7 +3883,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_recon_gate_interval(p_egress text, p_min
  RETURNS TABLE(min_interval_seconds double precision)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -3275,7 +3980,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_restore_check()
  RETURNS TABLE(hold_until timestamp with time zone, reason text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     g restore_guard;
@@ -3329,7 +4034,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_restore_check(p_request bigint, p_slot_a
  RETURNS TABLE(hold_until timestamp with time zone, reason text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     g restore_guard;
@@ -3370,7 +4075,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_restore_check(p_request bigint, p_slot_a
  RETURNS TABLE(hold_until timestamp with time zone, reason text, mark text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     g restore_guard;
@@ -3460,7 +4165,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_restore_hold()
  RETURNS TABLE(hold_until timestamp with time zone, reason text, run_rule boolean)
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     g restore_guard;
@@ -3493,7 +4198,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_restore_span()
  RETURNS double precision
  LANGUAGE sql
  STABLE SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
     SELECT greatest(1.0,
         (SELECT b.window_seconds FROM fleet_budget b WHERE b.requests IS NOT NULL),
@@ -3504,7 +4209,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_restore_vouch(p_reason text)
  RETURNS TABLE(outcome text, run_started_at timestamp with time zone, vouched_at timestamp with time zone, hold_until timestamp with time zone, reason text)
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     g restore_guard;
@@ -3562,7 +4267,7 @@ CREATE OR REPLACE FUNCTION public.bf4ps_settings_audit()
  RETURNS trigger
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
     kind text;
@@ -3624,13 +4329,42 @@ CREATE OR REPLACE FUNCTION public.bf4ps_settings_stamp()
  RETURNS trigger
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
     NEW.updated_by := left(session_user, 200);
     RETURN NEW;
 END
 $function$;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_state_failed(p_job bigint, p_token uuid, p_park boolean, p_now timestamp with time zone, p_next_attempt_at timestamp with time zone, p_error_class text, p_error_message text)
+ RETURNS TABLE(consecutive_failures integer)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+DECLARE
+    t constant timestamptz := LEAST(p_now, clock_timestamp());
+BEGIN
+    RETURN QUERY
+    UPDATE collection_state cs
+    SET status = CASE WHEN p_park THEN 'unavailable' ELSE 'retry_wait' END,
+        last_attempt_at = t,
+        next_attempt_at = CASE WHEN p_park THEN NULL
+            ELSE LEAST(GREATEST(p_next_attempt_at, t), clock_timestamp() + interval '7 days')
+            END,
+        consecutive_failures = cs.consecutive_failures + 1,
+        attempts_total = cs.attempts_total + 1,
+        last_error_class = p_error_class, last_error_message = left(p_error_message, 500),
+        last_error_at = t, updated_at = t
+    FROM collection_jobs j
+    WHERE j.job_id = p_job AND j.lease_token = p_token
+      AND cs.soldier_id = j.soldier_id AND cs.resource = j.resource
+    RETURNING cs.consecutive_failures::integer;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_state_failed(bigint,uuid,boolean,timestamp with time zone,timestamp with time zone,text,text) TO bf4ps_collector;
 
 CREATE OR REPLACE FUNCTION public.budget_allowed_classes(n integer, used jsonb, demand text[], policy jsonb, interactive_lane boolean)
  RETURNS text[]
@@ -3651,8 +4385,11 @@ BEGIN
         RETURN ARRAY['interactive', 'active', 'recent', 'bootstrap', 'retry'];
     END IF;
     FOREACH cls IN ARRAY ARRAY['active', 'recent', 'bootstrap', 'retry'] LOOP
+        -- the active cap holds the rest for the other classes only while one of them has
+        -- runnable work: an unused share is lent, as every floor is
         CONTINUE WHEN cls = 'active' AND COALESCE((used ->> 'active')::double precision, 0)
-                                         >= (policy ->> 'cap_active')::double precision * n;
+                                         >= (policy ->> 'cap_active')::double precision * n
+                      AND demand && ARRAY['interactive', 'recent', 'bootstrap', 'retry'];
         SELECT COALESCE(sum(GREATEST(0, (policy ->> ('floor_' || f))::double precision * n
                                         - COALESCE((used ->> f)::double precision, 0))), 0)
         INTO others
@@ -3666,6 +4403,20 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION budget_allowed_classes(integer,jsonb,text[],jsonb,boolean) TO PUBLIC;
+
+CREATE OR REPLACE FUNCTION public.budget_shares()
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT jsonb_object_agg(d.share, LEAST(1, GREATEST(0, COALESCE(
+               CASE WHEN jsonb_typeof(p.value) = 'number' THEN (p.value #>> '{}')::float8 END,
+               d.fallback))))
+    FROM (VALUES ('cap_active', 0.75), ('floor_interactive', 0.25),
+                 ('floor_bootstrap', 0.20), ('floor_retry', 0.05)) AS d(share, fallback)
+    LEFT JOIN scheduler_policy p ON p.key = 'budget_' || d.share
+$function$;
+GRANT EXECUTE ON FUNCTION budget_shares() TO PUBLIC;
 
 CREATE OR REPLACE FUNCTION public.budget_window(slot timestamp with time zone, span double precision, OUT used jsonb, OUT total integer, OUT last_slot timestamp with time zone)
  RETURNS record
@@ -3688,7 +4439,7 @@ CREATE OR REPLACE FUNCTION public.queue_claim(p_collector uuid, p_lane text, p_l
  RETURNS SETOF queue_claimed
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -3725,7 +4476,10 @@ BEGIN
                 FOR UPDATE SKIP LOCKED))
           AND EXISTS (SELECT 1 FROM collectors me
                       WHERE me.collector_uuid = p_collector AND me.enabled AND NOT me.drained
-                        AND me.retired_at IS NULL)
+                        AND me.retired_at IS NULL
+                        -- a collector claims only for its own registration
+                        AND (me.db_login = session_user::text
+                             OR bf4ps_caller_holds('bf4ps_operator')))
         RETURNING j.*
     )
     SELECT NULL::bigint, NULL::timestamptz, c.job_id, c.soldier_id, c.resource::text,
@@ -3762,18 +4516,16 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION queue_claim(uuid,text,double precision,bigint,text[],boolean) TO bf4ps_collector;
 
-CREATE OR REPLACE FUNCTION public.queue_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean DEFAULT false, p_lane text DEFAULT NULL::text, p_lease double precision DEFAULT NULL::double precision, p_soldier bigint DEFAULT NULL::bigint, p_start boolean DEFAULT false, p_gate jsonb DEFAULT NULL::jsonb)
+CREATE OR REPLACE FUNCTION public.queue_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_strict boolean DEFAULT false, p_next boolean DEFAULT false, p_lane text DEFAULT NULL::text, p_lease double precision DEFAULT NULL::double precision, p_soldier bigint DEFAULT NULL::bigint, p_start boolean DEFAULT false)
  RETURNS SETOF queue_claimed
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
     fin bigint;
     r queue_claimed;
-    look record;
-    classes text[];
 BEGIN
     WITH gone AS (
         DELETE FROM collection_jobs d
@@ -3803,22 +4555,13 @@ BEGIN
         LEFT JOIN soldiers s ON s.soldier_id = g.soldier_id
     )
     SELECT gone.job_id INTO fin FROM gone;
+    IF fin IS NULL AND p_strict THEN
+        RAISE EXCEPTION 'job %: the lease is no longer ours; nothing is written', p_job
+            USING ERRCODE = 'BF401';
+    END IF;
 
     IF fin IS NOT NULL AND p_next THEN
-        IF p_gate IS NOT NULL THEN
-            SELECT * INTO look FROM admission_slot(
-                p_gate ->> 'egress', p_collector, NULL, NULL, (p_gate ->> 'interactive')::boolean,
-                (p_gate ->> 'margin')::double precision, (p_gate ->> 'ahead')::double precision,
-                (p_gate ->> 'connect_lead')::double precision, p_gate -> 'policy');
-            IF look.outcome <> 'open' THEN
-                r.finished := fin;
-                r.gate_wait_until := look.wait_until;
-                RETURN NEXT r;
-                RETURN;
-            END IF;
-            classes := look.classes;
-        END IF;
-        FOR r IN SELECT * FROM queue_claim(p_collector, p_lane, p_lease, p_soldier, classes,
+        FOR r IN SELECT * FROM queue_claim(p_collector, p_lane, p_lease, p_soldier, NULL,
                                            p_start) LOOP
             r.finished := fin;
             RETURN NEXT r;
@@ -3832,49 +4575,27 @@ BEGIN
     RETURN NEXT r;
 END
 $function$;
-GRANT EXECUTE ON FUNCTION queue_succeed(bigint,uuid,uuid,double precision,integer,integer,jsonb,boolean,text,double precision,bigint,boolean,jsonb) TO bf4ps_collector;
+GRANT EXECUTE ON FUNCTION queue_succeed(bigint,uuid,uuid,double precision,integer,integer,jsonb,boolean,boolean,text,double precision,bigint,boolean) TO bf4ps_collector;
 
 CREATE OR REPLACE FUNCTION public.queue_succeed_counted(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean, p_gate jsonb, p_strict boolean)
  RETURNS SETOF queue_counted
  LANGUAGE plpgsql
  SECURITY DEFINER
- SET search_path TO '$user', 'public'
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
-DECLARE
-    gated constant boolean := p_next AND p_gate IS NOT NULL;
-    fin bigint;
-    r queue_claimed;
-    cnt record;
 BEGIN
-    FOR r IN SELECT * FROM queue_succeed(p_job, p_collector, p_token, p_freshness, p_http,
-                                         p_duration, p_details, p_next AND NOT gated, p_lane,
-                                         p_lease, p_soldier, p_start, NULL) LOOP
-        IF r.finished IS NULL AND p_strict THEN
-            RAISE EXCEPTION 'job %: the lease is no longer ours; nothing is written', p_job
-                USING ERRCODE = 'BF401';
-        END IF;
-        IF NOT gated OR r.finished IS NULL THEN
-            RETURN NEXT ROW(r, NULL, NULL)::queue_counted;
-            CONTINUE;
-        END IF;
-        SELECT * INTO cnt FROM admission_slot(
-            p_gate ->> 'egress', p_collector, NULL, NULL,
-            (p_gate ->> 'interactive')::boolean, (p_gate ->> 'margin')::double precision,
+    IF p_next AND p_gate IS NOT NULL THEN
+        RETURN QUERY SELECT * FROM admission_succeed(
+            p_job, p_collector, p_token, p_freshness, p_http, p_duration, p_details, p_strict,
+            p_lease, p_soldier, p_start, (p_gate ->> 'margin')::double precision,
             (p_gate ->> 'ahead')::double precision,
-            (p_gate ->> 'connect_lead')::double precision, p_gate -> 'policy', NULL, NULL,
-            jsonb_build_object('lane', p_lane, 'lease', p_lease, 'soldier', p_soldier,
-                               'start', p_start));
-        IF cnt.outcome = 'counted' THEN
-            fin := r.finished;
-            r := cnt.next_job;
-            r.finished := fin;
-            RETURN NEXT ROW(r, cnt.slot, cnt.ledger_id)::queue_counted;
-        ELSE
-            -- nothing claimed: the gate or the budget is closed (try at wait_until), or no work
-            r.gate_wait_until := CASE WHEN cnt.outcome = 'wait' THEN cnt.wait_until END;
-            RETURN NEXT ROW(r, NULL, NULL)::queue_counted;
-        END IF;
-    END LOOP;
+            (p_gate ->> 'connect_lead')::double precision);
+    ELSE
+        RETURN QUERY SELECT c::queue_claimed, NULL::timestamptz, NULL::bigint
+                     FROM queue_succeed(p_job, p_collector, p_token, p_freshness, p_http,
+                                        p_duration, p_details, p_strict, p_next, p_lane,
+                                        p_lease, p_soldier, p_start) c;
+    END IF;
 END
 $function$;
 GRANT EXECUTE ON FUNCTION queue_succeed_counted(bigint,uuid,uuid,double precision,integer,integer,jsonb,boolean,text,double precision,bigint,boolean,jsonb,boolean) TO bf4ps_collector;

@@ -73,6 +73,9 @@ class Failures:
 class Throttles:
     egress_cooldowns: int = 0
     throttled_answers: int = 0
+    # every egress cool-down (throttles' and outages') by its signal: soft_throttle, http_403,
+    # login_wall, http_5xx, retry_after, timeout, session_expired ...
+    cooldowns_by_signal: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +146,7 @@ class _Outcomes(NamedTuple):
     unavailable: int
     throttles: int
     throttled_answers: int
+    cooldowns: dict[str, int]
 
 
 class _Sessions(NamedTuple):
@@ -165,7 +169,8 @@ async def outcomes(conn: Conn, since: datetime) -> Outcomes:
     failures = {str(k): int(v) for k, v in row.failures.items()}
     return Outcomes(Failures(sum(failures.values()), failures),
                     retries_scheduled=row.retries, unavailable=row.unavailable,
-                    throttles=Throttles(row.throttles, row.throttled_answers))
+                    throttles=Throttles(row.throttles, row.throttled_answers,
+                                        {str(k): int(v) for k, v in row.cooldowns.items()}))
 
 
 def budget_use(capacity: Capacity, seconds: float, sim: dict[str, Any]) -> Budget:

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from bf4ps.demo.figures import Budget, Outcomes, Snapshot
+from bf4ps.demo.figures import Budget, Outcomes, Snapshot, Throttles
 
 
 class Progress:
@@ -77,7 +77,14 @@ def outcome_text(happened: Outcomes) -> str:
     return (f"failed attempts {failures.total}" + (f" ({classes})" if classes else "")
             + f", retries scheduled {happened.retries_scheduled}, parked "
             f"{happened.unavailable}, throttles {throttles.throttled_answers} answers / "
-            f"{throttles.egress_cooldowns} egress cool-downs")
+            f"{throttles.egress_cooldowns} egress cool-downs" + _cooldowns(throttles))
+
+
+def _cooldowns(throttles: Throttles) -> str:
+    """'; cool-downs by signal: http_5xx 2, soft_throttle 1' (nothing when there were none)."""
+    by = throttles.cooldowns_by_signal
+    return ("; cool-downs by signal: " + ", ".join(f"{k} {v}" for k, v in sorted(by.items()))
+            if by else "")
 
 
 def budget_text(budget: Budget) -> str:

@@ -8,8 +8,8 @@ from uuid import UUID
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one, q
 from bf4ps.domain import Lane
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.queue.jobs import CollectorRef
 
 

@@ -21,8 +21,9 @@ from bf4ps.db.queries import all_rows, one, one_row, q
 from bf4ps.gates.gate import Gate
 from bf4ps.settings import setting_default
 
-# `--share CLASS=F`: the active class has a cap, the others a floor (admission_slot() in
-# db/schema.sql; docs/architecture.md "Rate gates and the fleet budget")
+# `--share CLASS=F`: the active class has a cap, the others a floor, stored as these policy
+# keys, which the admission reads itself (budget_shares() in db/functions/budget.sql;
+# docs/architecture.md "Rate gates and the fleet budget")
 SHARES = {"active": "budget_cap_active", "interactive": "budget_floor_interactive",
           "bootstrap": "budget_floor_bootstrap", "retry": "budget_floor_retry"}
 FLOORS = ("interactive", "bootstrap", "retry")

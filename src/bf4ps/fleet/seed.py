@@ -10,11 +10,11 @@ from dataclasses import asdict, dataclass
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.fleet import conf as fleetconf
 from bf4ps.fleet.conf import BudgetRow
 from bf4ps.gates.gate import Gate
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import CollectorRef
 from bf4ps.settings import Settings
 

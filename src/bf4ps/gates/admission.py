@@ -1,9 +1,9 @@
 """Admission: the next send slot for this egress (and the fleet budget), a job allowed to use
-it, and the request counted in the ledger before anything is sent. The gate, budget and ledger
-work is one server-side call (admission_slot in db/schema.sql), so no lock any other collector
-needs is held across a round trip to this one. Nothing is claimed unless the slot opens within
-the claim horizon (at least the connect lead: a request is begun that long before its slot, so
-no slot is sooner than that)."""
+it, and the request counted in the ledger before anything is sent. Each step is one server-side
+call (db/functions/admission.sql: a look, a count, a count of no job), so no lock any other
+collector needs is held across a round trip to this one; the egress, the lane and the budget's
+shares are the database's, only this process's timings are passed. Nothing is claimed unless
+the slot opens within the claim horizon (at least the connect lead)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,10 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 from uuid import UUID
-
-from psycopg.types.json import Jsonb
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one_row
-from bf4ps.domain import Lane
-from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
 from bf4ps.settings import SendTimings
@@ -73,69 +68,56 @@ class _Answer:
 UNATTACHED_JOB_ID = 0
 """The job id of a request that belongs to no queue job (recon, `bf4ps battlelog fetch`): its
 slot is counted in the ledger like any other, in its job's budget class and resource, with no
-lease to fence (admission_slot in db/schema.sql)."""
+lease to fence (admission_count_unattached in db/functions/admission.sql)."""
 
 
-async def _call(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
-                job: ClaimedJob | None, *,
-                unattached: tuple[str, str] | None = None) -> _Answer:
-    """One admission_slot() call: a look (no job), the count for a held job, or the count of a
-    request of no job and no collector (`unattached`: its budget class and resource)."""
-    job_id: int | None
-    budget_class: str | None
-    resource: str | None
-    if unattached is not None:
-        job_id, token, (budget_class, resource), collector = (
-            UNATTACHED_JOB_ID, None, unattached, None)
-    else:
-        job_id = job.job_id if job else None
-        token = job.lease.lease_token if job else None
-        budget_class, resource = (job.budget_class, job.resource) if job else (None, None)
-        collector = me.collector_uuid
-    return await one_row(conn, _Answer, "admission_slot", {
-        "egress_key": me.egress_key, "collector_uuid": collector,
-        "job_id": job_id, "lease_token": token,
-        "interactive": me.lane is Lane.INTERACTIVE, "margin": cfg.margin, "ahead": cfg.ahead,
-        "connect_lead": cfg.connect_lead, "policy": Jsonb(_budget_policy(policy)),
-        "budget_class": budget_class, "resource": resource})
+def _timings(cfg: SendTimings) -> dict[str, float]:
+    return {"margin": cfg.margin, "ahead": cfg.ahead, "connect_lead": cfg.connect_lead}
 
 
-def _budget_policy(policy: Policy) -> dict[str, float]:
-    return {"cap_active": policy.budget_cap_active,
-            "floor_interactive": policy.budget_floor_interactive,
-            "floor_bootstrap": policy.budget_floor_bootstrap,
-            "floor_retry": policy.budget_floor_retry}
+async def _look(conn: Conn, me: CollectorRef, cfg: SendTimings) -> _Answer:
+    return await one_row(conn, _Answer, "admission_look",
+                         {"collector_uuid": me.collector_uuid} | _timings(cfg))
 
 
-async def admit(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
+async def _count(conn: Conn, me: CollectorRef, cfg: SendTimings, job: ClaimedJob) -> _Answer:
+    """The count for a held job; a recon request (no queue job) is counted as one of no job,
+    in its budget class and resource, for the recon's own registration."""
+    if job.job_id == UNATTACHED_JOB_ID:
+        return await _count_unattached(conn, me.egress_key, me.collector_uuid, cfg,
+                                       (job.budget_class, job.resource))
+    return await one_row(conn, _Answer, "admission_count", {
+        "collector_uuid": me.collector_uuid, "job_id": job.job_id,
+        "lease_token": job.lease.lease_token} | _timings(cfg))
+
+
+async def _count_unattached(conn: Conn, egress_key: str, collector: UUID | None,
+                            cfg: SendTimings, what: tuple[str, str]) -> _Answer:
+    budget_class, resource = what
+    return await one_row(conn, _Answer, "admission_count_unattached", {
+        "egress_key": egress_key, "collector_uuid": collector, "budget_class": budget_class,
+        "resource": resource} | _timings(cfg))
+
+
+async def admit(conn: Conn, me: CollectorRef, cfg: SendTimings,
                 soldier_id: int | None = None, *, pause: Pause = no_pause) -> Admitted | Wait:
     """A look at the gates (no lock, no write); a claim of a job they allow, only when the slot
     opens within the horizon; then the job's request counted in its slot. Each is one statement
     on its own: no lock is held across a round trip. Another collector may take the slot
     between the look and the count: the job is then kept (its lease runs) and counted in the
     next slot, or given back when none opens soon."""
-    look = await _call(conn, me, cfg, policy, None)
+    look = await _look(conn, me, cfg)
     if look.outcome != "open":
         return Wait(look.wait_until)
     job = await qclaim.claim(conn, me, cfg.lease_seconds, soldier_id=soldier_id,
                              classes=look.classes)
     if job is None:
         return Wait(None, idle=True)
-    return await count_claimed(conn, me, cfg, policy, job, pause=pause)
+    return await count_claimed(conn, me, cfg, job, pause=pause)
 
 
-def look_params(me: CollectorRef, cfg: SendTimings, policy: Policy) -> dict[str, Any]:
-    """The gate a success's chained claim is admitted by on the server
-    (queue_succeed_counted's p_gate, migration 0032): one admission under the count's locks,
-    in the success's transaction, claims the next job only when the egress opens within the
-    horizon, of the classes the budget allows, and counts its request in its slot."""
-    return {"egress": me.egress_key, "interactive": me.lane is Lane.INTERACTIVE,
-            "margin": cfg.margin, "ahead": cfg.ahead, "connect_lead": cfg.connect_lead,
-            "policy": _budget_policy(policy)}
-
-
-async def count_claimed(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
-                        job: ClaimedJob, *, pause: Pause = no_pause) -> Admitted | Wait:
+async def count_claimed(conn: Conn, me: CollectorRef, cfg: SendTimings, job: ClaimedJob, *,
+                        pause: Pause = no_pause) -> Admitted | Wait:
     """The count of a job just claimed (by `admit`, or by the success before it): kept and
     counted in the next slot when another collector took this one, given back when none opens
     soon."""
@@ -143,7 +125,7 @@ async def count_claimed(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: 
     deadline = datetime.now(UTC) + timedelta(
         seconds=min(COUNT_PATIENCE, cfg.lease_seconds / 4))
     while True:
-        got = await extra_slot(conn, me, cfg, policy, job)
+        got = await extra_slot(conn, me, cfg, job)
         if isinstance(got, Slot):
             return Admitted(job, got)
         if got.until is None:  # the lease is gone: nothing to give back
@@ -154,28 +136,27 @@ async def count_claimed(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: 
         await asyncio.sleep(max(0.0, (got.until - datetime.now(UTC)).total_seconds()))
 
 
-async def admit_held(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
-                     job: ClaimedJob, slot: Slot | None, *,
-                     pause: Pause = no_pause) -> Admitted | Wait:
+async def admit_held(conn: Conn, me: CollectorRef, cfg: SendTimings, job: ClaimedJob,
+                     slot: Slot | None, *, pause: Pause = no_pause) -> Admitted | Wait:
     """A job the last success claimed: admitted in the slot that success counted in its own
     commit (`counted_next`), else counted now (count_claimed)."""
     if slot is not None:
         return Admitted(job, slot)
-    return await count_claimed(conn, me, cfg, policy, job, pause=pause)
+    return await count_claimed(conn, me, cfg, job, pause=pause)
 
 
-async def extra_slot(conn: Conn, me: CollectorRef, cfg: SendTimings, policy: Policy,
+async def extra_slot(conn: Conn, me: CollectorRef, cfg: SendTimings,
                      job: ClaimedJob) -> Slot | Wait:
     """A send slot for a job held (its first request, or a further one such as the profile's
     account lookup), counted in the ledger before anything is sent. Fenced by the job's lease:
     Wait(None) when it is no longer ours."""
-    return _slot_of(await _call(conn, me, cfg, policy, job))
+    return _slot_of(await _count(conn, me, cfg, job))
 
 
 def counted_next(outcome: Outcome) -> Slot | None:
     """The slot a success counted for the next job it claimed, in its own commit (a chained
-    claim with a gate: queue_succeed_counted in db/schema.sql); None: that job is not counted
-    yet (count_claimed counts it)."""
+    claim with a gate: admission_succeed in db/functions/admission.sql); None: that job is not
+    counted yet (count_claimed counts it)."""
     if outcome.next_slot_at is None or outcome.next_ledger_id is None:
         return None
     return Slot(outcome.next_slot_at, outcome.next_ledger_id)
@@ -188,12 +169,10 @@ def _slot_of(got: _Answer) -> Slot | Wait:
     return Wait(got.wait_until)
 
 
-async def operator_slot(conn: Conn, egress_key: str, cfg: SendTimings, policy: Policy,
+async def operator_slot(conn: Conn, egress_key: str, cfg: SendTimings,
                         resource: str) -> Slot | Wait:
     """A slot for a request that serves no job (an operator's `bf4ps battlelog fetch`): the
     egress gate and the fleet budget as for any request, counted in the ledger before it is
     sent, as interactive work of no collector."""
-    # the gate and budget steps read only the egress and the lane of who asks
-    asking = CollectorRef(UUID(int=0), "operator", "", egress_key, Lane.INTERACTIVE)
-    return _slot_of(await _call(conn, asking, cfg, policy, None,
-                                unattached=("interactive", resource)))
+    return _slot_of(await _count_unattached(conn, egress_key, None, cfg,
+                                            ("interactive", resource)))

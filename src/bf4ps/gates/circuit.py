@@ -2,18 +2,19 @@
 soldiers'. A failure's signature is its class plus the recognized signal
 (``unrecognized:login_wall``, ``not_found``, ``malformed:soft_throttle`` ...).
 
-When, within ``circuit_window_seconds``, many distinct soldiers of one lane/resource failed
-with one signature on more than one egress, and those failures are a real share of the attempts
-finished since the signature's first failure in the window, its circuit opens: pending jobs are
-held back (circuit_holds), a failing job is held instead of retried or parked, and one held job
-is released per probe interval. Successes count toward closing (one short of
-``circuit_close_successes`` releases the next probe at once); at that count it closes and
-every held job is released. The state is in the database (docs/battlelog.md, the circuit).
+Many distinct soldiers of one lane/resource failing with one signature on more than one egress,
+at a real share of the attempts since its first failure, open its circuit: pending jobs are held,
+a failing job is held instead of retried or parked, one held job is released per probe
+interval, and enough successes close it and release the rest. A lane's outage (``lane_wide``:
+a login wall, a redirect to login, a 5xx, a timeout) is counted by job over every resource,
+opens every circuit of the lane, gets one probe per interval and closes them all together.
+The state is in the database (docs/battlelog.md, the fleet circuit breaker).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -21,10 +22,10 @@ from typing import Any, NamedTuple
 from bf4ps.battlelog.models import FetchResult
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import Present, all_rows, one, one_row, q
-from bf4ps.domain import ErrorClass
+from bf4ps.domain import ErrorClass, Resource
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.policy import Policy
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,19 @@ log = logging.getLogger(__name__)
 # an implausible one (a career of zeros), and every outage (5xx, redirects, timeouts)
 TRIPPING = frozenset({ErrorClass.UNRECOGNIZED, ErrorClass.MALFORMED, ErrorClass.NOT_FOUND,
                       ErrorClass.IMPLAUSIBLE, ErrorClass.SERVER, ErrorClass.TIMEOUT})
+
+
+# the signals (and classes) of Battlelog's own state: judged for the whole lane
+LANE_SIGNALS = frozenset({"login_wall", "login_redirect", "maintenance_redirect", "redirect",
+                          "http_5xx", "unknown_page"})
+LANE_CLASSES = frozenset({ErrorClass.SERVER.value, ErrorClass.TIMEOUT.value})
+STATS = tuple(r.value for r in Resource)
+
+
+def lane_wide(sig: str | None) -> bool:
+    """Is a failure of this signature Battlelog's state (an outage of the whole lane)?"""
+    klass, _, signal = (sig or "").partition(":")
+    return klass in LANE_CLASSES or signal in LANE_SIGNALS
 
 
 def signature(error: ErrorClass, result: FetchResult | None) -> str:
@@ -93,13 +107,18 @@ async def judge(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass
         return Verdict(hold=True)
     if error not in TRIPPING:
         return Verdict(hold=False)
-    who = job.soldier_id if job.soldier_id is not None else -job.job_id
+    wide = lane_wide(sig) and job.resource in STATS
+    resources = list(STATS) if wide else [job.resource]
+    who = (job.job_id if wide else job.soldier_id if job.soldier_id is not None
+           else -job.job_id)
     w = await one_row(conn, _Window, "circuit_window", key | {
-        "window_seconds": policy.circuit_window_seconds, "who": who,
-        "egress_key": me.egress_key, "signature": sig})
+        "window_seconds": policy.circuit_window_seconds, "who": who, "by_job": wide,
+        "resources": resources, "egress_key": me.egress_key, "signature": sig})
     if not _trips(w, policy):
         return Verdict(hold=False)
-    opened = await _open(conn, me, key, sig, w, policy)
+    opened = False
+    for resource in resources:
+        opened = await _open(conn, me, key | {"resource": resource}, sig, w, policy) or opened
     return Verdict(hold=True, opened=opened)
 
 
@@ -113,9 +132,7 @@ async def _open(conn: Conn, me: CollectorRef, key: dict[str, Any], sig: str,
                 w: _Window, policy: Policy) -> bool:
     async with conn.transaction():
         row = await one(conn, Present, "circuit_open", key | {
-            "signature": sig, "probe_seconds": policy.circuit_probe_seconds,
-            "close_successes": policy.circuit_close_successes,
-            "soldiers": w.soldiers, "egresses": w.egresses})
+            "signature": sig, "soldiers": w.soldiers, "egresses": w.egresses})
         await conn.execute(q("circuit_hold_pending"),
                            key | {"hold_seconds": policy.circuit_hold_seconds})
         if row is None:
@@ -136,27 +153,63 @@ class _Circuit(NamedTuple):
     resource: str
 
 
+class _Due(NamedTuple):
+    lane: str
+    resource: str
+    signature: str
+    probe_seconds: float
+
+
+class _Open(NamedTuple):
+    lane: str
+    resource: str
+    signature: str
+
+
 async def open_circuits(conn: Conn) -> set[tuple[str, str]]:
     return {(r.lane, r.resource) for r in await all_rows(conn, _Circuit, "circuit_open_list")}
 
 
+def _turns(due: list[_Due]) -> list[_Due]:
+    """The due circuits in probe order: a lane's outage circuits take turns (by probe
+    interval), so each of its resources is probed in its turn."""
+    def turn(row: _Due) -> tuple[str, int]:
+        if not lane_wide(row.signature) or row.resource not in STATS:
+            return row.lane, 0
+        shift = int(time.time() // max(row.probe_seconds, 1e-3))
+        return row.lane, (STATS.index(row.resource) - shift) % len(STATS)
+    return sorted(due, key=turn)
+
+
 async def release_probes(conn: Conn, me: CollectorRef) -> int:
-    """Release one held job of every open circuit whose probe is due; how many were."""
+    """Release one held job of every open circuit whose probe is due (a lane's outage: of one
+    of its circuits, the first in turn holding work); how many were."""
     released = 0
+    probed: set[str] = set()  # lanes whose outage got its one probe
     async with conn.transaction():
-        for row in await all_rows(conn, _Circuit, "circuit_probes_due"):
+        for row in _turns(await all_rows(conn, _Due, "circuit_probes_due")):
+            wide = lane_wide(row.signature)
+            if wide and row.lane in probed:
+                continue
             key: dict[str, Any] = {"lane": row.lane, "resource": row.resource}
             got = await one(conn, _Released, "circuit_release_one", key)
+            if got is None and wide:
+                continue  # nothing held here: the lane's probe goes to the next in turn
             await events.record(conn, EventType.CIRCUIT_PROBE, **me.event_fields(), **key,
                                 job_id=got.job_id if got else None,
                                 result="released" if got else "nothing_held")
             released += got is not None
+            if wide:
+                probed.add(row.lane)
+                await conn.execute(q("circuit_lane_probe_later"),
+                                   {"lane": row.lane, "signature": row.signature})
     return released
 
 
 async def succeeded(conn: Conn, me: CollectorRef, job: ClaimedJob) -> bool:
     """A success of an open circuit's lane/resource (a probe, or work already under way):
-    closes the circuit once enough came in. True when this closed it."""
+    closes the circuit once enough came in (a lane's outage: every circuit of the lane it
+    opened). True when this closed it."""
     key: dict[str, Any] = {"lane": job.lane.value, "resource": job.resource}
     async with conn.transaction():
         probed = await one(conn, _Probed, "circuit_probe_succeeded", key)
@@ -168,16 +221,28 @@ async def succeeded(conn: Conn, me: CollectorRef, job: ClaimedJob) -> bool:
                                 job_id=got.job_id if got else None,
                                 result="released_after_success" if got else "nothing_held")
             return False
-        closed = await one(conn, _Closed, "circuit_close", key)
+        closed = await _close(conn, me, key)
         if closed is None:
             return False
-        released = await one(conn, _Count, "circuit_release_all", key)
-        n = released.n if released else 0
-        await events.record(
-            conn, EventType.CIRCUIT_CLOSED, **me.event_fields(), **key, result="closed",
-            details={"signature": closed.signature, "released_jobs": n,
-                     "probe_successes": closed.probe_successes,
-                     "open_seconds": round((closed.closed_at
-                                            - closed.opened_at).total_seconds(), 1)})
-    log.info("circuit closed for %s/%s: %s held jobs released", key["lane"], key["resource"], n)
+        if lane_wide(closed.signature):
+            for other in await all_rows(conn, _Open, "circuit_open_in_lane", key):
+                if lane_wide(other.signature):
+                    await _close(conn, me, {"lane": other.lane, "resource": other.resource})
     return True
+
+
+async def _close(conn: Conn, me: CollectorRef, key: dict[str, Any]) -> _Closed | None:
+    """Close an open circuit and release every job it held (the caller's transaction)."""
+    closed = await one(conn, _Closed, "circuit_close", key)
+    if closed is None:
+        return None
+    released = await one(conn, _Count, "circuit_release_all", key)
+    n = released.n if released else 0
+    await events.record(
+        conn, EventType.CIRCUIT_CLOSED, **me.event_fields(), **key, result="closed",
+        details={"signature": closed.signature, "released_jobs": n,
+                 "probe_successes": closed.probe_successes,
+                 "open_seconds": round((closed.closed_at
+                                        - closed.opened_at).total_seconds(), 1)})
+    log.info("circuit closed for %s/%s: %s held jobs released", key["lane"], key["resource"], n)
+    return closed

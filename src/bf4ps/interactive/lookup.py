@@ -13,11 +13,11 @@ from bf4ps.battlelog.models import SearchHit
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import execute, one
 from bf4ps.domain import JobKind, Platform, SourceType
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.interactive import demand
 from bf4ps.interactive.demand import KnownSoldier
 from bf4ps.policy import Policy
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob
 from bf4ps.stats import soldiers
 
@@ -77,13 +77,13 @@ async def resolve_lookup(conn: Conn, job: ClaimedJob, hit: SearchHit, policy: Po
         hit.persona_id, job.lookup_platform, hit.name, now, now, SourceType.BATTLELOG))
     target = KnownSoldier(up.soldier_id, hit.persona_id, job.lookup_platform, hit.name)
     await demand.lock(conn, f"soldier:{target.soldier_id}")
-    row = await one(conn, _Attached, "interactive_request_attach_soldier",
-                    {"request_id": job.request_id, "soldier_id": target.soldier_id})
+    lease = {"job_id": job.job_id, "lease_token": job.lease.lease_token,
+             "soldier_id": target.soldier_id}
+    row = await one(conn, _Attached, "lookup_request_resolved", lease | {"resources": None})
     since = row.created_at if row else now
     planned = await demand.plan(conn, target, job.request_id, since, policy)
-    await execute(conn, "interactive_request_planned", {
-        "request_id": job.request_id, "resources": list(planned.resources), "eta_at": None,
-        "done": False, "message": None})
+    await execute(conn, "lookup_request_resolved", lease | {
+        "resources": list(planned.resources)})
     await events.record(
         conn, EventType.LOOKUP_RESOLVED, job_id=job.job_id, soldier_id=target.soldier_id,
         collector_uuid=job.lease.collector_uuid, lease_token=job.lease.lease_token,

@@ -10,8 +10,8 @@ from uuid import UUID
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import Present, execute, one
 from bf4ps.domain import JobReason, Lane, Platform, PriorityClass
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.queue.ranking import outranks
 
 

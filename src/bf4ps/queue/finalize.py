@@ -19,16 +19,17 @@ from psycopg.types.json import Jsonb
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import begin_then_one, execute, mapped, one, one_then_commit
 from bf4ps.domain import ErrorClass, Lane
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.policy import Policy
-from bf4ps.queue import events
 from bf4ps.queue.backoff import is_terminal, retry_delay
-from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome, job_event_fields
+from bf4ps.settings import SendTimings
 
 log = logging.getLogger(__name__)
 
 StatsWriter = Callable[[Conn, ClaimedJob, datetime], Awaitable[None]]
-LEASE_LOST = "BF401"  # queue_succeed_counted, strict: the lease was not ours (db/schema.sql)
+LEASE_LOST = "BF401"  # queue_succeed, strict: the lease was not ours (db/functions/queue.sql)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,18 +114,18 @@ async def _reject(conn: Conn, me: CollectorRef, job: ClaimedJob, what: str) -> O
 @dataclass(frozen=True, slots=True)
 class NextClaim:
     """The collector's next claim, made in the success's own transaction when it would claim
-    anyway (the fixed order of queue_succeed: finalize first, then the claim). ``start``: its
-    slot is open now, so it is running at once (no gate: the bench's cycle). ``gate``: the
-    claim is made inside one admission on the server (gates/admission.py `look_params`,
-    migration 0032); nothing is claimed unless the egress opens within the claim horizon, and
-    then its request is counted in its slot in the same commit (Outcome.next_slot_at /
-    next_ledger_id)."""
+    anyway (the fixed order: finalize first, then the claim). ``start``: its slot is open now,
+    so it is running at once (no gate: the bench's cycle). ``gate``: the caller's timings; the
+    claim is then made inside one admission on the server (admission_succeed in
+    db/functions/admission.sql): nothing is claimed unless the egress opens within the claim
+    horizon, and then its request is counted in its slot in the same commit
+    (Outcome.next_slot_at / next_ledger_id)."""
 
     lane: Lane
     lease_seconds: float
     soldier_id: int | None = None
     start: bool = False
-    gate: dict[str, Any] | None = None
+    gate: SendTimings | None = None
 
 
 async def succeed(conn: Conn, me: CollectorRef, job: ClaimedJob, attempt: Attempt,
@@ -143,14 +144,25 @@ async def succeed(conn: Conn, me: CollectorRef, job: ClaimedJob, attempt: Attemp
               "lease_seconds": then.lease_seconds if then else None,
               "soldier_id": then.soldier_id if then else None,
               "start": then.start if then else False,
-              "gate": Jsonb(then.gate) if then and then.gate else None,
-              "strict": write_stats is not None}
+              "strict": write_stats is not None} | _timings(then)
     try:
         if write_stats is None:
             return _succeeded(await _finalize_success(conn, me, params))
         return await _with_stats(conn, me, job, params, write_stats)
     except _LeaseLost:
         return await _reject(conn, me, job, "succeed")
+
+
+def _timings(then: NextClaim | None) -> dict[str, float]:
+    """The admission's timings of a success that continues behind a gate (none otherwise)."""
+    gate = then.gate if then else None
+    if gate is None:
+        return {}
+    return {"margin": gate.margin, "ahead": gate.ahead, "connect_lead": gate.connect_lead}
+
+
+def _query(params: dict[str, Any]) -> str:
+    return "finalize_success_admitted" if "margin" in params else "finalize_success"
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +203,7 @@ async def _with_stats(conn: Conn, me: CollectorRef, job: ClaimedJob, params: dic
     try:
         now = await _lock_now(conn, params)
         await write_stats(conn, job, now)
-        row = await one_then_commit(conn, _success_rows(me.collector_uuid), "finalize_success",
+        row = await one_then_commit(conn, _success_rows(me.collector_uuid), _query(params),
                                     params)
     except BaseException as exc:
         await _rollback(conn)
@@ -221,7 +233,7 @@ async def _lock_now(conn: Conn, params: dict[str, Any]) -> datetime:
 
 
 async def _finalize_success(conn: Conn, me: CollectorRef, params: dict[str, Any]) -> _Success:
-    row = await one(conn, _success_rows(me.collector_uuid), "finalize_success", params)
+    row = await one(conn, _success_rows(me.collector_uuid), _query(params), params)
     if row is None or row.finished is None:
         raise _LeaseLost
     return row
@@ -284,7 +296,7 @@ async def _park(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClass
                 now: datetime) -> Outcome:
     if job.kind.has_state:
         await execute(conn, "state_unavailable", {
-            "soldier_id": job.soldier_id, "resource": job.resource, "now": now,
+            "job_id": job.job_id, "lease_token": job.lease.lease_token, "now": now,
             "error_class": error.value, "error_message": message[:500]})
     lease = {"job_id": job.job_id, "lease_token": job.lease.lease_token}
     await execute(conn, "job_note_error", lease | {"error_class": error.value,
@@ -303,7 +315,7 @@ async def _retry(conn: Conn, me: CollectorRef, job: ClaimedJob, error: ErrorClas
     next_at = now + timedelta(seconds=delay)
     if job.kind.has_state:
         await execute(conn, "state_retry", {
-            "soldier_id": job.soldier_id, "resource": job.resource, "now": now,
+            "job_id": job.job_id, "lease_token": job.lease.lease_token, "now": now,
             "next_attempt_at": next_at, "error_class": error.value,
             "error_message": message[:500]})
     await execute(conn, "job_retry", {

@@ -26,7 +26,6 @@ from uuid import uuid4
 from psycopg.types.json import Jsonb
 
 from bf4ps import __version__
-from bf4ps import policy as policy_mod
 from bf4ps.battlelog.classify import is_soft_throttle
 from bf4ps.battlelog.client import BattlelogClient
 from bf4ps.battlelog.models import FetchResult
@@ -36,11 +35,11 @@ from bf4ps.collector.slots import Pacing
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import Present, one, one_row, q
 from bf4ps.domain import JobKind, Lane, Platform, PriorityClass, Resource
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.gates import admission
 from bf4ps.gates.admission import Slot
 from bf4ps.gates.restore import Marks, current_hold
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Lease
 from bf4ps.recon.ladder import Plan, Report, Sample
 from bf4ps.settings import SendTimings
@@ -92,8 +91,7 @@ class Recon:
         if held is not None:
             raise ReconError(f"sends are held until {held.until:%Y-%m-%d %H:%M:%S} UTC after a "
                              f"restore ({held.reason}); nothing was sent")
-        policy = await policy_mod.load(self.conn)
-        pacing = Pacing(self.me, self.gate, policy, _recon_job(resource, persona))
+        pacing = Pacing(self.me, self.gate, _recon_job(resource, persona))
         slot = await slots.next_slot(self.conn, pacing, tries=100)
         if slot is None:
             raise ReconError("the egress gate gave no send slot")

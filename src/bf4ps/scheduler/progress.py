@@ -43,6 +43,6 @@ class ProgressStep:
                         "(`bf4ps flags list`)", flagged)
         if time.monotonic() - self.refreshed >= policy.gains_board_refresh_seconds:
             self.refreshed = time.monotonic()
-            rows = await gains_boards.refresh(conn, policy, now)
+            rows = await gains_boards.refresh(conn, now)
             log.info("progress: %d intervals checked, gains boards rebuilt (%d rows)",
                      checked, rows)

@@ -21,10 +21,11 @@ from bf4ps import policy as policy_mod
 from bf4ps.capacity.forecast import Forecast
 from bf4ps.db.connect import DB_ERRORS, SCHEDULER_LOCK, Conn, connection, resolve_url
 from bf4ps.db.queries import all_rows, one, q
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.gates.restore import Marks, current_hold
-from bf4ps.queue import events, figures
+from bf4ps.queue import figures
 from bf4ps.queue.claim import reap_expired
-from bf4ps.queue.events import EventType
 from bf4ps.scheduler import activity, feeder, forecasting, history, progress, retention, sessions
 from bf4ps.settings import Settings
 from bf4ps.views import forecast_inputs

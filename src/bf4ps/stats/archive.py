@@ -4,7 +4,7 @@ resource, zlib-compressed, for ``archive_retention_days`` (policy keys; docs/bat
 A stored answer is archived in the finalize transaction that stores it (checked.py), a refused
 one (implausible, unrecognized, malformed ...) right after its failure is finalized: either way
 one INSERT that also drops the soldier+resource's oldest answers beyond the count
-(answers.sql ``archive_keep``); the scheduler's upkeep deletes by age
+(``bf4ps_archive_keep``, db/functions/stats.sql); the scheduler's upkeep deletes by age
 (``archive_delete_batch``). Compression runs before any transaction opens, off the event loop
 for large bodies (a weapons body of about 586 KB compresses to about a tenth). ``outcome`` is
 ``stored`` for an answer stored as current, else the failure's signature.
@@ -55,10 +55,11 @@ def outcome_of(signature: str) -> str:
 
 
 async def keep(conn: Conn, soldier_id: int, raw: RawAnswer, outcome: str, kept: int) -> None:
-    """Archive one answer, keeping at most ``kept`` of the soldier+resource (0: none)."""
+    """Archive one answer (none when the caller's policy keeps 0); how many the
+    soldier+resource keep is the database's stored policy (``bf4ps_archive_keep``)."""
     if kept < 1:
         return
     await execute(conn, "archive_keep", {
         "soldier_id": soldier_id, "resource": raw.resource.value,
         "http_status": raw.http_status, "outcome": outcome_of(outcome),
-        "body_bytes": raw.body_bytes, "body": raw.compressed, "keep": kept})
+        "body_bytes": raw.body_bytes, "body": raw.compressed})

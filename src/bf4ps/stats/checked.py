@@ -11,9 +11,9 @@ from datetime import datetime
 from bf4ps.battlelog.models import Parsed
 from bf4ps.db.connect import Conn
 from bf4ps.domain import Resource
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.policy import Policy
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
 from bf4ps.queue.finalize import StatsWriter
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, job_event_fields
 from bf4ps.stats import archive, plausible

@@ -16,9 +16,9 @@ from typing import NamedTuple
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import Read, batch, execute, one
 from bf4ps.domain import Resource
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.policy import Policy
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
 from bf4ps.stats import gains
 
 BATCH = 2000

@@ -10,9 +10,8 @@ from typing import NamedTuple
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one, one_row
-from bf4ps.policy import Policy
-from bf4ps.queue import events
-from bf4ps.queue.events import EventType
+from bf4ps.events import log as events
+from bf4ps.events.log import EventType
 from bf4ps.stats import gains_boards
 from bf4ps.stats.progress_check import RESOURCE_OF_KIND
 
@@ -41,7 +40,7 @@ class _Cleared(NamedTuple):
     reason: str
 
 
-async def clear(conn: Conn, policy: Policy, flag_id: int, *, by: str,
+async def clear(conn: Conn, flag_id: int, *, by: str,
                 note: str | None = None, now: datetime | None = None) -> Cleared:
     """Clear an open flag (FlagNotOpen when there is none); `now`: the database clock unless
     given (the boards' window ends there)."""
@@ -59,5 +58,5 @@ async def clear(conn: Conn, policy: Policy, flag_id: int, *, by: str,
             resource=RESOURCE_OF_KIND[row.kind].value, result="cleared",
             details={"flag_id": flag_id, "by": by[:200], "note": note, "kind": row.kind,
                      "item_id": row.item_id, "reason": row.reason})
-        rows = await gains_boards.refresh(conn, policy, now)
+        rows = await gains_boards.refresh(conn, now)
     return Cleared(flag_id=flag_id, soldier_id=row.soldier_id, board_rows=rows)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows
-from bf4ps.queue.events import EventType
+from bf4ps.events.log import EventType
 from bf4ps.views.fields import (
     CollectorName,
     EgressKey,

@@ -11,7 +11,6 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.security import HTTPBasic, HTTPBasicCredentials
 from pydantic import BaseModel, ConfigDict
 
-from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
 from bf4ps.fleet.collectors import ControlError, act
 from bf4ps.stats import progress_flags
@@ -134,8 +133,7 @@ async def clear_flag(request: Request, flag_id: int, note: str | None,
     """Clear an open flag (404 when there is none), as the console's form does."""
     try:
         async with db(request) as conn:
-            policy = await policy_mod.load(conn)
-            done = await progress_flags.clear(conn, policy, flag_id, by=f"ops:{who}",
+            done = await progress_flags.clear(conn, flag_id, by=f"ops:{who}",
                                               note=note)
     except progress_flags.FlagNotOpen as exc:
         raise WebError(404, str(exc)) from None

@@ -30,6 +30,7 @@ from bf4ps.db.connect import Conn, bounded_url, name_sessions, open_pool, resolv
 from bf4ps.interactive.submit import Limits
 from bf4ps.settings import SendTimings, Settings
 from bf4ps.web import api, api_ops, routes_ops, routes_public
+from bf4ps.web.compat import ROUTES as COMMUNITY_ROUTES
 from bf4ps.web.errors import HANDLERS, LOGGED
 from bf4ps.web.format import FILTERS
 from bf4ps.web.metrics import Metrics, RequestMetrics
@@ -156,7 +157,7 @@ def create_app(settings: Settings, pool: AsyncConnectionPool[Conn] | None = None
     app.include_router(api.router)
     app.include_router(api_ops.router)
     app.router.routes.extend([
-        *routes_public.ROUTES, *routes_ops.ROUTES,
+        *routes_public.ROUTES, *routes_ops.ROUTES, *COMMUNITY_ROUTES,
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static")])
     app.state.web = web
     app.state.templates = web.templates

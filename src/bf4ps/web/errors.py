@@ -81,7 +81,8 @@ def from_validation(errors: Sequence[Any], where: str = "body") -> WebError:
 
 def wants_json(request: Request) -> bool:
     path = request.url.path
-    if path.startswith("/api/") or path in ("/openapi.json", "/healthz", "/metrics"):
+    if path.startswith(("/api/", "/community/")) or path in ("/openapi.json", "/healthz",
+                                                               "/metrics"):
         return True
     accept = request.headers.get("accept", "")
     return "application/json" in accept and "text/html" not in accept

@@ -1,10 +1,12 @@
 """Failed operator logins, limited per client network and per account with a growing delay:
-the first `free` failures within `forget_after` cost nothing, each further one locks that client
-and that account out for twice as long as the one before (from `delay` up to `max_delay`);
-while locked, /ops answers 429 with Retry-After without looking at the password, so guessing
-goes no faster than the lock allows. A success clears both records. The counts live in the
-database (ops_login_failures, written only through bf4ps_ops_login_attempt in db/schema.sql), so
-every web process and a restart share them; every failure and refusal is one log line
+each attempt is counted before its password is compared; the first `free` within `forget_after`
+are compared, the next is refused and locks that client and that account out (from `delay`),
+and once a lock is over one attempt is compared and starts the next, twice as long (up to
+`max_delay`); while locked, /ops answers 429 with Retry-After without looking at the password,
+so guessing goes no faster than the lock allows, however many guesses arrive at once (the
+count is atomic per key). A success clears both records. The counts live in the database
+(ops_login_failures, written only through bf4ps_ops_login_attempt, db/functions/access.sql),
+so every web process and a restart share them; every failure and refusal is one log line
 (docs/operations.md gives the fail2ban filter) and counted in a metric."""
 
 from __future__ import annotations
@@ -57,9 +59,11 @@ class LoginLimiter:
     async def standing(self, *keys: str) -> Standing:
         return await self._attempt(keys, "check")
 
-    async def failed(self, *keys: str) -> Standing:
-        """Count a wrong password for each key; the wait it starts (0 while still free)."""
-        return await self._attempt(keys, "failed")
+    async def attempt(self, *keys: str) -> Standing:
+        """Count an attempt for each key before its password is compared (in the database,
+        each key's row locked: concurrent attempts are counted one after another); a wait
+        above 0 refuses it unread. A success is cleared by `succeeded`."""
+        return await self._attempt(keys, "attempt")
 
     async def succeeded(self, *keys: str) -> None:
         await self._attempt(keys, "succeeded")

@@ -34,6 +34,7 @@ from bf4ps.gates import circuit
 from bf4ps.views import console
 from bf4ps.views.console import StatusCount
 from bf4ps.web.metrics_capacity import capacity_gauges
+from bf4ps.web.metrics_sessions import session_gauges
 from bf4ps.web.metrics_settings import settings_gauges
 from bf4ps.web.security import HttpMiddleware
 
@@ -258,7 +259,7 @@ async def db_gauges(conn: Conn) -> list[Metric]:
     return [depth, cov, *await _fleet_gauges(conn), *await _budget_gauges(conn),
             await _request_gauge(conn), await _circuit_gauge(conn),
             *await capacity_gauges(conn), *await _scheduler_intake_gauges(conn),
-            *await settings_gauges(conn)]
+            *await settings_gauges(conn), *await session_gauges(conn)]
 
 
 async def _circuit_gauge(conn: Conn) -> Metric:

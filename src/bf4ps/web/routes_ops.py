@@ -12,7 +12,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from bf4ps.domain import JobKind
-from bf4ps.queue.events import EVENT_TYPE_NAMES
+from bf4ps.events.log import EVENT_TYPE_NAMES
 from bf4ps.views import backtest, console, events, fleet_history
 from bf4ps.views import flags as flags_view
 from bf4ps.views.events import WINDOWS, Event, EventQuery

@@ -205,16 +205,16 @@ class OpsAuth:
         host = clients.address(request)
         keys = (f"client:{clients.network(host, self._prefix)}",
                 "account:" + user[:64].decode("utf-8", "replace"))
-        locked = await self.limiter.standing(*keys)
-        if locked.wait > 0:
-            self._log("refused", host, user, locked.failures, locked.wait)
+        counted = await self.limiter.attempt(*keys)  # before the password is compared
+        if counted.wait > 0:
+            self._log("refused", host, user, counted.failures, counted.wait)
             raise WebError(429, f"too many failed operator logins: retry in "
-                                f"{retry_header(locked.wait)} s",
-                           headers={"Retry-After": retry_header(locked.wait)})
+                                f"{retry_header(counted.wait)} s",
+                           headers={"Retry-After": retry_header(counted.wait)})
         ok_user = hmac.compare_digest(user, self._user)
         ok_password = hmac.compare_digest(password, self._password)
         if not (ok_user and ok_password):
-            now = await self.limiter.failed(*keys)
+            now = await self.limiter.standing(*keys)  # a lock this attempt started, if any
             self._log("failed", host, user, now.failures, now.wait)
             headers = {"WWW-Authenticate": self.REALM}
             if now.wait > 0:

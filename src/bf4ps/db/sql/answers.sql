@@ -43,25 +43,15 @@ SELECT resource, kind, first_at, last_at, answers FROM answer_suspects
 WHERE soldier_id = %(soldier_id)s ORDER BY resource
 
 -- name: archive_keep
--- The new raw answer, and the soldier+resource's older ones beyond %(keep)s - 1 removed (the
--- CTE's snapshot does not see the new row: %(keep)s remain).
-WITH added AS (
-    INSERT INTO raw_answers (soldier_id, resource, http_status, outcome, body_bytes, body)
-    VALUES (%(soldier_id)s, %(resource)s, %(http_status)s, %(outcome)s, %(body_bytes)s,
-            %(body)s)
-    RETURNING answer_id
-)
-DELETE FROM raw_answers
-WHERE answer_id IN (
-    SELECT answer_id FROM raw_answers
-    WHERE soldier_id = %(soldier_id)s AND resource = %(resource)s
-    ORDER BY answer_id DESC OFFSET %(keep)s - 1)
-  AND EXISTS (SELECT 1 FROM added)
+-- The new raw answer, and the soldier+resource's older ones beyond the policy's count removed
+-- (db/functions/stats.sql: the count is the database's archive_answers_kept).
+SELECT bf4ps_archive_keep(%(soldier_id)s, %(resource)s, %(http_status)s, %(outcome)s,
+                          %(body_bytes)s, %(body)s) AS removed
 
 -- name: archive_delete_batch
-DELETE FROM raw_answers
-WHERE answer_id IN (
-    SELECT answer_id FROM raw_answers WHERE received_at < %(cutoff)s LIMIT %(batch)s)
+-- Archived answers past the horizon, never younger than the policy's archive_retention_days
+-- (db/functions/stats.sql); one row per answer deleted.
+SELECT * FROM bf4ps_archive_prune(%(cutoff)s::timestamptz, %(batch)s::integer)
 
 -- name: archive_of
 -- A soldier's archived answers of one resource, newest first.

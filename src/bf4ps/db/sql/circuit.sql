@@ -8,13 +8,15 @@ SELECT state, signature, opened_at, next_probe_at FROM circuit_breakers
 WHERE lane = %(lane)s AND resource = %(resource)s
 
 -- name: circuit_window
--- The window's finished attempts of a lane/resource, plus the failure being judged (not yet
--- logged): how many carry the signature, from how many soldiers (look-ups: jobs) and egresses.
+-- The window's finished attempts of a lane's resources (one, or for an outage of the whole lane
+-- every one), plus the failure being judged (not yet logged): how many carry the signature,
+-- from how many soldiers (look-ups, and a lane's outage: jobs) and egresses.
 WITH recent AS (
-    SELECT event_type, COALESCE(soldier_id, -job_id) AS who, egress_key,
+    SELECT event_type, CASE WHEN %(by_job)s THEN job_id ELSE COALESCE(soldier_id, -job_id) END
+               AS who, egress_key,
            COALESCE(details->>'signature', error_class) AS signature, occurred_at
     FROM collection_events
-    WHERE resource = %(resource)s AND lane = %(lane)s
+    WHERE resource = ANY(%(resources)s::text[]) AND lane = %(lane)s
       AND event_type IN ('succeeded', 'failed')
       AND occurred_at > now() - make_interval(secs => %(window_seconds)s)
     UNION ALL
@@ -35,21 +37,10 @@ SELECT (SELECT count(*) FROM since_first) AS finished,
 
 -- name: circuit_open
 -- Opens a closed (or never seen) circuit; returns nothing when it was open already, so one
--- collector writes the circuit_opened event.
-INSERT INTO circuit_breakers (lane, resource, state, signature, opened_at, next_probe_at,
-                              probe_seconds, close_successes, soldiers, egresses)
-VALUES (%(lane)s, %(resource)s, 'open', %(signature)s, clock_timestamp(),
-        clock_timestamp() + make_interval(secs => %(probe_seconds)s), %(probe_seconds)s,
-        %(close_successes)s, %(soldiers)s, %(egresses)s)
-ON CONFLICT (lane, resource) DO UPDATE
-SET state = 'open', signature = excluded.signature, opened_at = excluded.opened_at,
-    closed_at = NULL, next_probe_at = excluded.next_probe_at,
-    probe_seconds = excluded.probe_seconds, probe_successes = 0,
-    close_successes = excluded.close_successes, soldiers = excluded.soldiers,
-    egresses = excluded.egresses, times_opened = circuit_breakers.times_opened + 1,
-    updated_at = clock_timestamp()
-WHERE circuit_breakers.state = 'closed'
-RETURNING opened_at, next_probe_at
+-- collector writes the circuit_opened event. The probe interval and the successes that close
+-- it are the policy's as the database holds it (db/functions/circuit.sql).
+SELECT * FROM bf4ps_circuit_open(%(lane)s, %(resource)s, %(signature)s, %(soldiers)s,
+                                 %(egresses)s)
 
 -- name: circuit_hold_pending
 -- Holds back every pending job of the lane/resource (they wait for the probe's verdict).
@@ -60,31 +51,29 @@ SELECT bf4ps_circuit_hold_job(%(job_id)s, %(lane)s, %(resource)s)
 
 -- name: circuit_probes_due
 -- Open circuits whose probe is due, moved to their next probe time (each due once).
-UPDATE circuit_breakers
-SET next_probe_at = clock_timestamp() + make_interval(secs => probe_seconds),
-    updated_at = clock_timestamp()
-WHERE state = 'open' AND next_probe_at <= clock_timestamp()
-RETURNING lane, resource
+SELECT * FROM bf4ps_circuit_probes_due()
 
 -- name: circuit_release_one
 -- The probe: the held job first in claim order becomes eligible now.
 SELECT * FROM bf4ps_circuit_release_one(%(lane)s, %(resource)s)
 
+-- name: circuit_lane_probe_later
+-- A lane's outage got its probe: every circuit it opened waits a probe interval from now, so
+-- the lane gets one probe per interval whichever circuit came due first.
+SELECT bf4ps_circuit_lane_probe_later(%(lane)s, %(signature)s)
+
 -- name: circuit_open_list
 SELECT lane, resource FROM circuit_breakers WHERE state = 'open'
 
+-- name: circuit_open_in_lane
+-- The lane's open circuits and their signatures (a lane's outage closes them together).
+SELECT lane, resource, signature FROM circuit_breakers WHERE state = 'open' AND lane = %(lane)s
+
 -- name: circuit_probe_succeeded
-UPDATE circuit_breakers
-SET probe_successes = probe_successes + 1, updated_at = clock_timestamp()
-WHERE lane = %(lane)s AND resource = %(resource)s AND state = 'open'
-RETURNING probe_successes, close_successes
+SELECT * FROM bf4ps_circuit_probe_succeeded(%(lane)s, %(resource)s)
 
 -- name: circuit_close
-UPDATE circuit_breakers
-SET state = 'closed', closed_at = clock_timestamp(), next_probe_at = NULL,
-    updated_at = clock_timestamp()
-WHERE lane = %(lane)s AND resource = %(resource)s AND state = 'open'
-RETURNING opened_at, closed_at, probe_successes, signature
+SELECT * FROM bf4ps_circuit_close(%(lane)s, %(resource)s)
 
 -- name: circuit_release_all
 -- Closing: every job the circuit held becomes eligible now, and the holds are forgotten.

@@ -10,8 +10,8 @@ SELECT (SELECT count(*) FROM soldiers) AS soldiers,
 
 -- name: demo_outcomes
 -- What went wrong and how the fleet coped since the demo began: failed attempts by error
--- class, retries scheduled, resources given up on, and throttles (Battlelog's answers and the
--- egress cool-downs they caused).
+-- class, retries scheduled, resources given up on, throttles (Battlelog's answers and the
+-- egress cool-downs they caused) and every egress cool-down by its signal.
 SELECT
     (SELECT COALESCE(jsonb_object_agg(error_class, n), '{}'::jsonb)
      FROM (SELECT error_class, count(*) AS n FROM collection_events
@@ -26,4 +26,11 @@ SELECT
      WHERE occurred_at >= %(since)s AND event_type = 'egress_throttled') AS throttles,
     (SELECT count(*) FROM collection_events
      WHERE occurred_at >= %(since)s AND event_type <> 'egress_throttled'
-       AND (error_class = 'throttle' OR http_status IN (403, 429))) AS throttled_answers
+       AND (error_class = 'throttle' OR http_status IN (403, 429))) AS throttled_answers,
+    -- every egress cool-down (a throttle's, an outage's) by what it was for (details.signal)
+    (SELECT COALESCE(jsonb_object_agg(signal, n), '{}'::jsonb)
+     FROM (SELECT COALESCE(details->>'signal', event_type) AS signal, count(*) AS n
+           FROM collection_events
+           WHERE occurred_at >= %(since)s
+             AND event_type IN ('egress_throttled', 'egress_cooled')
+           GROUP BY 1) AS c) AS cooldowns

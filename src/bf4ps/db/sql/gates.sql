@@ -1,13 +1,24 @@
 -- Rate gates: per-egress pacing, the fleet budget ledger, throttle cool-downs. Every physical
 -- Battlelog request gets a request_ledger row committed before it is sent.
 
--- name: admission_slot
--- Admission in one call (db/schema.sql): the gate, the fleet budget and the ledger row; a
--- look without a job, the count with it (fenced by its lease).
+-- name: admission_look
+-- A look before a claim (admission_look in db/functions/admission.sql): the egress's next slot
+-- and the classes the fleet budget allows now; no lock, no write.
 SELECT outcome, slot, wait_until, ledger_id, classes
-FROM admission_slot(%(egress_key)s, %(collector_uuid)s, %(job_id)s::bigint,
-                    %(lease_token)s::uuid, %(interactive)s, %(margin)s, %(ahead)s,
-                    %(connect_lead)s, %(policy)s, %(budget_class)s, %(resource)s)
+FROM admission_look(%(collector_uuid)s, %(margin)s, %(ahead)s, %(connect_lead)s)
+
+-- name: admission_count
+-- A held job's request counted in its slot, fenced by its lease (admission_count).
+SELECT outcome, slot, wait_until, ledger_id, classes
+FROM admission_count(%(collector_uuid)s, %(job_id)s, %(lease_token)s, %(margin)s, %(ahead)s,
+                     %(connect_lead)s)
+
+-- name: admission_count_unattached
+-- A request of no queue job (recon: its collector; `bf4ps battlelog fetch`: none), counted in
+-- the class and resource it names (admission_count_unattached).
+SELECT outcome, slot, wait_until, ledger_id, classes
+FROM admission_count_unattached(%(egress_key)s, %(collector_uuid)s, %(budget_class)s,
+                                %(resource)s, %(margin)s, %(ahead)s, %(connect_lead)s)
 
 -- name: ledger_unsent
 -- Its collector gave the slot up before writing a byte (late at its checks): it stops counting.
@@ -57,3 +68,30 @@ SELECT hold_until, reason, run_rule FROM bf4ps_restore_hold()
 -- name: restore_vouch
 -- `bf4ps db vouch` (db/schema.sql): an operator's audited word for this server start.
 SELECT * FROM bf4ps_restore_vouch(%(reason)s)
+
+-- name: egress_soft_lock
+-- Until the caller's commit, one collector of the egress at a time judges a soft-throttle run
+-- (so two do not both cool it for one run); a lock that needs no privilege on the gate.
+SELECT pg_advisory_xact_lock(hashtextextended('bf4ps.soft_throttle:' || %(egress_key)s, 0))
+
+-- name: egress_soft_answers
+-- gates/throttle.py soft_answer: of the egress's last %(answers)s finished attempts since its
+-- last throttle cool-down (and within %(window_seconds)s), how many were soft throttles
+-- (an answer with nothing in it: details.soft_throttle), and whether it is cooling down now.
+-- The events are read through their collectors' index (ix_events_collector).
+WITH g AS (
+    SELECT last_throttle_at, cooldown_until FROM egress_gates WHERE egress_key = %(egress_key)s
+), last AS (
+    SELECT e.details ? 'soft_throttle' AS soft
+    FROM collection_events e
+    WHERE e.collector_uuid IN (SELECT c.collector_uuid FROM collectors c
+                               WHERE c.egress_key = %(egress_key)s)
+      AND e.egress_key = %(egress_key)s
+      AND e.event_type IN ('succeeded', 'failed')
+      AND e.occurred_at > now() - make_interval(secs => %(window_seconds)s)
+      AND e.occurred_at > COALESCE((SELECT last_throttle_at FROM g), '-infinity')
+    ORDER BY e.occurred_at DESC
+    LIMIT %(answers)s
+)
+SELECT (SELECT count(*) FROM last WHERE soft) AS soft, (SELECT count(*) FROM last) AS answers,
+       COALESCE((SELECT cooldown_until > clock_timestamp() FROM g), false) AS cooling

@@ -75,12 +75,11 @@ SET resources = %(resources)s, eta_at = COALESCE(%(eta_at)s, eta_at),
 WHERE request_id = %(request_id)s
 RETURNING status
 
--- name: interactive_request_attach_soldier
--- A lookup found the soldier: the request now targets it.
-UPDATE interactive_requests
-SET soldier_id = %(soldier_id)s, updated_at = clock_timestamp()
-WHERE request_id = %(request_id)s
-RETURNING created_at, status
+-- name: lookup_request_resolved
+-- A look-up's answer: the soldier and the resources planned, on the request of the look-up job
+-- whose lease the collector holds (db/functions/requests.sql).
+SELECT * FROM bf4ps_lookup_request_resolved(%(job_id)s, %(lease_token)s, %(soldier_id)s,
+                                            %(resources)s::text[])
 
 -- name: interactive_request_jobs
 SELECT count(*) AS n FROM collection_jobs WHERE request_id = %(request_id)s

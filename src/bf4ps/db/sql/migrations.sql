@@ -55,3 +55,21 @@ SELECT pg_advisory_lock(%(lock)s)
 
 -- name: migration_unlock
 SELECT pg_advisory_unlock(%(lock)s)
+
+-- name: code_table_exists
+SELECT to_regclass('schema_code') IS NOT NULL AS present
+
+-- name: list_code
+SELECT file, checksum, applied_at FROM schema_code ORDER BY file
+
+-- name: code_session
+-- A code file is checked when it runs, not when it is made: a function may name one that a
+-- later file makes (as pg_dump's own output does)
+SELECT set_config('check_function_bodies', 'off', true)
+
+-- name: record_code
+INSERT INTO schema_code (file, checksum) VALUES (%(file)s, %(checksum)s)
+ON CONFLICT (file) DO UPDATE SET checksum = excluded.checksum, applied_at = now()
+
+-- name: forget_code
+DELETE FROM schema_code WHERE NOT (file = ANY (%(files)s))

@@ -98,69 +98,14 @@ ON CONFLICT (soldier_id, kind, item_id, ended_at) DO NOTHING
 RETURNING flag_id
 
 -- name: gains_boards_drop_soldiers
--- A flagged soldier leaves every gains board at once (not at the next refresh).
-DELETE FROM gains_boards WHERE soldier_id = ANY(%(soldier_ids)s::bigint[])
+-- A flagged soldier leaves every gains board at once (not at the next refresh): only one
+-- with an open flag (db/functions/progress.sql).
+SELECT bf4ps_gains_boards_drop(%(soldier_ids)s::bigint[]) AS n
 
--- name: gains_boards_clear
-DELETE FROM gains_boards
-
--- name: gains_boards_fill_soldiers
--- The soldier boards ('kpm', 'spm') of the window: per soldier the checked, non-reset
--- intervals ended since %(since)s, soldiers with an open flag left out, at least
--- %(min_seconds)s played. The value is gains.smoothed in SQL: the rate pulled toward the
--- platform's time-weighted average as if %(prior_minutes)s more minutes were played at it.
-WITH per AS (
-    SELECT i.soldier_id, i.platform, sum(i.kills) AS kills, sum(i.score) AS score,
-           sum(i.seconds) AS seconds
-    FROM soldier_intervals i
-    WHERE i.ended_at > %(since)s AND i.checked_at IS NOT NULL AND NOT i.reset
-      AND NOT EXISTS (SELECT 1 FROM progress_flags f
-                      WHERE f.soldier_id = i.soldier_id AND f.cleared_at IS NULL)
-    GROUP BY i.soldier_id, i.platform
-), prior AS (
-    SELECT platform,
-           COALESCE(sum(kills)::float8 / NULLIF(sum(seconds), 0) * 60, 0) AS kpm,
-           COALESCE(sum(score)::float8 / NULLIF(sum(seconds), 0) * 60, 0) AS spm
-    FROM per GROUP BY platform
-)
-INSERT INTO gains_boards (board, platform, item_id, soldier_id, value, raw, kills, score,
-                          seconds, refreshed_at)
-SELECT b.board, per.platform, 0, per.soldier_id,
-       (CASE b.board WHEN 'kpm' THEN per.kills ELSE per.score END
-        + CASE b.board WHEN 'kpm' THEN prior.kpm ELSE prior.spm END * %(prior_minutes)s)
-       / (per.seconds / 60.0 + %(prior_minutes)s),
-       CASE b.board WHEN 'kpm' THEN per.kills ELSE per.score END / (per.seconds / 60.0),
-       per.kills, per.score, per.seconds, %(now)s
-FROM per
-JOIN prior ON prior.platform = per.platform
-CROSS JOIN (VALUES ('kpm'), ('spm')) AS b(board)
-WHERE per.seconds >= %(min_seconds)s AND per.seconds > 0
-
--- name: gains_boards_fill_items
--- The per-weapon and per-vehicle kill-rate boards ('weapon_kpm', 'vehicle_kpm'): as
--- gains_boards_fill_soldiers, per item, the prior being the item's average on the platform.
-WITH per AS (
-    SELECT i.kind, i.item_id, i.soldier_id, i.platform, sum(i.kills) AS kills,
-           sum(i.seconds) AS seconds
-    FROM item_intervals i
-    WHERE i.ended_at > %(since)s AND i.checked_at IS NOT NULL AND NOT i.reset
-      AND NOT EXISTS (SELECT 1 FROM progress_flags f
-                      WHERE f.soldier_id = i.soldier_id AND f.cleared_at IS NULL)
-    GROUP BY i.kind, i.item_id, i.soldier_id, i.platform
-), prior AS (
-    SELECT kind, item_id, platform,
-           COALESCE(sum(kills)::float8 / NULLIF(sum(seconds), 0) * 60, 0) AS kpm
-    FROM per GROUP BY kind, item_id, platform
-)
-INSERT INTO gains_boards (board, platform, item_id, soldier_id, value, raw, kills, score,
-                          seconds, refreshed_at)
-SELECT per.kind || '_kpm', per.platform, per.item_id, per.soldier_id,
-       (per.kills + prior.kpm * %(prior_minutes)s) / (per.seconds / 60.0 + %(prior_minutes)s),
-       per.kills / (per.seconds / 60.0), per.kills, NULL, per.seconds, %(now)s
-FROM per
-JOIN prior ON (prior.kind, prior.item_id, prior.platform)
-            = (per.kind, per.item_id, per.platform)
-WHERE per.seconds >= %(min_seconds)s AND per.seconds > 0
+-- name: gains_boards_refresh
+-- Every gains board rebuilt from the window's checked, unflagged intervals, the window, the
+-- prior and the minimum times the policy's as the database holds it (db/functions/progress.sql)
+SELECT bf4ps_gains_boards_refresh(%(now)s) AS n
 
 -- name: gains_board_page
 -- One page of a gains board, best first (an index range of ix_gains_boards_rank). The page is
@@ -187,16 +132,6 @@ LEFT JOIN vehicle_catalog v ON g.board = 'vehicle_kpm' AND v.vehicle_id = g.item
 WHERE g.board = %(kind)s || '_kpm' AND g.platform = %(platform)s
 ORDER BY g.soldiers DESC, g.item_id
 LIMIT 200
-
--- name: gains_board_items_clear
-DELETE FROM gains_board_items
-
--- name: gains_board_items_fill
-INSERT INTO gains_board_items (board, platform, item_id, soldiers)
-SELECT board, platform, item_id, count(*)
-FROM gains_boards
-WHERE board IN ('weapon_kpm', 'vehicle_kpm')
-GROUP BY board, platform, item_id
 
 -- name: soldier_intervals_of
 -- The soldier's intervals ended since %(since)s, newest first, with the open flag of each.
@@ -241,11 +176,8 @@ JOIN soldiers s ON s.soldier_id = f.soldier_id
 ORDER BY f.flagged_at DESC, f.flag_id DESC
 
 -- name: progress_flag_clear
-UPDATE progress_flags f
-SET cleared_at = %(now)s, cleared_by = %(by)s, clear_note = %(note)s
-FROM soldiers s
-WHERE f.flag_id = %(flag_id)s AND f.cleared_at IS NULL AND s.soldier_id = f.soldier_id
-RETURNING f.flag_id, f.soldier_id, s.persona_id, s.platform, f.kind, f.item_id, f.reason
+-- An open flag cleared, once (db/functions/progress.sql: no runtime role updates flags).
+SELECT * FROM bf4ps_progress_flag_clear(%(flag_id)s, %(now)s, %(by)s, %(note)s)
 
 -- name: progress_now
 SELECT clock_timestamp() AS now

@@ -90,16 +90,25 @@ SELECT * FROM bf4ps_job_release(%(job_id)s, %(collector_uuid)s, %(lease_token)s,
 SELECT job_id, old_collector, old_token FROM bf4ps_reap_expired(%(limit)s)
 
 -- name: finalize_success
--- The fenced success and, with `next`, the collector's next claim: one call (queue_succeed
--- in db/schema.sql), which with a gate claims inside one admission that also counts that job's
--- request in its slot (slot_at, ledger_id: queue_succeed_counted, migration 0032). `finished`
--- is NULL when the lease was not ours: nothing was written; with `strict` (callers that wrote statistics earlier in the
--- transaction) it raises BF401 instead, so that a COMMIT sent with it rolls back.
+-- The fenced success and, with `next`, the collector's next claim of any class (no gate: the
+-- bench's cycle) in one call (queue_succeed in db/functions/queue.sql). `finished` is NULL
+-- when the lease was not ours: nothing was written; with `strict` (callers that wrote
+-- statistics earlier in the transaction) it raises BF401 instead, so that a COMMIT sent with
+-- it rolls back.
+SELECT c.*, NULL::timestamptz AS slot_at, NULL::bigint AS ledger_id
+FROM queue_succeed(%(job_id)s, %(collector_uuid)s, %(lease_token)s, %(freshness_seconds)s,
+                   %(http_status)s, %(duration_ms)s, %(details)s::jsonb, %(strict)s, %(next)s,
+                   %(lane)s, %(lease_seconds)s, %(soldier_id)s, %(start)s) c
+
+-- name: finalize_success_admitted
+-- The same success, then the next job claimed inside one admission that counts its request
+-- in its slot in the same commit (admission_succeed in db/functions/admission.sql: nothing is
+-- claimed unless the egress opens within the horizon, of the classes the budget allows).
 SELECT (c.claimed).*, c.slot_at, c.ledger_id
-FROM queue_succeed_counted(%(job_id)s, %(collector_uuid)s, %(lease_token)s,
-                           %(freshness_seconds)s, %(http_status)s, %(duration_ms)s,
-                           %(details)s::jsonb, %(next)s, %(lane)s, %(lease_seconds)s,
-                           %(soldier_id)s, %(start)s, %(gate)s::jsonb, %(strict)s) c
+FROM admission_succeed(%(job_id)s, %(collector_uuid)s, %(lease_token)s,
+                       %(freshness_seconds)s, %(http_status)s, %(duration_ms)s,
+                       %(details)s::jsonb, %(strict)s, %(lease_seconds)s, %(soldier_id)s,
+                       %(start)s, %(margin)s, %(ahead)s, %(connect_lead)s) c
 
 -- name: lock_owned_job_now
 -- Before a success's statistics: the lease is still ours (else nothing is written), and the

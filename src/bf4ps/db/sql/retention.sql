@@ -12,7 +12,8 @@ ORDER BY c.relname
 SELECT bf4ps_drop_event_partition(%(name)s) AS dropped
 
 -- name: events_delete_batch
--- Events past the horizon (never younger than a day: bf4ps_events_prune in db/schema.sql); one
+-- Events past the horizon (never younger than the policy's event_retention_days:
+-- bf4ps_events_prune, db/functions/events.sql); one
 -- row per event deleted.
 SELECT * FROM bf4ps_events_prune(%(cutoff)s::timestamptz, %(batch)s::integer)
 

@@ -2,27 +2,20 @@
 -- the same transaction as the job change and its events.
 
 -- name: state_retry
-UPDATE collection_state
-SET status = 'retry_wait', last_attempt_at = %(now)s, next_attempt_at = %(next_attempt_at)s,
-    consecutive_failures = consecutive_failures + 1, attempts_total = attempts_total + 1,
-    last_error_class = %(error_class)s, last_error_message = %(error_message)s,
-    last_error_at = %(now)s, updated_at = %(now)s
-WHERE soldier_id = %(soldier_id)s AND resource = %(resource)s
-RETURNING consecutive_failures
+-- The failed job's own soldier and resource, fenced by its lease (db/functions/state.sql).
+SELECT * FROM bf4ps_state_failed(%(job_id)s, %(lease_token)s, false, %(now)s,
+                                 %(next_attempt_at)s, %(error_class)s, %(error_message)s)
 
 -- name: state_unavailable
-UPDATE collection_state
-SET status = 'unavailable', last_attempt_at = %(now)s, next_attempt_at = NULL,
-    consecutive_failures = consecutive_failures + 1, attempts_total = attempts_total + 1,
-    last_error_class = %(error_class)s, last_error_message = %(error_message)s,
-    last_error_at = %(now)s, updated_at = %(now)s
-WHERE soldier_id = %(soldier_id)s AND resource = %(resource)s
-RETURNING consecutive_failures
+SELECT * FROM bf4ps_state_failed(%(job_id)s, %(lease_token)s, true, %(now)s, NULL,
+                                 %(error_class)s, %(error_message)s)
 
 -- name: state_failures
+-- Read under the failing job's row lock (lock_owned_job): one job per soldier and resource,
+-- so no other failure of it runs meanwhile (the collector holds no UPDATE on the table, which
+-- a FOR UPDATE would need; the count is raised by bf4ps_state_failed itself).
 SELECT consecutive_failures FROM collection_state
 WHERE soldier_id = %(soldier_id)s AND resource = %(resource)s
-FOR UPDATE
 
 -- name: state_init
 INSERT INTO collection_state (soldier_id, resource, eligible_since)

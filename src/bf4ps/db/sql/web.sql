@@ -25,13 +25,14 @@ WHERE slot_at > now() - make_interval(secs => %(window_seconds)s)
 GROUP BY budget_class ORDER BY budget_class
 
 -- name: web_recent_throttles
--- Throttle answers and the egress cool-downs they caused, newest first (ix_events_type,
--- ix_events_throttle; the window's bound is stable: see web_budget_by_class).
+-- Throttle answers and every egress cool-down (a throttle's, a run of soft throttles', an
+-- outage's: details.signal says which), newest first (ix_events_type, ix_events_throttle; the
+-- window's bound is stable: see web_budget_by_class).
 SELECT * FROM (
     (SELECT event_id, occurred_at, event_type, collector_name, egress_key, resource,
             persona_id, platform, http_status, error_class, error_message, details
      FROM collection_events
-     WHERE event_type = 'egress_throttled'
+     WHERE event_type IN ('egress_throttled', 'egress_cooled')
        AND occurred_at > now() - make_interval(secs => %(window_seconds)s)
      ORDER BY occurred_at DESC LIMIT %(limit)s)
     UNION ALL
@@ -206,3 +207,15 @@ SELECT window_seconds FROM fleet_budget
 SELECT key, wait_seconds, failures
 FROM bf4ps_ops_login_attempt(%(keys)s::text[], %(outcome)s, %(free)s, %(delay)s,
                              %(max_delay)s, %(forget_after)s)
+
+-- name: web_sessions_expired
+-- Per egress, whether its newest Battlelog-session event of the week is an expiry
+-- (collector/session.py: egress_cooled with signal session_expired, egress_recovered with
+-- signal session_renewed); ix_events_type, the window's bound stable (see web_budget_by_class).
+SELECT DISTINCT ON (egress_key) egress_key, details->>'signal' = 'session_expired' AS expired
+FROM collection_events
+WHERE event_type IN ('egress_cooled', 'egress_recovered')
+  AND details->>'signal' IN ('session_expired', 'session_renewed')
+  AND egress_key IS NOT NULL
+  AND occurred_at > now() - make_interval(secs => %(window_seconds)s)
+ORDER BY egress_key, occurred_at DESC

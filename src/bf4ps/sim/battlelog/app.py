@@ -37,6 +37,7 @@ from bf4ps.sim.battlelog.faults import (
     LOGIN_WALL,
     NOT_FOUND,
     SOFT_NULL,
+    STATS_MISSING,
     THROTTLE,
     TYPE_ERROR,
     UNKNOWN_PERSONA,
@@ -100,8 +101,6 @@ def _refused_search(sim: SimState, call: Call) -> tuple[str, Answer] | None:
         return "empty_search", EMPTY_SEARCH
     return None
 
-
-STATS_MISSING = Answer(200, b'{"type":"success","message":"OK","data":{}}', JSON)
 
 
 async def _disconnect(request: Request) -> None:
@@ -248,6 +247,18 @@ async def sim_login(request: Request) -> Response:
     return _json({"session": sim.log_in()})
 
 
+async def sim_logout(request: Request) -> Response:
+    """Expire one logged-in session now (`{"session": id}`), as Battlelog ending it would."""
+    sim: SimState = request.app.state.sim
+    try:
+        asked = orjson.loads(await request.body())
+    except orjson.JSONDecodeError:
+        asked = None
+    if not isinstance(asked, dict) or not isinstance(asked.get("session"), str):
+        return _json({"error": 'expected {"session": id}'}, 400)
+    return _json({"expired": sim.log_out(asked["session"])})
+
+
 async def sim_health(request: Request) -> Response:
     return Response(b'{"ok":true}', media_type=JSON)
 
@@ -268,6 +279,7 @@ def create_app(config: SimConfig | None = None) -> Starlette:
             Route("/__sim/reset", sim_reset, methods=["POST"]),
             Route("/__sim/health", sim_health, methods=["GET"]),
             Route("/__sim/login", sim_login, methods=["POST"]),
+            Route("/__sim/logout", sim_logout, methods=["POST"]),
             Route("/{rest:path}", battlelog, methods=["GET", "POST"]),
         ],
         lifespan=lifespan,

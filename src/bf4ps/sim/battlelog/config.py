@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
-THROTTLE_MODES = ("403", "429", "html", "none")
+THROTTLE_MODES = ("403", "429", "html", "soft", "none")
 CHECK_SUM_MODES = ("ignored", "required")
 LOGIN_WALL_MODES = ("none", "search", "stats", "both")
 _CHOICES = {"throttle_status": THROTTLE_MODES, "search_check_sum": CHECK_SUM_MODES,
@@ -47,6 +47,7 @@ _FLOATS = frozenset(
         "active_fraction",
         "session_players",
         "play_anchor",
+        "session_seconds",
         *FAULT_KNOBS,
     }
 )
@@ -69,7 +70,9 @@ class SimConfig:
     min_interval: float = 5.0
     window_requests: int | None = None
     window_seconds: float = 20.0
-    throttle_status: str = "403"  # 403 | 429 | html (HTTP 200 page) | none (count only)
+    # 403 | 429 | html (HTTP 200 page) | soft (a streak: every answer of the penalty is an
+    # HTTP 200 success without its stats, a soft throttle) | none (count only)
+    throttle_status: str = "403"
     penalty: float = 60.0  # cool-down after a violation, every request answered throttled
     tolerance: float = 0.0  # an arrival this much too early is not yet a violation
     # fleet: at most N requests across all IPs per rolling window (counted, still served)
@@ -107,6 +110,9 @@ class SimConfig:
     # a login wall: searches without a logged-in session (POST /__sim/login makes one) answer
     # an empty list; stats answer a GATE_REDIRECT error envelope
     login_wall: str = "none"
+    # logged-in sessions expire this many (real) seconds after the login (0: never); with
+    # login_wall "stats" or "both" this is the gated mode: stats need a valid session
+    session_seconds: float = 0.0
     # the start page redirects this many times (each hop sets a cookie) before its session
     session_redirects: int = 0
     # search treats an unescaped `_` as any one character (and `%` as any run) and returns at
@@ -124,7 +130,7 @@ class SimConfig:
     def validate(self) -> None:
         if not self.speed > 0:
             raise ConfigError("speed must be > 0")
-        for name in ("min_interval", "penalty", "tolerance", "timeout_hold"):
+        for name in ("min_interval", "penalty", "tolerance", "timeout_hold", "session_seconds"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0")
         for name in ("window_seconds", "fleet_window"):

@@ -49,7 +49,12 @@ def _error_json(message: str) -> bytes:
     return orjson.dumps({"type": "error", "message": message, "data": []})
 
 
+SOFT_NULL = Answer(200, b"null", JSON)
+STATS_MISSING = Answer(200, b'{"type":"success","message":"OK","data":{}}', JSON)
+
 THROTTLE = {
+    # a soft-throttling service: an IP over its rate gets empty answers for the penalty
+    "soft": STATS_MISSING,
     "403": Answer(
         403,
         _page(
@@ -108,7 +113,6 @@ LOGIN_WALL = Answer(200, orjson.dumps({"type": "error", "message": "GATE_REDIREC
                                        "data": {"redirect": "/bf4/gate/"}}), JSON)
 EMPTY_SEARCH = Answer(200, orjson.dumps({"type": "success", "message": "RESULT", "data": []}),
                       JSON)
-SOFT_NULL = Answer(200, b"null", JSON)
 
 
 def unknown_error(message: str) -> Answer:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import secrets
 import time
@@ -68,7 +69,8 @@ class SimState:
     registry: Registry = field(default_factory=Registry)
     stopping: asyncio.Event = field(default_factory=asyncio.Event)  # set when the server exits
     check_sums: set[str] = field(default_factory=set)  # of the sessions the start page opened
-    logins: set[str] = field(default_factory=set)  # logged-in session ids (POST /__sim/login)
+    # logged-in session ids (POST /__sim/login) and when each expires (monotonic seconds)
+    logins: dict[str, float] = field(default_factory=dict)
     good_searches: int = 0  # searches answered with personas since empty_search_after was set
 
     def __post_init__(self) -> None:
@@ -86,13 +88,23 @@ class SimState:
     def log_in(self) -> str:
         """A logged-in session id (what an operator copies from a browser), valid for search."""
         session_id = self.open_session()
-        self.logins.add(session_id)
+        lifetime = self.config.session_seconds
+        self.logins[session_id] = time.monotonic() + lifetime if lifetime > 0 else math.inf
         return session_id
 
+    def log_out(self, session_id: str) -> bool:
+        """Expire a logged-in session now (as Battlelog would when it ends one); was it one?"""
+        return self.logins.pop(session_id, None) is not None
+
+    def logged_in(self, session_id: str | None) -> bool:
+        """Is this a logged-in session that has not expired?"""
+        expires = self.logins.get(session_id or "")
+        return expires is not None and time.monotonic() < expires
+
     def walled(self, call: Call, session_id: str | None) -> bool:
-        """Does the login wall stop this request (no logged-in session)?"""
+        """Does the login wall stop this request (no valid logged-in session)?"""
         wall = self.config.login_wall
-        if wall == "none" or session_id in self.logins:
+        if wall == "none" or self.logged_in(session_id):
             return False
         if call.resource == "search":
             return wall in ("search", "both")

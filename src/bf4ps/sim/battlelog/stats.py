@@ -11,6 +11,8 @@ from typing import TypedDict
 from bf4ps.sim.battlelog.config import SimConfig
 from bf4ps.sim.battlelog.limiter import RateLimiter, Verdict
 
+ARRIVALS_KEPT = 200  # per IP: when each of its last requests arrived, and what it got
+
 OUTCOMES = (
     "ok",
     "throttled",
@@ -43,6 +45,7 @@ class IpFigures(TypedDict):
     retry_after_ignored: int
     by_resource: dict[str, int]
     by_outcome: dict[str, int]
+    recent: list[tuple[float, str]]  # the last ARRIVALS_KEPT arrivals: (wall clock, outcome)
 
 
 class ViolationFigures(TypedDict):
@@ -94,6 +97,8 @@ class IpCounters:
     retry_after_ignored: int = 0  # requests that came anyway
     by_resource: Counter[str] = field(default_factory=Counter)
     by_outcome: Counter[str] = field(default_factory=Counter)
+    recent: deque[tuple[float, str]] = field(
+        default_factory=lambda: deque(maxlen=ARRIVALS_KEPT))
 
     def as_dict(self) -> IpFigures:
         return {
@@ -107,6 +112,7 @@ class IpCounters:
             "retry_after_ignored": self.retry_after_ignored,
             "by_resource": dict(self.by_resource),
             "by_outcome": dict(self.by_outcome),
+            "recent": list(self.recent),
         }
 
 
@@ -137,6 +143,7 @@ class SimStats:
             counters.retry_after_ignored += 1
         counters.by_resource[resource] += 1
         counters.by_outcome[outcome] += 1
+        counters.recent.append((at, outcome))
         if verdict.spacing is not None:
             counters.min_spacing = min(counters.min_spacing, verdict.spacing)
         if verdict.penalised:

@@ -1,0 +1,263 @@
+-- Putting work in the queue: BF4SW intake (`bf4ps_intake_enqueue`), the scheduler's feeder per
+-- class (`bf4ps_feed_class`, `bf4ps_feed_retry`), the parked resources' re-check, and the
+-- enqueue of one soldier-resource by a collector or the website (`bf4ps_enqueue_*`: a lane is
+-- allowed by the caller's role). Calls the access room.
+--
+-- Applied by `bf4ps db upgrade` whenever this file changes (bf4ps.db.code): every statement
+-- here may run again. Grants follow each object; a runtime role may call only what is granted.
+
+CREATE OR REPLACE FUNCTION bf4ps_enqueue_insert(p_soldier bigint, p_resource text, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_eligible_at timestamp with time zone, p_request uuid, p_lookup_name text, p_lookup_platform text)
+ RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, attempt_count integer)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    PERFORM bf4ps_enqueue_lane_allowed(p_lane);
+    RETURN QUERY
+    INSERT INTO collection_jobs AS j (soldier_id, resource, lane, priority_class, rank, reason,
+                                      eligible_at, request_id, lookup_name, lookup_platform)
+    VALUES (p_soldier, p_resource, p_lane, p_class, p_rank, p_reason, p_eligible_at,
+            p_request, p_lookup_name, p_lookup_platform)
+    ON CONFLICT DO NOTHING
+    RETURNING j.job_id, j.lane::text, j.priority_class::text, j.status::text,
+              j.attempt_count::integer;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_enqueue_insert(p_soldier bigint, p_resource text, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_eligible_at timestamp with time zone, p_request uuid, p_lookup_name text, p_lookup_platform text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_enqueue_insert(p_soldier bigint, p_resource text, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_eligible_at timestamp with time zone, p_request uuid, p_lookup_name text, p_lookup_platform text) TO bf4ps_collector;
+GRANT EXECUTE ON FUNCTION bf4ps_enqueue_insert(p_soldier bigint, p_resource text, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_eligible_at timestamp with time zone, p_request uuid, p_lookup_name text, p_lookup_platform text) TO bf4ps_web;
+
+CREATE OR REPLACE FUNCTION bf4ps_enqueue_lane_allowed(p_lane text)
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+    IF p_lane <> 'interactive' AND NOT bf4ps_caller_holds('bf4ps_scheduler') THEN
+        RAISE EXCEPTION 'role % may enqueue interactive jobs only, not %', session_user,
+            p_lane USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_enqueue_lane_allowed(p_lane text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_enqueue_lane_allowed(p_lane text) TO bf4ps_collector;
+GRANT EXECUTE ON FUNCTION bf4ps_enqueue_lane_allowed(p_lane text) TO bf4ps_web;
+GRANT EXECUTE ON FUNCTION bf4ps_enqueue_lane_allowed(p_lane text) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION bf4ps_enqueue_lock_existing(p_soldier bigint, p_resource text)
+ RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, rank timestamp with time zone, request_id uuid, attempt_count integer)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT j.job_id, j.lane::text, j.priority_class::text, j.status::text, j.rank,
+           j.request_id, j.attempt_count::integer
+    FROM collection_jobs j
+    WHERE j.soldier_id = p_soldier AND j.resource = p_resource
+    FOR UPDATE;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_enqueue_lock_existing(p_soldier bigint, p_resource text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_enqueue_lock_existing(p_soldier bigint, p_resource text) TO bf4ps_collector;
+GRANT EXECUTE ON FUNCTION bf4ps_enqueue_lock_existing(p_soldier bigint, p_resource text) TO bf4ps_web;
+
+CREATE OR REPLACE FUNCTION bf4ps_enqueue_promote(p_job bigint, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_request uuid, p_eligible_at timestamp with time zone)
+ RETURNS TABLE(job_id bigint, lane text, priority_class text, status text, attempt_count integer)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    PERFORM bf4ps_enqueue_lane_allowed(p_lane);
+    RETURN QUERY
+    UPDATE collection_jobs j
+    SET lane = p_lane, priority_class = p_class, rank = LEAST(j.rank, p_rank),
+        reason = p_reason, request_id = COALESCE(p_request, j.request_id),
+        eligible_at = LEAST(j.eligible_at, p_eligible_at), updated_at = now()
+    WHERE j.job_id = p_job AND j.status = 'pending'
+    RETURNING j.job_id, j.lane::text, j.priority_class::text, j.status::text,
+              j.attempt_count::integer;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_enqueue_promote(p_job bigint, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_request uuid, p_eligible_at timestamp with time zone) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_enqueue_promote(p_job bigint, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_request uuid, p_eligible_at timestamp with time zone) TO bf4ps_collector;
+GRANT EXECUTE ON FUNCTION bf4ps_enqueue_promote(p_job bigint, p_lane text, p_class text, p_rank timestamp with time zone, p_reason text, p_request uuid, p_eligible_at timestamp with time zone) TO bf4ps_web;
+
+CREATE OR REPLACE FUNCTION bf4ps_feed_class(p_class text, p_resource text, p_n integer, p_aging_seconds double precision)
+ RETURNS TABLE(n bigint)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+ SET plan_cache_mode TO 'force_custom_plan'
+AS $function$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
+WITH candidates AS (
+    (SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status, cs.due_reason, 0 AS tier
+     FROM collection_state cs
+     WHERE cs.activity_class = $1 AND cs.resource = $2
+       AND cs.status = 'due' AND cs.due_reason = 'final_refresh'
+       AND NOT EXISTS (SELECT 1 FROM collection_jobs j
+                       WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
+     ORDER BY cs.eligible_since, cs.soldier_id
+     LIMIT least(greatest($3, 0), 10000))
+    UNION ALL
+    (SELECT cs.soldier_id, cs.resource, cs.eligible_since, cs.status, cs.due_reason, 1
+     FROM collection_state cs
+     WHERE cs.activity_class = $1 AND cs.resource = $2
+       AND cs.status IN ('never_attempted', 'due')
+       AND cs.due_reason IS DISTINCT FROM 'final_refresh'
+       AND NOT EXISTS (SELECT 1 FROM collection_jobs j
+                       WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
+     ORDER BY cs.eligible_since, cs.soldier_id
+     LIMIT least(greatest($3, 0), 10000))
+), picked AS (
+    SELECT c.*, row_number() OVER (ORDER BY c.tier, c.eligible_since, c.soldier_id) AS pos
+    FROM candidates c
+    ORDER BY c.tier, c.eligible_since, c.soldier_id
+    LIMIT least(greatest($3, 0), 10000)
+), made AS (
+    INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason)
+    SELECT soldier_id, resource, 'background', $1,
+           now() + make_interval(secs => greatest($4, 0) + pos * 1e-6),
+           CASE WHEN status = 'due' THEN coalesce(due_reason, 'active_refresh')
+                ELSE 'bootstrap' END
+    FROM picked
+    ORDER BY soldier_id
+    ON CONFLICT DO NOTHING
+    RETURNING job_id, soldier_id, resource, priority_class, reason
+), ev AS (
+    INSERT INTO collection_events (event_type, lane, job_id, soldier_id, persona_id, platform,
+                                   resource, priority_class, result)
+    SELECT 'created', 'background', m.job_id, m.soldier_id, s.persona_id, s.platform,
+           m.resource, m.priority_class, m.reason
+    FROM made m JOIN soldiers s ON s.soldier_id = m.soldier_id
+)
+SELECT count(*) FROM made;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_feed_class(p_class text, p_resource text, p_n integer, p_aging_seconds double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_feed_class(p_class text, p_resource text, p_n integer, p_aging_seconds double precision) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION bf4ps_feed_retry(p_n integer)
+ RETURNS TABLE(n bigint)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+ SET plan_cache_mode TO 'force_custom_plan'
+AS $function$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
+WITH picked AS (
+    SELECT cs.soldier_id, cs.resource, cs.next_attempt_at, cs.activity_class
+    FROM collection_state cs
+    WHERE cs.status = 'retry_wait' AND cs.next_attempt_at <= clock_timestamp()
+      AND NOT EXISTS (SELECT 1 FROM collection_jobs j
+                      WHERE j.soldier_id = cs.soldier_id AND j.resource = cs.resource)
+    ORDER BY cs.next_attempt_at
+    LIMIT least(greatest($1, 0), 10000)
+), made AS (
+    INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason)
+    SELECT soldier_id, resource, 'background', activity_class, clock_timestamp(), 'retry'
+    FROM picked ORDER BY soldier_id
+    ON CONFLICT DO NOTHING
+    RETURNING job_id, soldier_id, resource, priority_class
+), ev AS (
+    INSERT INTO collection_events (event_type, lane, job_id, soldier_id, persona_id, platform,
+                                   resource, priority_class, result)
+    SELECT 'created', 'background', m.job_id, m.soldier_id, s.persona_id, s.platform,
+           m.resource, m.priority_class, 'retry'
+    FROM made m JOIN soldiers s ON s.soldier_id = m.soldier_id
+)
+SELECT count(*) FROM made;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_feed_retry(p_n integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_feed_retry(p_n integer) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION bf4ps_intake_enqueue(p_soldiers bigint[], p_classes text[], p_ranks timestamp with time zone[], p_resource text, p_reason text, p_now timestamp with time zone)
+ RETURNS TABLE(soldier_id bigint, job_id bigint)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+ SET plan_cache_mode TO 'force_custom_plan'
+AS $function$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
+WITH wanted AS (
+    SELECT * FROM unnest($1, $2, $3) WITH ORDINALITY AS w(soldier_id, priority_class, rank, ord)
+), made AS (
+    INSERT INTO collection_jobs (soldier_id, resource, lane, priority_class, rank, reason,
+                                 eligible_at)
+    SELECT w.soldier_id, $4, 'background', w.priority_class,
+           w.rank, $5, $6
+    FROM wanted w
+    ORDER BY w.ord
+    ON CONFLICT DO NOTHING
+    RETURNING job_id, soldier_id, resource, lane, priority_class, reason
+), ev AS (
+    INSERT INTO collection_events (event_type, lane, job_id, soldier_id, persona_id, platform,
+                                   resource, priority_class, result)
+    SELECT 'created', m.lane, m.job_id, m.soldier_id, s.persona_id, s.platform, m.resource,
+           m.priority_class, m.reason
+    FROM made m JOIN soldiers s ON s.soldier_id = m.soldier_id
+    ORDER BY m.job_id
+)
+SELECT soldier_id, job_id FROM made;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_intake_enqueue(p_soldiers bigint[], p_classes text[], p_ranks timestamp with time zone[], p_resource text, p_reason text, p_now timestamp with time zone) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_intake_enqueue(p_soldiers bigint[], p_classes text[], p_ranks timestamp with time zone[], p_resource text, p_reason text, p_now timestamp with time zone) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION bf4ps_parked_recheck(p_recheck_seconds double precision, p_n integer)
+ RETURNS TABLE(n bigint)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+ SET plan_cache_mode TO 'force_custom_plan'
+AS $function$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
+WITH picked AS (
+    SELECT soldier_id, resource
+    FROM collection_state
+    WHERE status = 'unavailable' AND activity_class = 'active'
+      -- never sooner than the policy's recheck interval, whatever the caller asks
+      AND last_attempt_at <= clock_timestamp() - make_interval(secs => GREATEST($1,
+          bf4ps_policy_number('unavailable_recheck_seconds', 604800)))
+    ORDER BY last_attempt_at
+    LIMIT least(greatest($2, 0), 10000)
+    FOR UPDATE SKIP LOCKED
+), revived AS (
+    UPDATE collection_state cs
+    SET status = 'retry_wait', next_attempt_at = clock_timestamp(),
+        updated_at = clock_timestamp()
+    FROM picked p
+    WHERE cs.soldier_id = p.soldier_id AND cs.resource = p.resource
+    RETURNING cs.soldier_id, cs.resource, cs.last_attempt_at, cs.last_error_class,
+              cs.consecutive_failures
+), ev AS (
+    INSERT INTO collection_events (event_type, soldier_id, persona_id, platform, resource,
+                                   priority_class, result, error_class, details)
+    SELECT 'recheck_scheduled', r.soldier_id, s.persona_id, s.platform, r.resource, 'active',
+           'retry', r.last_error_class,
+           jsonb_build_object('parked_at', r.last_attempt_at,
+                              'consecutive_failures', r.consecutive_failures)
+    FROM revived r JOIN soldiers s ON s.soldier_id = r.soldier_id
+)
+SELECT count(*) FROM revived;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_parked_recheck(p_recheck_seconds double precision, p_n integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_parked_recheck(p_recheck_seconds double precision, p_n integer) TO bf4ps_scheduler;

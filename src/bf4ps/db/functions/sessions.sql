@@ -1,0 +1,90 @@
+-- Play sessions: BF4SW's observations folded into sessions (`bf4ps_observe_sessions`) and the
+-- ended ones closed, with their final refresh enqueued (`bf4ps_close_sessions`). The scheduler's.
+-- Calls no other room.
+--
+-- Applied by `bf4ps db upgrade` whenever this file changes (bf4ps.db.code): every statement
+-- here may run again. Grants follow each object; a runtime role may call only what is granted.
+
+CREATE OR REPLACE FUNCTION bf4ps_close_sessions(source_now timestamp with time zone, gap_seconds double precision, resources text[], min_age_seconds double precision)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    n integer;
+BEGIN
+    -- a session ends a gap after BF4SW's clock: never a clock ahead of ours, never a gap
+    -- under a minute, whatever the caller passes
+    UPDATE play_sessions SET ended_at = clock_timestamp()
+    WHERE ended_at IS NULL
+      AND last_seen_at < LEAST(source_now, clock_timestamp())
+                         - make_interval(secs => GREATEST(gap_seconds, 60));
+    WITH closing AS (
+        UPDATE play_sessions p SET final_refresh_at = clock_timestamp()
+        WHERE p.ended_at IS NOT NULL AND p.final_refresh_at IS NULL
+          AND NOT EXISTS (SELECT 1 FROM play_sessions o
+                          WHERE o.soldier_id = p.soldier_id AND o.ended_at IS NULL
+                            AND o.final_refresh_at IS NULL)
+        RETURNING p.soldier_id, p.last_seen_at
+    ), marked AS (
+        UPDATE collection_state cs
+        SET status = 'due', due_reason = 'final_refresh',
+            eligible_since = LEAST(c.last_seen_at, clock_timestamp()),
+            updated_at = clock_timestamp()
+        FROM closing c
+        WHERE cs.soldier_id = c.soldier_id AND cs.resource = ANY(resources)
+          AND cs.status IN ('current', 'due') AND cs.last_success_at < c.last_seen_at
+          AND cs.last_success_at <= clock_timestamp() - make_interval(secs => min_age_seconds)
+        RETURNING cs.soldier_id
+    )
+    SELECT count(*) INTO n FROM closing;
+    RETURN n;
+END;
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_close_sessions(source_now timestamp with time zone, gap_seconds double precision, resources text[], min_age_seconds double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_close_sessions(source_now timestamp with time zone, gap_seconds double precision, resources text[], min_age_seconds double precision) TO bf4ps_scheduler;
+GRANT EXECUTE ON FUNCTION bf4ps_close_sessions(source_now timestamp with time zone, gap_seconds double precision, resources text[], min_age_seconds double precision) TO bf4ps_operator;
+
+CREATE OR REPLACE FUNCTION bf4ps_observe_sessions(soldier_ids bigint[], seen timestamp with time zone[], guids text[], names text[], gap_seconds double precision)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    o record;
+    s play_sessions%ROWTYPE;
+    opened integer := 0;
+BEGIN
+    FOR o IN SELECT * FROM unnest(soldier_ids, seen, guids, names)
+                 AS x(soldier_id, seen_at, guid, name) ORDER BY x.soldier_id LOOP
+        IF o.seen_at > clock_timestamp() + interval '5 minutes' THEN
+            CONTINUE;  -- a sighting from the future would keep a session open for ever
+        END IF;
+        SELECT * INTO s FROM play_sessions p WHERE p.soldier_id = o.soldier_id
+        ORDER BY p.last_seen_at DESC LIMIT 1 FOR UPDATE;
+        IF FOUND AND o.seen_at <= s.last_seen_at THEN
+            CONTINUE;
+        END IF;
+        IF FOUND AND s.ended_at IS NULL AND s.server_guid IS NOT DISTINCT FROM o.guid
+           AND o.seen_at <= s.last_seen_at + make_interval(secs => gap_seconds) THEN
+            UPDATE play_sessions SET last_seen_at = o.seen_at, sightings = sightings + 1
+            WHERE session_id = s.session_id;
+            CONTINUE;
+        END IF;
+        IF FOUND AND s.ended_at IS NULL THEN
+            UPDATE play_sessions SET ended_at = clock_timestamp()
+            WHERE session_id = s.session_id;
+        END IF;
+        INSERT INTO play_sessions (soldier_id, server_guid, server_name, started_at,
+                                   last_seen_at)
+        VALUES (o.soldier_id, o.guid, left(o.name, 200), o.seen_at, o.seen_at);
+        opened := opened + 1;
+    END LOOP;
+    RETURN opened;
+END;
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_observe_sessions(soldier_ids bigint[], seen timestamp with time zone[], guids text[], names text[], gap_seconds double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_observe_sessions(soldier_ids bigint[], seen timestamp with time zone[], guids text[], names text[], gap_seconds double precision) TO bf4ps_scheduler;
+GRANT EXECUTE ON FUNCTION bf4ps_observe_sessions(soldier_ids bigint[], seen timestamp with time zone[], guids text[], names text[], gap_seconds double precision) TO bf4ps_operator;
