@@ -13,13 +13,12 @@ import statistics
 import time
 import zlib
 from collections.abc import Callable
-from pathlib import Path
 
 from bench.parse_cost import build_body
 from bf4ps.stats.archive import LEVEL
+from tests import captures
 
-DETAILED = (Path(__file__).resolve().parents[1]
-            / "tests/fixtures/battlelog/2013-bf4intel/details-stats.json")
+DETAILED = captures.captures_dir() / "2013-bf4intel/details-stats.json"
 
 
 def median_ms(function: Callable[[], object], runs: int) -> float:

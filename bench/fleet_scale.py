@@ -8,7 +8,7 @@ own calls (bench/queue_meter.py's product shape): the count of its claimed job i
 egress's gate (the connect lead before it, the fleet budget summed: real gates, real budget),
 a wait until the slot, the start, and the fenced success that writes a real detailed-stats
 payload and claims the next job on the server. The Battlelog answer is instant: the captured
-answer (tests/fixtures/battlelog), parsed once, stands for it — the database sees the same
+answer (a real capture, tests/captures.py), parsed once, stands for it — the database sees the same
 writes as behind a real request. The loops share a small pool per process (a connection is
 held only for a statement), so hundreds of loops need a few dozen sessions.
 

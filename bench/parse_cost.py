@@ -20,16 +20,14 @@ import json
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import orjson
 
 from bf4ps.battlelog.parse_items import parse_weapons
+from tests import captures
 
-FIXTURE = (
-    Path(__file__).resolve().parents[1] / "tests/fixtures/battlelog/2013-bf4intel/weapon-stats.json"
-)
+FIXTURE = captures.captures_dir() / "2013-bf4intel/weapon-stats.json"
 TARGET_ITEMS = 174
 TARGET_MIN_BYTES = 590_000
 TARGET_MAX_BYTES = 600_000

@@ -7,7 +7,7 @@ and server CPU per cycle, for two shapes of cycle.
   durable commit per job on a bare table of an unmigrated database, no audit, no state; each
   cycle is one call of `bare_finish_next` (the removal of the job done, the claim of the next).
 * product shape — what a collector does per request: its start alone at the slot, then a
-  finalize that writes a real detailed-stats payload (tests/fixtures/battlelog) in the same
+  finalize that writes a real detailed-stats payload (a capture, tests/captures.py) in the same
   transaction as the success, which also makes the next admission look, claim and count (in a
   slot of the egress gate: connect lead 1 s, fleet budget, ledger row) on the server. (The
   count is a call of its own only when the slot moved past the horizon meanwhile.)
@@ -71,9 +71,10 @@ from bf4ps.queue import finalize
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 from bf4ps.settings import SendTimings
 from bf4ps.stats.store import writer_for
+from tests import captures
 
 REPO = Path(__file__).resolve().parent.parent
-DETAILED = REPO / "tests/fixtures/battlelog/2020-battlelog-net/detailed-TheOnlyBond.json"
+DETAILED = captures.captures_dir() / "2020-battlelog-net/detailed-TheOnlyBond.json"
 EGRESS = "meter-egress"
 GATE = SendTimings(margin=0.0, horizon=2.0, lease_seconds=60, connect_lead=1.0)
 Cycle = Callable[[Conn, CollectorRef, Policy], Awaitable[bool]]

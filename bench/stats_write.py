@@ -39,8 +39,9 @@ from bf4ps.battlelog.parse_profile import parse_profile
 from bf4ps.db import embedded, migrate
 from bf4ps.db.connect import Conn, connection
 from bf4ps.stats.store import write_detailed, write_profile, write_vehicles, write_weapons
+from tests import captures
 
-FIXTURES = Path(__file__).resolve().parents[1] / "tests/fixtures/battlelog/2013-bf4intel"
+FIXTURES = captures.captures_dir() / "2013-bf4intel"
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 

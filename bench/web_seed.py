@@ -24,7 +24,6 @@ from __future__ import annotations
 import random
 import time
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from bf4ps.battlelog.parse_items import parse_vehicles, parse_weapons
 from bf4ps.battlelog.parse_profile import parse_profile
@@ -33,8 +32,9 @@ from bf4ps.policy import Policy
 from bf4ps.stats import gains_boards
 from bf4ps.stats.snapshot import write_profile
 from bf4ps.stats.store import write_vehicles, write_weapons
+from tests import captures
 
-DATA = Path(__file__).resolve().parents[1] / "src/bf4ps/sim/battlelog/data"
+DATA = captures.captures_dir() / "2013-bf4intel"  # real answers to seed with
 BASE_PERSONA = 1_000_000_000
 ACTIVE_DAYS = 50  # seen in the last 50 of the seed's 500 days (offset * 7 mod 500)
 COLLECTIONS = 10

@@ -136,11 +136,19 @@ def drop_database(server_url: str, name: str) -> None:
             sql.Identifier(name)))
 
 
+# The migrations create roles, which belong to the whole server: workers that share one server
+# (BF4PS_TEST_DATABASE_URL) migrate their templates one at a time, under an advisory lock taken
+# in the server's own database (an advisory lock only excludes sessions of the same database).
+TEMPLATE_LOCK = 0x62663470_0001
+
+
 @pytest.fixture(scope="session")
 async def template_db(pg_server_url: str) -> AsyncIterator[str]:
     name = f"bf4ps_tpl_{os.getpid()}"
     url = create_database(pg_server_url, name)
-    await migrate.upgrade(url)
+    with _admin(pg_server_url) as lock:
+        lock.execute("SELECT pg_advisory_lock(%s)", [TEMPLATE_LOCK])
+        await migrate.upgrade(url)
     yield name
     drop_database(pg_server_url, name)
 

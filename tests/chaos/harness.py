@@ -54,8 +54,9 @@ from tests.chaos import checks
 from tests.chaos.plan import KILL, KILL_SCHEDULER, PG_RESTART, ZOMBIE, Action, PlanSpec, make_plan
 from tests.chaos.record import Kill, PgRestart, Record, SchedulerKill, Zombie
 from tests.chaos.sampler import Sampler
+from tests.chaos.watch import Watch, run_within
 from tests.fleet import Fleet, sim_stats
-from tests.pgctl import private_server, restart
+from tests.pgctl import diagnose, private_server, start, stop
 from tests.procs import as_remote
 
 DB_DOWN = (psycopg.Error, OSError)
@@ -198,6 +199,8 @@ class Chaos:
         self.fleet: Fleet | None = None
         self.sim: SimProcess | None = None
         self.personas: list[tuple[int, Platform]] = []
+        self.watch = Watch()  # the phase and the steps in flight (tests/chaos/watch.py)
+        self.pgdata: Path | None = None
 
     # ------------------------------------------------------------ process plumbing
 
@@ -350,18 +353,22 @@ class Chaos:
             return
         self.down.add(name)
         try:
-            if a.mid_job:
-                await self._until_holding(name)
-            kill = Kill(name, self.uuids.get(name), time.time())
-            proc.send_signal(signal.SIGKILL)
-            await asyncio.to_thread(proc.wait)
-            self.rec.kills.append(kill)
-            self.say(f"kill -9 {name} (down {a.down_for:.1f} s)")
-            await asyncio.sleep(a.down_for)
-            self._start_collector(name)
-            kill.restarted_at = time.time()
+            with self.watch.step(f"kill -9 of {name} at t+{a.at:.0f} and its restart"):
+                await self._kill_and_restart(a, name, proc)
         finally:
             self.down.discard(name)
+
+    async def _kill_and_restart(self, a: Action, name: str, proc: subprocess.Popen[str]) -> None:
+        if a.mid_job:
+            await self._until_holding(name)
+        kill = Kill(name, self.uuids.get(name), time.time())
+        proc.send_signal(signal.SIGKILL)
+        await asyncio.to_thread(proc.wait)
+        self.rec.kills.append(kill)
+        self.say(f"kill -9 {name} (down {a.down_for:.1f} s)")
+        await asyncio.sleep(a.down_for)
+        self._start_collector(name)
+        kill.restarted_at = time.time()
 
     async def _until_holding(self, name: str, timeout: float = 3.0) -> None:
         """Wait (a little) until the collector holds a job, claimed or with its request in
@@ -400,18 +407,38 @@ class Chaos:
             self.rec.notes.append(f"a PostgreSQL restart waited {waited:.1f} s for a zombie")
         r = PgRestart(time.time())
         self.rec.pg_restarts.append(r)
+        n, at = len(self.rec.pg_restarts), r.began - (self.rec.started or r.began)
         self.pg_down = True
         self.say("pg_ctl restart -m fast")
+        stuck, times = None, []
         try:
-            stuck = await asyncio.to_thread(restart, pgdata)
+            began = time.monotonic()
+            with self.watch.step(f"PostgreSQL restart {n} (t+{at:.0f}): pg_ctl stop -m fast"):
+                options, stuck = await asyncio.to_thread(stop, pgdata)
+            times.append(time.monotonic() - began)
+            with self.watch.step(f"PostgreSQL restart {n} (t+{at:.0f}): pg_ctl start"):
+                await asyncio.to_thread(start, pgdata, options)
+            times.append(time.monotonic() - began - times[0])
         finally:
             r.ended = time.time()
             self.pg_down = False
-        if stuck is not None:  # made immediate (a crash and recovery): what held it is kept
-            self.rec.notes.append(f"a PostgreSQL restart's {stuck}")
+            self.rec.notes.append(self._restart_note(n, at, times, stuck))
         self.say(f"PostgreSQL back after {r.ended - r.began:.1f} s")
 
+    @staticmethod
+    def _restart_note(n: int, at: float, times: list[float], stuck: str | None) -> str:
+        """How a restart went: each part's time; a fast shutdown made immediate (a crash and
+        recovery) keeps what held it (the server's processes and its log's tail)."""
+        parts = [f"stop {times[0]:.1f} s" if times else "stop did not end",
+                 f"start {times[1]:.1f} s" if len(times) > 1 else "start did not end"]
+        how = f"made immediate: {stuck}" if stuck else "fast"
+        return f"PostgreSQL restart {n} at t+{at:.0f}: {', '.join(parts)}, shutdown {how}"
+
     async def _zombie(self, a: Action) -> None:
+        with self.watch.step(f"zombie {a.target} (planned at t+{a.at:.0f})"):
+            await self._zombie_run(a)
+
+    async def _zombie_run(self, a: Action) -> None:
         assert self.fleet is not None
         name = a.target
         z = Zombie(name, self.uuids.get(name), time.time())
@@ -686,23 +713,30 @@ class Chaos:
         began = time.monotonic()
         try:
             with private_server() as (server, pgdata):
+                self.pgdata = pgdata
                 try:
+                    self.watch.enter("setup: the database, the simulators")
                     await self._prepare(server, workdir)
+                    self.watch.enter("launch: the fleet's warm-up")
                     await self._launch()
                     self._task(self._supervise())
                     self._task(self._sample_loop())
                     submitter = self._task(self._submit_loop())
+                    self.watch.enter("chaos: the plan's faults")
                     await self._chaos(pgdata)
                     await submitter
                     self.say(f"quiet for {self.cfg.quiet:.0f} s")
+                    self.watch.enter("quiet period")
                     await asyncio.sleep(self.cfg.quiet)
                     self.stopping.set()
+                    self.watch.enter("stop: the loops, the fleet, the scheduler")
                     await asyncio.gather(*self.tasks)
                     await self._sample()
                     self.rec.samples = self.sampler.samples
                     self.rec.sample_errors = self.sampler.problems
                     await self._stop_all()
                     await self._explain_violations()
+                    self.watch.enter("checks: the invariants")
                     limits = checks.Limits(self.cfg.lease, self.cfg.tick, self.cfg.lost_after,
                                            self.cfg.interval, self.cfg.margin,
                                            self.cfg.budget_window)
@@ -753,14 +787,32 @@ class Chaos:
         }
 
 
+OVERHEAD_SECONDS = 300.0  # setup, warm-up, stop and checks on a quiet machine
+
+
 class _Rollback(Exception):
     pass
+
+
+def deadline_seconds(cfg: ChaosConfig) -> float:
+    """The tier's own deadline for one run: setup and warm-up, the chaos, the quiet period, the
+    stop and the checks, scaled by the load (the test's own timeout is longer: past this one the
+    run fails with the watch's report, never with a bare timeout)."""
+    return load.scaled(cfg.seconds + cfg.quiet + OVERHEAD_SECONDS)
 
 
 async def run_chaos(cfg: ChaosConfig) -> Report:
     keep = cfg.workdir is not None
     workdir = cfg.workdir or Path(tempfile.mkdtemp(prefix="bf4ps-chaos-"))
-    report = await Chaos(cfg).run(workdir)
+    chaos, began = Chaos(cfg), time.monotonic()
+    deadline = deadline_seconds(cfg)
+    done = await run_within(chaos.run(workdir), deadline, chaos.watch,
+                            lambda: diagnose(chaos.pgdata) if chaos.pgdata else "")
+    if isinstance(done, Report):
+        report = done
+    else:  # past the deadline: what was running and the stuck step, as a failed check
+        overdue = checks.Outcome([checks.Check("the run ends within its deadline", False, done)])
+        report = Report(cfg, chaos.plan, chaos.rec, overdue, workdir, time.monotonic() - began)
     if not keep and report.ok:
         shutil.rmtree(workdir, ignore_errors=True)
     return report

@@ -39,22 +39,23 @@ from bf4ps.stats.store import (
     write_weapons,
     writer_for,
 )
+from tests import captures
 from tests.helpers import T0, add_job, count, make_collector, make_soldier
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/battlelog/2013-bf4intel"
+FIXTURES = "2013-bf4intel"
 T1, T2, T3, T4 = (T0 + timedelta(hours=h) for h in (1, 2, 3, 4))
 
 
 def fixture_detailed() -> DetailedStats:
-    return parse_detailed((FIXTURES / "details-stats.json").read_bytes())
+    return parse_detailed(captures.read(f"{FIXTURES}/details-stats.json"))
 
 
 def fixture_weapons() -> tuple[WeaponItem, ...]:
-    return parse_weapons((FIXTURES / "weapon-stats.json").read_bytes())
+    return parse_weapons(captures.read(f"{FIXTURES}/weapon-stats.json"))
 
 
 def fixture_vehicles() -> tuple[VehicleItem, ...]:
-    return parse_vehicles((FIXTURES / "vehicles-stats.json").read_bytes())
+    return parse_vehicles(captures.read(f"{FIXTURES}/vehicles-stats.json"))
 
 
 def used(counters: tuple[int | None, ...]) -> bool:
@@ -130,7 +131,7 @@ async def test_detailed_every_column_round_trips_and_counts_as_a_change(conn: Co
 
 async def test_profile_round_trip_user_link_and_no_backwards(conn: Conn) -> None:
     sid = await make_soldier(conn, 103)
-    profile = replace(parse_profile((FIXTURES / "soldieroverview.json").read_bytes()),
+    profile = replace(parse_profile(captures.read(f"{FIXTURES}/soldieroverview.json")),
                       linked_soldiers=(LinkedSoldier(555, "AltSoldier", 32),))
     assert profile.battlelog_user_id is not None and profile.top_weapons and profile.progress
     written = await write_profile(conn, sid, profile, T1)

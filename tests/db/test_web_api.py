@@ -29,9 +29,9 @@ from bf4ps.stats.snapshot import write_detailed, write_profile
 from bf4ps.views.request_status import SubmissionView
 from bf4ps.views.search import SearchResult
 from bf4ps.web.app import create_app
+from tests import captures
 from tests.helpers import count, interactive_gate, make_collector, make_soldier
 
-DATA = Path(__file__).resolve().parents[2] / "src" / "bf4ps" / "sim" / "battlelog" / "data"
 PERSONA = 1003662931478
 OPS = ("operator", "s3cret-pass")
 SETTINGS_POLICY_MIN_AGE = Policy().interactive_min_age_seconds
@@ -59,16 +59,16 @@ async def client(pool: AsyncConnectionPool[Conn]) -> AsyncIterator[httpx.AsyncCl
 async def seed_soldier(conn: Conn, persona_id: int = PERSONA, name: str = "TheOnlyBond") -> int:
     sid = await make_soldier(conn, persona_id, name=name)
     now = datetime.now(UTC)
-    detailed = parse_detailed((DATA / "detailed-TheOnlyBond.json").read_bytes())
+    detailed = parse_detailed(captures.read("2020-battlelog-net/detailed-TheOnlyBond.json"))
     for days, extra in ((20, 0), (10, 150), (0, 400)):
         stats = dataclasses.replace(detailed, kills=(detailed.kills or 0) + extra,
                                     skill=(detailed.skill or 0) + extra // 10)
         await write_detailed(conn, sid, stats, now - timedelta(days=days))
-    await write_profile(conn, sid, parse_profile((DATA / "soldieroverview.json").read_bytes()),
-                        now)
-    await write_weapons(conn, sid, parse_weapons((DATA / "weapon-stats.json").read_bytes()), now)
-    await write_vehicles(conn, sid, parse_vehicles((DATA / "vehicles-stats.json").read_bytes()),
-                         now)
+    old = "2013-bf4intel"
+    await write_profile(conn, sid, parse_profile(captures.read(f"{old}/soldieroverview.json")), now)
+    await write_weapons(conn, sid, parse_weapons(captures.read(f"{old}/weapon-stats.json")), now)
+    vehicles = parse_vehicles(captures.read(f"{old}/vehicles-stats.json"))
+    await write_vehicles(conn, sid, vehicles, now)
     await conn.execute(
         "UPDATE collection_state SET status = 'current', last_attempt_at = now(), "
         "last_success_at = now(), next_due_at = now() + interval '1 day' WHERE soldier_id = %s",

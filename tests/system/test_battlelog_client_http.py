@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from urllib.parse import parse_qs
 
 import orjson
@@ -39,15 +38,14 @@ from bf4ps.battlelog.models import (
 )
 from bf4ps.battlelog.window import SendTooLate, SendWindow
 from bf4ps.domain import ErrorClass, Platform, Resource
-from tests import load
+from tests import captures, load
 
-FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "battlelog"
 BODIES = {
-    "detailed": FIXTURES / "2013-bf4intel" / "details-stats.json",
-    "profile": FIXTURES / "2013-bf4intel" / "soldieroverview.json",
-    "weapons": FIXTURES / "2013-bf4intel" / "weapon-stats.json",
-    "vehicles": FIXTURES / "2013-bf4intel" / "vehicles-stats.json",
-    "account": FIXTURES / "2013-bf4intel" / "soldier_listing.json",
+    "detailed": "2013-bf4intel/details-stats.json",
+    "profile": "2013-bf4intel/soldieroverview.json",
+    "weapons": "2013-bf4intel/weapon-stats.json",
+    "vehicles": "2013-bf4intel/vehicles-stats.json",
+    "account": "2013-bf4intel/soldier_listing.json",
 }
 GOOD = 200661244  # the soldier of the 2013 detailed/weapons/vehicles captures (pc)
 OVERVIEW_SOLDIER = 177958806  # the soldier of the overview capture (xbox360)
@@ -67,7 +65,7 @@ SEEN: list[Seen] = []
 
 
 def fixture_response(kind: str, request: Request) -> Response:
-    body = BODIES[kind].read_bytes()
+    body = captures.read(BODIES[kind])
     if "gzip" in request.headers.get("accept-encoding", ""):
         return Response(
             gzip.compress(body),
@@ -108,7 +106,7 @@ async def search(request: Request) -> Response:
     query = parse_qs((await request.body()).decode()).get("query", [""])[0]
     if query == "spam":
         return envelope(None, "error", "TOOMANYSEARCHES")
-    persona = orjson.loads(BODIES["account"].read_bytes())["data"]["soldiersBox"][0]["persona"]
+    persona = orjson.loads(captures.read(BODIES["account"]))["data"]["soldiersBox"][0]["persona"]
     return Response(orjson.dumps({"type": "success", "message": "RESULT", "data": [persona]}))
 
 
@@ -370,7 +368,7 @@ async def test_a_window_connects_ahead_and_writes_when_it_opens() -> None:
     request's duration leaves the hold out. A raw server records when the connection came
     and when the headers arrived."""
     seen: dict[str, float] = {}
-    body = BODIES["detailed"].read_bytes()
+    body = captures.read(BODIES["detailed"])
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         seen["connected"] = time.time()
@@ -406,7 +404,7 @@ async def test_a_connection_the_server_may_close_during_the_hold_is_not_reused()
     held 0.5 s for its window is closed under the request ("server disconnected": a counted
     attempt, a retry); reused only within `reuse_within` of its last use, hold included, the
     request gets a fresh connection. A connection used again at once is still reused."""
-    body = BODIES["detailed"].read_bytes()
+    body = captures.read(BODIES["detailed"])
     connections: list[float] = []
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -16,7 +16,8 @@ from tests.fleet import Fleet, sim_stats, simulator
 from tests.helpers import count, seed_work, wait_for
 from tests.pgctl import migrated_database, private_server, restart
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+pytestmark = [
+    pytest.mark.server_features, pytest.mark.slow, pytest.mark.skipif(
     bool(os.environ.get("BF4PS_TEST_DATABASE_URL")),
     reason="restarts a private embedded server")]
 

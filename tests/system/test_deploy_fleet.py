@@ -41,7 +41,8 @@ from tests.system.test_roles import stop
 from tests.tlspg import TlsServer, server_binaries, tls_server
 from tests.unit.test_deploy_files import CONTAINER, parse_env, read_unit, values
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+pytestmark = [
+    pytest.mark.server_features, pytest.mark.slow, pytest.mark.skipif(
     server_binaries() is None, reason="needs Debian's PostgreSQL server (built with SSL)")]
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,6 +22,8 @@ from tests.pgctl import private_server
 from tests.roles import bf4ps_cli
 from tests.system.test_restore import FAST, SENT, assert_no_violations
 
+pytestmark = pytest.mark.server_features  # the server's version can change the outcome
+
 ENV = FAST | {"BF4PS_FLEET_BUDGET_WINDOW_SECONDS": "30", "BF4PS_EGRESS_WINDOW_REQUESTS": "100000",
               "BF4PS_EGRESS_WINDOW_SECONDS": "900", "BF4PS_RESTORE_RECEIPT_FILE": "false"}
 UNVOUCHED = "no running process has vouched"

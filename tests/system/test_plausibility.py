@@ -1,5 +1,5 @@
 """Plausibility of an answer against what is stored (stats/plausible.py), through the real
-finalize path on a real PostgreSQL: the real captured answers (tests/fixtures/battlelog) are
+finalize path on a real PostgreSQL: the real captured answers (tests/captures.py) are
 stored, then perturbed answers are finalized against them."""
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from bf4ps.queue.finalize import Attempt
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
 from bf4ps.stats import archive, plausible
 from bf4ps.stats.checked import checked_writer
+from tests import captures
 from tests.helpers import add_job, count, make_collector, make_soldier
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "battlelog"
 CAPTURES = {
     Resource.DETAILED: "2013-bf4intel/details-stats.json",
     Resource.PROFILE: "2013-bf4intel/soldieroverview.json",
@@ -38,7 +38,7 @@ POLICY = Policy(reset_confirmations=3, reset_min_span_seconds=0)
 
 
 def captured(resource: Resource) -> Parsed:
-    body = (FIXTURES / CAPTURES[resource]).read_bytes()
+    body = captures.read(CAPTURES[resource])
     result = apply_parser(FetchResult(resource, 200, 0.0, len(body)), body,
                           resource_parser(resource))
     assert result.ok and result.parsed is not None, result.message

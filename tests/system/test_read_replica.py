@@ -26,6 +26,7 @@ from tests.replicapg import Pair, primary_and_replica
 from tests.tlspg import server_binaries
 
 pytestmark = [
+    pytest.mark.server_features,
     pytest.mark.skipif(server_binaries() is None, reason="no Debian PostgreSQL server "
                        "binaries (package postgresql; CI installs it)"),
     pytest.mark.xdist_group("read_replica"),  # one primary, replica and website for the file

@@ -28,6 +28,8 @@ from tests.fleet import Fleet, sim_stats, simulator
 from tests.helpers import count, seed_work, wait_for
 from tests.pgctl import private_server
 
+pytestmark = pytest.mark.server_features  # the server's version can change the outcome
+
 FAST = {"BF4PS_HEARTBEAT_SECONDS": "1", "BF4PS_IDLE_POLL_SECONDS": "0.3",
         "BF4PS_CLAIM_HORIZON_SECONDS": "0.5", "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "1.0",
         "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": "0.3", "BF4PS_FLEET_BUDGET_REQUESTS": "12",

@@ -23,6 +23,8 @@ from bf4ps.db.connect import Conn, connection
 from tests.roles import Logins
 from tests.system.test_role_matrix import setup as matrix_setup
 
+pytestmark = pytest.mark.server_features  # the server's version can change the outcome
+
 RUNTIME = ("collector", "scheduler", "web")
 NOT_OWN = "only its own registration"
 NOT_OWN_EGRESS = "only the egress of its own registration"

@@ -23,6 +23,8 @@ from bf4ps.db.connect import Conn, connection
 from tests.helpers import seed_work
 from tests.roles import Logins, bf4ps_cli
 
+pytestmark = pytest.mark.server_features  # the server's version can change the outcome
+
 DENIED = "denied"       # InsufficientPrivilege, the message containing the text given
 NO_FUNCTION = "nofunc"  # no such function (the restore check takes no reason any more)
 ROWS = "rows"           # runs; returns this many rows (0: the function's rule refused it)

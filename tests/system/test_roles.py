@@ -20,6 +20,8 @@ from bf4ps.scheduler import retention
 from tests.procs import bf4ps_env
 from tests.roles import Logins, as_login, bf4ps_cli
 
+pytestmark = pytest.mark.server_features  # the server's version can change the outcome
+
 # what a process's log says when its role lacks a privilege
 PERMISSION_ERROR = re.compile(r"permission denied|must be owner|InsufficientPrivilege")
 

@@ -196,7 +196,8 @@ def test_profile_shape(client: MakeClient) -> None:
     assert (data["personaId"], data["platformInt"]) == (INACTIVE, 1)
     assert data["viewedPersonaInfo"]["personaId"] == str(INACTIVE)
     overview = data["overviewStats"]
-    assert isinstance(overview["kills"], int) and isinstance(overview["killsPerMinute"], float)
+    assert isinstance(overview["kills"], int) and isinstance(overview["kdRatio"], float)
+    assert "killsPerMinute" not in overview  # the real overview has none (docs/battlelog.md)
     assert len(data["topWeapons"]) == 3 and len(data["topVehicles"]) == 3
     assert data["nextRankNeeded"]["level"] == min(overview["rank"] + 1, 140)
 

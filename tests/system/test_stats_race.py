@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from bf4ps.db.connect import Conn, connection
+from tests import captures
 from tests.helpers import count, make_soldier
 from tests.procs import read_json_line, spawn
 
@@ -41,8 +42,9 @@ async def test_concurrent_collectors_store_the_same_new_weapons_without_deadlock
     async with connection(db_url) as conn:
         soldiers = [await make_soldier(conn, 20_000 + i) for i in range(workers * per_worker)]
     groups = [soldiers[i::workers] for i in range(workers)]
+    weapons = str(captures.capture("2013-bf4intel/weapon-stats.json"))
     procs = [spawn("stats_worker.py", db_url, str(BARRIER_KEY), str(i), ",".join(map(str, g)),
-                   stdin=True) for i, g in enumerate(groups)]
+                   weapons, stdin=True) for i, g in enumerate(groups)]
     try:
         assert sorted(read_json_line(p)["ready"] for p in procs) == list(range(workers))
         async with connection(db_url) as gate:

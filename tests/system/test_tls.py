@@ -23,6 +23,7 @@ from tests.procs import bf4ps_env
 from tests.tlspg import TlsServer, server_binaries, tls_server
 
 pytestmark = [
+    pytest.mark.server_features,
     pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl missing"),
     pytest.mark.skipif(server_binaries() is None, reason="no PostgreSQL built with SSL (the "
                        "embedded one is not): Debian's postgresql package; CI installs it")]

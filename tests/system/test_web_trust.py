@@ -32,6 +32,8 @@ from tests.helpers import count, make_soldier
 from tests.roles import Logins
 from tests.system.test_roles import start, stop
 
+pytestmark = pytest.mark.server_features  # the server's version can change the outcome
+
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
 WRONG = (OPS[0], "not-the-password")
 # short lock-outs, so that "after the window" comes within the test

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import httpx
 import pytest
 
@@ -16,10 +14,11 @@ from bf4ps.battlelog.classify import (
 )
 from bf4ps.battlelog.models import DetailedStats, FetchResult, WeaponItem
 from bf4ps.domain import ErrorClass, Resource
+from tests import captures
 
-FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "battlelog"
-DETAILS = (FIXTURES / "2013-bf4intel" / "details-stats.json").read_bytes()
-WEAPONS = (FIXTURES / "2013-bf4intel" / "weapon-stats.json").read_bytes()
+captures.skip_module_without()
+DETAILS = captures.read("2013-bf4intel/details-stats.json")
+WEAPONS = captures.read("2013-bf4intel/weapon-stats.json")
 SECRET = "SECRET-PAYLOAD-MARKER"
 
 

@@ -11,7 +11,6 @@ import json
 import typing
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass
-from pathlib import Path
 from types import UnionType
 from typing import Any
 
@@ -37,8 +36,9 @@ from bf4ps.battlelog.parse_items import (
 )
 from bf4ps.battlelog.parse_profile import parse_profile
 from bf4ps.battlelog.parse_search import parse_account_soldiers
+from tests import captures
 
-FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "battlelog"
+captures.skip_module_without()
 Path_ = tuple[str | int, ...]
 
 
@@ -75,8 +75,8 @@ CASES: dict[str, tuple[str, Callable[[bytes], Any], type, tuple[str, ...]]] = {
         ("soldiersBox",),
     ),
 }
-DOCUMENTS = {name: json.loads((FIXTURES / case[0]).read_bytes()) for name, case in CASES.items()}
-BODIES = {name: (FIXTURES / case[0]).read_bytes() for name, case in CASES.items()}
+BODIES = {name: captures.read(case[0]) for name, case in CASES.items()}
+DOCUMENTS = {name: json.loads(body) for name, body in BODIES.items()}
 FUZZ = settings(
     max_examples=40,
     deadline=None,

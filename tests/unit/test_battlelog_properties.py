@@ -14,7 +14,6 @@ import dataclasses
 import math
 import random
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -27,8 +26,9 @@ from bf4ps.battlelog.parse_detailed import parse_detailed
 from bf4ps.battlelog.parse_items import parse_vehicle_batch, parse_weapon_batch
 from bf4ps.battlelog.parse_profile import parse_profile
 from bf4ps.battlelog.parse_search import parse_account_soldiers
+from tests import captures
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "battlelog"
+captures.skip_module_without()
 PARSERS: dict[str, Callable[[bytes], Any]] = {
     "2013-bf4intel/details-stats.json": parse_detailed,
     "2020-battlelog-net/detailed-TheOnlyBond.json": parse_detailed,
@@ -50,7 +50,7 @@ TEXT_KEYS = frozenset({"name", "personaName", "tag", "clanTag", "slug", "categor
 STRUCTURAL = ID_KEYS | {"guid", "type", "message", "data", "games", "gamesJson", "personaName",
                           "slug"}
 UNKNOWN = "zzBf4psUnknown"
-RAW = {name: orjson.loads((FIXTURES / name).read_bytes()) for name in PARSERS}
+RAW = {name: orjson.loads(captures.read(name)) for name in PARSERS}
 BASELINE = {name: PARSERS[name](orjson.dumps(doc)) for name, doc in RAW.items()}
 CASES = settings(max_examples=40, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

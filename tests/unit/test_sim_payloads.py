@@ -17,13 +17,13 @@ from bf4ps.sim.personas import persona_id_for
 
 NAMES = ("TheOnlyBond", "xX_Sniper_Xx", "Zed42")
 PINNED = {
-    "detailed": "ef602deff2d8fdb6",
-    "profile": "73c8e5713b7226e4",
-    "weapons": "c1ba184c7f99a685",
-    "vehicles": "bb8c7e40659b3be2",
-    "distorted": "4361d903efc323fe",
+    "detailed": "bbca7036cd600f84",
+    "profile": "d6bcdcabf7ff2153",
+    "weapons": "088ee3b15c9dbac0",
+    "vehicles": "52f6f85c27dab1ac",
+    "distorted": "05d7f8c45bca7dd7",
     "search": "ebb66a8a1663a1ec",
-    "soldiers": "ccf1d3c382a7bacd",
+    "soldiers": "7b864125d6f7f90e",
     "config": "c2a139efc2ae60e8",
 }
 

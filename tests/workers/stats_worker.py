@@ -27,15 +27,13 @@ from bf4ps.battlelog.parse_items import parse_weapons
 from bf4ps.db.connect import Conn, connection
 from bf4ps.stats.store import write_weapons
 
-FIXTURE = (Path(__file__).resolve().parents[1]
-           / "fixtures/battlelog/2013-bf4intel/weapon-stats.json")
 BASE_ITEMS = 135
 NEW_PER_ROUND = 40
 RENAMED_PER_ROUND = 5
 
 
 def slot_items(round_no: int, slot: int, worker: int) -> list[WeaponItem]:
-    base = list(parse_weapons(FIXTURE.read_bytes()))[:BASE_ITEMS]
+    base = list(parse_weapons(Path(sys.argv[5]).read_bytes()))[:BASE_ITEMS]
     for i in range(RENAMED_PER_ROUND):  # catalog rows every worker wants to refresh at once
         base[i] = replace(base[i], name=f"{base[i].name}~R{round_no}")
     template = base[-1]

@@ -1,8 +1,9 @@
-"""`warsawdetailedstatspopulate`: data.generalStats on the 191-key 2020 template.
+"""`warsawdetailedstatspopulate`: data.generalStats, the 191 keys of its shape (2020).
 
-Type quirks kept from the capture: counters are JSON strings ("4836") when non-zero and 0 / 0.0
-(as the template has them) when zero; kdRatio, killsPerMinute, accuracy (a percent) are floats;
-per-category accuracies are 0-1 fractions; wlRatio is always 0.0 and gunmaster always 0.
+Type quirks of the real answers: counters are JSON strings ("4836") when non-zero and 0 / 0.0
+(0.0 where the shape has a float) when zero; kdRatio, killsPerMinute, accuracy (a percent)
+are floats; per-category accuracies are 0-1 fractions; wlRatio is always 0.0 and gunmaster
+always 0.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from functools import cache
 import orjson
 
 from bf4ps.sim.battlelog.career import KITS
-from bf4ps.sim.battlelog.jsonvalue import JsonObject, obj
+from bf4ps.sim.battlelog.generator import node_at, shape
+from bf4ps.sim.battlelog.jsonvalue import JsonObject, arr, obj
 from bf4ps.sim.battlelog.snapshot import MODE_ALIASES, MODES, Snapshot
 from bf4ps.sim.battlelog.templates import detailed_template
 
@@ -30,8 +32,10 @@ VEHICLE_SCORE_KEYS = ("1", "2", "4", "8", "16", "32")
 
 @cache
 def _zeros() -> dict[str, int | float]:
-    """How the template writes a zero for each key: 0.0 where it has a float, else 0."""
-    return {k: 0.0 if isinstance(v, float) else 0 for k, v in _general().items()}
+    """How Battlelog writes a zero for each key: 0.0 where the shape has floats and no ints."""
+    keys = obj(node_at(shape("detailed"), "generalStats")["k"])
+    kinds = {key: set(arr(obj(node)["t"])) for key, node in keys.items()}
+    return {k: 0.0 if "float" in t and "int" not in t else 0 for k, t in kinds.items()}
 
 
 def _general() -> JsonObject:

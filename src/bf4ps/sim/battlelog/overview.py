@@ -64,7 +64,6 @@ def _overview_stats(snap: Snapshot) -> JsonObject:
     stats.update({key: round(values[key]) for key in INT_STATS})
     stats.update(
         kdRatio=snap.kd,
-        killsPerMinute=snap.kpm,
         scorePerMinute=snap.spm,
         accuracy=snap.accuracy_percent,
         kitScores={k: counter(v) for k, v in snap.kit_scores.items()},

@@ -1,23 +1,22 @@
-"""Payload templates, built once per process from the real responses shipped in data/.
+"""Payload templates, built once per process from the simulator's own generated answers (build.py).
 
 The weapons and vehicles bodies are mostly a constant unlock/UI catalogue. It is serialized once
 to bytes; per request only the per-persona counters of each item are formatted and spliced in.
-The 2013 fixtures are inflated to the live catalogue (174 weapons, 82 vehicles in 27 categories,
-~586 KB and ~453 KB bodies) by cloning real entries under new slugs and GUIDs.
+The catalogue is padded to the live bodies' sizes (~586 KB and ~453 KB) with more entries of its
+own unlock catalogue under new GUIDs.
 """
 
 from __future__ import annotations
 
 import copy
-import uuid
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 import orjson
 
+from bf4ps.sim.battlelog import build
 from bf4ps.sim.battlelog.career import RANK_SCORES
-from bf4ps.sim.battlelog.catalogue import NEW_VEHICLES, NEW_WEAPONS
+from bf4ps.sim.battlelog.generator import sim_guid, weapons
 from bf4ps.sim.battlelog.jsonvalue import JsonObject, JsonValue, arr, obj, objs, text
 
 WEAPON_VARS: tuple[str, ...] = ("kills", "headshots", "shotsFired", "shotsHit", "accuracy")
@@ -26,17 +25,6 @@ VEHICLE_VARS = ("kills", "timeIn", "destroyXinY", "serviceStars", "serviceStarsP
 WEAPONS_TARGET_BYTES = 586_000
 VEHICLES_TARGET_BYTES = 453_000
 _VAR_BYTES = {"mainWeaponStats": 150, "mainVehicleStats": 85}  # typical formatted counters
-_NAMESPACE = uuid.UUID("6c1f0f55-8d7e-4a55-9a43-4b4650530001")
-
-
-def sim_guid(kind: str, key: str) -> str:
-    return str(uuid.uuid5(_NAMESPACE, f"{kind}:{key}")).upper()
-
-
-def load_fixture(name: str) -> JsonObject:
-    """The `data` object of a captured response."""
-    raw = (resources.files("bf4ps.sim.battlelog") / "data" / name).read_bytes()
-    return obj(obj(orjson.loads(raw))["data"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,61 +45,17 @@ class BulkTemplate:
     rest: bytes  # every other constant key of data, serialized, each preceded by a comma
 
 
-def _item(raw: JsonObject, variables: tuple[str, ...]) -> ItemTemplate:
+def _item(raw: JsonObject, variables: tuple[str, ...], melee: frozenset[str]) -> ItemTemplate:
     base = {k: v for k, v in raw.items() if k not in variables}
     return ItemTemplate(
         guid=text(raw["guid"]),
         slug=text(raw["slug"]),
         code=text(raw["code"]),
         category=text(raw["category"]),
-        null_counters=raw.get("headshots", 0) is None,
+        null_counters=text(raw["slug"]) in melee,
         base=base,
         tail=orjson.dumps(base)[1:-1],
     )
-
-
-def _sid(slug: str) -> str:
-    return "".join(ch for ch in slug.upper() if ch.isalnum())
-
-
-def _clone_items(
-    items: list[JsonObject], kind: str, new: tuple[tuple[str, str, str | None], ...]
-) -> list[JsonObject]:
-    by_slug = {text(item["slug"]): item for item in items}
-    clones = []
-    for slug, source_slug, category in new:
-        clone = copy.deepcopy(by_slug[source_slug])
-        clone["guid"] = sim_guid(kind, slug)
-        clone["slug"] = slug
-        if kind == "weapon":
-            clone["name"] = f"WARSAW_ID_P_WNAME_{_sid(slug)}"
-        else:
-            clone["name"] = f"WARSAW_ID_P_VNAME_{_sid(slug)}"
-            prefix = "".join(ch for ch in text(clone["code"]) if ch.islower())
-            clone["code"] = prefix + _sid(slug)
-            if category != clone["category"]:
-                clone["unlocks"] = []  # a new category has no unlock tree of its own
-            clone["category"] = category
-        clones.append(clone)
-    return clones
-
-
-def _weapon_catalogue(data: JsonObject, items: list[JsonObject]) -> None:
-    """Give the cloned weapons their unlock entries, as the real catalogue has for each."""
-    guids = {text(item["slug"]): text(item["guid"]) for item in items}
-    unlocks = obj(obj(data["mainWeaponStatsMetadata"])["unlockProgression"])
-    for slug, source_slug, _ in NEW_WEAPONS:
-        guid, source_guid = guids[slug], guids[source_slug]
-        for table in map(obj, unlocks.values()):
-            if source_guid in table:
-                table[guid] = copy.deepcopy(table[source_guid])
-        for entries in map(arr, obj(data["weaponsByCategory"]).values()):
-            for entry in objs(entries):
-                unlock = entry.get("weaponUnlock")
-                if unlock and obj(unlock).get("slug") == source_slug:
-                    clone = copy.deepcopy(entry)
-                    obj(clone["weaponUnlock"]).update(guid=guid, slug=slug)
-                    entries.append(clone)
 
 
 def _pad(pool: JsonObject | list[JsonValue], sources: list[JsonValue], kind: str,
@@ -134,7 +78,8 @@ def _pad(pool: JsonObject | list[JsonValue], sources: list[JsonValue], kind: str
 
 def _bulk(data: JsonObject, list_key: str, items: list[JsonObject], target: int) -> BulkTemplate:
     variables = WEAPON_VARS if list_key == "mainWeaponStats" else VEHICLE_VARS
-    templates = tuple(_item(raw, variables) for raw in items)
+    melee = frozenset(w.slug for w in weapons() if w.melee)
+    templates = tuple(_item(raw, variables, melee) for raw in items)
     constant = {k: v for k, v in data.items() if k not in (list_key, "personaId", "platformInt")}
     items_bytes = sum(len(t.tail) + 3 + _VAR_BYTES[list_key] for t in templates)
     missing = target - items_bytes - len(orjson.dumps(constant)) - 120
@@ -151,56 +96,35 @@ def _bulk(data: JsonObject, list_key: str, items: list[JsonObject], target: int)
 
 @cache
 def weapons_template() -> BulkTemplate:
-    data = load_fixture("weapon-stats.json")
-    items = objs(data["mainWeaponStats"])
-    items = items + _clone_items(items, "weapon", NEW_WEAPONS)
-    _weapon_catalogue(data, items)
-    return _bulk(data, "mainWeaponStats", items, WEAPONS_TARGET_BYTES)
+    data = build.weapons_data()
+    return _bulk(data, "mainWeaponStats", objs(data["mainWeaponStats"]), WEAPONS_TARGET_BYTES)
 
 
 @cache
 def vehicles_template() -> BulkTemplate:
-    data = load_fixture("vehicles-stats.json")
-    items = objs(data["mainVehicleStats"])
-    items = items + _clone_items(items, "vehicle", NEW_VEHICLES)
-    return _bulk(data, "mainVehicleStats", items, VEHICLES_TARGET_BYTES)
+    data = build.vehicles_data()
+    return _bulk(data, "mainVehicleStats", objs(data["mainVehicleStats"]), VEHICLES_TARGET_BYTES)
 
 
 @cache
 def detailed_template() -> JsonObject:
-    return load_fixture("detailed-TheOnlyBond.json")
+    return build.detailed_data()
 
 
 @cache
 def overview_template() -> JsonObject:
-    return load_fixture("soldieroverview.json")
+    return build.overview_data()
 
 
 @cache
 def soldier_box_template() -> JsonObject:
-    return load_fixture("soldier_listing.json")
+    return build.soldiers_data()
 
 
 @cache
 def rank_infos() -> tuple[JsonObject, ...]:
-    """currentRankNeeded/nextRankNeeded objects for ranks 0..140, from the rank-12 fixture."""
-    rank12 = obj(overview_template()["currentRankNeeded"])
-    raw = orjson.dumps(rank12).decode()
-    guid = text(rank12["guid"])
-    infos = []
-    for n, points in enumerate(RANK_SCORES):
-        rank_json = (
-            raw.replace("RANK12_", f"RANK{n}_")
-            .replace("Rank012", f"Rank{n:03d}")
-            .replace("r012", f"r{n:03d}")
-            .replace('"r12"', f'"r{n}"')
-            .replace("/r12.png", f"/r{n}.png")
-            .replace('"level":12', f'"level":{n}')
-            .replace('"pointsNeeded":229000', f'"pointsNeeded":{points}')
-            .replace(guid, sim_guid("rank", str(n)))
-        )
-        infos.append(obj(orjson.loads(rank_json)))
-    return tuple(infos)
+    """currentRankNeeded/nextRankNeeded objects for ranks 0..140."""
+    return tuple(build.rank_info(n) for n in range(len(RANK_SCORES)))
 
 
 def warm() -> None:
