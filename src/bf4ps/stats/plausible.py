@@ -6,10 +6,8 @@ as lower) is IMPLAUSIBLE: nothing is written, the job is retried with backoff,
 never parked; unless it is a genuine stats reset: once ``reset_confirmations`` agreeing answers
 (answer_suspects) spanned ``reset_min_span_seconds``, it is stored with a ``stats_reset``
 event. A first answer of all zeros is stored but flagged (``unconfirmed_zero``) until a second
-agrees (docs/battlelog.md, "Plausibility"). Counters (``COUNTERS``, counters.py): every field of
-the four parsed models but the named exceptions (ratios, skill, identities, a star's progress),
-rank and service stars included; per weapon and vehicle as ``guid:field`` (an unlisted item is
-not compared).
+agrees (docs/battlelog.md, "Plausibility"). Counters: counters.py's, derived from the models;
+per weapon and vehicle as ``guid:field`` (an unlisted item is not compared).
 """
 
 from __future__ import annotations
