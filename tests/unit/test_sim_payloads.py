@@ -24,7 +24,7 @@ PINNED = {
     "distorted": "4361d903efc323fe",
     "search": "ebb66a8a1663a1ec",
     "soldiers": "ccf1d3c382a7bacd",
-    "config": "7c3c7478baacb62b",
+    "config": "bcec594947ceb80d",
 }
 
 
