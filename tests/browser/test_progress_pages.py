@@ -155,7 +155,7 @@ async def test_progress_pages_at_desktop_and_phone(db_url: str, web: str,
             page.on("pageerror", lambda exc: errors.append(str(exc)))
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             await page.goto(web + f"/soldiers/pc/{HERO}")
-            await expect(page.locator("#rank-name")).to_have_text("Rank 12")
+            await expect(page.locator("#rank-name")).to_have_text("Corporal II")
             await expect(page.locator("#since-last")).to_contain_text("+58")  # 45 min at 1.3
             await expect(page.locator("#gain-windows")).to_contain_text("24 h")
             await expect(page.locator("#awards")).to_contain_text("Medals")

@@ -53,7 +53,8 @@ def parse_profile(
         battlelog_user_id=user_id,
         clan_tag=to_text(persona.get("tag")),
         rank_name=to_text(as_mapping(data.get("currentRankNeeded")).get("name")),
-        next_rank_score=to_int(as_mapping(data.get("nextRankNeeded")).get("pointsNeeded")),
+        current_rank_score=_points(data, "currentRankNeeded"),
+        next_rank_score=_points(data, "nextRankNeeded"),
         top_weapons=top_items(data.get("topWeapons")),
         top_vehicles=top_items(data.get("topVehicles")),
         progress=progress_bars(data.get("gameProgress")),
@@ -61,6 +62,11 @@ def parse_profile(
     )
     check_ranges(profile)
     return profile
+
+
+def _points(data: Mapping[str, Any], key: str) -> int | None:
+    """A rank's points (``pointsNeeded`` of ``currentRankNeeded`` / ``nextRankNeeded``)."""
+    return to_int(as_mapping(data.get(key)).get("pointsNeeded"))
 
 
 def top_items(value: Any) -> tuple[TopItem, ...]:

@@ -39,6 +39,7 @@ NOT_COUNTERS: MappingProxyType[Resource, MappingProxyType[str, str]] = MappingPr
         "battlelog_user_id": "the owning account's id, not a statistic",
         "clan_tag": "a name the player changes at will",
         "rank_name": "the rank's localisation key, checked through the rank",
+        "current_rank_score": "the rank's threshold: a fixed table, it moves with the rank",
         "next_rank_score": "the next rank's threshold: a fixed table, none at the top rank",
         "skill": _SKILL,
         "score_per_minute": _RATIO,
