@@ -20,6 +20,7 @@ from bf4ps.battlelog.parse_items import parse_vehicles, parse_weapons
 from bf4ps.battlelog.parse_profile import parse_profile
 from bf4ps.db.connect import Conn, open_pool
 from bf4ps.domain import Lane, Platform
+from bf4ps.gates import throttle
 from bf4ps.interactive.submit import Limits
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
@@ -29,7 +30,7 @@ from bf4ps.stats.snapshot import write_detailed, write_profile
 from bf4ps.views.request_status import SubmissionView
 from bf4ps.views.search import SearchResult
 from bf4ps.web.app import create_app
-from tests.helpers import count, interactive_gate, make_collector, make_soldier
+from tests.helpers import count, gated_collector, interactive_gate, make_collector, make_soldier
 
 DATA = Path(__file__).resolve().parents[2] / "src" / "bf4ps" / "sim" / "battlelog" / "data"
 PERSONA = 1003662931478
@@ -789,3 +790,15 @@ async def test_a_refused_search_or_submission_keeps_the_home_pages_lists(
             recent = html[html.index('id="recently-collected"'):html.index('id="leaderboards"')]
             assert "TheOnlyBond" in recent
             assert "TheOnlyBond" in html[html.index('id="board-kd"'):]
+
+
+async def test_the_console_names_each_cool_downs_resource_and_reason(
+        client: httpx.AsyncClient, conn: Conn, tmp_path: Path) -> None:
+    me = await gated_collector(conn, tmp_path, "soft-01", "soft-egress")
+    await throttle.throttled(conn, me, 5, 60, 200, resource="detailed",
+                             reason="body is null (soft throttle)")
+    page = (await client.get("/ops", auth=OPS)).text
+    throttles = page[page.index('id="throttles"'):]
+    row = throttles[throttles.index("soft-egress"):]
+    row = row[:row.index("</tr>")]
+    assert "<td>detailed</td><td>200</td>" in row and "body is null (soft throttle)" in row

@@ -26,7 +26,7 @@ from bf4ps.capacity.inputs import (
 from bf4ps.capacity.rules import class_quota, deficits, fed_shares
 from bf4ps.policy import Policy
 from bf4ps.views.forecast_inputs import bootstrap_rate, costs
-from bf4ps.views.forecast_report import render
+from bf4ps.views.forecast_report import remedies, render
 from bf4ps.views.forecast_rows import CostRow, HistoryFirstRow
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
@@ -109,7 +109,13 @@ def test_the_old_policy_does_not_fit_and_what_would_is_solved_from_the_model() -
     assert forecast(documented(policy=old.model_copy(update=fc.suggested))).fits
     text = render(fc)
     assert "x the 1,296/h the budget allows" in text and "egresses at today's rate" not in text
-    assert "or a budget of 3,706/h (the budget binds; the 8 serving egresses" in text
+    assert "or raise the fleet budget to 3,706/h (the budget binds; the 8 serving egresses" \
+        in text
+    alone = remedies(replace(fc, suggested={}))  # a sentence of its own
+    assert alone[1:] == [f"to fit, raise the fleet budget to 3,706/h (the budget binds; the 8 "
+                         f"serving egresses pace {fc.capacity.pacing_per_hour:,.0f}/h)"]
+    assert alone[0].startswith("no refresh interval up to ten years fits") and \
+        alone[0].endswith(".")
 
 
 def test_the_shipped_defaults_fit_the_documented_budget() -> None:
@@ -131,8 +137,9 @@ def test_a_short_interval_is_solved_at_its_own_scale() -> None:
     assert fc.budget_needed_per_hour is None  # pacing binds: a budget cannot help
     text = render(fc)
     assert "8.28x the 3,600/h the pacing allows (26,214/h short)" in text, text
-    assert "or 9 serving egresses at today's rate each (1 serve now; the pacing binds)" in text
-    assert "budget of" not in text
+    assert "or run 9 serving egresses at today's rate each (1 serve now; the pacing binds)" in text
+    assert "fleet budget" not in text
+    assert remedies(replace(fc, suggested={}))[1].startswith("to fit, run 9 ")
 
 
 def test_bootstrap_takes_what_capacity_leaves_never_more() -> None:

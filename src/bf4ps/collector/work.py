@@ -151,7 +151,8 @@ async def _account_soldiers(conn: Conn, ctx: Context, pacing: Pacing,
         return tuple(s for s in extra.parsed if isinstance(s, LinkedSoldier))
     if slows_egress(extra):
         await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
-                                 extra.http_status)
+                                 extra.http_status, resource=Resource.PROFILE.value,
+                                 reason=f"the account's soldiers: {extra.message}")
     return None
 
 
@@ -221,7 +222,8 @@ async def _finalize_once(conn: Conn, ctx: Context, job: ClaimedJob, result: Fetc
                            if attempt.details else error.value), policy.archive_answers_kept)
     if slows_egress(result):  # a 403/429, or a soft throttle (a null body, stats missing)
         await throttle.throttled(conn, ctx.me, ctx.throttle_base, ctx.throttle_cap,
-                                 result.http_status)
+                                 result.http_status, resource=job.resource,
+                                 reason=result.message)
     return outcome
 
 

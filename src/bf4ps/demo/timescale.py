@@ -8,7 +8,9 @@ It compresses the simulated world and BF4PS's refresh policy alike:
   soldier is refreshed as often per simulated day as the shipped policy refreshes him per day.
 Not scaled: the collectors' pacing (real seconds against the simulator's real rate limits: a
 capacity, not a time), retry backoffs, circuits, retention. The intake looks at BF4SW every
-SYNC_SECONDS (reconciliation: 5 x), well inside the scaled session gap.
+SYNC_SECONDS (reconciliation: 5 x), well inside the scaled session gap. The scheduler's forecast
+records are scaled too (forecast_record_seconds), so `bf4ps forecast --backtest --horizon H`
+has records to judge within minutes.
 """
 
 from __future__ import annotations
@@ -41,6 +43,14 @@ FINAL_REFRESH = (Resource.DETAILED,)
 MIX = {"watermark_profile": 0.0, "watermark_weapons": 0.0, "watermark_vehicles": 0.0,
        "weight_detailed": 1.0, "weight_profile": 1.0, "weight_weapons": 1.0,
        "weight_vehicles": 1.0}
+
+
+FORECAST_RECORD_FLOOR = 10.0  # seconds: a forecast record at least this far apart
+
+
+def forecast_record_seconds(speed: float) -> float:
+    """The scheduler's hourly forecast record, scaled: an hour of simulated time."""
+    return max(FORECAST_RECORD_FLOOR, 3600.0 / speed)
 
 
 def policy_overrides(speed: float) -> dict[str, object]:

@@ -23,14 +23,18 @@ class _Streak(NamedTuple):
 
 
 async def throttled(conn: Conn, me: CollectorRef, base: float, cap: float,
-                    http_status: int | None) -> None:
+                    http_status: int | None, *, resource: str | None = None,
+                    reason: str | None = None) -> None:
+    """Cool the egress down; the event names the resource asked and why (a 403, or a soft
+    throttle's "body is null") beside the HTTP status."""
     async with conn.transaction():
         row = await one(conn, _Throttled, "gate_throttled", {
             "egress_key": me.egress_key, "base_seconds": base, "max_seconds": cap})
         if row is None:
             return
         await events.record(conn, EventType.EGRESS_THROTTLED, http_status=http_status,
-                            error_class="throttle", **me.event_fields(),
+                            error_class="throttle", resource=resource, error_message=reason,
+                            **me.event_fields(),
                             details={"streak": row.throttle_streak,
                                      "cooldown_until": row.cooldown_until.isoformat()})
 

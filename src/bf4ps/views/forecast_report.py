@@ -120,17 +120,22 @@ def verdict(fc: Forecast) -> str:
 def remedies(fc: Forecast) -> list[str]:
     """What would fit, each only where it is what binds."""
     cap, out = fc.capacity, []
-    if fc.suggestion:
+    if fc.suggested:
         out.append(f"to fit, refresh {fc.suggestion}:")
         out += [f"  bf4ps config set {k} {v:.0f}" for k, v in fc.suggested.items()]
+    elif fc.suggestion:  # no interval fits: said as a sentence of its own
+        out.append(f"{fc.suggestion}.")
     over_cap = (cap.budget_per_hour is not None
                 and fc.active_per_hour > cap.active_cap_per_hour * (1 + 1e-9))
+    alone = not fc.suggested  # a sentence of its own, or the alternative to the refresh above
     if cap.binding == "budget" or over_cap:
         if fc.budget_needed_per_hour is not None:
-            out.append(f"or a budget of {fc.budget_needed_per_hour:,.0f}/h (the budget binds; "
+            lead = "to fit, raise the fleet budget to" if alone else "or raise the fleet budget to"
+            out.append(f"{lead} {fc.budget_needed_per_hour:,.0f}/h (the budget binds; "
                        f"the {cap.serving} serving egresses pace {cap.pacing_per_hour:,.0f}/h)")
     elif fc.egresses_needed is not None:
-        out.append(f"or {fc.egresses_needed} serving egresses at today's rate each "
+        lead = "to fit, run" if alone else "or run"
+        out.append(f"{lead} {fc.egresses_needed} serving egresses at today's rate each "
                    f"({cap.serving} serve now; the {cap.binding} binds)")
     return out
 
