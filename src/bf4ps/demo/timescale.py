@@ -8,9 +8,7 @@ It compresses the simulated world and BF4PS's refresh policy alike:
   soldier is refreshed as often per simulated day as the shipped policy refreshes him per day.
 Not scaled: the collectors' pacing (real seconds against the simulator's real rate limits: a
 capacity, not a time), retry backoffs, circuits, retention. The intake looks at BF4SW every
-SYNC_SECONDS (reconciliation: 5 x), well inside the scaled session gap. The scheduler's forecast
-records are scaled too (forecast_record_seconds), so `bf4ps forecast --backtest --horizon H`
-has records to judge within minutes.
+SYNC_SECONDS (reconciliation: 5 x); forecasts are recorded every simulated hour.
 """
 
 from __future__ import annotations

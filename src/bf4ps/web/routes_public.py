@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -57,13 +58,12 @@ async def _discovery(request: Request, platform: Platform | None) -> dict[str, A
             "board_platform": board_platform.value, "discovered": True}
 
 
-async def _discovery_beside_error(request: Request) -> dict[str, Any]:
-    """The home page's lists under a refused search or submission (a 422, a 429): shown when
-    they can be read, left out (never shown empty) when they cannot."""
-    try:
-        return await _discovery(request, None)
-    except (psycopg.Error, PoolTimeout, WebError):
-        return {}
+async def _refused(request: Request, status: int, error: str, **context: Any) -> Response:
+    """The home page under a refused search or submission (a 422, a 429): its lists shown
+    when they can be read, left out (never shown empty) when they cannot."""
+    with suppress(psycopg.Error, PoolTimeout, WebError):
+        context.update(await _discovery(request, None))
+    return _index(request, status=status, error=error, **context)
 
 
 async def index(request: Request) -> Response:
@@ -72,8 +72,7 @@ async def index(request: Request) -> Response:
         platform = platform_query(request)
         page = int_query(request, "page", default=1, lo=1, hi=50)
     except WebError as exc:
-        return _index(request, status=exc.status, error=exc.message,
-                      **await _discovery_beside_error(request))
+        return await _refused(request, exc.status, exc.message)
     chosen = platform.value if platform else ""
     if text is None:
         return _index(request, platform=chosen, **await _discovery(request, platform))
@@ -81,8 +80,7 @@ async def index(request: Request) -> Response:
         async with read_db(request) as conn:
             result = await search_view.search(conn, text, platform, page)
     except InputError as exc:
-        return _index(request, status=422, error=exc.message, q=text, platform=chosen,
-                      **await _discovery_beside_error(request))
+        return await _refused(request, 422, exc.message, q=text, platform=chosen)
     opened = _opens(result)
     if opened is not None:
         return RedirectResponse(opened, 303)
@@ -110,9 +108,9 @@ async def submit_form(request: Request) -> Response:
         sub = await actions.submit_from(request, fields["name"], fields["platform"],
                                         fields["persona_id"], fields["url"])
     except WebError as exc:
-        return _index(request, status=exc.status, error=exc.message, q=fields["name"] or "",
-                      platform=fields["platform"] if fields["platform"] in PLATFORMS
-                      else "", headers=exc.headers, **await _discovery_beside_error(request))
+        return await _refused(request, exc.status, exc.message, q=fields["name"] or "",
+                              platform=fields["platform"] if fields["platform"] in PLATFORMS
+                              else "", headers=exc.headers)
     return RedirectResponse(f"/requests/{sub.request_id}", 303)
 
 
