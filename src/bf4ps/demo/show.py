@@ -36,7 +36,8 @@ class Progress:
                            f"BF4PS_DATABASE_URL='{database}' {bf4ps} status",
                            highlight=False, markup=False, soft_wrap=True)
         self.console.print(f"  forecasts are recorded every {horizon:g} s (an hour at this "
-                           f"speed): {bf4ps} forecast --backtest --horizon {horizon:g}",
+                           f"speed), judged by: BF4PS_DATABASE_URL='{database}' {bf4ps} "
+                           f"forecast --backtest --horizon {horizon:g}",
                            highlight=False, markup=False, soft_wrap=True)
         self.live = Live(console=self.console, refresh_per_second=2, transient=False)
         self.live.start()

@@ -30,7 +30,7 @@ POLICY_SCALED = (
     "freshness_detailed_seconds", "freshness_profile_seconds", "freshness_weapons_seconds",
     "freshness_vehicles_seconds", "interactive_min_age_seconds", "active_window_seconds",
     "recent_window_seconds", "session_gap_seconds", "session_refresh_seconds",
-    "scheduled_profile_seconds")
+    "scheduled_profile_seconds", "gains_board_refresh_seconds")
 # the demo brackets every session (the fleet default: at most weekly, which the documented
 # budget affords); weapons and vehicles are collected once per newly active soldier
 FINAL_REFRESH = (Resource.DETAILED,)

@@ -94,8 +94,9 @@ LEFT JOIN LATERAL (
 ) nxt ON true
 
 -- name: sessions_progress
--- The demo's progress figures: soldiers with at least three detailed collections, and ended
--- sessions whose closing snapshot is collected (a complete "last session" report).
+-- The demo's progress figures: soldiers with at least three detailed collections, ended
+-- sessions whose closing snapshot is collected (a complete "last session" report), and the
+-- soldiers on this week's board of the weapon that has the most (gains_board_items).
 SELECT (SELECT count(*) FROM (
             SELECT soldier_id FROM collection_events
             WHERE event_type = 'succeeded' AND resource = 'detailed'
@@ -108,4 +109,6 @@ SELECT (SELECT count(*) FROM (
           AND EXISTS (
             SELECT 1 FROM detailed_stats_history h
             WHERE h.soldier_id = p.soldier_id AND h.fetched_at < p.last_seen_at))
-       AS session_reports
+       AS session_reports,
+       (SELECT COALESCE(max(soldiers), 0) FROM gains_board_items
+        WHERE board = 'weapon_kpm') AS weapon_board_soldiers
