@@ -26,7 +26,7 @@ from bf4ps.capacity.inputs import (
 from bf4ps.capacity.rules import class_quota, deficits, fed_shares
 from bf4ps.policy import Policy
 from bf4ps.views.forecast_inputs import bootstrap_rate, costs
-from bf4ps.views.forecast_report import remedies, render
+from bf4ps.views.forecast_report import final_refreshes, remedies, render
 from bf4ps.views.forecast_rows import CostRow, HistoryFirstRow
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
@@ -397,3 +397,26 @@ def test_a_refresh_comes_after_its_due_time_by_the_feed_and_request_not_the_swee
     assert lateness(inputs, 600.0) == pytest.approx(DELAY)
     assert lateness(inputs, 0.5) == pytest.approx(DELAY + (2.0 - 0.5) / 2)
     assert lateness(inputs, 0.0) == pytest.approx(DELAY + 1.0)  # nothing spread
+
+
+def test_the_forecast_names_what_final_refreshes_cost_and_whether_the_rest_fits() -> None:
+    """At the real population's shape (25,000 soldiers seen a day: taken as one session each,
+    1,042 ending an hour) and the shipped budget: the shipped weekly minimum age costs nothing
+    beyond the daily freshness refresh it replaces; bracketing every session costs about half
+    the capacity and the whole no longer fits, though the rest alone does."""
+    base = documented()
+    sessions = Figure(25_000 / 24, M)
+    inputs = replace(base, population=replace(base.population, sessions_per_hour=sessions))
+    shipped = forecast(inputs)
+    assert shipped.fits
+    line = final_refreshes(shipped)
+    assert line.startswith("final refreshes (detailed; at most once per 7 d a soldier; "
+                           "1,042 sessions end an hour [measured: test]): 0/h")
+    assert line.endswith(": the rest fits") and line in render(shipped)
+    every = forecast(replace(inputs, policy=inputs.policy.model_copy(
+        update={"final_refresh_min_age_seconds": 0})))
+    cost = sum(d.requests_per_hour for d in every.demand if d.reason == "final_refresh")
+    assert 500 < cost < 0.6 * every.capacity.per_hour and not every.fits
+    assert f"{cost:,.0f}/h, {100 * cost / every.capacity.per_hour:.0f} % of the 1,296/h " \
+        "capacity" in final_refreshes(every)
+    assert final_refreshes(every).endswith(": the rest fits")
