@@ -60,7 +60,7 @@ OTHER_GAME_TEMPLATES = {
     "detailed": "profile.bfhdetailedstatspopulate",
     "profile": "profile.bf3overviewstats",
     "weapons": "profile.bfhweaponsstats",
-    "vehicles": "profile.bf3weaponsstats",
+    "vehicles": "profile.bf3vehiclesstats",
 }
 HARDLINE_TOP_RANK = 150  # Hardline's ranks go past BF4's 140
 OTHER_ENDPOINT = {"detailed": "profile", "profile": "detailed", "weapons": "vehicles",
