@@ -420,3 +420,18 @@ def test_the_forecast_names_what_final_refreshes_cost_and_whether_the_rest_fits(
     assert f"{cost:,.0f}/h, {100 * cost / every.capacity.per_hour:.0f} % of the 1,296/h " \
         "capacity" in final_refreshes(every)
     assert final_refreshes(every).endswith(": the rest fits")
+
+
+def test_each_resource_s_bootstrap_marks_come_from_its_own_rate() -> None:
+    """Measured first collections per hour (detailed 2,935/h, weapons 890/h as in a demo):
+    each resource's marks follow its own rate; a resource without one stays modelled."""
+    source = "measured: coverage progress over the last 10 min (fleet history)"
+    rates = {"detailed": Figure(2935.0, source), "weapons": Figure(890.0, source)}
+    fc = forecast(documented(bootstrap_rate=rates))
+    by = {b.resource: b for b in fc.bootstrap}
+    detailed, weapons = by["detailed"], by["weapons"]
+    assert detailed.remaining == weapons.remaining == 190_000
+    assert after(detailed.marks[0.5]) == pytest.approx(0.5 * 190_000 / 2935 * 3600, rel=1e-6)
+    assert after(weapons.marks[0.1]) == pytest.approx(0.1 * 190_000 / 890 * 3600, rel=1e-6)
+    assert weapons.collections_per_hour == 890.0 and "own rate" in weapons.source
+    assert by["profile"].source.startswith("modelled")
