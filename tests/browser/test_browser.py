@@ -137,7 +137,7 @@ async def _journey(browser, web: str, shots: Path) -> None:  # type: ignore[no-u
             r = await api.post("/api/requests", json={"platform": "pc", "persona_id": pid})
             assert r.status_code == 202, r.text
     await page.goto(web + "/")
-    await page.fill("#q", "browserhero")
+    await page.fill("#q", "browserher")  # a prefix: the list (the exact name opens him)
     await page.select_option("#search-form select[name=platform]", "pc")
     await page.click("#search-form button[type=submit]")
     await expect(page.locator("a.soldier-link", has_text="BrowserHero")).to_be_visible()
@@ -263,6 +263,10 @@ async def _discovery(browser, web: str, shots: Path) -> None:  # type: ignore[no
     await expect(page.locator(".pager")).to_contain_text("page 2 of 2")
     await page.screenshot(path=str(shots / "0e-search-pages.png"), full_page=True)
     await _fits_phone(page, shots / "0f-search-phone.png")
+    await page.fill("#q", "BROWSERHERO")  # the one soldier named exactly: his page opens
+    await page.click("#search-form button[type=submit]")
+    await page.wait_for_url(f"**/soldiers/pc/{HERO}")
+    await expect(page.locator("#soldier-name")).to_have_text("BrowserHero")
     await page.close()
 
 

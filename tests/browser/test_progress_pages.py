@@ -4,7 +4,8 @@ gains in the weapons table, history and weapon charts with a point per collectio
 per-interval rates), the rank name and progress, medals and ribbons, linked soldiers; a
 flagged soldier shown as flagged and absent from this week's boards until the console clears
 him. No page (public or console) scrolls sideways at either width, nor does any table's
-container: each one fits.
+container: each one fits; no word, number or name on them is broken mid-token; the K/D chart
+keeps its minimum range (noise is drawn flat).
 
 Screenshots go to a temporary folder (or BF4PS_SCREENSHOT_DIR)."""
 
@@ -50,9 +51,40 @@ OVERFLOW = """() => {
   document.querySelectorAll('table').forEach((t) => {
     const box = t.parentElement;
     if (box.offsetParent === null) return;  // not shown
-    if (box.scrollWidth > box.clientWidth + 1)
-      out.push((t.id || t.className) + ' ' + box.scrollWidth + ' > ' + box.clientWidth);
+    if (box.scrollWidth > box.clientWidth + 1) {
+      const cells = Array.from(t.rows[t.rows.length - 1].cells)
+        .map((c) => Math.round(c.getBoundingClientRect().width) + ' '
+                    + c.textContent.trim().slice(0, 30));
+      out.push((t.id || t.className) + ' ' + box.scrollWidth + ' > ' + box.clientWidth
+               + ' (' + cells.join(' | ') + ')');
+    }
   });
+  return out;
+}"""
+
+
+# a word, number or name drawn on two lines: each token between spaces, dashes, slashes and
+# underscores of every visible text must lie on one line (never "succeede d", "2.1 6",
+# "DirtyShadow00 7")
+BROKEN = """() => {
+  const out = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let node;
+  while ((node = walker.nextNode())) {
+    const parent = node.parentElement;
+    if (!parent || parent.closest('script, style, noscript') || parent.offsetParent === null)
+      continue;
+    const re = /[^\\s\\-\u2013\u2014\u00b7/_]{2,}/g;
+    let m;
+    while ((m = re.exec(node.textContent))) {
+      const r = document.createRange();
+      r.setStart(node, m.index);
+      r.setEnd(node, m.index + m[0].length);
+      const tops = new Set(Array.from(r.getClientRects()).filter((x) => x.width > 0)
+        .map((x) => Math.round(x.top)));
+      if (tops.size > 1) out.push(m[0]);
+    }
+  }
   return out;
 }"""
 
@@ -111,9 +143,11 @@ async def seed(db_url: str, data_dir: Path) -> None:
         hero = await make_soldier(conn, HERO, name="GainsHero")
         cheat = await make_soldier(conn, CHEAT, name="WallhackWill")
         other = await make_soldier(conn, OTHER, name="SteadyEddie")
+        shadow = await make_soldier(conn, OTHER + 1, name="DirtyShadow0077")  # a long name
         start = now - timedelta(hours=15) - timedelta(minutes=1)
         await collect(conn, hero, start, [1.1, 1.4, 0.9, 1.2, 1.3])
         await collect(conn, other, start, [0.8, 0.9, 0.7, 0.8, 0.9])
+        await collect(conn, shadow, start, [2.1, 1.6, 2.2, 1.9, 2.0])
         await collect(conn, cheat, start, [1.0, 24.0, 1.0, 1.0, 1.0], spm=600)
         await write_profile(conn, hero, ProfileStats(
             rank=12, rank_name="WARSAW_ID_P_RANK12_NAME", rank_score=240_000,
@@ -129,7 +163,19 @@ async def seed(db_url: str, data_dir: Path) -> None:
 
 async def overflow(page, where: str) -> list[str]:  # type: ignore[no-untyped-def]
     size = page.viewport_size
-    return [f"{where} at {size['width']} px: {p}" for p in await page.evaluate(OVERFLOW)]
+    found = [f"{where} at {size['width']} px: {p}" for p in await page.evaluate(OVERFLOW)]
+    return found + [f"{where} at {size['width']} px: broken mid-token: {t!r}"
+                    for t in await page.evaluate(BROKEN)]
+
+
+async def kd_range(page) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """The K/D chart's y range as drawn (charts.js writes it on the chart)."""
+    await page.click("#chart-metrics button[data-metric=kd]")
+    await page.wait_for_selector("#history-chart canvas")
+    drawn = await page.get_attribute("#history-chart", "data-y-range") or ""
+    assert drawn, "the K/D chart kept its data's own range"
+    low, high = (float(v) for v in drawn.split(","))
+    return low, high
 
 
 PUBLIC = ("/", "/leaderboards", "/leaderboards/week", "/leaderboards/week?by=spm",
@@ -155,7 +201,7 @@ async def test_progress_pages_at_desktop_and_phone(db_url: str, web: str,
             page.on("pageerror", lambda exc: errors.append(str(exc)))
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             await page.goto(web + f"/soldiers/pc/{HERO}")
-            await expect(page.locator("#rank-name")).to_have_text("Rank 12")
+            await expect(page.locator("#rank-name")).to_have_text("Corporal II")
             await expect(page.locator("#since-last")).to_contain_text("+58")  # 45 min at 1.3
             await expect(page.locator("#gain-windows")).to_contain_text("24 h")
             await expect(page.locator("#awards")).to_contain_text("Medals")
@@ -204,6 +250,8 @@ async def test_progress_pages_at_desktop_and_phone(db_url: str, web: str,
                     await page.goto(web + path)
                     problems += await overflow(page, path)
                 await page.goto(web + f"/soldiers/pc/{HERO}")
+                low, high = await kd_range(page)  # his K/D moves by about 0.003
+                assert high - low >= 0.5 and low <= 1.2 <= high, (label, low, high)
                 await page.screenshot(path=str(shots / f"progress-soldier-{label}.png"),
                                       full_page=True)
                 await page.goto(web + "/ops")

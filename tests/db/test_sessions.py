@@ -192,3 +192,25 @@ async def test_a_server_switch_is_refreshed_once_after_the_chain(conn: Conn) -> 
     assert done.gains is not None
     assert (done.gains.kills, done.gains.deaths, done.gains.score,
             done.gains.time_seconds) == (40, 15, 16_000, 1500)
+
+
+async def test_no_page_says_the_closing_snapshot_is_pending_unless_it_is_queued(
+        conn: Conn) -> None:
+    """An ended session whose final refresh the policy skipped (detailed collected within the
+    minimum age) is "unscheduled", not "pending"; one whose refresh is due is "pending"."""
+    sid = await soldier(conn, 1_700_000_020, success_ago=timedelta(hours=2))
+    found = await find_soldier(conn, 1_700_000_020)
+    start = NOW - timedelta(minutes=50)
+    for minutes in range(0, 31, 5):
+        await sessions.observe(conn, [(sid, start + timedelta(minutes=minutes), A)], POLICY)
+    weekly = POLICY.model_copy(update={"final_refresh_min_age_seconds": 7 * 86_400})
+    await sessions.close(conn, NOW, weekly)
+    assert await count(conn, "SELECT count(*) FROM collection_jobs WHERE soldier_id = %(s)s "
+                             "AND resource = 'detailed'", {"s": sid}) == 0
+    skipped = (await view.last_session(conn, found)).session
+    assert skipped is not None and skipped.closing == "unscheduled"
+    await conn.execute("UPDATE collection_state SET status = 'due', due_reason = "
+                       "'final_refresh', eligible_since = now() WHERE soldier_id = %s "
+                       "AND resource = 'detailed'", [sid])
+    queued = (await view.last_session(conn, found)).session
+    assert queued is not None and queued.closing == "pending"

@@ -311,12 +311,23 @@ async def test_a_name_nobody_knows_asks_which_platform_to_look_it_up_on(
 
 
 async def test_a_known_name_may_be_looked_up_on_another_platform(
-        client: httpx.AsyncClient, bond_and_fan: None) -> None:
+        client: httpx.AsyncClient, bond_and_fan: None, conn: Conn) -> None:
+    await make_soldier(conn, 78, Platform.PS4, name="TheOnlyBond")  # the name on two platforms
     known = (await client.get("/", params={"q": "TheOnlyBond"})).text
     other = known[known.index("Playing on another platform?"):]
-    assert '<option value="pc"' not in other and '<option value="ps4"' in other
-    assert "Playing on another platform?" not in (await client.get("/", params={
-        "q": "TheOnlyBond", "platform": "pc"})).text
+    assert '<option value="pc"' not in other and '<option value="ps4"' not in other
+    assert '<option value="xboxone"' in other
+    on_xbox = (await client.get("/", params={"q": "TheOnlyBond", "platform": "xboxone"})).text
+    assert "Collect TheOnlyBond on xboxone" in on_xbox
+
+
+async def test_an_exact_name_opens_the_soldier(client: httpx.AsyncClient,
+                                               bond_and_fan: None) -> None:
+    for q in ("TheOnlyBond", "theonlybond"):  # the one soldier named exactly: opened
+        opened = await client.get("/", params={"q": q})
+        assert opened.status_code == 303 and opened.headers["location"] == \
+            f"/soldiers/pc/{PERSONA}", q
+    assert (await client.get("/", params={"q": "TheOnly"})).status_code == 200  # a list
 
 
 async def test_the_guessed_search_address_redirects(client: httpx.AsyncClient) -> None:
@@ -390,7 +401,7 @@ async def test_a_fresh_soldier_says_when_it_becomes_refreshable(client: httpx.As
 
 async def test_submit_through_the_form(client: httpx.AsyncClient, conn: Conn) -> None:
     await make_soldier(conn, 4242, name="FormUser")
-    token = csrf_of((await client.get("/", params={"q": "FormUser"})).text)
+    token = csrf_of((await client.get("/", params={"q": "FormUse"})).text)
     posted = await client.post("/requests", data={"csrf_token": token, "platform": "pc",
                                                   "persona_id": "4242"})
     assert posted.status_code == 303, posted.text
@@ -418,7 +429,7 @@ async def test_csrf_is_enforced(client: httpx.AsyncClient, conn: Conn) -> None:
     await make_soldier(conn, 4243, name="CsrfUser")
     no_token = await client.post("/requests", data={"platform": "pc", "persona_id": "4243"})
     assert no_token.status_code == 403
-    token = csrf_of((await client.get("/", params={"q": "CsrfUser"})).text)
+    token = csrf_of((await client.get("/", params={"q": "CsrfUse"})).text)
     forged = await client.post("/requests", data={"csrf_token": token[:-1] + "x",
                                                   "platform": "pc", "persona_id": "4243"})
     assert forged.status_code == 403
@@ -758,3 +769,26 @@ async def test_the_last_session_endpoint_answers_from_its_read_model(
     got = (await client.get("/api/soldiers/pc/4246/last-session")).json()["session"]
     assert (got["server_name"], got["duration_seconds"], got["closing"]) == (
         "Metro 24/7", 2400, "playing")
+
+
+async def test_a_refused_search_or_submission_keeps_the_home_pages_lists(
+        pool: AsyncConnectionPool[Conn], conn: Conn) -> None:
+    """A 422 or a 429 on the home page says what was refused and nothing false about the data:
+    the collected soldiers and the leaderboards stay."""
+    await seed_soldier(conn)
+    settings = SETTINGS.model_copy(update={"submit_limit_requests": 1,
+                                           "submit_limit_window_seconds": 30})
+    async with client_for(create_app(settings, pool=pool)) as c:
+        token = csrf_of((await c.get("/", params={"q": "TheOnly"})).text)
+        refused = [await c.get("/", params={"q": "x" * 301}),
+                   await c.get("/", params={"q": "<script>"})]
+        for i in range(2):
+            refused.append(await c.post("/requests", data={
+                "csrf_token": token, "platform": "pc", "name": f"Limited{i}"}))
+        assert [r.status_code for r in refused] == [422, 422, 303, 429]
+        for page in (refused[0], refused[1], refused[3]):
+            html = page.text
+            assert 'role="alert"' in html and "No soldier collected yet" not in html
+            recent = html[html.index('id="recently-collected"'):html.index('id="leaderboards"')]
+            assert "TheOnlyBond" in recent
+            assert "TheOnlyBond" in html[html.index('id="board-kd"'):]

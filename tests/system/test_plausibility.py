@@ -1,11 +1,10 @@
 """Plausibility of an answer against what is stored (stats/plausible.py), through the real
-finalize path on a real PostgreSQL: the real captured answers (tests/captures.py) are
+finalize path on a real PostgreSQL: the real captured answers (tests/guarded.py) are
 stored, then perturbed answers are finalized against them."""
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -14,97 +13,50 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bf4ps.battlelog.classify import apply_parser, resource_parser
-from bf4ps.battlelog.models import FetchResult, Parsed
+from bf4ps.battlelog.models import Parsed
 from bf4ps.db.connect import Conn, connection
-from bf4ps.domain import ErrorClass, Resource
+from bf4ps.domain import Resource
 from bf4ps.policy import Policy
-from bf4ps.queue import claim as qclaim
-from bf4ps.queue import finalize
-from bf4ps.queue.finalize import Attempt
-from bf4ps.queue.jobs import ClaimedJob, CollectorRef, Outcome
+from bf4ps.queue.jobs import CollectorRef, Outcome
 from bf4ps.stats import archive, plausible
-from bf4ps.stats.checked import checked_writer
-from tests import captures
-from tests.helpers import add_job, count, make_collector, make_soldier
+from tests import guarded
+from tests.guarded import CAPTURES, parsed_capture
+from tests.helpers import count, make_collector, make_soldier
 
-CAPTURES = {
-    Resource.DETAILED: "2013-bf4intel/details-stats.json",
-    Resource.PROFILE: "2013-bf4intel/soldieroverview.json",
-    Resource.WEAPONS: "2013-bf4intel/weapon-stats.json",
-    Resource.VEHICLES: "2013-bf4intel/vehicles-stats.json",
-}
 POLICY = Policy(reset_confirmations=3, reset_min_span_seconds=0)
-
-
-def captured(resource: Resource) -> Parsed:
-    body = captures.read(CAPTURES[resource])
-    result = apply_parser(FetchResult(resource, 200, 0.0, len(body)), body,
-                          resource_parser(resource))
-    assert result.ok and result.parsed is not None, result.message
-    return result.parsed
-
-
-PARSED = {r: captured(r) for r in CAPTURES}
-
-
-def perturbed(resource: Resource, parsed: Parsed, changes: dict[str, int | None]) -> Parsed:
-    """`parsed` with the counters named `field` or `guid:field` set to the given values."""
-    if not isinstance(parsed, tuple):
-        return dataclasses.replace(parsed, **changes)  # type: ignore[arg-type]
-    items = []
-    for item in parsed:
-        mine = {key.split(":", 1)[1]: value for key, value in changes.items()
-                if key.split(":", 1)[0] == getattr(item, "guid", None)}
-        items.append(dataclasses.replace(item, **mine) if mine else item)
-    return tuple(items)  # type: ignore[return-value]
+PARSED = {r: parsed_capture(r) for r in CAPTURES}
 
 
 async def collect(conn: Conn, me: CollectorRef, soldier_id: int, resource: Resource,
                   parsed: Parsed, policy: Policy = POLICY,
                   raw: archive.RawAnswer | None = None) -> Outcome:
-    """One collection of `parsed` through the fenced finalize path, as a collector does it
-    (collector/judged.py for a refused answer)."""
-    await add_job(conn, soldier_id, resource.value)
-    await conn.execute("UPDATE collection_jobs SET eligible_at = now() "  # its retry: due now
-                       "WHERE soldier_id = %(s)s", {"s": soldier_id})
-    job = await qclaim.claim(conn, me, 60)
-    assert job is not None
-    async with conn.transaction():
-        assert await qclaim.start(conn, job, 60, job.claimed_at) is not None
-    try:
-        return await finalize.succeed(conn, me, job, Attempt(200, 5), policy,
-                                      checked_writer(me, resource, parsed, policy, raw))
-    except plausible.Implausible as exc:
-        return await _refused(conn, me, job, exc.verdict, policy)
+    return await guarded.collect(conn, me, soldier_id, resource, parsed, policy, raw)
 
 
-async def _refused(conn: Conn, me: CollectorRef, job: ClaimedJob, verdict: plausible.Verdict,
-                   policy: Policy) -> Outcome:
-    outcome = await finalize.fail(conn, me, job, ErrorClass.IMPLAUSIBLE, verdict.message,
-                                  Attempt(200, 5, verdict.details()), policy)
-    assert job.soldier_id is not None
-    await plausible.record_suspect(conn, job.soldier_id, Resource(job.resource), verdict)
-    return outcome
+def perturbed(resource: Resource, parsed: Parsed, changes: guarded.Changes) -> Parsed:
+    return guarded.perturbed(parsed, changes)
 
 
-async def stored(conn: Conn, resource: Resource, soldier_id: int) -> dict[str, int | None]:
+async def stored(conn: Conn, resource: Resource,
+                 soldier_id: int) -> dict[str, int | float | None]:
     got = await plausible.stored_counters(conn, resource, soldier_id)
     assert got is not None
     return got
 
 
 @st.composite
-def lowering(draw: st.DrawFn, resource: Resource) -> dict[str, int | None]:
+def lowering(draw: st.DrawFn, resource: Resource) -> dict[str, int | float | None]:
     """At least one positive counter lowered (or nulled), others raised or kept."""
     counters = plausible.counters_of(resource, PARSED[resource])
     positive = sorted(k for k, v in counters.items() if v)
     lowered = draw(st.lists(st.sampled_from(positive), min_size=1, max_size=4, unique=True))
-    changes: dict[str, int | None] = {}
+    changes: dict[str, int | float | None] = {}
     for key in lowered:
         old = counters[key]
         assert old is not None
-        changes[key] = draw(st.one_of(st.none(), st.integers(0, old - 1)))
+        below = (st.integers(0, old - 1) if isinstance(old, int)
+                 else st.floats(0, old, exclude_max=True))
+        changes[key] = draw(st.one_of(st.none(), below))
     for key in draw(st.lists(st.sampled_from(sorted(counters)), max_size=4, unique=True)):
         if key not in changes:
             changes[key] = (counters[key] or 0) + draw(st.integers(0, 10**6))
@@ -112,7 +64,7 @@ def lowering(draw: st.DrawFn, resource: Resource) -> dict[str, int | None]:
 
 
 async def _lower_never_stored(db_url: str, tmp_path: Path, resource: Resource, n: int,
-                              changes: dict[str, int | None]) -> None:
+                              changes: dict[str, int | float | None]) -> None:
     async with connection(db_url) as conn:
         me = await make_collector(conn, tmp_path, "plausible-1")
         soldier = await make_soldier(conn, 2_000_000 + n)
@@ -137,7 +89,7 @@ def test_an_answer_with_any_counter_lower_than_stored_is_never_stored(
     @given(changes=lowering(resource))
     @settings(max_examples=15, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
-    def run(changes: dict[str, int | None]) -> None:
+    def run(changes: dict[str, int | float | None]) -> None:
         asyncio.run(_lower_never_stored(db_url, tmp_path, resource, next(examples), changes))
 
     run()

@@ -120,7 +120,7 @@ def test_message_quotes_battlelog_reason_short_and_clean() -> None:
     assert "\n" not in result.message and len(result.message) <= 200
 
 
-def test_other_soldier_in_payload_is_malformed() -> None:
+def test_other_soldier_in_payload_is_unrecognized() -> None:
     result = classify_response(
         status=200,
         headers={},
@@ -129,7 +129,8 @@ def test_other_soldier_in_payload_is_malformed() -> None:
         resource=Resource.DETAILED,
         duration_seconds=0.0,
     )
-    assert result.error_class is ErrorClass.MALFORMED and "personaId" in result.message
+    assert result.error_class is ErrorClass.UNRECOGNIZED and "personaId" in result.message
+    assert result.details["signal"] == "other_soldier"  # never parks (ErrorClass.parks)
 
 
 def test_parser_bug_is_internal_not_raised() -> None:

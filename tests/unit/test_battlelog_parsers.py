@@ -195,12 +195,13 @@ def test_detailed_without_object_general_stats_is_malformed(general: Any) -> Non
     assert "generalStats" in str(caught.value)
 
 
-def test_detailed_identity_mismatch_is_malformed() -> None:
+def test_detailed_identity_mismatch_is_unrecognized() -> None:
     parse_detailed(raw(BOND), persona_id=1486274664, platform_int=1)
     for persona, platform in ((1486274665, 1), (1486274664, 32)):
         with pytest.raises(BattlelogParseError) as caught:
             parse_detailed(raw(BOND), persona_id=persona, platform_int=platform)
-        assert caught.value.error_class is ErrorClass.MALFORMED
+        assert caught.value.error_class is ErrorClass.UNRECOGNIZED
+        assert caught.value.signal == "other_soldier"
 
 
 def test_identity_accepts_string_ids_beyond_32_bits() -> None:
@@ -554,7 +555,7 @@ def test_cli_parse_json() -> None:
 def test_cli_parse_malformed_exits_2_with_class_on_stderr(tmp_path: Path) -> None:
     result = run_cli("parse", "--resource", "weapons", str(FIXTURES / DETAILS_2013))
     assert result.exit_code == 2
-    assert "malformed: mainWeaponStats is missing" in result.stderr
+    assert "unrecognized: statsTemplate profile.warsawdetailedstatspopulate" in result.stderr
     page = tmp_path / "page.html"
     page.write_text("<html><div id='errorpage'></div></html>")
     result = run_cli("parse", "--resource", "detailed", str(page))

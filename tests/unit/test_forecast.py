@@ -26,7 +26,7 @@ from bf4ps.capacity.inputs import (
 from bf4ps.capacity.rules import class_quota, deficits, fed_shares
 from bf4ps.policy import Policy
 from bf4ps.views.forecast_inputs import bootstrap_rate, costs
-from bf4ps.views.forecast_report import render
+from bf4ps.views.forecast_report import final_refreshes, remedies, render
 from bf4ps.views.forecast_rows import CostRow, HistoryFirstRow
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
@@ -109,7 +109,13 @@ def test_the_old_policy_does_not_fit_and_what_would_is_solved_from_the_model() -
     assert forecast(documented(policy=old.model_copy(update=fc.suggested))).fits
     text = render(fc)
     assert "x the 1,296/h the budget allows" in text and "egresses at today's rate" not in text
-    assert "or a budget of 3,706/h (the budget binds; the 8 serving egresses" in text
+    assert "or raise the fleet budget to 3,706/h (the budget binds; the 8 serving egresses" \
+        in text
+    alone = remedies(replace(fc, suggested={}))  # a sentence of its own
+    assert alone[1:] == [f"to fit, raise the fleet budget to 3,706/h (the budget binds; the 8 "
+                         f"serving egresses pace {fc.capacity.pacing_per_hour:,.0f}/h)"]
+    assert alone[0].startswith("no refresh interval up to ten years fits") and \
+        alone[0].endswith(".")
 
 
 def test_the_shipped_defaults_fit_the_documented_budget() -> None:
@@ -131,8 +137,9 @@ def test_a_short_interval_is_solved_at_its_own_scale() -> None:
     assert fc.budget_needed_per_hour is None  # pacing binds: a budget cannot help
     text = render(fc)
     assert "8.28x the 3,600/h the pacing allows (26,214/h short)" in text, text
-    assert "or 9 serving egresses at today's rate each (1 serve now; the pacing binds)" in text
-    assert "budget of" not in text
+    assert "or run 9 serving egresses at today's rate each (1 serve now; the pacing binds)" in text
+    assert "fleet budget" not in text
+    assert remedies(replace(fc, suggested={}))[1].startswith("to fit, run 9 ")
 
 
 def test_bootstrap_takes_what_capacity_leaves_never_more() -> None:
@@ -390,3 +397,41 @@ def test_a_refresh_comes_after_its_due_time_by_the_feed_and_request_not_the_swee
     assert lateness(inputs, 600.0) == pytest.approx(DELAY)
     assert lateness(inputs, 0.5) == pytest.approx(DELAY + (2.0 - 0.5) / 2)
     assert lateness(inputs, 0.0) == pytest.approx(DELAY + 1.0)  # nothing spread
+
+
+def test_the_forecast_names_what_final_refreshes_cost_and_whether_the_rest_fits() -> None:
+    """At the real population's shape (25,000 soldiers seen a day: taken as one session each,
+    1,042 ending an hour) and the shipped budget: the shipped weekly minimum age costs nothing
+    beyond the daily freshness refresh it replaces; bracketing every session costs about half
+    the capacity and the whole no longer fits, though the rest alone does."""
+    base = documented()
+    sessions = Figure(25_000 / 24, M)
+    inputs = replace(base, population=replace(base.population, sessions_per_hour=sessions))
+    shipped = forecast(inputs)
+    assert shipped.fits
+    line = final_refreshes(shipped)
+    assert line.startswith("final refreshes (detailed; at most once per 7 d a soldier; "
+                           "1,042 sessions end an hour [measured: test]): 0/h")
+    assert line.endswith(": the rest fits") and line in render(shipped)
+    every = forecast(replace(inputs, policy=inputs.policy.model_copy(
+        update={"final_refresh_min_age_seconds": 0})))
+    cost = sum(d.requests_per_hour for d in every.demand if d.reason == "final_refresh")
+    assert 500 < cost < 0.6 * every.capacity.per_hour and not every.fits
+    assert f"{cost:,.0f}/h, {100 * cost / every.capacity.per_hour:.0f} % of the 1,296/h " \
+        "capacity" in final_refreshes(every)
+    assert final_refreshes(every).endswith(": the rest fits")
+
+
+def test_each_resource_s_bootstrap_marks_come_from_its_own_rate() -> None:
+    """Measured first collections per hour (detailed 2,935/h, weapons 890/h as in a demo):
+    each resource's marks follow its own rate; a resource without one stays modelled."""
+    source = "measured: coverage progress over the last 10 min (fleet history)"
+    rates = {"detailed": Figure(2935.0, source), "weapons": Figure(890.0, source)}
+    fc = forecast(documented(bootstrap_rate=rates))
+    by = {b.resource: b for b in fc.bootstrap}
+    detailed, weapons = by["detailed"], by["weapons"]
+    assert detailed.remaining == weapons.remaining == 190_000
+    assert after(detailed.marks[0.5]) == pytest.approx(0.5 * 190_000 / 2935 * 3600, rel=1e-6)
+    assert after(weapons.marks[0.1]) == pytest.approx(0.1 * 190_000 / 890 * 3600, rel=1e-6)
+    assert weapons.collections_per_hour == 890.0 and "own rate" in weapons.source
+    assert by["profile"].source.startswith("modelled")

@@ -54,13 +54,13 @@ def test_the_demo_summary_reads_as_text() -> None:
                                               "vehicles": 0}),
         outcomes=f.Outcomes(f.Failures(3, {"malformed": 2, "server": 1}), 3, 0, f.Throttles()),
         budget=f.Budget(5, ["demo-egress-01", "demo-egress-02"], 5.0, 181, None, use=0.731),
-        violations=f.Violations(0, 0), progress=f.Progress(4, 9)))
+        violations=f.Violations(0, 0), progress=f.Progress(4, 9, 3)))
     assert line == ("summary: 132 Battlelog requests in 47 s; collected (current): detailed 38, "
                     "profile 38, weapons 18, vehicles 0; failed attempts 3 (malformed 2, "
                     "server 1), retries scheduled 3, parked 0, throttles 0 answers / 0 egress "
                     "cool-downs; budget use 73 % of 181 requests (2 of 5 egresses had work); "
                     "violations: 0 per IP, 0 fleet; 4 soldiers with 3 snapshots or more, "
-                    "9 session reports")
+                    "9 session reports, 3 soldiers on the top weapon's weekly board")
 
 
 def test_the_demo_summary_names_each_cool_down_by_its_signal() -> None:

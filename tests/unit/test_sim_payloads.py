@@ -24,7 +24,7 @@ PINNED = {
     "distorted": "05d7f8c45bca7dd7",
     "search": "ebb66a8a1663a1ec",
     "soldiers": "7b864125d6f7f90e",
-    "config": "c2a139efc2ae60e8",
+    "config": "90e5eecafcd86f80",
 }
 
 
@@ -39,8 +39,8 @@ def _bodies() -> dict[str, list[bytes]]:
             bodies["profile"].append(overview.overview_body(snap, 1, 77, growth > 1.0))
             bodies["weapons"].append(items.weapons_body(pid, 1, growth))
             bodies["vehicles"].append(items.vehicles_body(pid, 1, growth))
-        bodies["distorted"].append(distort.distorted(bodies["detailed"][-1], "zeros"))
-        bodies["distorted"].append(distort.distorted(bodies["profile"][-1], "decrease"))
+        bodies["distorted"].append(distort.distorted(bodies["detailed"][-1], "zeros", "detailed"))
+        bodies["distorted"].append(distort.distorted(bodies["profile"][-1], "decrease", "profile"))
         bodies["search"].append(lookup.search_body(name))
         bodies["search"].append(lookup.search_body(name.replace("_", "\\_"), 3))
         registry.remember_name(name)

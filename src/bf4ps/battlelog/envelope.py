@@ -18,9 +18,10 @@ from typing import Any, Generic, TypeVar
 
 import orjson
 
-from bf4ps.battlelog.coerce import to_id, to_text
-from bf4ps.battlelog.models import BattlelogParseError
-from bf4ps.domain import ErrorClass
+from bf4ps.battlelog import identity
+from bf4ps.battlelog.coerce import to_text
+from bf4ps.battlelog.models import BattlelogParseError, CatalogItem
+from bf4ps.domain import ErrorClass, Resource
 
 MESSAGE_LIMIT = 80
 BOM = b"\xef\xbb\xbf"
@@ -166,28 +167,6 @@ def require_data_object(data: Any) -> Mapping[str, Any]:
     return data
 
 
-def check_identity(
-    data: Mapping[str, Any], persona_id: int | None, platform_int: int | None
-) -> None:
-    """When the caller says which soldier it asked for, the payload must not be another one.
-
-    A present ``personaId`` / ``platformInt`` that differs (or is not an id) is MALFORMED;
-    an absent or null one cannot be checked and is accepted.
-    """
-    _check_one(data, "personaId", persona_id)
-    _check_one(data, "platformInt", platform_int)
-
-
-def _check_one(data: Mapping[str, Any], key: str, expected: int | None) -> None:
-    if expected is None or data.get(key) is None:
-        return
-    found = to_id(data[key])
-    if found != expected:
-        raise BattlelogParseError(
-            f"{key} {short(data[key], 30)} does not match the requested {expected}"
-        )
-
-
 @dataclass(frozen=True, slots=True)
 class ItemBatch(Generic[T]):
     """Items of a weapons/vehicles list and how many entries were dropped.
@@ -213,20 +192,27 @@ def collect_items(entries: list[Any], build: Callable[[str, Mapping[str, Any]], 
     return ItemBatch(items=tuple(items), skipped=len(entries) - len(items))
 
 
-def soldier_stats(body: bytes, stats_key: str, persona_id: int | None,
+def soldier_stats(body: bytes, resource: Resource, stats_key: str, persona_id: int | None,
                   platform_int: int | None) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
     """A soldier's stats answer (detailed, overview): its data and `data.<stats_key>`, which
-    must be an object, of the soldier asked for (check_identity)."""
+    must be an object, of the endpoint and the soldier asked for (identity.py)."""
     data = require_data_object(open_envelope(body))
+    identity.check_template(data, resource)
     stats = require_object(data, stats_key)
-    check_identity(data, persona_id, platform_int)
+    identity.check_soldier(data, persona_id, platform_int)
     return data, stats
 
 
-def parse_item_batch(body: bytes, list_key: str, build: Callable[[str, Mapping[str, Any]], T],
+def parse_item_batch(body: bytes, resource: Resource, list_key: str,
+                     build: Callable[[str, Mapping[str, Any]], T],
                      persona_id: int | None, platform_int: int | None) -> ItemBatch[T]:
     """The weapons/vehicles shape: `data.<list_key>` must be a list of items with guids."""
     data = require_data_object(open_envelope(body))
+    identity.check_template(data, resource)
     entries = require_list(data, list_key)
-    check_identity(data, persona_id, platform_int)
-    return collect_items(entries, build)
+    identity.check_soldier(data, persona_id, platform_int)
+    batch = collect_items(entries, build)
+    for item in batch.items:
+        if isinstance(item, CatalogItem):
+            identity.check_ranges(item)
+    return batch

@@ -117,6 +117,7 @@ class ProfileStats:
     rank: int | None = None
     rank_name: str | None = None  # e.g. WARSAW_ID_P_RANK12_NAME of the current rank
     rank_score: int | None = None
+    current_rank_score: int | None = None  # pointsNeeded of currentRankNeeded
     next_rank_score: int | None = None  # pointsNeeded of nextRankNeeded
     skill: int | None = None
     score: int | None = None

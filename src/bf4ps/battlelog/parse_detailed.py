@@ -14,7 +14,9 @@ from typing import Any
 
 from bf4ps.battlelog.coerce import INT64_MAX, as_mapping, numbers, to_int
 from bf4ps.battlelog.envelope import soldier_stats
+from bf4ps.battlelog.identity import check_ranges
 from bf4ps.battlelog.models import DetailedStats
+from bf4ps.domain import Resource
 
 # DetailedStats field -> generalStats key, integer counters.
 INT_KEYS: tuple[tuple[str, str], ...] = (
@@ -90,8 +92,10 @@ def parse_detailed(
     body: bytes, *, persona_id: int | None = None, platform_int: int | None = None
 ) -> DetailedStats:
     """Parse a detailed-stats response; raises BattlelogParseError when it is not one."""
-    return detailed_from_general_stats(
-        soldier_stats(body, "generalStats", persona_id, platform_int)[1])
+    stats = detailed_from_general_stats(
+        soldier_stats(body, Resource.DETAILED, "generalStats", persona_id, platform_int)[1])
+    check_ranges(stats)
+    return stats
 
 
 def detailed_from_general_stats(stats: Mapping[str, Any]) -> DetailedStats:

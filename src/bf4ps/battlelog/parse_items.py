@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar
 from bf4ps.battlelog.coerce import to_float, to_int, to_str
 from bf4ps.battlelog.envelope import ItemBatch, parse_item_batch
 from bf4ps.battlelog.models import VehicleItem, WeaponItem
+from bf4ps.domain import Resource
 
 ItemT = TypeVar("ItemT", WeaponItem, VehicleItem)
 
@@ -29,6 +30,7 @@ class ItemShape(Generic[ItemT]):
     """One item kind's answer: its list key, its item type and its counters (item field,
     Battlelog's key, coercion) after the catalog fields every kind has."""
 
+    resource: Resource
     list_key: str
     item: type[ItemT]
     counters: tuple[tuple[str, str, Callable[[object], Any]], ...]
@@ -43,7 +45,8 @@ class ItemShape(Generic[ItemT]):
               platform_int: int | None = None) -> ItemBatch[ItemT]:
         """The items, and how many entries were dropped; raises BattlelogParseError when the
         body is not such an answer."""
-        return parse_item_batch(body, self.list_key, self.build, persona_id, platform_int)
+        return parse_item_batch(body, self.resource, self.list_key, self.build, persona_id,
+                                platform_int)
 
     def parse(self, body: bytes, *, persona_id: int | None = None,
               platform_int: int | None = None) -> tuple[ItemT, ...]:
@@ -52,12 +55,12 @@ class ItemShape(Generic[ItemT]):
 
 _STARS = (("service_stars", "serviceStars", to_int),
           ("service_stars_progress", "serviceStarsProgress", to_float))
-WEAPONS: ItemShape[WeaponItem] = ItemShape("mainWeaponStats", WeaponItem, (
+WEAPONS: ItemShape[WeaponItem] = ItemShape(Resource.WEAPONS, "mainWeaponStats", WeaponItem, (
     ("kills", "kills", to_int), ("headshots", "headshots", to_int),
     ("shots_fired", "shotsFired", to_int), ("shots_hit", "shotsHit", to_int),
     ("accuracy_fraction", "accuracy", to_float),
     ("time_equipped_seconds", "timeEquipped", to_int), *_STARS))
-VEHICLES: ItemShape[VehicleItem] = ItemShape("mainVehicleStats", VehicleItem, (
+VEHICLES: ItemShape[VehicleItem] = ItemShape(Resource.VEHICLES, "mainVehicleStats", VehicleItem, (
     ("kills", "kills", to_int), ("time_in_seconds", "timeIn", to_int),
     ("destroy_x_in_y", "destroyXinY", to_int), *_STARS))
 

@@ -17,7 +17,9 @@ from typing import Any
 
 from bf4ps.battlelog.coerce import as_list, as_mapping, numbers, to_id, to_int, to_str, to_text
 from bf4ps.battlelog.envelope import soldier_stats
+from bf4ps.battlelog.identity import check_ranges
 from bf4ps.battlelog.models import ProfileStats, Progress, TopItem
+from bf4ps.domain import Resource
 
 # ProfileStats field -> overviewStats key.
 INT_KEYS: tuple[tuple[str, str], ...] = (
@@ -42,20 +44,29 @@ def parse_profile(
     body: bytes, *, persona_id: int | None = None, platform_int: int | None = None
 ) -> ProfileStats:
     """Parse an overview response; raises BattlelogParseError when it is not one."""
-    data, stats = soldier_stats(body, "overviewStats", persona_id, platform_int)
+    data, stats = soldier_stats(body, Resource.PROFILE, "overviewStats", persona_id,
+                                platform_int)
     persona = as_mapping(data.get("viewedPersonaInfo"))
     values: dict[str, Any] = {**numbers(stats, INT_KEYS, FLOAT_KEYS)}
     user_id = to_id(persona.get("userId"))
-    return ProfileStats(
+    profile = ProfileStats(
         battlelog_user_id=user_id,
         clan_tag=to_text(persona.get("tag")),
         rank_name=to_text(as_mapping(data.get("currentRankNeeded")).get("name")),
-        next_rank_score=to_int(as_mapping(data.get("nextRankNeeded")).get("pointsNeeded")),
+        current_rank_score=_points(data, "currentRankNeeded"),
+        next_rank_score=_points(data, "nextRankNeeded"),
         top_weapons=top_items(data.get("topWeapons")),
         top_vehicles=top_items(data.get("topVehicles")),
         progress=progress_bars(data.get("gameProgress")),
         **values,
     )
+    check_ranges(profile)
+    return profile
+
+
+def _points(data: Mapping[str, Any], key: str) -> int | None:
+    """A rank's points (``pointsNeeded`` of ``currentRankNeeded`` / ``nextRankNeeded``)."""
+    return to_int(as_mapping(data.get(key)).get("pointsNeeded"))
 
 
 def top_items(value: Any) -> tuple[TopItem, ...]:

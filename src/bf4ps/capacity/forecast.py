@@ -173,6 +173,20 @@ def _unmet(inputs: Inputs, st: Steady, keys: list[Key], lam: float, got: float) 
     return Age(max(0.0, *late), unmet=True)
 
 
+def _marks(now: datetime, hours: dict[float, float | None]) -> dict[float, datetime | None]:
+    return {m: None if h is None or h > HORIZON_HOURS else now + timedelta(hours=h)
+            for m, h in hours.items()}
+
+
+def _measured_completion(inputs: Inputs, resource: str, remaining: int, per_hour: float,
+                         source: str) -> Completion:
+    """The bootstrap marks of a resource at its own measured rate of first collections (the
+    resources go at their own rates: weapons answers take longer than detailed ones)."""
+    marks = _marks(inputs.now, {m: m * remaining / per_hour for m in MARKS})
+    return Completion(resource, remaining, per_hour, marks[1.0],
+                      f"{source}; this resource's own rate", marks)
+
+
 def forecast(inputs: Inputs) -> Forecast:
     lines = demand(inputs)
     cap = capacity(inputs)
@@ -187,12 +201,15 @@ def forecast(inputs: Inputs) -> Forecast:
     left = inputs.never_attempted()
     boot = []
     for r in RESOURCES:
-        marks = {m: (None if h is None or h > HORIZON_HOURS
-                     else inputs.now + timedelta(hours=h))
-                 for m, h in ((m, stepped.marks[r].get(m)) for m in MARKS)}
+        remaining = int(sum(left[c][r] for c in left))
+        rate = inputs.bootstrap_rate.get(r)
+        if rate is not None and rate.value > 0 and remaining > 0:  # its own measured rate
+            boot.append(_measured_completion(inputs, r, remaining, rate.value, rate.source))
+            continue
+        marks = _marks(inputs.now, {m: stepped.marks[r].get(m) for m in MARKS})
         first = sum(n for (c, res), n in stepped.first.items()
                     if res == r and left.get(c, {}).get(r, 0) > 0)
-        boot.append(Completion(r, int(sum(left[c][r] for c in left)), first, marks[1.0],
+        boot.append(Completion(r, remaining, first, marks[1.0],
                                "modelled: what the capacity leaves after steady demand, by "
                                "the feeder's shares and mix", marks))
     return Forecast(inputs, lines, cap, tuple(boot), served, ages(inputs, cap, st),

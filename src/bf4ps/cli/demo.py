@@ -55,7 +55,8 @@ def render_summary(result: Summary) -> str:
             f"{outcome_text(result.outcomes)}; {budget_text(result.budget)}; violations: "
             f"{violations.per_ip} per IP, {violations.fleet} fleet; "
             f"{progress.soldiers_with_3_snapshots} soldiers with 3 snapshots or more, "
-            f"{progress.session_reports} session reports")
+            f"{progress.session_reports} session reports, "
+            f"{progress.weapon_board_soldiers} soldiers on the top weapon's weekly board")
 
 
 COMMANDS: list[click.Command] = [demo]

@@ -89,6 +89,8 @@ def config_group() -> None:
 @config_group.command(name="show")
 @json_async
 async def config_show(ctx: click.Context, as_json: bool) -> None:
+    """Every policy key with its value in force (stored, else the default); docs/configuration.md
+    says what each one does."""
     async with database(ctx) as conn:
         pol = await policy_mod.load(conn)
     data = pol.model_dump(mode="json")
@@ -105,6 +107,9 @@ async def config_show(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 @run_async
 async def config_set(ctx: click.Context, key: str, value: str) -> None:
+    """Store KEY = VALUE in the database (checked against the key's type and range); the
+    scheduler and every collector take it within seconds, no restart. Example:
+    bf4ps config set freshness_detailed_seconds 3600"""
     async with database(ctx) as conn:
         try:
             pol = await policy_mod.set_value(conn, key, value, by="cli")
@@ -118,6 +123,7 @@ async def config_set(ctx: click.Context, key: str, value: str) -> None:
 @click.pass_context
 @run_async
 async def config_unset(ctx: click.Context, key: str) -> None:
+    """Remove KEY's stored value: the default applies again."""
     async with database(ctx) as conn:
         try:
             await policy_mod.unset_value(conn, key)

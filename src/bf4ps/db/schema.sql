@@ -785,6 +785,7 @@ CREATE TABLE profile_current (
     top_vehicles jsonb NOT NULL DEFAULT '[]'::jsonb,
     progress jsonb NOT NULL DEFAULT '[]'::jsonb,
     linked_soldiers jsonb NOT NULL DEFAULT '[]'::jsonb,
+    current_rank_score bigint,
     CONSTRAINT profile_current_clan_tag_check CHECK ((length(clan_tag) <= 16)),
     CONSTRAINT profile_current_pkey PRIMARY KEY (soldier_id),
     CONSTRAINT profile_current_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES soldiers(soldier_id) ON DELETE CASCADE

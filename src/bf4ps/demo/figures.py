@@ -90,11 +90,13 @@ class Outcomes:
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """Soldiers with three detailed collections or more, and complete last-session reports
-    (an ended session with a snapshot before it and its closing one collected)."""
+    """Soldiers with three detailed collections or more, complete last-session reports (an
+    ended session with a snapshot before it and its closing one collected), and the soldiers
+    on this week's board of the most-boarded weapon."""
 
     soldiers_with_3_snapshots: int = 0
     session_reports: int = 0
+    weapon_board_soldiers: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +154,7 @@ class _Outcomes(NamedTuple):
 class _Sessions(NamedTuple):
     soldiers_with_3_snapshots: int
     session_reports: int
+    weapon_board_soldiers: int
 
 
 async def snapshot(conn: Conn, sim_url: str, window: float) -> Snapshot:
@@ -182,7 +185,8 @@ def budget_use(capacity: Capacity, seconds: float, sim: dict[str, Any]) -> Budge
 
 async def progress(conn: Conn) -> Progress:
     row = await one_row(conn, _Sessions, "sessions_progress")
-    return Progress(row.soldiers_with_3_snapshots, row.session_reports)
+    return Progress(row.soldiers_with_3_snapshots, row.session_reports,
+                    row.weapon_board_soldiers)
 
 
 def collected(coverage: dict[str, dict[str, int]]) -> dict[str, int]:

@@ -171,7 +171,8 @@ class Demo:
             self._start(children)
             show.say(f"Battlelog faults as measured ({_faults_text()}); fleet budget "
                      f"{self.budget} requests per {BUDGET_WINDOW:.0f} s")
-            show.started(self.url, self.password, self.base / "logs", db, bf4ps_command())
+            show.started(self.url, self.password, self.base / "logs", db, bf4ps_command(),
+                         timescale.forecast_record_seconds(self.opts.speed))
             return await self._watch(db, sim.base_url, children, show)
         finally:
             codes = children.stop()
@@ -182,6 +183,10 @@ class Demo:
             "BF4PS_DATABASE_URL": db, "BF4PS_BF4SW_DATABASE_URL": sw,
             "BF4PS_DATA_DIR": str(self.base), "BF4PS_BATTLELOG_BASE_URL": sim_url,
             "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": f"{self.interval}",
+            # one machine, one clock: a skew bound well below the pacing interval
+            "BF4PS_CLOCK_SKEW_LIMIT_SECONDS": f"{self.interval / 2:g}",
+            "BF4PS_FORECAST_RECORD_SECONDS":
+                f"{timescale.forecast_record_seconds(self.opts.speed):g}",
             # a wide jitter margin: the whole fleet shares one small machine here
             "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": f"{self.margin}",
             "BF4PS_HEARTBEAT_SECONDS": "5", "BF4PS_LEASE_SECONDS": "60",

@@ -27,13 +27,17 @@ class Progress:
         self.console.print(f"[bold]bf4ps demo[/bold] {text}")
 
     def started(self, url: str, password: str, logs: Path, database: str,
-                bf4ps: str) -> None:
+                bf4ps: str, horizon: float) -> None:
         self.say(f"website: [link={url}]{url}[/link]   operator console: {url}ops "
                  f"(user [bold]ops[/bold], password [bold]{password}[/bold])")
         self.console.print(f"  process logs in {logs}; Ctrl-C stops everything",
                            highlight=False, soft_wrap=True)  # a path is never cut
         self.console.print(f"  other commands against this demo (from any shell): "
                            f"BF4PS_DATABASE_URL='{database}' {bf4ps} status",
+                           highlight=False, markup=False, soft_wrap=True)
+        self.console.print(f"  forecasts are recorded every {horizon:g} s (an hour at this "
+                           f"speed), judged by: BF4PS_DATABASE_URL='{database}' {bf4ps} "
+                           f"forecast --backtest --horizon {horizon:g}",
                            highlight=False, markup=False, soft_wrap=True)
         self.live = Live(console=self.console, refresh_per_second=2, transient=False)
         self.live.start()

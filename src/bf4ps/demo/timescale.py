@@ -8,7 +8,7 @@ It compresses the simulated world and BF4PS's refresh policy alike:
   soldier is refreshed as often per simulated day as the shipped policy refreshes him per day.
 Not scaled: the collectors' pacing (real seconds against the simulator's real rate limits: a
 capacity, not a time), retry backoffs, circuits, retention. The intake looks at BF4SW every
-SYNC_SECONDS (reconciliation: 5 x), well inside the scaled session gap.
+SYNC_SECONDS (reconciliation: 5 x); forecasts are recorded every simulated hour.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ POLICY_SCALED = (
     "freshness_detailed_seconds", "freshness_profile_seconds", "freshness_weapons_seconds",
     "freshness_vehicles_seconds", "interactive_min_age_seconds", "active_window_seconds",
     "recent_window_seconds", "session_gap_seconds", "session_refresh_seconds",
-    "scheduled_profile_seconds")
+    "scheduled_profile_seconds", "gains_board_refresh_seconds")
 # the demo brackets every session (the fleet default: at most weekly, which the documented
 # budget affords); weapons and vehicles are collected once per newly active soldier
 FINAL_REFRESH = (Resource.DETAILED,)
@@ -41,6 +41,14 @@ FINAL_REFRESH = (Resource.DETAILED,)
 MIX = {"watermark_profile": 0.0, "watermark_weapons": 0.0, "watermark_vehicles": 0.0,
        "weight_detailed": 1.0, "weight_profile": 1.0, "weight_weapons": 1.0,
        "weight_vehicles": 1.0}
+
+
+FORECAST_RECORD_FLOOR = 10.0  # seconds: a forecast record at least this far apart
+
+
+def forecast_record_seconds(speed: float) -> float:
+    """The scheduler's hourly forecast record, scaled: an hour of simulated time."""
+    return max(FORECAST_RECORD_FLOOR, 3600.0 / speed)
 
 
 def policy_overrides(speed: float) -> dict[str, object]:

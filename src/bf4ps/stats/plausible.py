@@ -1,14 +1,13 @@
 """Is an answer plausible against what BF4PS already knows? Lifetime counters never go down.
 
 Checked in the finalize transaction, before the statistics are written (checked.py): an
-answer with a lifetime counter lower than the stored one (a null where a positive one is
-stored counts as lower) is IMPLAUSIBLE: nothing is written, the job is retried with backoff,
+answer with a lifetime counter lower than the stored one (a null where a value is stored counts
+as lower) is IMPLAUSIBLE: nothing is written, the job is retried with backoff,
 never parked; unless it is a genuine stats reset: once ``reset_confirmations`` agreeing answers
 (answer_suspects) spanned ``reset_min_span_seconds``, it is stored with a ``stats_reset``
 event. A first answer of all zeros is stored but flagged (``unconfirmed_zero``) until a second
-agrees (docs/battlelog.md, "Plausibility"). Counters (``COUNTERS``): detailed kills, deaths,
-score, time, rounds; the overview's kills, deaths, score, time; per weapon kills and time
-equipped, per vehicle kills and time in it (``guid:field``; an unlisted item is not compared).
+agrees (docs/battlelog.md, "Plausibility"). Counters: counters.py's, derived from the models;
+per weapon and vehicle as ``guid:field`` (an unlisted item is not compared).
 """
 
 from __future__ import annotations
@@ -26,15 +25,12 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, execute, mapped, one, one_row
 from bf4ps.domain import Resource
 from bf4ps.policy import Policy
+from bf4ps.stats.counters import COUNTERS
 
-Counters = dict[str, int | None]
+__all__ = ["COUNTERS", "Accepted", "Implausible", "Verdict", "judge", "record_suspect"]
 
-COUNTERS: dict[Resource, tuple[str, ...]] = {
-    Resource.DETAILED: ("kills", "deaths", "score", "time_played_seconds", "num_rounds"),
-    Resource.PROFILE: ("kills", "deaths", "score", "time_played_seconds"),
-    Resource.WEAPONS: ("kills", "time_equipped_seconds"),
-    Resource.VEHICLES: ("kills", "time_in_seconds"),
-}
+Counters = dict[str, int | float | None]
+
 _STORED = {Resource.DETAILED: "plausible_detailed_stored",
            Resource.PROFILE: "plausible_profile_stored",
            Resource.WEAPONS: "plausible_weapons_stored",
@@ -59,15 +55,16 @@ def counters_of(resource: Resource, parsed: Parsed) -> Counters:
 
 
 def lowered(new: Counters, stored: Counters) -> list[str]:
-    """The counters the answer has lower than stored (null where a positive one is stored)."""
+    """The counters the answer has lower than stored (null where a value is stored), in the
+    stored order (the model's: the headline counters first)."""
     out = []
     for key, old in stored.items():
-        if old is None or old <= 0 or key not in new:
+        if old is None or key not in new:
             continue
         value = new[key]
         if value is None or value < old:
             out.append(key)
-    return sorted(out)
+    return out
 
 
 def all_zero(counters: Counters) -> bool:

@@ -11,8 +11,9 @@ from typing import Any
 
 from bf4ps.battlelog.models import DetailedStats, ProfileStats
 from bf4ps.domain import Platform
+from bf4ps.stats import rank_titles
 from bf4ps.views import bf4stats_items as items
-from bf4ps.views.career import MODES, rank_name
+from bf4ps.views.career import MODES
 from bf4ps.views.compat import KITS, Stored, div, per_minute
 
 Doc = dict[str, Any]
@@ -50,13 +51,13 @@ def ms(when: datetime | None) -> int | None:
 
 def rank(d: DetailedStats | None, p: ProfileStats | None) -> Doc:
     level = (p.rank if p else None) or (d.rank if d else None)
-    name = rank_name(p.rank_name if p else None, level)
+    name = rank_titles.title(level)
     nr = level or 0
     doc: Doc = {"nr": level, "imgLarge": f"bf4/ranks/r{nr}.png", "img": f"r{nr}",
                 "name": name, "needed": None, "next": None}
     if p is not None and p.next_rank_score is not None:
         doc["next"] = {"nr": nr + 1, "imgLarge": f"bf4/ranks/r{nr + 1}.png",
-                       "img": f"r{nr + 1}", "name": rank_name(None, nr + 1),
+                       "img": f"r{nr + 1}", "name": rank_titles.title(nr + 1),
                        "needed": p.next_rank_score, "curr": p.rank_score, "relNeeded": None,
                        "relCurr": None, "relProg": div(p.rank_score, p.next_rank_score, 100)}
     return doc

@@ -4,9 +4,8 @@ medals, ribbons, ...) and the soldier's linked soldiers on other platforms."""
 
 from __future__ import annotations
 
-import re
-
 from bf4ps.domain import Platform
+from bf4ps.stats import rank_titles
 from bf4ps.stats.read import SoldierOverview
 from bf4ps.views.soldier import Model, Soldier
 
@@ -18,16 +17,16 @@ MODES = (("conquest", "Conquest"), ("rush", "Rush"), ("team_deathmatch", "Team D
 AWARDS = {"assignments": "Assignments", "medals": "Medals", "ribbons": "Ribbons",
           "weapons": "Weapon unlocks", "vehicles": "Vehicle unlocks", "campaign": "Campaign",
           "kititems": "Kit unlocks", "dogtags": "Dog tags", "gadgets": "Gadgets"}
-RANK_SID = re.compile(r"^WARSAW_ID_P_RANK(\d+)_NAME$")
 
 
 class Rank(Model):
     level: int | None
-    name: str  # Battlelog's text; "Rank N" where it sends only a localisation id
+    name: str  # BF4's title of the rank (rank_titles.py); "Rank N" where none is sourced
     score: int | None
+    rank_score: int | None = None  # the points the rank starts at
     next_score: int | None  # the rank score the next rank needs
     to_next: int | None
-    percent: float | None  # of the next rank's score reached
+    percent: float | None  # how far through the rank: from its points to the next rank's
 
 
 class ModeScore(Model):
@@ -58,14 +57,6 @@ class Career(Model):
     linked: list[Linked]
 
 
-def rank_name(sid: str | None, level: int | None) -> str:
-    if sid and not sid.startswith("WARSAW_"):
-        return sid
-    match = RANK_SID.match(sid or "")
-    number = int(match[1]) if match else level
-    return f"Rank {number}" if number is not None else "Unranked"
-
-
 def _percent(current: int | None, maximum: int | None) -> float | None:
     if current is None or not maximum:
         return None
@@ -73,17 +64,15 @@ def _percent(current: int | None, maximum: int | None) -> float | None:
 
 
 def rank_of(ov: SoldierOverview) -> Rank | None:
-    p = ov.profile.stats if ov.profile else None
-    d = ov.detailed.stats if ov.detailed else None
-    level = (p.rank if p else None) or (d.rank if d else None)
-    if p is None and level is None:
+    """The one rank of the page: the newest answer's (rank_titles.newest_rank)."""
+    now = rank_titles.newest_rank(ov)
+    if now is None:
         return None
-    score = p.rank_score if p else (d.rank_score if d else None)
-    nxt = p.next_rank_score if p else None
-    return Rank(level=level, name=rank_name(p.rank_name if p else None, level), score=score,
-                next_score=nxt,
+    score, nxt = now.score, now.ceiling
+    return Rank(level=now.level, name=rank_titles.title(now.level), score=score,
+                rank_score=now.floor, next_score=nxt,
                 to_next=max(0, nxt - score) if nxt is not None and score is not None else None,
-                percent=_percent(score, nxt))
+                percent=now.percent)
 
 
 def career(s: Soldier, ov: SoldierOverview) -> Career:

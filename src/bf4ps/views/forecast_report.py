@@ -117,20 +117,41 @@ def verdict(fc: Forecast) -> str:
             f"{cap.active_cap_per_hour:,.0f}/h ({fc.shortfall_per_hour:,.0f}/h short)")
 
 
+def final_refreshes(fc: Forecast) -> str:
+    """One sentence: what the closing snapshots of play sessions cost, and what is left."""
+    pol, cap = fc.inputs.policy, fc.capacity
+    final = sum(d.requests_per_hour for d in fc.demand if d.reason == "final_refresh")
+    which = ", ".join(r.value for r in pol.final_refresh_resources) or "none"
+    age = pol.final_refresh_min_age_seconds
+    every = "every ended session" if age <= 0 else f"at most once per {span(age)} a soldier"
+    sessions = fc.inputs.population.sessions_per_hour
+    rest = fc.demand_per_hour - final
+    holds = "the rest fits" if rest <= cap.per_hour else "the rest alone does NOT fit"
+    return (f"final refreshes ({which}; {every}; {sessions.value:,.0f} sessions end an hour "
+            f"[{sessions.source}]): {final:,.0f}/h, "
+            f"{100 * final / max(cap.per_hour, 1e-9):.0f} % of the {cap.per_hour:,.0f}/h "
+            f"capacity; without them demand is {rest:,.0f}/h: {holds}")
+
+
 def remedies(fc: Forecast) -> list[str]:
     """What would fit, each only where it is what binds."""
     cap, out = fc.capacity, []
-    if fc.suggestion:
+    if fc.suggested:
         out.append(f"to fit, refresh {fc.suggestion}:")
         out += [f"  bf4ps config set {k} {v:.0f}" for k, v in fc.suggested.items()]
+    elif fc.suggestion:  # no interval fits: said as a sentence of its own
+        out.append(f"{fc.suggestion}.")
     over_cap = (cap.budget_per_hour is not None
                 and fc.active_per_hour > cap.active_cap_per_hour * (1 + 1e-9))
+    alone = not fc.suggested  # a sentence of its own, or the alternative to the refresh above
     if cap.binding == "budget" or over_cap:
         if fc.budget_needed_per_hour is not None:
-            out.append(f"or a budget of {fc.budget_needed_per_hour:,.0f}/h (the budget binds; "
+            lead = "to fit, raise the fleet budget to" if alone else "or raise the fleet budget to"
+            out.append(f"{lead} {fc.budget_needed_per_hour:,.0f}/h (the budget binds; "
                        f"the {cap.serving} serving egresses pace {cap.pacing_per_hour:,.0f}/h)")
     elif fc.egresses_needed is not None:
-        out.append(f"or {fc.egresses_needed} serving egresses at today's rate each "
+        lead = "to fit, run" if alone else "or run"
+        out.append(f"{lead} {fc.egresses_needed} serving egresses at today's rate each "
                    f"({cap.serving} serve now; the {cap.binding} binds)")
     return out
 
@@ -180,6 +201,7 @@ def render(fc: Forecast) -> str:
         out.append(f"  {d.klass:11} {d.resource:9} {d.requests_per_hour:>9,.1f}  {d.note}")
     out.append(f"  total {fc.demand_per_hour:,.0f}/h (active {fc.active_per_hour:,.0f}/h): "
                f"{verdict(fc)}")
+    out.append(final_refreshes(fc))
     out += remedies(fc)
     out.append("requests/h sent, now (with the bootstrap) and in steady state:")
     for s in fc.served:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from bf4ps.battlelog.models import VehicleItem, WeaponItem
+from bf4ps.stats import rank_titles
 from bf4ps.stats.read import StoredItem
-from bf4ps.views.career import rank_name
 from bf4ps.views.compat import (
     Stored,
     best_class,
@@ -130,7 +130,7 @@ def main_stats(s: Stored, base: str, format_values: bool) -> MainStats:
              if d.num_rounds is not None else None)
     return MainStats(
         avatar=avatar(s, base), userName=s.soldier.name, id=s.soldier.persona_id,
-        userId=user_id(s), rank=level, rankName=rank_name(p.rank_name if p else None, level),
+        userId=user_id(s), rank=level, rankName=rank_titles.title(level),
         rankImg=image(base, "ranks", f"r{level or 0}"), skill=d.skill,
         scorePerMinute=rounded(per_minute(d.score, seconds)),
         killsPerMinute=rounded(per_minute(d.kills, seconds)),

@@ -2,7 +2,8 @@
 long, and the detailed snapshots that bracket it (before its start, after its last sighting)
 with the kills, deaths, score and time gained between them.
 
-`closing` is "collected", "pending" (ended, final refresh not collected yet) or "playing";
+`closing` is "collected", "pending" (ended, its closing snapshot queued or due), "unscheduled"
+(ended, no detailed collection queued: the policy's final refresh skipped it) or "playing";
 `before_in_session`: no snapshot before the session, so the first one during it opens the
 bracket; `earlier_sessions`: sessions between the snapshot before and this one's start, whose
 gains are included; `clean` is False when the closing snapshot came after the next session
@@ -20,7 +21,7 @@ from bf4ps.db.connect import Conn
 from bf4ps.db.queries import Read, mapped, one
 from bf4ps.views.soldier import Model, Soldier, ratio
 
-Closing = Literal["collected", "pending", "playing"]
+Closing = Literal["collected", "pending", "unscheduled", "playing"]
 
 
 class SessionSnapshot(Model):
@@ -94,8 +95,10 @@ def session_from(row: Mapping[str, Any]) -> PlaySession:
         closing: Closing = "playing"
     elif after is not None or row["collected_after_at"] is not None:
         closing = "collected"
-    else:
+    elif row["closing_scheduled"]:
         closing = "pending"
+    else:
+        closing = "unscheduled"
     if closing == "collected" and after is None and before is not None:
         after = before.model_copy(update={"collected_at": row["collected_after_at"]})
     gained = gains(before, after) if before is not None and after is not None else None

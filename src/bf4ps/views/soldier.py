@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import one
 from bf4ps.domain import Platform, Resource
-from bf4ps.stats import read
+from bf4ps.stats import rank_titles, read
 from bf4ps.stats.item_names import category_display, display_name
 from bf4ps.stats.read import SoldierOverview
 
@@ -147,6 +147,7 @@ def headline(ov: SoldierOverview) -> Headline:
         return value if value is not None else getattr(p, name, None)
 
     kills, deaths, wins, losses = pick("kills"), pick("deaths"), pick("wins"), pick("losses")
+    now = rank_titles.newest_rank(ov)  # one rank per page: the newest answer's
     detailed_only = {} if d is None else dict(
         revives=d.revives, heals=d.heals, repairs=d.repairs, resupplies=d.resupplies,
         kill_assists=d.kill_assists, headshots=d.headshots,
@@ -154,22 +155,18 @@ def headline(ov: SoldierOverview) -> Headline:
         rounds=d.num_rounds, vehicles_destroyed=d.vehicles_destroyed,
         dogtags_taken=d.dogtags_taken)
     return Headline(
-        rank=pick("rank"), skill=pick("skill"), score=pick("score"),
+        rank=now.level if now else None, skill=pick("skill"), score=pick("score"),
         kills=kills, deaths=deaths, kd=ratio(kills, deaths),
         kpm=pick("kills_per_minute"), spm=pick("score_per_minute"),
         accuracy_percent=pick("accuracy_percent"),
         headshot_percent=percent(getattr(d, "headshots", None), kills),
         wins=wins, losses=losses, wl=ratio(wins, losses),
         time_played_seconds=pick("time_played_seconds"),
-        clan_tag=getattr(p, "clan_tag", None), rank_name=_readable(getattr(p, "rank_name", None)),
+        clan_tag=getattr(p, "clan_tag", None),
+        rank_name=rank_titles.title(now.level) if now else None,
         classes=[ClassScore(name=c, score=getattr(d, f"{c}_score", None),
                             time_seconds=getattr(d, f"{c}_time_seconds", None))
                  for c in CLASSES], **detailed_only)
-
-
-def _readable(text: str | None) -> str | None:
-    """Localisation ids (WARSAW_ID_P_RANK7_NAME) are not for people: dropped."""
-    return None if not text or text.startswith("WARSAW_") else text
 
 
 def freshness(ov: SoldierOverview) -> list[Freshness]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import psycopg
+from psycopg_pool import PoolTimeout
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
@@ -42,7 +45,7 @@ def _index(request: Request, *, status: int = 200, headers: dict[str, str] | Non
            **context: Any) -> Response:
     # platform "": all platforms (the search's default; a lookup then asks for one)
     ctx = {"platforms": PLATFORMS, "q": "", "platform": "", "result": None, "error": None,
-           "recent": [], "playing": [], "boards": {}, **context}
+           "recent": [], "playing": [], "boards": {}, "discovered": False, **context}
     return render(request, "index.html", ctx, status=status, headers=headers)
 
 
@@ -52,7 +55,15 @@ async def _discovery(request: Request, platform: Platform | None) -> dict[str, A
     async with read_db(request) as conn:
         found = await discovery.home(conn, board_platform, datetime.now(UTC) - PLAYING_WINDOW)
     return {"recent": found.recent, "playing": found.playing, "boards": found.boards,
-            "board_platform": board_platform.value}
+            "board_platform": board_platform.value, "discovered": True}
+
+
+async def _refused(request: Request, status: int, error: str, **context: Any) -> Response:
+    """The home page under a refused search or submission (a 422, a 429): its lists shown
+    when they can be read, left out (never shown empty) when they cannot."""
+    with suppress(psycopg.Error, PoolTimeout, WebError):
+        context.update(await _discovery(request, None))
+    return _index(request, status=status, error=error, **context)
 
 
 async def index(request: Request) -> Response:
@@ -61,7 +72,7 @@ async def index(request: Request) -> Response:
         platform = platform_query(request)
         page = int_query(request, "page", default=1, lo=1, hi=50)
     except WebError as exc:
-        return _index(request, status=exc.status, error=exc.message)
+        return await _refused(request, exc.status, exc.message)
     chosen = platform.value if platform else ""
     if text is None:
         return _index(request, platform=chosen, **await _discovery(request, platform))
@@ -69,11 +80,22 @@ async def index(request: Request) -> Response:
         async with read_db(request) as conn:
             result = await search_view.search(conn, text, platform, page)
     except InputError as exc:
-        return _index(request, status=422, error=exc.message, q=text, platform=chosen)
-    if result.kind == "url" and result.soldiers:
-        return RedirectResponse(result.soldiers[0].url, 303)
+        return await _refused(request, 422, exc.message, q=text, platform=chosen)
+    opened = _opens(result)
+    if opened is not None:
+        return RedirectResponse(opened, 303)
     return _index(request, q=text, platform=result.platform.value if result.platform else "",
                   result=result)
+
+
+def _opens(result: search_view.SearchResult) -> str | None:
+    """The soldier a search opens at once: a URL's, or the one soldier named exactly."""
+    if result.kind == "url" and result.soldiers:
+        return result.soldiers[0].url
+    exact = [s for s in result.soldiers if s.exact]
+    if result.kind == "name" and len(exact) == 1 and (result.page or 1) == 1:
+        return exact[0].url
+    return None
 
 
 async def submit_form(request: Request) -> Response:
@@ -86,9 +108,9 @@ async def submit_form(request: Request) -> Response:
         sub = await actions.submit_from(request, fields["name"], fields["platform"],
                                         fields["persona_id"], fields["url"])
     except WebError as exc:
-        return _index(request, status=exc.status, error=exc.message, q=fields["name"] or "",
-                      platform=fields["platform"] if fields["platform"] in PLATFORMS
-                      else "", headers=exc.headers)
+        return await _refused(request, exc.status, exc.message, q=fields["name"] or "",
+                              platform=fields["platform"] if fields["platform"] in PLATFORMS
+                              else "", headers=exc.headers)
     return RedirectResponse(f"/requests/{sub.request_id}", 303)
 
 

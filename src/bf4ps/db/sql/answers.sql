@@ -3,20 +3,18 @@
 -- (stats/archive.py; db/schema.sql).
 
 -- name: plausible_detailed_stored
-SELECT kills, deaths, score, time_played_seconds, num_rounds
-FROM detailed_stats_current WHERE soldier_id = %(soldier_id)s
+SELECT * FROM detailed_stats_current WHERE soldier_id = %(soldier_id)s
 
 -- name: plausible_profile_stored
-SELECT kills, deaths, score, time_played_seconds
-FROM profile_current WHERE soldier_id = %(soldier_id)s
+SELECT * FROM profile_current WHERE soldier_id = %(soldier_id)s
 
 -- name: plausible_weapons_stored
-SELECT c.guid, s.kills, s.time_equipped_seconds
+SELECT c.guid, s.*
 FROM soldier_weapon_stats s JOIN weapon_catalog c ON c.weapon_id = s.weapon_id
 WHERE s.soldier_id = %(soldier_id)s
 
 -- name: plausible_vehicles_stored
-SELECT c.guid, s.kills, s.time_in_seconds
+SELECT c.guid, s.*
 FROM soldier_vehicle_stats s JOIN vehicle_catalog c ON c.vehicle_id = s.vehicle_id
 WHERE s.soldier_id = %(soldier_id)s
 

@@ -41,7 +41,8 @@ FROM picked WHERE cs.soldier_id = picked.soldier_id AND cs.resource = 'profile'
 -- The soldier's latest play session and the detailed snapshots that bracket it: `before`, the
 -- last history row at or before its start (else, for a soldier first collected during it, the
 -- first row within it); `after`, the first row at or after its last sighting, and whether any
--- detailed collection succeeded after it (history keeps a row only when values changed).
+-- detailed collection succeeded after it (history keeps a row only when values changed);
+-- `closing_scheduled`: a detailed collection is queued or due (the closing snapshot will come).
 SELECT p.session_id, p.server_guid, p.server_name, p.started_at, p.last_seen_at, p.ended_at,
        p.sightings,
        b.fetched_at AS before_at, b.kills AS before_kills, b.deaths AS before_deaths,
@@ -50,6 +51,12 @@ SELECT p.session_id, p.server_guid, p.server_name, p.started_at, p.last_seen_at,
        a.score AS after_score, a.time_played_seconds AS after_time,
        ev.collected_at AS collected_after_at,
        nxt.started_at AS next_started_at,
+       (EXISTS (SELECT 1 FROM collection_jobs j
+                WHERE j.soldier_id = p.soldier_id AND j.resource = 'detailed')
+        OR EXISTS (SELECT 1 FROM collection_state cs
+                   WHERE cs.soldier_id = p.soldier_id AND cs.resource = 'detailed'
+                     AND cs.status IN ('due', 'never_attempted', 'retry_wait')))
+           AS closing_scheduled,
        (SELECT count(*) FROM play_sessions e
         WHERE e.soldier_id = p.soldier_id AND e.started_at < p.started_at
           AND e.last_seen_at > b.fetched_at) AS sessions_before
@@ -87,8 +94,9 @@ LEFT JOIN LATERAL (
 ) nxt ON true
 
 -- name: sessions_progress
--- The demo's progress figures: soldiers with at least three detailed collections, and ended
--- sessions whose closing snapshot is collected (a complete "last session" report).
+-- The demo's progress figures: soldiers with at least three detailed collections, ended
+-- sessions whose closing snapshot is collected (a complete "last session" report), and the
+-- soldiers on this week's board of the weapon that has the most (gains_board_items).
 SELECT (SELECT count(*) FROM (
             SELECT soldier_id FROM collection_events
             WHERE event_type = 'succeeded' AND resource = 'detailed'
@@ -101,4 +109,6 @@ SELECT (SELECT count(*) FROM (
           AND EXISTS (
             SELECT 1 FROM detailed_stats_history h
             WHERE h.soldier_id = p.soldier_id AND h.fetched_at < p.last_seen_at))
-       AS session_reports
+       AS session_reports,
+       (SELECT COALESCE(max(soldiers), 0) FROM gains_board_items
+        WHERE board = 'weapon_kpm') AS weapon_board_soldiers

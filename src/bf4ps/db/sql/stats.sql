@@ -57,24 +57,25 @@ SELECT (SELECT count(*) FROM cur) AS current_written,
 WITH cur AS (
     INSERT INTO profile_current AS c (
         soldier_id, fetched_at, battlelog_user_id, clan_tag, rank, rank_name, rank_score,
-        next_rank_score, skill, score, kills, deaths, time_played_seconds, score_per_minute,
-        kills_per_minute, accuracy_percent, wins, losses, top_weapons, top_vehicles, progress,
-        linked_soldiers)
+        current_rank_score, next_rank_score, skill, score, kills, deaths, time_played_seconds,
+        score_per_minute, kills_per_minute, accuracy_percent, wins, losses, top_weapons,
+        top_vehicles, progress, linked_soldiers)
     VALUES (
         %(soldier_id)s, %(fetched_at)s, %(battlelog_user_id)s, %(clan_tag)s, %(rank)s,
-        %(rank_name)s, %(rank_score)s, %(next_rank_score)s, %(skill)s, %(score)s, %(kills)s,
-        %(deaths)s, %(time_played_seconds)s, %(score_per_minute)s, %(kills_per_minute)s,
-        %(accuracy_percent)s, %(wins)s, %(losses)s, %(top_weapons)s, %(top_vehicles)s,
-        %(progress)s, %(linked_soldiers)s)
+        %(rank_name)s, %(rank_score)s, %(current_rank_score)s, %(next_rank_score)s, %(skill)s,
+        %(score)s, %(kills)s, %(deaths)s, %(time_played_seconds)s, %(score_per_minute)s,
+        %(kills_per_minute)s, %(accuracy_percent)s, %(wins)s, %(losses)s, %(top_weapons)s,
+        %(top_vehicles)s, %(progress)s, %(linked_soldiers)s)
     ON CONFLICT (soldier_id) DO UPDATE SET (
-        fetched_at, battlelog_user_id, clan_tag, rank, rank_name, rank_score, next_rank_score,
-        skill, score, kills, deaths, time_played_seconds, score_per_minute, kills_per_minute,
-        accuracy_percent, wins, losses, top_weapons, top_vehicles, progress, linked_soldiers
+        fetched_at, battlelog_user_id, clan_tag, rank, rank_name, rank_score,
+        current_rank_score, next_rank_score, skill, score, kills, deaths, time_played_seconds,
+        score_per_minute, kills_per_minute, accuracy_percent, wins, losses, top_weapons,
+        top_vehicles, progress, linked_soldiers
     ) = ROW(
         excluded.fetched_at, COALESCE(excluded.battlelog_user_id, c.battlelog_user_id),
         excluded.clan_tag, excluded.rank, excluded.rank_name, excluded.rank_score,
-        excluded.next_rank_score, excluded.skill, excluded.score, excluded.kills,
-        excluded.deaths, excluded.time_played_seconds, excluded.score_per_minute,
+        excluded.current_rank_score, excluded.next_rank_score, excluded.skill, excluded.score,
+        excluded.kills, excluded.deaths, excluded.time_played_seconds, excluded.score_per_minute,
         excluded.kills_per_minute, excluded.accuracy_percent, excluded.wins, excluded.losses,
         excluded.top_weapons, excluded.top_vehicles, excluded.progress, excluded.linked_soldiers)
     WHERE c.fetched_at < excluded.fetched_at

@@ -25,7 +25,14 @@ from bf4ps.battlelog.endpoints import SESSION_COOKIE
 from bf4ps.sim.battlelog import templates
 from bf4ps.sim.battlelog.career import is_unknown
 from bf4ps.sim.battlelog.config import ConfigError, SimConfig
-from bf4ps.sim.battlelog.distort import LOGIN_REDIRECT, LOGIN_URL, RETRY_AFTER, distorted
+from bf4ps.sim.battlelog.distort import (
+    LOGIN_REDIRECT,
+    LOGIN_URL,
+    OTHER_ENDPOINT,
+    RETRY_AFTER,
+    REWRITES,
+    distorted,
+)
 from bf4ps.sim.battlelog.faults import (
     BAD_CHECK_SUM,
     BAD_PLATFORM,
@@ -152,9 +159,7 @@ async def battlelog(request: Request) -> Response:
         await _hold(request, sim.faults.timeout_hold())
         return Response(GATEWAY_TIMEOUT.body, GATEWAY_TIMEOUT.status, media_type=HTML)
     if answer is None:
-        answer = ok_body(sim, call, missing_general=outcome == "missing_general")
-        if outcome in ("zeros", "decrease"):
-            answer = replace(answer, body=distorted(answer.body, outcome))
+        answer = _payload(sim, call, outcome)
         if call.resource == "search":
             sim.answered_search(answer.body)
     await asyncio.sleep(sim.faults.latency(call.resource))
@@ -162,6 +167,16 @@ async def battlelog(request: Request) -> Response:
         return _start_page(sim, request, answer)
     return Response(answer.body, answer.status, media_type=answer.media_type,
                     headers=_fault_headers(sim, ip, outcome))
+
+
+def _payload(sim: SimState, call: Call, outcome: str) -> Answer:
+    """The resource's answer, distorted as the outcome says (distort.py)."""
+    if outcome == "other_endpoint":
+        return ok_body(sim, replace(call, resource=OTHER_ENDPOINT[call.resource]))
+    answer = ok_body(sim, call, missing_general=outcome == "missing_general")
+    if outcome in REWRITES:
+        answer = replace(answer, body=distorted(answer.body, outcome, call.resource))
+    return answer
 
 
 def _fault_headers(sim: SimState, ip: str, outcome: str) -> dict[str, str] | None:

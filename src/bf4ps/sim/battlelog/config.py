@@ -31,6 +31,8 @@ FAULT_KNOBS = (
     "fault_decrease",
     "fault_login_redirect",
     "fault_retry_after",
+    "fault_other_game",
+    "fault_other_endpoint",
 )
 READ_ONLY = frozenset({"host", "port"})
 Knob: TypeAlias = str | int | float | None  # the value of any one knob
@@ -97,6 +99,10 @@ class SimConfig:
     fault_login_redirect: float = 0.0
     fault_retry_after: float = 0.0
     retry_after_seconds: int = 30
+    # not BF4's answer to this request (stats resources): another game's (a BF3 or Hardline
+    # statsTemplate, Hardline's rank 150), or another BF4 endpoint's answer (distort.py)
+    fault_other_game: float = 0.0
+    fault_other_endpoint: float = 0.0
     timeout_hold: float = 120.0  # a timeout fault holds the request this long / speed
     active_fraction: float = 0.3  # personas whose counters grow with (simulated) time
     # personas that play sessions (sim/play.py, the same schedule the BF4SW simulator sights):

@@ -2,7 +2,8 @@
 (knobs ``fault_zeros``, ``fault_decrease``), and Battlelog that is not itself: a 302 to EA's
 login page (``fault_login_redirect``), a 503 with ``Retry-After`` (``fault_retry_after``,
 ``retry_after_seconds``; per source IP the simulator remembers until when it asked to be left
-alone and counts the requests that came anyway: ``retry_after_ignored`` in /__sim/stats)."""
+alone and counts the requests that came anyway: ``retry_after_ignored`` in /__sim/stats);
+and answers that are not BF4's to this request (``fault_other_game``, ``fault_other_endpoint``)."""
 
 from __future__ import annotations
 
@@ -53,7 +54,34 @@ def decrease(body: bytes) -> bytes:
     return orjson.dumps(_walk(orjson.loads(body), half))
 
 
-def distorted(body: bytes, outcome: str) -> bytes:
+# another game's statsTemplate per resource: the detailed (Hardline) and overview (BF3) ones are
+# the captured ones; the item lists' follow their pattern
+OTHER_GAME_TEMPLATES = {
+    "detailed": "profile.bfhdetailedstatspopulate",
+    "profile": "profile.bf3overviewstats",
+    "weapons": "profile.bfhweaponsstats",
+    "vehicles": "profile.bf3vehiclesstats",
+}
+HARDLINE_TOP_RANK = 150  # Hardline's ranks go past BF4's 140
+OTHER_ENDPOINT = {"detailed": "profile", "profile": "detailed", "weapons": "vehicles",
+                  "vehicles": "weapons"}  # whose answer comes back instead
+REWRITES = ("zeros", "decrease", "other_game")
+
+
+def other_game(body: bytes, resource: str) -> bytes:
+    """The answer as another game's: its statsTemplate, and a rank BF4 does not have."""
+    document = orjson.loads(body)
+    data = document["data"]
+    data["statsTemplate"] = OTHER_GAME_TEMPLATES[resource]
+    for stats in (data.get("generalStats"), data.get("overviewStats")):
+        if isinstance(stats, dict):
+            stats["rank"] = HARDLINE_TOP_RANK
+    return orjson.dumps(document)
+
+
+def distorted(body: bytes, outcome: str, resource: str) -> bytes:
+    if outcome == "other_game":
+        return other_game(body, resource)
     return zeros(body) if outcome == "zeros" else decrease(body)
 
 

@@ -15,7 +15,8 @@ import orjson
 from bf4ps.sim.battlelog.config import SimConfig
 
 PERSONA_RESOURCES = frozenset({"detailed", "profile", "weapons", "vehicles"})
-DISTORTIONS = ("zeros", "decrease", "login_redirect", "retry_after")  # distort.py
+DISTORTIONS = ("zeros", "decrease", "login_redirect", "retry_after", "other_game",
+               "other_endpoint")  # distort.py
 HTML = "text/html; charset=utf-8"
 JSON = "application/json"
 

@@ -55,7 +55,18 @@
     } };
   }
 
-  function draw(box, t, values, label) {
+  /* the y range: the data's, widened to at least the metric's minimum span (data-min-span on
+     its button) around the data's middle, never below 0 for a metric that never is; so noise
+     (a K/D moving by 0.0001) stays flat instead of filling the chart */
+  function yRange(ys, minSpan) {
+    var lo = Math.min.apply(null, ys), hi = Math.max.apply(null, ys);
+    if (!(minSpan > 0) || hi - lo >= minSpan) return null;
+    var mid = (lo + hi) / 2, a = mid - minSpan / 2, b = mid + minSpan / 2;
+    if (lo >= 0 && a < 0) { b -= a; a = 0; }
+    return [a, b];
+  }
+
+  function draw(box, t, values, label, minSpan) {
     while (box.firstChild) box.removeChild(box.firstChild);
     var xs = [], ys = [];
     for (var i = 0; i < t.length; i++) {
@@ -70,12 +81,14 @@
     }
     var lo = xs[0], hi = xs[xs.length - 1];
     if (hi - lo < 3600) { lo -= 1800; hi += 1800; }  // one point: an hour around it
-    var width = Math.max(280, box.clientWidth || 600);
+    var width = Math.max(280, box.clientWidth || 600), yr = yRange(ys, minSpan);
+    box.setAttribute("data-y-range", yr ? yr.join(",") : "");
     var opts = {
       width: width, height: width < 500 ? 220 : 280,
       legend: { show: true, live: true },
       cursor: { points: { size: 9 } },
-      scales: { x: { time: true, range: function () { return [lo, hi]; } } },
+      scales: { x: { time: true, range: function () { return [lo, hi]; } },
+                y: yr ? { range: function () { return yr; } } : {} },
       axes: [
         { stroke: MUTED, grid: { stroke: GRID, width: 1 }, ticks: { stroke: GRID }, space: 70 },
         { stroke: MUTED, grid: { stroke: GRID, width: 1 }, ticks: { stroke: GRID }, size: 60,
@@ -102,7 +115,8 @@
     });
     return function () {
       var active = group && group.querySelector("button.active");
-      return active ? [active.getAttribute("data-metric"), active.textContent.trim()] : null;
+      return active ? [active.getAttribute("data-metric"), active.textContent.trim(),
+                       Number(active.getAttribute("data-min-span")) || 0] : null;
     };
   }
 
@@ -123,8 +137,8 @@
     var t = points.map(function (p) { return Math.round(Date.parse(p.fetched_at) / 1000); });
     var current = metricButtons(document.getElementById("chart-metrics"), redraw);
     function redraw() {
-      var m = current() || ["kd", "K/D"];
-      draw(box, t, points.map(function (p) { return p[m[0]]; }), m[1]);
+      var m = current() || ["kd", "K/D", 0];
+      draw(box, t, points.map(function (p) { return p[m[0]]; }), m[1], m[2]);
     }
     redraw();
     onResize(box, redraw);
@@ -140,8 +154,8 @@
     var current = metricButtons(document.getElementById(prefix + "-metrics"), redraw);
     function redraw() {
       var item = items[select ? Number(select.value) || 0 : 0];
-      var m = current() || ["kills", "Kills"];
-      draw(box, item.t, item[m[0]], m[1]);
+      var m = current() || ["kills", "Kills", 0];
+      draw(box, item.t, item[m[0]], m[1], m[2]);
     }
     if (select) select.addEventListener("change", redraw);
     redraw();
