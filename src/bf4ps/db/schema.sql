@@ -933,7 +933,7 @@ CREATE TABLE request_ledger (
 CREATE INDEX ix_ledger_egress ON public.request_ledger USING btree (egress_key, slot_at);
 CREATE INDEX ix_ledger_slot ON public.request_ledger USING btree (slot_at);
 CREATE TRIGGER budget_count_delete AFTER DELETE ON public.request_ledger REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_budget_count();
-CREATE TRIGGER budget_count_insert AFTER INSERT ON public.request_ledger FOR EACH ROW EXECUTE FUNCTION bf4ps_budget_count_row();
+CREATE TRIGGER budget_count_insert AFTER INSERT ON public.request_ledger REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_budget_count();
 CREATE TRIGGER budget_count_truncate AFTER TRUNCATE ON public.request_ledger FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_budget_count();
 CREATE TRIGGER budget_count_update AFTER UPDATE ON public.request_ledger REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_budget_count();
 GRANT SELECT ON TABLE request_ledger TO bf4ps_collector;
@@ -1513,6 +1513,29 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_budget_bump(p_second bigint, p_class text)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO '$user', 'public'
+AS $function$
+DECLARE
+    w smallint;
+    k bigint;
+BEGIN
+    FOREACH w IN ARRAY ARRAY[60, 1]::smallint[] LOOP
+        k := CASE w WHEN 60 THEN bf4ps_budget_minute(p_second) ELSE p_second END;
+        UPDATE budget_buckets b SET n = b.n + 1
+        WHERE b.span = w AND b.starts_at = k AND b.budget_class = p_class;
+        IF NOT FOUND THEN
+            INSERT INTO budget_buckets AS b (span, starts_at, budget_class, n)
+            VALUES (w, k, p_class, 1)
+            ON CONFLICT (span, starts_at, budget_class) DO UPDATE SET n = b.n + 1;
+        END IF;
+    END LOOP;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_budget_count()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -1527,6 +1550,15 @@ BEGIN
     IF TG_OP = 'TRUNCATE' THEN
         DELETE FROM budget_buckets;
         RETURN NULL;
+    ELSIF TG_OP = 'INSERT' THEN
+        SELECT array_agg(bf4ps_budget_second(r.slot_at)), array_agg(r.budget_class),
+               array_agg(1)
+        INTO secs, classes, deltas
+        FROM new_rows r WHERE r.unsent_at IS NULL;
+        IF cardinality(secs) = 1 THEN
+            PERFORM bf4ps_budget_bump(secs[1], classes[1]);
+            RETURN NULL;
+        END IF;
     ELSIF TG_OP = 'DELETE' THEN
         SELECT array_agg(bf4ps_budget_second(r.slot_at)), array_agg(r.budget_class),
                array_agg(-1)
@@ -1549,35 +1581,6 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_budget_count() TO PUBLIC;
-
-CREATE OR REPLACE FUNCTION public.bf4ps_budget_count_row()
- RETURNS trigger
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO '$user', 'public'
-AS $function$
-DECLARE
-    sec bigint := bf4ps_budget_second(NEW.slot_at);
-    w smallint;
-    k bigint;
-BEGIN
-    IF NEW.unsent_at IS NOT NULL THEN
-        RETURN NULL;
-    END IF;
-    FOREACH w IN ARRAY ARRAY[60, 1]::smallint[] LOOP
-        k := CASE w WHEN 60 THEN bf4ps_budget_minute(sec) ELSE sec END;
-        UPDATE budget_buckets b SET n = b.n + 1
-        WHERE b.span = w AND b.starts_at = k AND b.budget_class = NEW.budget_class;
-        IF NOT FOUND THEN
-            INSERT INTO budget_buckets AS b (span, starts_at, budget_class, n)
-            VALUES (w, k, NEW.budget_class, 1)
-            ON CONFLICT (span, starts_at, budget_class) DO UPDATE SET n = b.n + 1;
-        END IF;
-    END LOOP;
-    RETURN NULL;
-END
-$function$;
-GRANT EXECUTE ON FUNCTION bf4ps_budget_count_row() TO PUBLIC;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_budget_keys(p_seconds bigint[], p_classes text[], p_deltas integer[])
  RETURNS TABLE(span smallint, starts_at bigint, budget_class text, n integer)

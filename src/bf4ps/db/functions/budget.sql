@@ -6,7 +6,7 @@
 -- collector's first start) and `bf4ps_budget_set` (the operator's `bf4ps budget set`) write the
 -- policy, audited.
 -- The buckets are written by triggers on request_ledger in the same statement as the ledger
--- row (`bf4ps_budget_count_row`), its unsent marking and its pruning (`bf4ps_budget_count`,
+-- row, its unsent marking and its pruning (`bf4ps_budget_count`, `bf4ps_budget_bump`,
 -- `bf4ps_budget_add`), and rebuilt from the ledger (`bf4ps_budget_rebuild`) when this file is
 -- applied and whenever the restore guard's row records a new server run, a restore or a rewind
 -- (trigger `budget_rebuild`).
@@ -217,40 +217,38 @@ END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_budget_add(p_seconds bigint[], p_classes text[], p_deltas integer[]) FROM PUBLIC;
 
--- the trigger on each row inserted into request_ledger (admission's one row a count): its
--- minute's and its second's buckets, in that order (every writer locks shared buckets in the
--- same order), each updated in place when it exists (heap-only: `n` is in no index; no
--- row-lock record as an upsert's conflict writes) and inserted once a second otherwise
-CREATE OR REPLACE FUNCTION bf4ps_budget_count_row()
- RETURNS trigger
+-- one counted request added in (second, class), admission's one row a count: its minute's and
+-- its second's buckets, in that order (every writer locks shared buckets in the same order),
+-- each updated in place when it exists (heap-only: `n` is in no index; no row-lock record as
+-- an upsert's conflict writes) and inserted once a second otherwise
+CREATE OR REPLACE FUNCTION bf4ps_budget_bump(p_second bigint, p_class text)
+ RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO '$user', 'public'
 AS $function$
 DECLARE
-    sec bigint := bf4ps_budget_second(NEW.slot_at);
     w smallint;
     k bigint;
 BEGIN
-    IF NEW.unsent_at IS NOT NULL THEN
-        RETURN NULL;
-    END IF;
     FOREACH w IN ARRAY ARRAY[60, 1]::smallint[] LOOP
-        k := CASE w WHEN 60 THEN bf4ps_budget_minute(sec) ELSE sec END;
+        k := CASE w WHEN 60 THEN bf4ps_budget_minute(p_second) ELSE p_second END;
         UPDATE budget_buckets b SET n = b.n + 1
-        WHERE b.span = w AND b.starts_at = k AND b.budget_class = NEW.budget_class;
+        WHERE b.span = w AND b.starts_at = k AND b.budget_class = p_class;
         IF NOT FOUND THEN
             INSERT INTO budget_buckets AS b (span, starts_at, budget_class, n)
-            VALUES (w, k, NEW.budget_class, 1)
+            VALUES (w, k, p_class, 1)
             ON CONFLICT (span, starts_at, budget_class) DO UPDATE SET n = b.n + 1;
         END IF;
     END LOOP;
-    RETURN NULL;
 END
 $function$;
+REVOKE ALL ON FUNCTION bf4ps_budget_bump(p_second bigint, p_class text) FROM PUBLIC;
 
--- the trigger on request_ledger's other writes: what a statement took from (or, an update,
--- added to) the counted requests (an unsent marking, a prune), in the same statement
+-- the trigger on request_ledger: what a statement added to or took from the counted requests
+-- (an insert: admission's one row by the short way; an unsent marking or any other update; a
+-- prune), in the same statement; many rows at once are summed per bucket first (one update of
+-- a bucket a statement, not one a row)
 CREATE OR REPLACE FUNCTION bf4ps_budget_count()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -265,6 +263,15 @@ BEGIN
     IF TG_OP = 'TRUNCATE' THEN
         DELETE FROM budget_buckets;
         RETURN NULL;
+    ELSIF TG_OP = 'INSERT' THEN
+        SELECT array_agg(bf4ps_budget_second(r.slot_at)), array_agg(r.budget_class),
+               array_agg(1)
+        INTO secs, classes, deltas
+        FROM new_rows r WHERE r.unsent_at IS NULL;
+        IF cardinality(secs) = 1 THEN
+            PERFORM bf4ps_budget_bump(secs[1], classes[1]);
+            RETURN NULL;
+        END IF;
     ELSIF TG_OP = 'DELETE' THEN
         SELECT array_agg(bf4ps_budget_second(r.slot_at)), array_agg(r.budget_class),
                array_agg(-1)
@@ -359,7 +366,7 @@ GRANT SELECT ON TABLE counted_requests TO bf4ps_operator;
 GRANT SELECT ON TABLE counted_requests TO bf4ps_scheduler;
 GRANT SELECT ON TABLE counted_requests TO bf4ps_web;
 
-CREATE OR REPLACE TRIGGER budget_count_insert AFTER INSERT ON request_ledger FOR EACH ROW EXECUTE FUNCTION bf4ps_budget_count_row();
+CREATE OR REPLACE TRIGGER budget_count_insert AFTER INSERT ON request_ledger REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_budget_count();
 
 CREATE OR REPLACE TRIGGER budget_count_update AFTER UPDATE ON request_ledger REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_budget_count();
 
