@@ -43,10 +43,10 @@ def tree_cpu(root: psutil.Process) -> float:
 def postmaster_of(url: str) -> psutil.Process:
     """The benchmark's own PostgreSQL server (its postmaster): other servers on the machine
     (other work's) are not counted."""
-    with psycopg.connect(url) as conn:
+    with psycopg.connect(url) as conn:  # the backend is asked while it lives
         row = conn.execute("SELECT pg_backend_pid()").fetchone()
-    assert row is not None
-    parent = psutil.Process(int(row[0])).parent()
+        assert row is not None
+        parent = psutil.Process(int(row[0])).parent()
     assert parent is not None
     return parent
 
