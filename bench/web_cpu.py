@@ -1,6 +1,7 @@
 """What the website's load costs in CPU: web_load's mix of endpoints, one request at a time over
 HTTP against the same 1M-soldier database (seed it with ``python -m bench.web_load`` first), with
-the CPU time of the uvicorn workers, of PostgreSQL and of this client measured around each
+the CPU time of the uvicorn workers, of the benchmark's PostgreSQL server (its postmaster and
+its processes, not other servers on the machine) and of this client measured around each
 endpoint's requests. Prints CPU milliseconds per request by part, and what share of the
 machine's cores web_load's open-loop rate asks for: queueing, and so the p99, grows steeply as
 that share nears one. Prints figures, asserts nothing.
@@ -15,6 +16,7 @@ import asyncio
 from collections.abc import Iterable
 
 import psutil
+import psycopg
 
 from bench import web_load as wl
 from bench.common import machine, server_url
@@ -38,8 +40,19 @@ def tree_cpu(root: psutil.Process) -> float:
     return cpu_seconds((root, *root.children(recursive=True)))
 
 
-def postgres_cpu() -> float:
-    return cpu_seconds(p for p in psutil.process_iter(["name"]) if p.info["name"] == "postgres")
+def postmaster_of(url: str) -> psutil.Process:
+    """The benchmark's own PostgreSQL server (its postmaster): other servers on the machine
+    (other work's) are not counted."""
+    with psycopg.connect(url) as conn:  # the backend is asked while it lives
+        row = conn.execute("SELECT pg_backend_pid()").fetchone()
+        assert row is not None
+        parent = psutil.Process(int(row[0])).parent()
+    assert parent is not None
+    return parent
+
+
+def postgres_cpu(postmaster: psutil.Process) -> float:
+    return tree_cpu(postmaster)
 
 
 def mix(n: int, every: int, count: int) -> list[tuple[str, list[str], tuple[str, str] | None]]:
@@ -47,7 +60,7 @@ def mix(n: int, every: int, count: int) -> list[tuple[str, list[str], tuple[str,
     return [(name, paths[:count], auth) for name, paths, auth, _ in wl.plans(n, every, count)]
 
 
-async def measure(base: str, server_pid: int,
+async def measure(base: str, server_pid: int, postmaster: psutil.Process,
                   args: argparse.Namespace) -> tuple[dict[str, float], int]:
     """Each endpoint's requests one at a time with web_load's client; the CPU seconds of each
     part over all of them, and how many requests that was."""
@@ -57,11 +70,11 @@ async def measure(base: str, server_pid: int,
     every = max(1, args.soldiers // args.sample)
     await wl.drive(base, wl.soldier_paths(args.soldiers, every, 20, True), 1, None)  # warm up
     for name, paths, auth in mix(args.soldiers, every, args.requests):
-        before = (tree_cpu(server), postgres_cpu(), sum(me.cpu_times()[:2]))
+        before = (tree_cpu(server), postgres_cpu(postmaster), sum(me.cpu_times()[:2]))
         sample, _ = await wl.drive(base, paths, 1, auth)
         if sample.errors:
             raise SystemExit(f"{name}: {sample.errors} requests failed ({sample.statuses})")
-        after = (tree_cpu(server), postgres_cpu(), sum(me.cpu_times()[:2]))
+        after = (tree_cpu(server), postgres_cpu(postmaster), sum(me.cpu_times()[:2]))
         used = [(b - a) * 1000 / len(paths) for a, b in zip(before, after, strict=True)]
         for key, ms in zip(totals, used, strict=True):
             totals[key] += ms * len(paths)
@@ -85,7 +98,8 @@ def main() -> None:
     port = free_port()
     server = wl.start_server(url, port, 2)
     try:
-        totals, done = asyncio.run(measure(f"http://127.0.0.1:{port}", server.pid, args))
+        totals, done = asyncio.run(measure(f"http://127.0.0.1:{port}", server.pid,
+                                           postmaster_of(url), args))
     finally:
         server.terminate()
         server.wait(30)

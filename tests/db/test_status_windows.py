@@ -122,7 +122,8 @@ async def test_window_reads_are_read_through_an_index(conn: Conn) -> None:
     reads = {"failures_by_class": ("occurred_at", {"window_seconds": 3600}),
              "throughput": ("occurred_at", {"window_seconds": 3600}),
              "web_recent_throttles": ("occurred_at", {"window_seconds": 86400, "limit": 20}),
-             "web_budget_by_class": ("slot_at", {"window_seconds": 3600}),
+             # (web_budget_by_class reads budget_window: its buckets and the edge's part-second,
+             # tests/db/test_budget_buckets.py)
              # the scheduler's and the collectors' windows over the same log and ledger
              "refresh_lag": ("occurred_at", {"window_seconds": 3600}),
              "forecast_costs": ("occurred_at", {"window_seconds": 3600}),

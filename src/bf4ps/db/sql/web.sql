@@ -19,10 +19,12 @@ WHERE soldier_id = %(soldier_id)s
 -- Windows over the event log and the ledger are bounded by now(), not clock_timestamp(): a
 -- volatile bound cannot be an index condition, so it was a filter over every retained row
 -- (4M events: 1.6 s a console view). now() is the statement's start (the reads run in
--- autocommit), and the planner estimates the window from it: an index scan of the window.
-SELECT budget_class, count(*) AS n FROM counted_requests
-WHERE slot_at > now() - make_interval(secs => %(window_seconds)s)
-GROUP BY budget_class ORDER BY budget_class
+-- autocommit). The budget's window is admission's own count (budget_window: the running
+-- buckets and the edge's part-second of the ledger), not a pass over every counted request
+-- in it (an hour's window at 20 egresses is 200,000 rows).
+SELECT k.key AS budget_class, k.value::bigint AS n
+FROM budget_window(now(), %(window_seconds)s) w, jsonb_each_text(w.used) k
+ORDER BY k.key
 
 -- name: web_recent_throttles
 -- Throttle answers and every egress cool-down (a throttle's, a run of soft throttles', an
