@@ -240,9 +240,10 @@ async def test_profile_account_and_search(base_url: str) -> None:
         (302, ErrorClass.SERVER, 302),
         (1, ErrorClass.SERVER, 200),
         (3, ErrorClass.UNRECOGNIZED, 200),  # an error wording BF4PS does not know
-        (4, ErrorClass.MALFORMED, 200),
+        (4, ErrorClass.UNRECOGNIZED, 200),  # a statsTemplate not the endpoint's: no guess
         (5, ErrorClass.MALFORMED, 200),
-        (77, ErrorClass.MALFORMED, 200),  # the payload is another soldier's (200661244)
+        (77, ErrorClass.UNRECOGNIZED, 200),  # another soldier's payload (200661244): never
+        # stored, never parked (battlelog/identity.py)
     ],
 )
 async def test_failure_classes(

@@ -219,7 +219,8 @@ def test_status_says_when_an_egress_is_cooling_down(db_url: str, tmp_path: Path)
             await conn.execute(GATE_ENSURE, {"egress_key": "eg-2", "min_interval": 5.0,
                                                   "window_requests": None,
                                                   "window_seconds": None})
-            await throttle.throttled(conn, me, cooldown, cooldown, 403)
+            await throttle.throttled(conn, me, cooldown, cooldown,
+                                     throttle.Cause(throttle.hard_signal(403), None, 403))
 
     settings = Settings(database_url=db_url, data_dir=tmp_path)
     asyncio.run(throttle_once(600))
