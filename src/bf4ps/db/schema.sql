@@ -2252,11 +2252,13 @@ DECLARE
     n integer;
 BEGIN
     -- a session ends a gap after BF4SW's clock: never a clock ahead of ours, never a gap
-    -- under a minute, whatever the caller passes
+    -- under a minute or under the policy's session_gap_seconds when that is shorter (a sped-up
+    -- demo or test), whatever the caller passes
     UPDATE play_sessions SET ended_at = clock_timestamp()
     WHERE ended_at IS NULL
-      AND last_seen_at < LEAST(source_now, clock_timestamp())
-                         - make_interval(secs => GREATEST(gap_seconds, 60));
+      AND last_seen_at < LEAST(source_now, clock_timestamp()) - make_interval(
+          secs => GREATEST(gap_seconds,
+                           LEAST(60, bf4ps_policy_number('session_gap_seconds', 1200))));
     WITH closing AS (
         UPDATE play_sessions p SET final_refresh_at = clock_timestamp()
         WHERE p.ended_at IS NOT NULL AND p.final_refresh_at IS NULL
