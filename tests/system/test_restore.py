@@ -236,14 +236,24 @@ async def test_fetch_and_recon_send_nothing_while_the_fleet_is_held(
 
 def data_only_restore(db_url: str, dump: Path) -> None:
     """What an operator does to load a dump's data into the database as it stands (no table
-    re-created): every table emptied in one statement, then `pg_restore --data-only`."""
+    re-created): every table emptied in one statement, then `pg_restore --data-only`. The
+    running fleet's transactions take their locks in another order than the TRUNCATE's list,
+    so the server may end the TRUNCATE as a deadlock's victim: it is run again, as an
+    operator would (nothing was emptied)."""
     with psycopg.connect(db_url, autocommit=True) as c:
         tables = [str(r[0]) for r in c.execute(
             "SELECT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = "
             "c.relnamespace WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') "
             "AND NOT c.relispartition").fetchall()]
-        c.execute(sql.SQL("TRUNCATE {} CASCADE").format(
-            sql.SQL(", ").join(sql.Identifier(t) for t in tables)))
+        empty = sql.SQL("TRUNCATE {} CASCADE").format(
+            sql.SQL(", ").join(sql.Identifier(t) for t in tables))
+        for attempt in range(5):
+            try:
+                c.execute(empty)
+                break
+            except psycopg.errors.DeadlockDetected:
+                if attempt == 4:
+                    raise
     pg_tool("pg_restore", "--data-only", "--disable-triggers", "-d", db_url, str(dump))
 
 
