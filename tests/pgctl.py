@@ -48,14 +48,28 @@ def restart(pgdata: Path, down_seconds: float = 0.0, fast_seconds: float = 20) -
     return stuck
 
 
-def stop(pgdata: Path, fast_seconds: float = 20) -> tuple[list[str], str | None]:
-    """`pg_ctl stop -m fast`; returns the server's options, for start(), and a diagnosis when
-    the fast shutdown did not end within its (load-scaled) time and was made immediate."""
-    # postmaster.opts: the command line the server was started with (binary first)
+def crash(pgdata: Path) -> list[str]:
+    """`pg_ctl stop -m immediate`: the server ends with no shutdown checkpoint, as in a crash
+    (its next start runs crash recovery, which empties unlogged tables); returns its options,
+    for start()."""
+    args = _options(pgdata)
+    _pg_ctl([_pg_ctl_path(), "-D", str(pgdata), "-w", "-m", "immediate", "stop"])
+    return args
+
+
+def _options(pgdata: Path) -> list[str]:
+    """The command line the server was started with (postmaster.opts), less the binary and -D."""
     args = shlex.split((pgdata / "postmaster.opts").read_text())[1:]
     if "-D" in args:
         at = args.index("-D")
         del args[at:at + 2]
+    return args
+
+
+def stop(pgdata: Path, fast_seconds: float = 20) -> tuple[list[str], str | None]:
+    """`pg_ctl stop -m fast`; returns the server's options, for start(), and a diagnosis when
+    the fast shutdown did not end within its (load-scaled) time and was made immediate."""
+    args = _options(pgdata)
     wait = max(1, round(load.scaled(fast_seconds)))
     fast = [_pg_ctl_path(), "-D", str(pgdata), "-w", "-t", str(wait), "-m", "fast", "stop"]
     try:

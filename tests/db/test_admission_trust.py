@@ -114,3 +114,23 @@ async def test_a_collector_login_is_admitted_only_for_its_own_registration(
     assert await count(conn, "SELECT count(*) FROM request_ledger") == 0
     assert await count(conn, "SELECT count(*) FROM collection_jobs "
                              "WHERE lease_token IS NOT NULL") == 0
+
+
+async def test_a_full_window_stays_full_after_a_crash_emptied_the_buckets(
+        conn: Conn, tmp_path: Path) -> None:
+    """The budget's buckets are unlogged: crash recovery empties them (and their ready row).
+    The first admission after that counts the window from the ledger again, so a window the
+    ledger holds full admits nothing."""
+    me = await gated_collector(conn, tmp_path, budget=(N, W))
+    await conn.execute("INSERT INTO request_ledger (slot_at, egress_key, budget_class) "
+                       "SELECT clock_timestamp(), 'eg-other', 'bootstrap' "
+                       "FROM generate_series(1, %s)", [N])
+    await conn.execute("DELETE FROM budget_buckets_ready")  # what crash recovery leaves
+    await conn.execute("DELETE FROM budget_buckets")
+    cur = await conn.execute(
+        "SELECT outcome FROM admission_count_unattached(%s, %s, 'bootstrap', 'detailed', "
+        "0, 2, 1)", [me.egress_key, me.collector_uuid])
+    row = await cur.fetchone()
+    assert row is not None and row["outcome"] != "counted"
+    assert await count(conn, "SELECT count(*) FROM counted_requests") == N
+    assert await count(conn, "SELECT sum(n) FROM budget_buckets WHERE span = 60") == N

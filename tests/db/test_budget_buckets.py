@@ -127,3 +127,25 @@ def test_a_new_server_run_makes_the_buckets_again_from_the_ledger(
     assert db.execute(BUCKETS).fetchall() == db.execute(LEDGER_BY_BUCKET).fetchall()
     row = db.execute(WINDOW, {"slot": at(30 * US + SPAN * US), "span": SPAN}).fetchone()
     assert row is not None and row[1] == 60  # seconds 31..90, from buckets and the edge
+
+
+def _crash_state(db: psycopg.Connection[Any]) -> None:
+    """What crash recovery leaves of the unlogged buckets: nothing, nor their ready row."""
+    db.execute("DELETE FROM budget_buckets_ready")
+    db.execute("DELETE FROM budget_buckets")
+
+
+def test_buckets_a_crash_emptied_are_made_again_by_the_next_ledger_write(
+        db: psycopg.Connection[Any]) -> None:
+    """The trigger's first write after a crash rebuilds from the ledger, its own rows included
+    (counted once), whether it adds a request or marks one unsent."""
+    db.execute("TRUNCATE request_ledger")
+    apply(db, "count", [(k * US, "active") for k in range(30)])
+    _crash_state(db)
+    apply(db, "count", [(40 * US, "recent")])
+    assert db.execute(BUCKETS).fetchall() == db.execute(LEDGER_BY_BUCKET).fetchall()
+    assert db.execute("SELECT count(*) FROM budget_buckets_ready").fetchone() == (1,)
+    _crash_state(db)
+    apply(db, "unsent", 3)
+    assert db.execute(BUCKETS).fetchall() == db.execute(LEDGER_BY_BUCKET).fetchall()
+    assert_agree(db, [0, 5 * US, 39 * US])

@@ -49,6 +49,13 @@ class _Part(NamedTuple):
     definition: str
 
 
+class _Storage(NamedTuple):
+    """A table's storage where it is not the default (UNLOGGED, WITH (...))."""
+
+    table_name: str
+    definition: str
+
+
 class _PartitionKey(NamedTuple):
     table_name: str
     definition: str
@@ -79,6 +86,8 @@ async def describe(conn: Conn) -> Schema:
                         ("triggers", "catalog_triggers")):
         for row in await all_rows(conn, _Part, query):
             tables[row.table_name][part][row.name] = row.definition
+    for kept in await all_rows(conn, _Storage, "catalog_storage"):
+        tables[kept.table_name]["storage"] = kept.definition
     functions = dict(await all_rows(conn, _Named, "catalog_functions"))
     domains = dict(await all_rows(conn, _Named, "catalog_domains"))
     views = {r.name: _view_text(r.definition)
@@ -153,8 +162,13 @@ async def schema_sql(conn: Conn) -> str:
 def _table(name: str, table: dict[str, Any], partition_key: str | None) -> str:
     lines = [_column(col, spec) for col, spec in table["columns"].items()]
     lines += [f"CONSTRAINT {c} {d}" for c, d in sorted(table["constraints"].items())]
-    tail = f" PARTITION BY {partition_key}" if partition_key else ""
-    return f"CREATE TABLE {name} (\n    " + ",\n    ".join(lines) + f"\n){tail};\n"
+    storage = table.get("storage", "")
+    unlogged = "UNLOGGED " if storage.startswith("UNLOGGED") else ""
+    options = storage.removeprefix("UNLOGGED").strip()
+    tail = (f" PARTITION BY {partition_key}" if partition_key else "") + (
+        f" {options}" if options else "")
+    return (f"CREATE {unlogged}TABLE {name} (\n    " + ",\n    ".join(lines)
+            + f"\n){tail};\n")
 
 
 def _column(name: str, spec: dict[str, Any]) -> str:

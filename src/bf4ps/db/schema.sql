@@ -50,7 +50,7 @@ GRANT SELECT ON TABLE answer_suspects TO bf4ps_operator;
 GRANT SELECT ON TABLE answer_suspects TO bf4ps_scheduler;
 GRANT SELECT ON TABLE answer_suspects TO bf4ps_web;
 
-CREATE TABLE budget_buckets (
+CREATE UNLOGGED TABLE budget_buckets (
     span smallint NOT NULL,
     starts_at bigint NOT NULL,
     budget_class text NOT NULL,
@@ -59,11 +59,19 @@ CREATE TABLE budget_buckets (
     CONSTRAINT budget_buckets_n_check CHECK ((n >= 0)),
     CONSTRAINT budget_buckets_pkey PRIMARY KEY (span, starts_at, budget_class),
     CONSTRAINT budget_buckets_span_check CHECK ((span = ANY (ARRAY[1, 60])))
-);
+) WITH (fillfactor=50);
 GRANT SELECT ON TABLE budget_buckets TO bf4ps_collector;
 GRANT SELECT ON TABLE budget_buckets TO bf4ps_operator;
 GRANT SELECT ON TABLE budget_buckets TO bf4ps_scheduler;
 GRANT SELECT ON TABLE budget_buckets TO bf4ps_web;
+
+CREATE UNLOGGED TABLE budget_buckets_ready (
+    ready boolean NOT NULL DEFAULT true,
+    built_at timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT budget_buckets_ready_pkey PRIMARY KEY (ready),
+    CONSTRAINT budget_buckets_ready_ready_check CHECK (ready)
+);
+GRANT SELECT ON TABLE budget_buckets_ready TO bf4ps_operator;
 
 CREATE TABLE capacity_check (
     check_id smallint NOT NULL DEFAULT 1,
@@ -208,7 +216,7 @@ CASE
 END) AND ((started_at IS NOT NULL) = ((status)::text = 'running'::text)) AND (((status)::text <> 'running'::text) OR (started_at >= claimed_at)))),
     CONSTRAINT jobs_lookup_shape CHECK (((((resource)::text = 'lookup'::text) = (soldier_id IS NULL)) AND (((resource)::text <> 'lookup'::text) OR ((lookup_name IS NOT NULL) AND (lookup_platform IS NOT NULL) AND (request_id IS NOT NULL) AND ((lane)::text = 'interactive'::text))))),
     CONSTRAINT uq_jobs_soldier_resource UNIQUE (soldier_id, resource)
-);
+) WITH (fillfactor=70, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=200, autovacuum_vacuum_cost_delay=0);
 CREATE INDEX ix_jobs_claim ON public.collection_jobs USING btree (lane, rank, job_id) WHERE (lease_token IS NULL);
 CREATE INDEX ix_jobs_demand ON public.collection_jobs USING btree ((
 CASE
@@ -1331,6 +1339,7 @@ BEGIN
     IF budget IS NULL THEN
         RETURN;
     END IF;
+    PERFORM bf4ps_budget_ready();  -- the buckets made again after a crash emptied them
     SELECT * INTO win FROM budget_window(slot, budget_window_s + p_margin);
     IF win.total >= budget THEN
         SELECT c.slot_at INTO nth FROM counted_requests c
@@ -1823,6 +1832,8 @@ BEGIN
     IF TG_OP = 'TRUNCATE' THEN
         DELETE FROM budget_buckets;
         RETURN NULL;
+    ELSIF NOT bf4ps_budget_ready() THEN
+        RETURN NULL;  -- made again from the ledger, this statement's rows included
     ELSIF TG_OP = 'INSERT' THEN
         SELECT array_agg(bf4ps_budget_second(r.slot_at)), array_agg(r.budget_class),
                array_agg(1)
@@ -1882,6 +1893,22 @@ AS $function$
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_budget_minute(bigint) TO PUBLIC;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_budget_ready()
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+    PERFORM FROM budget_buckets_ready;
+    IF FOUND THEN
+        RETURN true;
+    END IF;
+    PERFORM bf4ps_budget_rebuild();  -- its lock queues a second caller, which rebuilds again
+    RETURN false;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_budget_rebuild()
  RETURNS bigint
  LANGUAGE plpgsql
@@ -1905,6 +1932,8 @@ BEGIN
     )
     INSERT INTO budget_buckets (span, starts_at, budget_class, n)
     SELECT k.span, k.starts_at, k.cls, k.n FROM k ORDER BY 1, 2, 3;
+    INSERT INTO budget_buckets_ready AS r DEFAULT VALUES
+    ON CONFLICT (ready) DO UPDATE SET built_at = excluded.built_at;
     SELECT COALESCE(sum(b.n), 0) INTO counted FROM budget_buckets b WHERE b.span = 60;
     RETURN counted;
 END

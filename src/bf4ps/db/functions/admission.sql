@@ -125,6 +125,7 @@ BEGIN
     IF budget IS NULL THEN
         RETURN;
     END IF;
+    PERFORM bf4ps_budget_ready();  -- the buckets made again after a crash emptied them
     SELECT * INTO win FROM budget_window(slot, budget_window_s + p_margin);
     IF win.total >= budget THEN
         SELECT c.slot_at INTO nth FROM counted_requests c

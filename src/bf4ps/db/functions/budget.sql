@@ -9,7 +9,9 @@
 -- row, its unsent marking and its pruning (`bf4ps_budget_count`, `bf4ps_budget_bump`,
 -- `bf4ps_budget_add`), and rebuilt from the ledger (`bf4ps_budget_rebuild`) when this file is
 -- applied and whenever the restore guard's row records a new server run, a restore or a rewind
--- (trigger `budget_rebuild`).
+-- (trigger `budget_rebuild`). They are unlogged (no WAL for a copy of what the ledger holds):
+-- crash recovery empties them and their ready row, and the first admission or ledger write after
+-- that makes them again (`bf4ps_budget_ready`) before it reads or changes them.
 -- Calls no other room; admission reads it.
 --
 -- Applied by `bf4ps db upgrade` whenever this file changes (bf4ps.db.code): every statement
@@ -283,6 +285,8 @@ BEGIN
     IF TG_OP = 'TRUNCATE' THEN
         DELETE FROM budget_buckets;
         RETURN NULL;
+    ELSIF NOT bf4ps_budget_ready() THEN
+        RETURN NULL;  -- made again from the ledger, this statement's rows included
     ELSIF TG_OP = 'INSERT' THEN
         SELECT array_agg(bf4ps_budget_second(r.slot_at)), array_agg(r.budget_class),
                array_agg(1)
@@ -341,12 +345,35 @@ BEGIN
     )
     INSERT INTO budget_buckets (span, starts_at, budget_class, n)
     SELECT k.span, k.starts_at, k.cls, k.n FROM k ORDER BY 1, 2, 3;
+    INSERT INTO budget_buckets_ready AS r DEFAULT VALUES
+    ON CONFLICT (ready) DO UPDATE SET built_at = excluded.built_at;
     SELECT COALESCE(sum(b.n), 0) INTO counted FROM budget_buckets b WHERE b.span = 60;
     RETURN counted;
 END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_budget_rebuild() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION bf4ps_budget_rebuild() TO bf4ps_operator;
+
+-- the buckets are unlogged (no WAL: they are the ledger's count, kept beside it): crash
+-- recovery empties them and their ready row; the first admission or ledger write after that
+-- makes them again from the ledger (true: they were ready; false: just rebuilt, from a ledger
+-- that already holds the calling statement's own rows)
+CREATE OR REPLACE FUNCTION bf4ps_budget_ready()
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+    PERFORM FROM budget_buckets_ready;
+    IF FOUND THEN
+        RETURN true;
+    END IF;
+    PERFORM bf4ps_budget_rebuild();  -- its lock queues a second caller, which rebuilds again
+    RETURN false;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_budget_ready() FROM PUBLIC;
 
 -- the restore guard's row changed what it knows of the server (a new run, another cluster,
 -- timeline, database or ledger table) or recorded a restore: the buckets are made again from

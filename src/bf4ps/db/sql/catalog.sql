@@ -11,6 +11,19 @@ LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
 WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
 ORDER BY 1, a.attnum
 
+-- name: catalog_storage
+-- a table's storage where it is not the default: unlogged, or with storage parameters
+SELECT c.relname AS table_name,
+       concat_ws(' ', CASE c.relpersistence WHEN 'u' THEN 'UNLOGGED' END,
+                 CASE WHEN c.reloptions IS NOT NULL
+                      THEN 'WITH (' || array_to_string(c.reloptions, ', ') || ')' END)
+           AS definition
+FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
+  AND (c.relpersistence = 'u' OR c.reloptions IS NOT NULL)
+ORDER BY 1
+
 -- name: catalog_constraints
 SELECT c.relname AS table_name, k.conname AS name, pg_get_constraintdef(k.oid) AS definition
 FROM pg_constraint k
