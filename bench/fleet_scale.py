@@ -19,7 +19,7 @@ cycles/s per egress); beside it, whether this run's N was sustained (cycles/s â‰
 the gates and the connect lead allow: a loop's next slot is at least the connect lead away).
 
 usage: python -m bench.fleet_scale [--egresses 40] [--loops 3] [--procs 2] [--seconds 30]
-       [--warmup 10] [--interval 0.36] [--no-budget] [--ledger-hour] [--json]
+       [--warmup 10] [--interval 0.36] [--no-budget] [--ledger-hour] [--budget-binds] [--json]
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ LEDGER_HOUR = (
 
 
 async def seed(url: str, egresses: int, interval: float, jobs: int, *, budget: bool,
-               ledger_rows: int) -> None:
+               ledger_rows: int, binds: bool = False) -> None:
     from bench import queue_cycle
 
     await queue_cycle.seed(url, jobs, jobs)
@@ -79,9 +79,12 @@ async def seed(url: str, egresses: int, interval: float, jobs: int, *, budget: b
             "INSERT INTO egress_gates (egress_key, min_interval_seconds) SELECT 'eg-' || g, "
             "%s FROM generate_series(1, %s) g ON CONFLICT (egress_key) DO NOTHING",
             [interval, egresses])
-        if budget:  # a budget that never binds: admission still counts the window's requests
-            await conn.execute("UPDATE fleet_budget SET requests = 1000000000, "
-                               "window_seconds = 3600")
+        if budget:  # a budget that never binds: admission still counts the window's requests;
+            # one that binds (--budget-binds) is the hour's ledger less one request an egress:
+            # the window is full from the start and every admission also finds the k-th
+            # newest counted slot, its slot a fraction of a second later than the gate's
+            await conn.execute("UPDATE fleet_budget SET requests = %s, window_seconds = 3600",
+                               [ledger_rows - egresses if binds else 1_000_000_000])
         if ledger_rows:
             await conn.execute(LEDGER_HOUR, {"egresses": egresses, "rows": ledger_rows})
             await conn.execute("VACUUM ANALYZE request_ledger")
@@ -170,7 +173,8 @@ def reading(admin_url: str, dbname: str, backend_pid: int) -> dict[str, float]:
 
 
 def run(egresses: int, loops: int, procs: int, seconds: float, warmup: float,
-        interval: float, *, budget: bool = True, ledger_hour: bool = False) -> dict[str, float]:
+        interval: float, *, budget: bool = True, ledger_hour: bool = False,
+        binds: bool = False) -> dict[str, float]:
     url = fresh_database("bench_fleet_scale")
     dbname = "bench_fleet_scale"
     admin = with_dbname(url, "postgres")
@@ -182,7 +186,8 @@ def run(egresses: int, loops: int, procs: int, seconds: float, warmup: float,
         # every few minutes add full-page images on top: see bench/RESULTS.md)
         conn.execute("CHECKPOINT")
     ledger_rows = int(egresses / interval * 3600) if ledger_hour else 0
-    asyncio.run(seed(url, egresses, interval, jobs, budget=budget, ledger_rows=ledger_rows))
+    asyncio.run(seed(url, egresses, interval, jobs, budget=budget, ledger_rows=ledger_rows,
+                     binds=binds))
     refs = asyncio.run(register_all(url, egresses, loops))
     with psycopg.connect(admin, autocommit=True) as conn:
         pid = conn.execute("SELECT pg_backend_pid()").fetchone()
@@ -260,12 +265,17 @@ def main() -> None:
                     help="the request ledger filled first with an hour of the fleet's "
                          "requests at this pacing (egresses / interval Ã— 3600 rows): the "
                          "steady state the budget's window count meets in production")
+    ap.add_argument("--budget-binds", action="store_true",
+                    help="with --ledger-hour: a fleet budget of the hour's rows less one an "
+                         "egress, so the window is full and every admission finds the k-th "
+                         "newest counted slot (the budget binding, as in production)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     os.environ.setdefault("BF4PS_BENCH_DIR", str(Path(tempfile.gettempdir()) / "bf4ps-fleet"))
     print(f"machine: {machine()}")
     r = run(args.egresses, args.loops, args.procs, args.seconds, args.warmup, args.interval,
-            budget=not args.no_budget, ledger_hour=args.ledger_hour)
+            budget=not args.no_budget, ledger_hour=args.ledger_hour,
+            binds=args.budget_binds and args.ledger_hour)
     print(f"machine after: {machine()}")
     per_egress = 1 / args.interval  # the product's rate at this pacing (10,000/h at 0.36 s)
     if args.json:

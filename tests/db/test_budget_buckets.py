@@ -2,12 +2,14 @@
 keeps the ledger's counted requests per class in seconds and minutes, written by triggers on
 request_ledger in the same statement as the ledger row, its unsent marking and its pruning, and
 made again from the ledger when the restore guard sees a new run. `budget_window` reads the
-buckets and the part-second at the window's edge from the ledger.
+buckets and the part-second at the window's edge from the ledger; `budget_nth_newest` finds the
+k-th newest counted slot through the minute and second buckets.
 
 The property: after any interleaving of counts (single rows and batches), unsent marks, prunes
 (the product's bf4ps_ledger_prune), rebuilds and new runs, every bucket equals the ledger's count
-of its second or minute and class, and `budget_window` equals the ledger's own count over any
-window — edges on a second, on a minute, or anywhere inside one."""
+of its second or minute and class, `budget_window` equals the ledger's own count over any
+window — edges on a second, on a minute, or anywhere inside one — and `budget_nth_newest(k)` the
+ledger's k-th newest counted slot."""
 
 from __future__ import annotations
 
@@ -81,8 +83,18 @@ def apply(db: psycopg.Connection[Any], op: str, arg: Any) -> None:
         db.execute("UPDATE restore_guard SET run_started_at = clock_timestamp()")
 
 
+NTH = "SELECT budget_nth_newest(%(k)s)"
+LEDGER_NTH = "SELECT slot_at FROM counted_requests ORDER BY slot_at DESC OFFSET %(k)s - 1 LIMIT 1"
+
+
 def assert_agree(db: psycopg.Connection[Any], edges: list[int]) -> None:
     assert db.execute(BUCKETS).fetchall() == db.execute(LEDGER_BY_BUCKET).fetchall()
+    total = db.execute("SELECT count(*) FROM counted_requests").fetchone()
+    assert total is not None
+    for k in {1, 2, 3, total[0] // 2, total[0] - 1, total[0], total[0] + 1}:
+        if k >= 1:  # the k-th newest counted slot, as admission asks when its window is full
+            got, want = (db.execute(q, {"k": k}).fetchone() for q in (NTH, LEDGER_NTH))
+            assert (got or (None,))[0] == (want or (None,))[0], f"the {k}-th newest"
     for edge in edges:
         slot = at(edge) + timedelta(seconds=SPAN)
         got = db.execute(WINDOW, {"slot": slot, "span": SPAN}).fetchone()

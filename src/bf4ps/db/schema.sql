@@ -1342,8 +1342,7 @@ BEGIN
     PERFORM bf4ps_budget_ready();  -- the buckets made again after a crash emptied them
     SELECT * INTO win FROM budget_window(slot, budget_window_s + p_margin);
     IF win.total >= budget THEN
-        SELECT c.slot_at INTO nth FROM counted_requests c
-        ORDER BY c.slot_at DESC LIMIT 1 OFFSET budget - 1;
+        nth := budget_nth_newest(budget);  -- the oldest of the newest `budget` counted
         slot := GREATEST(slot, win.last_slot + interval '1 microsecond',
                          nth + make_interval(secs => budget_window_s + p_margin));
         -- the window the later slot will be in
@@ -4666,6 +4665,42 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION budget_allowed_classes(integer,jsonb,text[],jsonb,boolean) TO PUBLIC;
+
+CREATE OR REPLACE FUNCTION public.budget_nth_newest(k integer)
+ RETURNS timestamp with time zone
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+DECLARE
+    m bigint;
+    s bigint;
+    newer bigint;  -- counted requests newer than the minute (then the second) found
+    in_second bigint;
+BEGIN
+    IF k < 1 THEN
+        RETURN NULL;
+    END IF;
+    SELECT c.starts_at, c.upto - c.n INTO m, newer
+    FROM (SELECT p.starts_at, p.n, sum(p.n) OVER (ORDER BY p.starts_at DESC) AS upto
+          FROM (SELECT b.starts_at, sum(b.n) AS n FROM budget_buckets b
+                WHERE b.span = 60 GROUP BY b.starts_at) p) c
+    WHERE c.upto >= k ORDER BY c.starts_at DESC LIMIT 1;
+    IF m IS NULL THEN
+        RETURN NULL;
+    END IF;
+    SELECT c.starts_at, newer + c.upto - c.n INTO s, newer
+    FROM (SELECT p.starts_at, p.n, sum(p.n) OVER (ORDER BY p.starts_at DESC) AS upto
+          FROM (SELECT b.starts_at, sum(b.n) AS n FROM budget_buckets b
+                WHERE b.span = 1 AND b.starts_at >= m AND b.starts_at < m + 60
+                GROUP BY b.starts_at) p) c
+    WHERE newer + c.upto >= k ORDER BY c.starts_at DESC LIMIT 1;
+    in_second := k - newer;  -- the in_second-th newest of that second
+    RETURN (SELECT l.slot_at FROM request_ledger l
+            WHERE l.slot_at >= to_timestamp(s) AND l.slot_at < to_timestamp(s + 1)
+              AND l.unsent_at IS NULL
+            ORDER BY l.slot_at DESC OFFSET in_second - 1 LIMIT 1);
+END
+$function$;
 
 CREATE OR REPLACE FUNCTION public.budget_shares()
  RETURNS jsonb

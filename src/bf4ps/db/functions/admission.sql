@@ -22,7 +22,8 @@
 -- scheduler_policy shares through budget_shares, egress_gates); the caller's own timings (its
 -- safety margin, claim horizon and connect lead) are clamped to bounds in which they can only
 -- make it slower, never lift a ceiling.
--- Calls the budget room (budget_window, budget_allowed_classes, budget_shares), the queue room
+-- Calls the budget room (budget_window, budget_nth_newest, budget_allowed_classes,
+-- budget_shares, bf4ps_budget_ready), the queue room
 -- (queue_claim, queue_succeed: the queue never calls back) and the access room.
 -- admission_slot and queue_succeed_counted are the forms builds of schema 0032 call: kept,
 -- as thin wrappers over the above with the same trust, until no such build runs.
@@ -128,8 +129,7 @@ BEGIN
     PERFORM bf4ps_budget_ready();  -- the buckets made again after a crash emptied them
     SELECT * INTO win FROM budget_window(slot, budget_window_s + p_margin);
     IF win.total >= budget THEN
-        SELECT c.slot_at INTO nth FROM counted_requests c
-        ORDER BY c.slot_at DESC LIMIT 1 OFFSET budget - 1;
+        nth := budget_nth_newest(budget);  -- the oldest of the newest `budget` counted
         slot := GREATEST(slot, win.last_slot + interval '1 microsecond',
                          nth + make_interval(secs => budget_window_s + p_margin));
         -- the window the later slot will be in

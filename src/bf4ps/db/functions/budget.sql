@@ -161,6 +161,48 @@ AS $function$
             ORDER BY l.slot_at DESC LIMIT 1)
 $function$;
 
+-- the k-th newest counted slot (NULL when fewer are counted): the minute that holds it from the
+-- minute buckets (newest first, summed over classes), the second within that minute from the
+-- second buckets, then the row within that second from the ledger's slot index — what
+-- `ORDER BY slot_at DESC OFFSET k - 1` over every counted request gives, at a cost that does
+-- not grow with k (a full hour's window is admission's every call once the budget binds)
+CREATE OR REPLACE FUNCTION budget_nth_newest(k integer)
+ RETURNS timestamp with time zone
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+DECLARE
+    m bigint;
+    s bigint;
+    newer bigint;  -- counted requests newer than the minute (then the second) found
+    in_second bigint;
+BEGIN
+    IF k < 1 THEN
+        RETURN NULL;
+    END IF;
+    SELECT c.starts_at, c.upto - c.n INTO m, newer
+    FROM (SELECT p.starts_at, p.n, sum(p.n) OVER (ORDER BY p.starts_at DESC) AS upto
+          FROM (SELECT b.starts_at, sum(b.n) AS n FROM budget_buckets b
+                WHERE b.span = 60 GROUP BY b.starts_at) p) c
+    WHERE c.upto >= k ORDER BY c.starts_at DESC LIMIT 1;
+    IF m IS NULL THEN
+        RETURN NULL;
+    END IF;
+    SELECT c.starts_at, newer + c.upto - c.n INTO s, newer
+    FROM (SELECT p.starts_at, p.n, sum(p.n) OVER (ORDER BY p.starts_at DESC) AS upto
+          FROM (SELECT b.starts_at, sum(b.n) AS n FROM budget_buckets b
+                WHERE b.span = 1 AND b.starts_at >= m AND b.starts_at < m + 60
+                GROUP BY b.starts_at) p) c
+    WHERE newer + c.upto >= k ORDER BY c.starts_at DESC LIMIT 1;
+    in_second := k - newer;  -- the in_second-th newest of that second
+    RETURN (SELECT l.slot_at FROM request_ledger l
+            WHERE l.slot_at >= to_timestamp(s) AND l.slot_at < to_timestamp(s + 1)
+              AND l.unsent_at IS NULL
+            ORDER BY l.slot_at DESC OFFSET in_second - 1 LIMIT 1);
+END
+$function$;
+REVOKE ALL ON FUNCTION budget_nth_newest(k integer) FROM PUBLIC;
+
 -- counted requests in (second, class) added (+1) or taken away (-1), as the net change of each
 -- second's bucket and its minute's
 CREATE OR REPLACE FUNCTION bf4ps_budget_keys(p_seconds bigint[], p_classes text[], p_deltas integer[])
