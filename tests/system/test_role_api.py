@@ -151,6 +151,19 @@ CASES: list[Case] = [
          "was registered by login"),
     Case("bf4ps_collector_stopped/1", "collector",
          "SELECT * FROM bf4ps_collector_stopped(%(cb)s)", "denied", NOT_OWN),
+    # a registration with no recorded login (an older build's) is no runtime login's: a start
+    # adopts it only while it is not alive
+    Case("bf4ps_collector_heartbeat/1", "collector",
+         "SELECT * FROM bf4ps_collector_heartbeat(%(cn)s)", "denied", NOT_OWN),
+    Case("bf4ps_collector_started/4", "collector",
+         "SELECT * FROM bf4ps_collector_started(%(cn)s, 'x', 1, NULL)", "denied",
+         "(none recorded, and it is alive)"),
+    Case("queue_claim/6", "collector", "SELECT * FROM queue_claim(%(cn)s, 'background', 600)",
+         "rows", 0),
+    Case("admission_look/4", "collector",
+         "SELECT * FROM admission_look(%(cn)s, 0, 0, 0)", "denied", NOT_OWN),
+    Case("bf4ps_jobs_expire_abandoned/1", "collector",
+         "SELECT * FROM bf4ps_jobs_expire_abandoned(%(cn)s)", "denied", NOT_OWN),
     Case("bf4ps_collectors_mark_silent/1", "scheduler",
          "SELECT * FROM bf4ps_collectors_mark_silent(-1e9)", "rows", 0,
          before="UPDATE collectors SET last_heartbeat_at = now() + interval '1 minute'"),
@@ -176,13 +189,26 @@ CASES: list[Case] = [
          f"SELECT * FROM bf4ps_job_release({FOREIGN_JOB}, 'x')", "rows", 0),
     Case("bf4ps_job_renew/4", "collector",
          f"SELECT * FROM bf4ps_job_renew({FOREIGN_JOB}, 1e9)", "rows", 0),
+    # its own lease: at most the policy's lease_max_seconds (1800 s), whatever it passes
     Case("bf4ps_job_renew/4", "collector",
-         "SELECT * FROM bf4ps_job_renew(%(job)s, %(ca)s, %(tok)s, 1e9)", "gap",
-         "its own lease's length from the caller (queue.sql)"),
+         "SELECT * FROM bf4ps_job_renew(%(job)s, %(ca)s, %(tok)s, 1e9)", "clamped",
+         check="SELECT lease_expires_at <= now() + interval '1801 seconds' AS ok "
+               "FROM collection_jobs WHERE job_id = %(job)s"),
+    Case("bf4ps_job_start/5", "collector",
+         "SELECT * FROM bf4ps_job_start(%(job)s, %(ca)s, %(tok)s, "
+         "now() + interval '100 years', 1e9)", "clamped",
+         check="SELECT started_at <= now() + interval '61 seconds' AND lease_expires_at "
+               "<= now() + interval '1861 seconds' AS ok FROM collection_jobs "
+               "WHERE job_id = %(job)s"),
     Case("bf4ps_job_reslot/5", "collector",
          f"SELECT bf4ps_job_reslot({FOREIGN_JOB}, now() - interval '1 day', 1e9)", "clamped",
          check="SELECT lease_expires_at < now() + interval '1 hour' AS ok "
                "FROM collection_jobs WHERE job_id = %(job_b)s"),
+    Case("bf4ps_job_reslot/5", "collector",
+         "SELECT bf4ps_job_reslot(%(job)s, %(ca)s, %(tok)s, now() + interval '100 years', "
+         "1e9)", "clamped",
+         check="SELECT started_at <= now() AND lease_expires_at <= now() + interval "
+               "'1861 seconds' AS ok FROM collection_jobs WHERE job_id = %(job)s"),
     Case("bf4ps_job_retry/5", "collector",
          "SELECT * FROM bf4ps_job_retry(%(job_b)s, gen_random_uuid(), now(), 'x', 'y')",
          "rows", 0),
@@ -191,12 +217,17 @@ CASES: list[Case] = [
          "true"),
     Case("bf4ps_job_start/5", "collector",
          f"SELECT * FROM bf4ps_job_start({FOREIGN_JOB}, now(), 1e9)", "rows", 0),
+    # a request joins only its own soldier's (or look-up's) job; a collector's only through
+    # a look-up job whose lease it holds
     Case("bf4ps_job_attach_request/2", "collector",
-         "SELECT bf4ps_job_attach_request(%(job_b)s, %(request)s)", "gap",
-         "any unattached job (queue.sql)"),
+         "SELECT bf4ps_job_attach_request(%(job_b)s, %(request)s)", "clamped",
+         check="SELECT request_id IS NULL AS ok FROM collection_jobs WHERE job_id = %(job_b)s"),
+    Case("bf4ps_job_attach_request/2", "collector",
+         "SELECT bf4ps_job_attach_request(%(job_p)s, %(request_s)s)", "clamped",
+         check="SELECT request_id IS NULL AS ok FROM collection_jobs WHERE job_id = %(job_p)s"),
     Case("bf4ps_job_attach_request/2", "web",
-         "SELECT bf4ps_job_attach_request(%(job_b)s, %(request)s)", "gap",
-         "any unattached job (queue.sql)"),
+         "SELECT bf4ps_job_attach_request(%(job_b)s, %(request)s)", "clamped",
+         check="SELECT request_id IS NULL AS ok FROM collection_jobs WHERE job_id = %(job_b)s"),
     Case("bf4ps_lease_outcome/2", "collector",
          "SELECT bf4ps_lease_outcome(%(job_b)s, gen_random_uuid()) IS NULL", "true"),
     Case("bf4ps_lease_outcome/2", "scheduler",
@@ -346,6 +377,13 @@ CASES: list[Case] = [
          "SELECT bool_or(a.wait_seconds >= 1) FROM generate_series(1, 102) g, "
          "LATERAL bf4ps_ops_login_attempt(ARRAY['client:hostile' || left(g::text, 0)], "
          "'attempt', 1000000, 0, 0, 0) a", "true"),
+    # last (it ends the collector's own lease): the freshness is the policy's (a week for
+    # detailed stats), not the caller's 1e9 s
+    Case("queue_succeed/13", "collector",
+         "SELECT * FROM queue_succeed(%(job)s, %(ca)s, %(tok)s, 1e9, 200, 1, '{}'::jsonb)",
+         "clamped", check="SELECT next_due_at <= now() + interval '7 days 1 minute' AS ok "
+                          "FROM collection_state WHERE soldier_id = %(soldier)s "
+                          "AND resource = 'detailed'"),
 ]
 
 
@@ -366,6 +404,16 @@ async def more_setup(conn: Conn, params: dict[str, Any], logins: Logins) -> dict
         "INSERT INTO collectors (collector_uuid, collector_name, hostname, lane, egress_key, "
         "health, last_heartbeat_at, db_login) VALUES (gen_random_uuid(), 'mx-c', 'matrix', "
         "'background', 'mx-c', 'healthy', now(), %s)", (logins.names["collector"],))
+    cn = await (await conn.execute(  # an older build's, alive: no login recorded
+        "INSERT INTO collectors (collector_uuid, collector_name, hostname, lane, egress_key, "
+        "health, last_heartbeat_at) VALUES (gen_random_uuid(), 'mx-n', 'matrix', "
+        "'background', 'mx-n', 'healthy', now()) RETURNING collector_uuid")).fetchone()
+    assert cn is not None
+    request_s = await (await conn.execute(
+        "INSERT INTO interactive_requests (request_id, soldier_id, platform, client_key) "
+        "VALUES (gen_random_uuid(), %s, 'pc', '203.0.113.8') RETURNING request_id",
+        (params["soldier"],))).fetchone()
+    assert request_s is not None
     await conn.execute(
         "INSERT INTO circuit_breakers (lane, resource, state, signature, opened_at, "
         "next_probe_at, probe_seconds, close_successes, soldiers, egresses) VALUES "
@@ -399,11 +447,13 @@ async def more_setup(conn: Conn, params: dict[str, Any], logins: Logins) -> dict
         "RETURNING flag_id", (params["soldier"],))).fetchone()
     assert flag is not None
     request = await (await conn.execute(
-        "SELECT request_id FROM interactive_requests LIMIT 1")).fetchone()
+        "SELECT request_id FROM interactive_requests WHERE lookup_name = 'Someone'"
+        )).fetchone()
     assert request is not None
     return params | {"job_b": b["job_id"], "tok_b": b["lease_token"],
                      "b_ledger": led["request_id"], "job_p": job_p["job_id"],
-                     "request": request["request_id"], "flag": flag["flag_id"]}
+                     "request": request["request_id"], "flag": flag["flag_id"],
+                     "cn": cn["collector_uuid"], "request_s": request_s["request_id"]}
 
 
 async def run_case(conns: dict[str, Conn], owner: Conn, case: Case,

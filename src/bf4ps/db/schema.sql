@@ -1383,8 +1383,7 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'no collector %', p_collector USING ERRCODE = 'no_data_found';
     END IF;
-    IF owner IS DISTINCT FROM session_user::text AND NOT bf4ps_caller_holds('bf4ps_operator')
-    THEN
+    IF NOT bf4ps_caller_owns(owner) THEN
         RAISE EXCEPTION 'a collector is admitted for only its own registration (collector %, '
             'registered by login %, not %)', p_collector, owner, session_user
             USING ERRCODE = 'insufficient_privilege';
@@ -1475,7 +1474,7 @@ BEGIN
         FROM admission_caller(p_collector) c;
     ELSIF NOT bf4ps_caller_holds('bf4ps_operator') AND NOT EXISTS (
             SELECT 1 FROM collectors c WHERE c.egress_key = p_egress
-              AND c.db_login = session_user::text AND c.retired_at IS NULL) THEN
+              AND bf4ps_caller_owns(c.db_login) AND c.retired_at IS NULL) THEN
         RAISE EXCEPTION 'a request of no collector is counted only on an egress of the '
             'caller''s own collectors (login %, egress %)', session_user, p_egress
             USING ERRCODE = 'insufficient_privilege';
@@ -1986,6 +1985,14 @@ AS $function$
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_caller_holds(text) TO PUBLIC;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_caller_owns(p_owner text)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT COALESCE(p_owner = session_user::text, false) OR bf4ps_caller_holds('bf4ps_operator')
+$function$;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_circuit_close(p_lane text, p_resource text)
  RETURNS TABLE(opened_at timestamp with time zone, closed_at timestamp with time zone, probe_successes integer, signature text)
  LANGUAGE plpgsql
@@ -2400,8 +2407,7 @@ DECLARE
     owner text;
 BEGIN
     SELECT x.db_login INTO owner FROM collectors x WHERE x.collector_uuid = p_collector;
-    IF owner IS NOT NULL AND owner <> session_user::text
-            AND NOT bf4ps_caller_holds('bf4ps_operator') THEN
+    IF FOUND AND NOT bf4ps_caller_owns(owner) THEN
         RAISE EXCEPTION 'a collector may % only its own registration (collector %, registered '
             'by login %, not %)', p_action, p_collector, owner, session_user
             USING ERRCODE = 'insufficient_privilege';
@@ -2499,12 +2505,19 @@ DECLARE
     after collectors;
 BEGIN
     SELECT * INTO before FROM collectors x WHERE x.collector_uuid = p_collector FOR UPDATE;
-    IF FOUND AND before.db_login IS DISTINCT FROM session_user::text
-            AND before.db_login IS NOT NULL
-            AND EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = before.db_login)
-            AND NOT bf4ps_caller_holds('bf4ps_operator') THEN
+    -- a start records the caller's login: of its own registration; of one whose login was
+    -- dropped (a host moved to another login); of one from before logins were recorded (no
+    -- db_login: a registration of an older build) only while it is not alive, so a first
+    -- start after the upgrade adopts it but no login takes over a running collector
+    IF FOUND AND NOT bf4ps_caller_owns(before.db_login)
+            AND NOT (before.db_login IS NOT NULL
+                     AND NOT EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = before.db_login))
+            AND NOT (before.db_login IS NULL AND before.retired_at IS NULL
+                     AND NOT (before.health = 'healthy' AND before.last_heartbeat_at
+                              > clock_timestamp() - interval '30 seconds')) THEN
         RAISE EXCEPTION 'collector % was registered by login %, not %', before.collector_name,
-            before.db_login, session_user USING ERRCODE = 'insufficient_privilege';
+            COALESCE(before.db_login, '(none recorded, and it is alive)'), session_user
+            USING ERRCODE = 'insufficient_privilege';
     END IF;
     UPDATE collectors x
     SET started_at = now(), stopped_at = NULL, software_version = p_version, pid = p_pid,
@@ -2692,7 +2705,7 @@ AS $function$
 BEGIN
     IF NOT bf4ps_caller_holds('bf4ps_operator') AND NOT EXISTS (
             SELECT 1 FROM collectors x WHERE x.egress_key = p_egress AND x.retired_at IS NULL
-              AND x.db_login = session_user::text) THEN
+              AND bf4ps_caller_owns(x.db_login)) THEN
         RAISE EXCEPTION 'a collector may % only the egress of its own registration (egress %, '
             'login %)', p_action, p_egress, session_user
             USING ERRCODE = 'insufficient_privilege';
@@ -3162,6 +3175,19 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_feed_retry(integer) TO bf4ps_scheduler;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_freshness(p_resource text)
+ RETURNS interval
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT make_interval(secs => CASE p_resource
+        WHEN 'detailed' THEN bf4ps_policy_number('freshness_detailed_seconds', 604800)
+        WHEN 'profile' THEN bf4ps_policy_number('freshness_profile_seconds', 4838400)
+        WHEN 'weapons' THEN bf4ps_policy_number('freshness_weapons_seconds', 4838400)
+        WHEN 'vehicles' THEN bf4ps_policy_number('freshness_vehicles_seconds', 4838400)
+        ELSE 0 END)
+$function$;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_gains_boards_drop(p_soldiers bigint[])
  RETURNS integer
  LANGUAGE plpgsql
@@ -3462,8 +3488,23 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_attach_request(p_job bigint, p_reque
  SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
+    -- a player's open request joins a job of no request only when the job collects what the
+    -- request asks for: its soldier's (or, for a look-up, the same name and platform); a
+    -- collector attaches only the request of a look-up job whose lease it holds (the soldier
+    -- that look-up found), never another player's request to another soldier's work
     UPDATE collection_jobs j SET request_id = p_request, updated_at = now()
-    WHERE j.job_id = p_job AND j.request_id IS NULL;
+    FROM interactive_requests r
+    WHERE j.job_id = p_job AND j.request_id IS NULL AND r.request_id = p_request
+      AND r.status IN ('queued', 'collecting')
+      AND (r.soldier_id = j.soldier_id
+           OR (j.soldier_id IS NULL AND r.soldier_id IS NULL
+               AND lower(j.lookup_name) = lower(r.lookup_name)
+               AND j.lookup_platform::text = r.platform::text))
+      AND (bf4ps_caller_holds('bf4ps_web') OR EXISTS (
+            SELECT 1 FROM collection_jobs l JOIN collectors c
+                ON c.collector_uuid = l.collector_uuid
+            WHERE l.request_id = p_request AND l.lease_token IS NOT NULL
+              AND l.lease_expires_at > clock_timestamp() AND bf4ps_caller_owns(c.db_login)));
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_job_attach_request(bigint,uuid) TO bf4ps_collector;
@@ -3590,7 +3631,7 @@ BEGIN
     RETURN QUERY
     UPDATE collection_jobs j
     SET lease_expires_at = GREATEST(j.lease_expires_at,
-                                    clock_timestamp() + make_interval(secs => p_lease))
+                                    clock_timestamp() + bf4ps_lease_length(p_lease))
     WHERE j.job_id = p_job AND j.collector_uuid = p_collector AND j.lease_token = p_token
       AND j.status IN ('claimed', 'running') AND j.lease_expires_at > clock_timestamp()
     RETURNING j.lease_expires_at;
@@ -3606,9 +3647,10 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_reslot(p_job bigint, p_collector uui
 AS $function$
 BEGIN
     UPDATE collection_jobs j
-    SET started_at = p_sent_at,
+    SET started_at = LEAST(p_sent_at, clock_timestamp()),
         lease_expires_at = GREATEST(j.lease_expires_at,
-                                    p_sent_at + make_interval(secs => p_lease)),
+                                    LEAST(p_sent_at, clock_timestamp())
+                                    + bf4ps_lease_length(p_lease)),
         updated_at = clock_timestamp()
     WHERE j.job_id = p_job AND j.collector_uuid = p_collector AND j.lease_token = p_token
       AND j.status = 'running' AND j.lease_expires_at > clock_timestamp();
@@ -3665,9 +3707,12 @@ AS $function$
 BEGIN
     RETURN QUERY
     UPDATE collection_jobs j
-    SET status = 'running', started_at = GREATEST(p_started_at, j.claimed_at),
-        lease_expires_at = GREATEST(p_started_at, clock_timestamp())
-                           + make_interval(secs => p_lease),
+    SET status = 'running',
+        started_at = GREATEST(LEAST(p_started_at, clock_timestamp() + interval '60 seconds'),
+                              j.claimed_at),
+        lease_expires_at = GREATEST(LEAST(p_started_at,
+                                          clock_timestamp() + interval '60 seconds'),
+                                    clock_timestamp()) + bf4ps_lease_length(p_lease),
         updated_at = clock_timestamp()
     WHERE j.job_id = p_job AND j.collector_uuid = p_collector AND j.lease_token = p_token
       AND j.status = 'claimed' AND j.lease_expires_at > clock_timestamp()
@@ -3686,8 +3731,7 @@ AS $function$
 BEGIN
     -- a collector expires only its own registration's leases
     IF NOT EXISTS (SELECT 1 FROM collectors c WHERE c.collector_uuid = p_collector
-                     AND (c.db_login = session_user::text
-                          OR bf4ps_caller_holds('bf4ps_operator'))) THEN
+                     AND bf4ps_caller_owns(c.db_login)) THEN
         RAISE EXCEPTION 'a collector may expire the leases of only its own registration '
             '(collector %, login %)', p_collector, session_user
             USING ERRCODE = 'insufficient_privilege';
@@ -3701,6 +3745,15 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_jobs_expire_abandoned(uuid) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_lease_length(p_lease double precision)
+ RETURNS interval
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT make_interval(secs => LEAST(GREATEST(p_lease, 1),
+                                       GREATEST(bf4ps_policy_number('lease_max_seconds', 1800), 1)))
+$function$;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_lease_outcome(p_job_id bigint, p_lease_token uuid)
  RETURNS text
@@ -3747,7 +3800,7 @@ AS $function$
       -- a receipt of a request counted for a registration of the caller's login only
       AND (l.collector_uuid IS NULL OR bf4ps_caller_holds('bf4ps_operator')
            OR EXISTS (SELECT 1 FROM collectors c WHERE c.collector_uuid = l.collector_uuid
-                        AND (c.db_login IS NULL OR c.db_login = session_user::text)))
+                        AND bf4ps_caller_owns(c.db_login)))
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_ledger_receipt(bigint) TO bf4ps_collector;
 
@@ -4711,7 +4764,7 @@ BEGIN
             collector_uuid = p_collector, lease_token = gen_random_uuid(),
             claimed_at = clock_timestamp(),
             started_at = CASE WHEN p_start THEN clock_timestamp() END,
-            lease_expires_at = clock_timestamp() + make_interval(secs => p_lease),
+            lease_expires_at = clock_timestamp() + bf4ps_lease_length(p_lease),
             attempt_count = j.attempt_count + 1, updated_at = clock_timestamp()
         WHERE j.job_id = COALESCE(old.job_id, (
                 SELECT f.job_id FROM collection_jobs f
@@ -4727,8 +4780,7 @@ BEGIN
                       WHERE me.collector_uuid = p_collector AND me.enabled AND NOT me.drained
                         AND me.retired_at IS NULL
                         -- a collector claims only for its own registration
-                        AND (me.db_login = session_user::text
-                             OR bf4ps_caller_holds('bf4ps_operator')))
+                        AND bf4ps_caller_owns(me.db_login))
         RETURNING j.*
     )
     SELECT NULL::bigint, NULL::timestamptz, c.job_id, c.soldier_id, c.resource::text,
@@ -4785,7 +4837,7 @@ BEGIN
         UPDATE collection_state cs
         SET status = 'current', last_attempt_at = clock_timestamp(),
             last_success_at = clock_timestamp(),
-            next_due_at = clock_timestamp() + make_interval(secs => p_freshness),
+            next_due_at = clock_timestamp() + bf4ps_freshness(gone.resource::text),
             next_attempt_at = NULL, consecutive_failures = 0,
             attempts_total = cs.attempts_total + 1, updated_at = clock_timestamp()
         FROM gone
