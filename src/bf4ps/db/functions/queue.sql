@@ -19,15 +19,16 @@ AS $function$
                 ELSE (CASE WHEN retrying THEN 'retry' ELSE klass END) = ANY(p_classes) END
 $function$;
 
--- A lease's length within the policy's bounds, whatever the caller passes: at least a second,
--- at most `lease_max_seconds` (a lease of a year would keep a dead collector's job from the
--- reaper that long). Inlined into the claim, start, renew and reslot.
+-- A lease's length within the policy's bounds, whatever the caller passes: never negative, at
+-- most `lease_max_seconds` (a lease of a year would keep a dead collector's job from the reaper
+-- that long; a short one only lets the caller's own job be reclaimed sooner). Inlined into the
+-- claim, start, renew and reslot.
 CREATE OR REPLACE FUNCTION bf4ps_lease_length(p_lease double precision)
  RETURNS interval
  LANGUAGE sql
  STABLE
 AS $function$
-    SELECT make_interval(secs => LEAST(GREATEST(p_lease, 1),
+    SELECT make_interval(secs => LEAST(GREATEST(p_lease, 0),
                                        GREATEST(bf4ps_policy_number('lease_max_seconds', 1800), 1)))
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_lease_length(p_lease double precision) FROM PUBLIC;
