@@ -5,9 +5,10 @@ collector's uuid, lease or egress, negative and enormous numbers, a partition in
 (a check afterwards, as the owner, says the state stayed inside the policy's bounds). The
 catalog test fails when a function is granted to a runtime role without a case here, when a
 case names a function no runtime role holds, and when a runtime role gains a table write that
-is not in the list of writes still to move behind functions. `GAP` cases are holes this
-branch does not close (the admission and queue files are rewritten elsewhere): they run, and
-the docs list them; closing one makes its case fail until it is moved to a refusal."""
+is not in the list of writes still to move behind functions. A `gap` case would be a known
+hole (it runs, and the docs list it); none is left: the caller-given lease lengths, the
+success's freshness, the request attachment and the registrations with no recorded login are
+refusals or clamps now."""
 
 from __future__ import annotations
 
@@ -430,8 +431,9 @@ CASES: list[Case] = [
          "SELECT * FROM bf4ps_progress_flag_raise(%(soldier)s, 'soldier', NULL, "
          "now() - interval '2 hours', now() - interval '1 hour', 'forged')", "rows", 0),
     Case("bf4ps_progress_flag_raise/6", "scheduler",  # a checked one: nothing flagged
-         "SELECT * FROM bf4ps_progress_flag_raise(%(soldier)s, 'soldier', NULL, started_at, "
-         "ended_at, 'forged') FROM soldier_intervals WHERE soldier_id = %(soldier)s", "rows", 0),
+         "SELECT f.* FROM soldier_intervals i, LATERAL bf4ps_progress_flag_raise(i.soldier_id, "
+         "'soldier', NULL, i.started_at, i.ended_at, 'forged') f "
+         "WHERE i.soldier_id = %(soldier)s", "rows", 0),
     # --- the scheduler's records: the database's clock, retention outside history_retention_days
     Case("bf4ps_history_record/7", "scheduler",
          "SELECT bf4ps_history_record(-5, -10, '{}', '{}', '{}', '{}', '{}')", "clamped",
