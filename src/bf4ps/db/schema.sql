@@ -693,7 +693,6 @@ CREATE INDEX ix_requests_client ON public.interactive_requests USING btree (clie
 CREATE INDEX ix_requests_open ON public.interactive_requests USING btree (created_at) WHERE (status = ANY (ARRAY['queued'::text, 'collecting'::text]));
 GRANT SELECT (request_id, soldier_id, lookup_name, platform, status, resources, eta_at, first_request_at, finished_at, message, created_at, updated_at) ON TABLE interactive_requests TO bf4ps_collector;
 GRANT SELECT ON TABLE interactive_requests TO bf4ps_operator;
-GRANT INSERT, UPDATE ON TABLE interactive_requests TO bf4ps_scheduler;
 GRANT SELECT (request_id, soldier_id, lookup_name, platform, status, resources, eta_at, first_request_at, finished_at, message, created_at, updated_at) ON TABLE interactive_requests TO bf4ps_scheduler;
 GRANT SELECT ON TABLE interactive_requests TO bf4ps_web;
 

@@ -27,3 +27,6 @@ REVOKE INSERT, UPDATE, DELETE ON answer_suspects FROM bf4ps_collector;
 -- Progress flags are raised only through bf4ps_progress_flag_raise (db/functions/progress.sql:
 -- an unchecked interval that exists).
 REVOKE INSERT ON progress_flags FROM bf4ps_scheduler;
+-- A request follows its jobs through triggers on collection_jobs, which only owner-run functions
+-- write: the scheduler's role never writes a request itself.
+REVOKE INSERT, UPDATE ON interactive_requests FROM bf4ps_scheduler;
