@@ -638,8 +638,7 @@ REMAINING_WRITES: dict[str, set[str]] = {
         "vehicle_catalog:INSERT,UPDATE", "weapon_catalog:INSERT,UPDATE"},
     "bf4ps_scheduler": {
         "collection_state:INSERT,UPDATE", "coverage_deltas:INSERT",
-        "item_intervals:DELETE,UPDATE",
-"soldier_intervals:DELETE,UPDATE",
+        "item_intervals:DELETE,UPDATE", "soldier_intervals:DELETE,UPDATE",
         "soldier_names:INSERT,UPDATE", "soldier_sources:INSERT,UPDATE",
         "soldiers:INSERT,UPDATE"},
     "bf4ps_web": set(),  # the website writes no table directly
