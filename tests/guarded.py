@@ -84,5 +84,5 @@ async def _refused(conn: Conn, me: CollectorRef, job: ClaimedJob, verdict: plaus
     outcome = await finalize.fail(conn, me, job, ErrorClass.IMPLAUSIBLE, verdict.message,
                                   Attempt(200, 5, verdict.details()), policy)
     assert job.soldier_id is not None
-    await plausible.record_suspect(conn, job.soldier_id, Resource(job.resource), verdict)
+    await plausible.record_suspect(conn, job, verdict)
     return outcome

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import NamedTuple
 from uuid import UUID
 
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.db.connect import Conn
+from bf4ps.db.queries import all_rows, execute
 from bf4ps.domain import JobReason, Lane, Platform, PriorityClass, SourceType
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
@@ -35,9 +37,25 @@ FLEET_CONFIGURE = ("UPDATE fleet_budget SET requests = %(requests)s, "
 
 async def make_soldier(conn: Conn, persona_id: int, platform: Platform = Platform.PC,
                        name: str | None = None, seen: datetime = T0) -> int:
-    result = await soldiers.upsert(conn, soldiers.Sighting(
-        persona_id, platform, name or f"Soldier{persona_id}", seen, seen, SourceType.BF4SW))
-    return result.soldier_id
+    """A soldier BF4SW saw playing at `seen`, through the intake's own statements (a batch of
+    one): identity, name, source and never-attempted state."""
+    name = name or f"Soldier{persona_id}"
+    rows = await all_rows(conn, _Made, "soldiers_upsert", {
+        "persona_ids": [persona_id], "platforms": [platform.value], "names": [name],
+        "first_seen": [seen], "played_at": [seen], "name_confirmed": False})
+    ids = [rows[0].soldier_id]
+    await execute(conn, "intake_upsert_names", {"soldier_ids": ids, "names": [name],
+                                                "first_seen": [seen], "last_seen": [seen]})
+    await execute(conn, "intake_upsert_sources", {
+        "source": SourceType.BF4SW.value, "soldier_ids": ids, "first_seen": [seen],
+        "last_seen": [seen]})
+    await execute(conn, "intake_state_init", {"soldier_ids": ids, "now": seen,
+                                              "resources": soldiers.ALL_RESOURCES})
+    return ids[0]
+
+
+class _Made(NamedTuple):
+    soldier_id: int
 
 
 async def make_collector(conn: Conn, data_dir: Path, name: str,

@@ -141,6 +141,9 @@ class Policy(BaseModel):
     # collector seeds a gate faster than gate_seed_min_interval_seconds
     gate_cooldown_max_seconds: float = Field(1800, gt=0)
     gate_seed_min_interval_seconds: float = Field(0.05, gt=0)
+    # ... and no lease a collector takes, starts, renews or re-slots runs longer than this
+    # (db/functions/queue.sql; BF4PS_LEASE_SECONDS above it is cut to it)
+    lease_max_seconds: float = Field(1800, gt=0)
     # plausibility (stats/plausible.py): a stats reset (lifetime counters lower than stored) is
     # believed after reset_confirmations agreeing answers spanning reset_min_span_seconds
     reset_confirmations: int = Field(3, ge=2)

@@ -27,6 +27,7 @@ MAY_CALL: dict[str, frozenset[str]] = {
     "feeder": BASE,
     "fleet": BASE,
     "gates": BASE | {"fleet"},
+    "history": BASE,
     "ledger": BASE | {"restore", "fleet"},
     "progress": BASE,
     "queue": BASE | {"circuit"},
@@ -34,6 +35,7 @@ MAY_CALL: dict[str, frozenset[str]] = {
     "restore": BASE | {"ledger"},
     "sessions": BASE,
     "settings": BASE,
+    "soldiers": BASE,
     "state": BASE,
     "stats": BASE,
 }

@@ -113,6 +113,9 @@ POLICY_HELP = {
                                   "(a throttle's or an outage's): the database clamps it."),
     "gate_seed_min_interval_seconds": ("The fastest pacing a collector may seed a new "
                                        "egress's gate with: the database clamps it."),
+    "lease_max_seconds": ("The longest lease a collector may take, start, renew or re-slot "
+                          "(BF4PS_LEASE_SECONDS above it is cut to it): the database clamps "
+                          "it."),
     "reset_confirmations": ("Answers with lifetime counters below the stored ones, agreeing "
                             "with each other, before they are believed as a Battlelog stats "
                             "reset ..."),

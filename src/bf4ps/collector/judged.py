@@ -7,7 +7,7 @@ from __future__ import annotations
 from bf4ps.battlelog.models import FetchResult
 from bf4ps.collector.heartbeat import Heartbeat
 from bf4ps.db.connect import Conn
-from bf4ps.domain import ErrorClass, Resource
+from bf4ps.domain import ErrorClass
 from bf4ps.gates import circuit
 from bf4ps.policy import Policy
 from bf4ps.queue import finalize
@@ -43,7 +43,7 @@ async def implausible(conn: Conn, me: CollectorRef, heartbeat: Heartbeat, job: C
     outcome = await fail(conn, me, heartbeat, job, ErrorClass.IMPLAUSIBLE, verdict.message,
                          attempt, policy, None)
     if outcome.committed:
-        await plausible.record_suspect(conn, job.soldier_id, Resource(job.resource), verdict)
+        await plausible.record_suspect(conn, job, verdict)
         if raw is not None:
             await archive.keep(conn, job.soldier_id, raw, ErrorClass.IMPLAUSIBLE.value,
                                policy.archive_answers_kept)

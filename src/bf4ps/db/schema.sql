@@ -45,7 +45,7 @@ CREATE TABLE answer_suspects (
     CONSTRAINT answer_suspects_resource_check CHECK ((resource = ANY (ARRAY['detailed'::text, 'profile'::text, 'weapons'::text, 'vehicles'::text]))),
     CONSTRAINT answer_suspects_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES soldiers(soldier_id) ON DELETE CASCADE
 );
-GRANT DELETE, INSERT, SELECT, UPDATE ON TABLE answer_suspects TO bf4ps_collector;
+GRANT SELECT ON TABLE answer_suspects TO bf4ps_collector;
 GRANT SELECT ON TABLE answer_suspects TO bf4ps_operator;
 GRANT SELECT ON TABLE answer_suspects TO bf4ps_scheduler;
 GRANT SELECT ON TABLE answer_suspects TO bf4ps_web;
@@ -88,7 +88,7 @@ CREATE TABLE capacity_check (
 );
 GRANT SELECT ON TABLE capacity_check TO bf4ps_collector;
 GRANT SELECT ON TABLE capacity_check TO bf4ps_operator;
-GRANT INSERT, SELECT, UPDATE ON TABLE capacity_check TO bf4ps_scheduler;
+GRANT SELECT ON TABLE capacity_check TO bf4ps_scheduler;
 GRANT SELECT ON TABLE capacity_check TO bf4ps_web;
 
 CREATE TABLE circuit_breakers (
@@ -271,10 +271,10 @@ CREATE INDEX ix_state_retry_resource ON public.collection_state USING btree (res
 CREATE TRIGGER coverage_change AFTER UPDATE OF status ON public.collection_state FOR EACH ROW WHEN (((old.status)::text IS DISTINCT FROM (new.status)::text)) EXECUTE FUNCTION bf4ps_coverage_change();
 CREATE TRIGGER coverage_delete AFTER DELETE ON public.collection_state REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_coverage_apply();
 CREATE TRIGGER coverage_insert AFTER INSERT ON public.collection_state REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_coverage_apply();
-GRANT INSERT, SELECT ON TABLE collection_state TO bf4ps_collector;
+GRANT SELECT ON TABLE collection_state TO bf4ps_collector;
 GRANT SELECT ON TABLE collection_state TO bf4ps_operator;
 GRANT INSERT, SELECT, UPDATE ON TABLE collection_state TO bf4ps_scheduler;
-GRANT INSERT, SELECT, UPDATE ON TABLE collection_state TO bf4ps_web;
+GRANT SELECT ON TABLE collection_state TO bf4ps_web;
 
 CREATE TABLE collectors (
     collector_uuid uuid NOT NULL,
@@ -332,10 +332,10 @@ CREATE TABLE coverage_counters (
     CONSTRAINT coverage_counters_pkey PRIMARY KEY (resource, status, shard),
     CONSTRAINT coverage_counters_shard_check CHECK (((shard >= 0) AND (shard <= 15)))
 );
-GRANT INSERT, SELECT, UPDATE ON TABLE coverage_counters TO bf4ps_collector;
+GRANT SELECT ON TABLE coverage_counters TO bf4ps_collector;
 GRANT SELECT ON TABLE coverage_counters TO bf4ps_operator;
-GRANT INSERT, SELECT, UPDATE ON TABLE coverage_counters TO bf4ps_scheduler;
-GRANT INSERT, SELECT, UPDATE ON TABLE coverage_counters TO bf4ps_web;
+GRANT SELECT ON TABLE coverage_counters TO bf4ps_scheduler;
+GRANT SELECT ON TABLE coverage_counters TO bf4ps_web;
 
 CREATE TABLE coverage_deltas (
     resource text NOT NULL,
@@ -344,10 +344,10 @@ CREATE TABLE coverage_deltas (
     to_status text,
     n bigint NOT NULL
 );
-GRANT INSERT, SELECT ON TABLE coverage_deltas TO bf4ps_collector;
+GRANT SELECT ON TABLE coverage_deltas TO bf4ps_collector;
 GRANT SELECT ON TABLE coverage_deltas TO bf4ps_operator;
-GRANT DELETE, INSERT, SELECT ON TABLE coverage_deltas TO bf4ps_scheduler;
-GRANT INSERT, SELECT ON TABLE coverage_deltas TO bf4ps_web;
+GRANT INSERT, SELECT ON TABLE coverage_deltas TO bf4ps_scheduler;
+GRANT SELECT ON TABLE coverage_deltas TO bf4ps_web;
 
 CREATE TABLE detailed_stats_current (
     soldier_id bigint NOT NULL,
@@ -569,7 +569,7 @@ CREATE TABLE fleet_history (
 );
 GRANT SELECT ON TABLE fleet_history TO bf4ps_collector;
 GRANT SELECT ON TABLE fleet_history TO bf4ps_operator;
-GRANT DELETE, INSERT, SELECT ON TABLE fleet_history TO bf4ps_scheduler;
+GRANT SELECT ON TABLE fleet_history TO bf4ps_scheduler;
 GRANT SELECT ON TABLE fleet_history TO bf4ps_web;
 
 CREATE TABLE fleet_settings_changes (
@@ -606,7 +606,7 @@ CREATE TABLE forecast_backtest (
 );
 GRANT SELECT ON TABLE forecast_backtest TO bf4ps_collector;
 GRANT INSERT, SELECT, UPDATE ON TABLE forecast_backtest TO bf4ps_operator;
-GRANT INSERT, SELECT, UPDATE ON TABLE forecast_backtest TO bf4ps_scheduler;
+GRANT SELECT ON TABLE forecast_backtest TO bf4ps_scheduler;
 GRANT SELECT ON TABLE forecast_backtest TO bf4ps_web;
 
 CREATE TABLE forecast_records (
@@ -617,7 +617,7 @@ CREATE TABLE forecast_records (
 );
 GRANT SELECT ON TABLE forecast_records TO bf4ps_collector;
 GRANT DELETE, INSERT, SELECT ON TABLE forecast_records TO bf4ps_operator;
-GRANT DELETE, INSERT, SELECT ON TABLE forecast_records TO bf4ps_scheduler;
+GRANT SELECT ON TABLE forecast_records TO bf4ps_scheduler;
 GRANT SELECT ON TABLE forecast_records TO bf4ps_web;
 
 CREATE TABLE gains_board_items (
@@ -671,7 +671,7 @@ CREATE TABLE intake_state (
 );
 GRANT SELECT ON TABLE intake_state TO bf4ps_collector;
 GRANT SELECT ON TABLE intake_state TO bf4ps_operator;
-GRANT INSERT, SELECT, UPDATE ON TABLE intake_state TO bf4ps_scheduler;
+GRANT SELECT ON TABLE intake_state TO bf4ps_scheduler;
 GRANT SELECT ON TABLE intake_state TO bf4ps_web;
 
 CREATE TABLE interactive_requests (
@@ -701,9 +701,8 @@ CREATE INDEX ix_requests_client ON public.interactive_requests USING btree (clie
 CREATE INDEX ix_requests_open ON public.interactive_requests USING btree (created_at) WHERE (status = ANY (ARRAY['queued'::text, 'collecting'::text]));
 GRANT SELECT (request_id, soldier_id, lookup_name, platform, status, resources, eta_at, first_request_at, finished_at, message, created_at, updated_at) ON TABLE interactive_requests TO bf4ps_collector;
 GRANT SELECT ON TABLE interactive_requests TO bf4ps_operator;
-GRANT INSERT, UPDATE ON TABLE interactive_requests TO bf4ps_scheduler;
 GRANT SELECT (request_id, soldier_id, lookup_name, platform, status, resources, eta_at, first_request_at, finished_at, message, created_at, updated_at) ON TABLE interactive_requests TO bf4ps_scheduler;
-GRANT INSERT, SELECT, UPDATE ON TABLE interactive_requests TO bf4ps_web;
+GRANT SELECT ON TABLE interactive_requests TO bf4ps_web;
 
 CREATE TABLE item_intervals (
     soldier_id bigint NOT NULL,
@@ -843,7 +842,7 @@ CREATE INDEX ix_progress_flags_recent ON public.progress_flags USING btree (flag
 CREATE INDEX ix_progress_flags_soldier ON public.progress_flags USING btree (soldier_id, ended_at DESC);
 GRANT SELECT ON TABLE progress_flags TO bf4ps_collector;
 GRANT SELECT, UPDATE ON TABLE progress_flags TO bf4ps_operator;
-GRANT INSERT, SELECT ON TABLE progress_flags TO bf4ps_scheduler;
+GRANT SELECT ON TABLE progress_flags TO bf4ps_scheduler;
 GRANT SELECT ON TABLE progress_flags TO bf4ps_web;
 
 CREATE TABLE raw_answers (
@@ -885,7 +884,7 @@ CREATE TABLE recon_runs (
     CONSTRAINT recon_runs_safety_factor_check CHECK ((safety_factor >= (1)::double precision)),
     CONSTRAINT recon_runs_stopped_by_check CHECK ((length(stopped_by) <= 200))
 );
-GRANT INSERT, SELECT, UPDATE ON TABLE recon_runs TO bf4ps_collector;
+GRANT SELECT ON TABLE recon_runs TO bf4ps_collector;
 GRANT INSERT, SELECT, UPDATE ON TABLE recon_runs TO bf4ps_operator;
 GRANT SELECT ON TABLE recon_runs TO bf4ps_scheduler;
 GRANT SELECT ON TABLE recon_runs TO bf4ps_web;
@@ -921,7 +920,7 @@ CREATE TABLE recon_samples (
     CONSTRAINT recon_samples_stage_check CHECK ((stage >= 0)),
     CONSTRAINT recon_samples_wire_bytes_check CHECK ((wire_bytes >= 0))
 );
-GRANT INSERT, SELECT, UPDATE ON TABLE recon_samples TO bf4ps_collector;
+GRANT SELECT ON TABLE recon_samples TO bf4ps_collector;
 GRANT INSERT, SELECT, UPDATE ON TABLE recon_samples TO bf4ps_operator;
 GRANT SELECT ON TABLE recon_samples TO bf4ps_scheduler;
 GRANT SELECT ON TABLE recon_samples TO bf4ps_web;
@@ -1070,10 +1069,10 @@ CREATE TABLE soldier_names (
     CONSTRAINT soldier_names_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES soldiers(soldier_id) ON DELETE CASCADE
 );
 CREATE INDEX ix_soldier_names_name ON public.soldier_names USING btree (lower(name) text_pattern_ops);
-GRANT INSERT, SELECT, UPDATE ON TABLE soldier_names TO bf4ps_collector;
+GRANT SELECT ON TABLE soldier_names TO bf4ps_collector;
 GRANT SELECT ON TABLE soldier_names TO bf4ps_operator;
 GRANT INSERT, SELECT, UPDATE ON TABLE soldier_names TO bf4ps_scheduler;
-GRANT INSERT, SELECT, UPDATE ON TABLE soldier_names TO bf4ps_web;
+GRANT SELECT ON TABLE soldier_names TO bf4ps_web;
 
 CREATE TABLE soldier_sources (
     soldier_id bigint NOT NULL,
@@ -1086,10 +1085,10 @@ CREATE TABLE soldier_sources (
     CONSTRAINT soldier_sources_source_type_check CHECK ((source_type = ANY (ARRAY['bf4sw'::text, 'manual'::text, 'battlelog'::text])))
 );
 CREATE INDEX ix_soldier_sources_battlelog ON public.soldier_sources USING btree (last_seen_at DESC) WHERE (source_type = 'battlelog'::text);
-GRANT INSERT, SELECT, UPDATE ON TABLE soldier_sources TO bf4ps_collector;
+GRANT SELECT ON TABLE soldier_sources TO bf4ps_collector;
 GRANT SELECT ON TABLE soldier_sources TO bf4ps_operator;
 GRANT INSERT, SELECT, UPDATE ON TABLE soldier_sources TO bf4ps_scheduler;
-GRANT INSERT, SELECT, UPDATE ON TABLE soldier_sources TO bf4ps_web;
+GRANT SELECT ON TABLE soldier_sources TO bf4ps_web;
 
 CREATE TABLE soldier_vehicle_history (
     soldier_id bigint NOT NULL,
@@ -1185,10 +1184,10 @@ CREATE TABLE soldiers (
 CREATE INDEX ix_soldiers_last_seen ON public.soldiers USING btree (last_seen_at DESC) WHERE (last_seen_at IS NOT NULL);
 CREATE INDEX ix_soldiers_name ON public.soldiers USING btree (lower(current_name) text_pattern_ops, platform);
 CREATE INDEX ix_soldiers_user ON public.soldiers USING btree (battlelog_user_id) WHERE (battlelog_user_id IS NOT NULL);
-GRANT INSERT, SELECT, UPDATE ON TABLE soldiers TO bf4ps_collector;
+GRANT SELECT, UPDATE ON TABLE soldiers TO bf4ps_collector;
 GRANT SELECT ON TABLE soldiers TO bf4ps_operator;
 GRANT INSERT, SELECT, UPDATE ON TABLE soldiers TO bf4ps_scheduler;
-GRANT INSERT, SELECT, UPDATE ON TABLE soldiers TO bf4ps_web;
+GRANT SELECT ON TABLE soldiers TO bf4ps_web;
 
 CREATE TABLE vehicle_catalog (
     vehicle_id integer GENERATED ALWAYS AS IDENTITY NOT NULL,
@@ -1391,8 +1390,7 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'no collector %', p_collector USING ERRCODE = 'no_data_found';
     END IF;
-    IF owner IS DISTINCT FROM session_user::text AND NOT bf4ps_caller_holds('bf4ps_operator')
-    THEN
+    IF NOT bf4ps_caller_owns(owner) THEN
         RAISE EXCEPTION 'a collector is admitted for only its own registration (collector %, '
             'registered by login %, not %)', p_collector, owner, session_user
             USING ERRCODE = 'insufficient_privilege';
@@ -1483,7 +1481,7 @@ BEGIN
         FROM admission_caller(p_collector) c;
     ELSIF NOT bf4ps_caller_holds('bf4ps_operator') AND NOT EXISTS (
             SELECT 1 FROM collectors c WHERE c.egress_key = p_egress
-              AND c.db_login = session_user::text AND c.retired_at IS NULL) THEN
+              AND bf4ps_caller_owns(c.db_login) AND c.retired_at IS NULL) THEN
         RAISE EXCEPTION 'a request of no collector is counted only on an egress of the '
             'caller''s own collectors (login %, egress %)', session_user, p_egress
             USING ERRCODE = 'insufficient_privilege';
@@ -1741,6 +1739,22 @@ AS $function$
     RETURNING answer_id
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_archive_prune(timestamp with time zone,integer) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_backtest_set(p_since timestamp with time zone, p_records integer, p_errors jsonb)
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+    INSERT INTO forecast_backtest (check_id, checked_at, since, records, errors)
+    VALUES (1, clock_timestamp(), LEAST(p_since, clock_timestamp()), GREATEST(p_records, 0),
+            p_errors)
+    ON CONFLICT (check_id) DO UPDATE
+    SET checked_at = excluded.checked_at, since = excluded.since, records = excluded.records,
+        errors = excluded.errors
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_backtest_set(timestamp with time zone,integer,jsonb) TO bf4ps_operator;
+GRANT EXECUTE ON FUNCTION bf4ps_backtest_set(timestamp with time zone,integer,jsonb) TO bf4ps_scheduler;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_budget_add(p_seconds bigint[], p_classes text[], p_deltas integer[])
  RETURNS void
@@ -2013,6 +2027,32 @@ AS $function$
     SELECT pg_has_role(session_user, role_name, 'MEMBER')
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_caller_holds(text) TO PUBLIC;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_caller_owns(p_owner text)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT COALESCE(p_owner = session_user::text, false) OR bf4ps_caller_holds('bf4ps_operator')
+$function$;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_capacity_check_set(p_feasible boolean, p_demand_per_hour double precision, p_capacity_per_hour double precision, p_summary text)
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+    INSERT INTO capacity_check (check_id, checked_at, feasible, demand_per_hour,
+                                capacity_per_hour, summary)
+    VALUES (1, clock_timestamp(), p_feasible, GREATEST(p_demand_per_hour, 0),
+            GREATEST(p_capacity_per_hour, 0), left(p_summary, 500))
+    ON CONFLICT (check_id) DO UPDATE
+    SET checked_at = excluded.checked_at, feasible = excluded.feasible,
+        demand_per_hour = excluded.demand_per_hour,
+        capacity_per_hour = excluded.capacity_per_hour, summary = excluded.summary
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_capacity_check_set(boolean,double precision,double precision,text) TO bf4ps_operator;
+GRANT EXECUTE ON FUNCTION bf4ps_capacity_check_set(boolean,double precision,double precision,text) TO bf4ps_scheduler;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_circuit_close(p_lane text, p_resource text)
  RETURNS TABLE(opened_at timestamp with time zone, closed_at timestamp with time zone, probe_successes integer, signature text)
@@ -2428,8 +2468,7 @@ DECLARE
     owner text;
 BEGIN
     SELECT x.db_login INTO owner FROM collectors x WHERE x.collector_uuid = p_collector;
-    IF owner IS NOT NULL AND owner <> session_user::text
-            AND NOT bf4ps_caller_holds('bf4ps_operator') THEN
+    IF FOUND AND NOT bf4ps_caller_owns(owner) THEN
         RAISE EXCEPTION 'a collector may % only its own registration (collector %, registered '
             'by login %, not %)', p_action, p_collector, owner, session_user
             USING ERRCODE = 'insufficient_privilege';
@@ -2527,12 +2566,19 @@ DECLARE
     after collectors;
 BEGIN
     SELECT * INTO before FROM collectors x WHERE x.collector_uuid = p_collector FOR UPDATE;
-    IF FOUND AND before.db_login IS DISTINCT FROM session_user::text
-            AND before.db_login IS NOT NULL
-            AND EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = before.db_login)
-            AND NOT bf4ps_caller_holds('bf4ps_operator') THEN
+    -- a start records the caller's login: of its own registration; of one whose login was
+    -- dropped (a host moved to another login); of one from before logins were recorded (no
+    -- db_login: a registration of an older build) only while it is not alive, so a first
+    -- start after the upgrade adopts it but no login takes over a running collector
+    IF FOUND AND NOT bf4ps_caller_owns(before.db_login)
+            AND NOT (before.db_login IS NOT NULL
+                     AND NOT EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = before.db_login))
+            AND NOT (before.db_login IS NULL AND before.retired_at IS NULL
+                     AND NOT (before.health = 'healthy' AND before.last_heartbeat_at
+                              > clock_timestamp() - interval '30 seconds')) THEN
         RAISE EXCEPTION 'collector % was registered by login %, not %', before.collector_name,
-            before.db_login, session_user USING ERRCODE = 'insufficient_privilege';
+            COALESCE(before.db_login, '(none recorded, and it is alive)'), session_user
+            USING ERRCODE = 'insufficient_privilege';
     END IF;
     UPDATE collectors x
     SET started_at = now(), stopped_at = NULL, software_version = p_version, pid = p_pid,
@@ -2720,7 +2766,7 @@ AS $function$
 BEGIN
     IF NOT bf4ps_caller_holds('bf4ps_operator') AND NOT EXISTS (
             SELECT 1 FROM collectors x WHERE x.egress_key = p_egress AND x.retired_at IS NULL
-              AND x.db_login = session_user::text) THEN
+              AND bf4ps_caller_owns(x.db_login)) THEN
         RAISE EXCEPTION 'a collector may % only the egress of its own registration (egress %, '
             'login %)', p_action, p_egress, session_user
             USING ERRCODE = 'insufficient_privilege';
@@ -3190,6 +3236,46 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_feed_retry(integer) TO bf4ps_scheduler;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_forecast_prune(p_cutoff timestamp with time zone, p_batch integer)
+ RETURNS SETOF timestamp with time zone
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+    DELETE FROM forecast_records
+    WHERE recorded_at IN (SELECT f.recorded_at FROM forecast_records f
+                          WHERE f.recorded_at < bf4ps_history_cutoff(p_cutoff)
+                          LIMIT LEAST(GREATEST(p_batch, 0), 10000))
+    RETURNING recorded_at
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_forecast_prune(timestamp with time zone,integer) TO bf4ps_operator;
+GRANT EXECUTE ON FUNCTION bf4ps_forecast_prune(timestamp with time zone,integer) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_forecast_record(p_figures jsonb)
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+    INSERT INTO forecast_records (recorded_at, figures) VALUES (clock_timestamp(), p_figures)
+    ON CONFLICT (recorded_at) DO NOTHING
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_forecast_record(jsonb) TO bf4ps_operator;
+GRANT EXECUTE ON FUNCTION bf4ps_forecast_record(jsonb) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_freshness(p_resource text)
+ RETURNS interval
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT make_interval(secs => CASE p_resource
+        WHEN 'detailed' THEN bf4ps_policy_number('freshness_detailed_seconds', 604800)
+        WHEN 'profile' THEN bf4ps_policy_number('freshness_profile_seconds', 4838400)
+        WHEN 'weapons' THEN bf4ps_policy_number('freshness_weapons_seconds', 4838400)
+        WHEN 'vehicles' THEN bf4ps_policy_number('freshness_vehicles_seconds', 4838400)
+        ELSE 0 END)
+$function$;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_gains_boards_drop(p_soldiers bigint[])
  RETURNS integer
  LANGUAGE plpgsql
@@ -3449,6 +3535,44 @@ AS $function$
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_guard_after(restore_guard,timestamp with time zone) TO PUBLIC;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_history_cutoff(p_cutoff timestamp with time zone)
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT LEAST(p_cutoff, clock_timestamp() - make_interval(
+        secs => 86400 * GREATEST(bf4ps_policy_number('history_retention_days', 180), 1)))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_history_prune(p_cutoff timestamp with time zone, p_batch integer)
+ RETURNS SETOF timestamp with time zone
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+    DELETE FROM fleet_history
+    WHERE recorded_at IN (SELECT h.recorded_at FROM fleet_history h
+                          WHERE h.recorded_at < bf4ps_history_cutoff(p_cutoff)
+                          LIMIT LEAST(GREATEST(p_batch, 0), 10000))
+    RETURNING recorded_at
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_history_prune(timestamp with time zone,integer) TO bf4ps_operator;
+GRANT EXECUTE ON FUNCTION bf4ps_history_prune(timestamp with time zone,integer) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_history_record(p_interval double precision, p_soldiers bigint, p_coverage jsonb, p_finished jsonb, p_requests jsonb, p_backlog_age jsonb, p_refresh_lag jsonb)
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+    INSERT INTO fleet_history (recorded_at, interval_seconds, soldiers, coverage, finished,
+                               requests, backlog_age, refresh_lag)
+    VALUES (clock_timestamp(), LEAST(GREATEST(p_interval, 1), 86400), GREATEST(p_soldiers, 0),
+            p_coverage, p_finished, p_requests, p_backlog_age, p_refresh_lag)
+    ON CONFLICT (recorded_at) DO NOTHING
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_history_record(double precision,bigint,jsonb,jsonb,jsonb,jsonb,jsonb) TO bf4ps_scheduler;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_intake_enqueue(p_soldiers bigint[], p_classes text[], p_ranks timestamp with time zone[], p_resource text, p_reason text, p_now timestamp with time zone)
  RETURNS TABLE(soldier_id bigint, job_id bigint)
  LANGUAGE plpgsql
@@ -3483,6 +3607,34 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_intake_enqueue(bigint[],text[],timestamp with time zone[],text,text,timestamp with time zone) TO bf4ps_scheduler;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_intake_mark(p_source text, p_last_alias_id bigint, p_watermark timestamp with time zone, p_error text)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+    IF p_source NOT IN ('bf4sw', 'bf4sw_reconcile') THEN
+        RAISE EXCEPTION 'no intake cursor %', p_source USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p_error IS NOT NULL THEN
+        INSERT INTO intake_state AS st (source_name, last_run_at, last_error)
+        VALUES (p_source, now(), left(p_error, 500))
+        ON CONFLICT (source_name) DO UPDATE
+        SET last_run_at = now(), last_error = excluded.last_error, updated_at = now();
+        RETURN;
+    END IF;
+    INSERT INTO intake_state AS st (source_name, last_alias_id, reconcile_watermark,
+                                    last_run_at, last_success_at)
+    VALUES (p_source, GREATEST(COALESCE(p_last_alias_id, 0), 0), p_watermark, now(), now())
+    ON CONFLICT (source_name) DO UPDATE
+    SET last_alias_id = GREATEST(st.last_alias_id, excluded.last_alias_id),
+        reconcile_watermark = GREATEST(st.reconcile_watermark, excluded.reconcile_watermark),
+        last_run_at = now(), last_success_at = now(), last_error = NULL, updated_at = now();
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_intake_mark(text,bigint,timestamp with time zone,text) TO bf4ps_scheduler;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_job_attach_request(p_job bigint, p_request uuid)
  RETURNS void
  LANGUAGE plpgsql
@@ -3490,8 +3642,23 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_attach_request(p_job bigint, p_reque
  SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
+    -- a player's open request joins a job of no request only when the job collects what the
+    -- request asks for: its soldier's (or, for a look-up, the same name and platform); a
+    -- collector attaches only the request of a look-up job whose lease it holds (the soldier
+    -- that look-up found), never another player's request to another soldier's work
     UPDATE collection_jobs j SET request_id = p_request, updated_at = now()
-    WHERE j.job_id = p_job AND j.request_id IS NULL;
+    FROM interactive_requests r
+    WHERE j.job_id = p_job AND j.request_id IS NULL AND r.request_id = p_request
+      AND r.status IN ('queued', 'collecting')
+      AND (r.soldier_id = j.soldier_id
+           OR (j.soldier_id IS NULL AND r.soldier_id IS NULL
+               AND lower(j.lookup_name) = lower(r.lookup_name)
+               AND j.lookup_platform::text = r.platform::text))
+      AND (bf4ps_caller_holds('bf4ps_web') OR EXISTS (
+            SELECT 1 FROM collection_jobs l JOIN collectors c
+                ON c.collector_uuid = l.collector_uuid
+            WHERE l.request_id = p_request AND l.lease_token IS NOT NULL
+              AND l.lease_expires_at > clock_timestamp() AND bf4ps_caller_owns(c.db_login)));
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_job_attach_request(bigint,uuid) TO bf4ps_collector;
@@ -3618,7 +3785,7 @@ BEGIN
     RETURN QUERY
     UPDATE collection_jobs j
     SET lease_expires_at = GREATEST(j.lease_expires_at,
-                                    clock_timestamp() + make_interval(secs => p_lease))
+                                    clock_timestamp() + bf4ps_lease_length(p_lease))
     WHERE j.job_id = p_job AND j.collector_uuid = p_collector AND j.lease_token = p_token
       AND j.status IN ('claimed', 'running') AND j.lease_expires_at > clock_timestamp()
     RETURNING j.lease_expires_at;
@@ -3634,9 +3801,10 @@ CREATE OR REPLACE FUNCTION public.bf4ps_job_reslot(p_job bigint, p_collector uui
 AS $function$
 BEGIN
     UPDATE collection_jobs j
-    SET started_at = p_sent_at,
+    SET started_at = LEAST(p_sent_at, clock_timestamp()),
         lease_expires_at = GREATEST(j.lease_expires_at,
-                                    p_sent_at + make_interval(secs => p_lease)),
+                                    LEAST(p_sent_at, clock_timestamp())
+                                    + bf4ps_lease_length(p_lease)),
         updated_at = clock_timestamp()
     WHERE j.job_id = p_job AND j.collector_uuid = p_collector AND j.lease_token = p_token
       AND j.status = 'running' AND j.lease_expires_at > clock_timestamp();
@@ -3693,9 +3861,12 @@ AS $function$
 BEGIN
     RETURN QUERY
     UPDATE collection_jobs j
-    SET status = 'running', started_at = GREATEST(p_started_at, j.claimed_at),
-        lease_expires_at = GREATEST(p_started_at, clock_timestamp())
-                           + make_interval(secs => p_lease),
+    SET status = 'running',
+        started_at = GREATEST(LEAST(p_started_at, clock_timestamp() + interval '60 seconds'),
+                              j.claimed_at),
+        lease_expires_at = GREATEST(LEAST(p_started_at,
+                                          clock_timestamp() + interval '60 seconds'),
+                                    clock_timestamp()) + bf4ps_lease_length(p_lease),
         updated_at = clock_timestamp()
     WHERE j.job_id = p_job AND j.collector_uuid = p_collector AND j.lease_token = p_token
       AND j.status = 'claimed' AND j.lease_expires_at > clock_timestamp()
@@ -3714,8 +3885,7 @@ AS $function$
 BEGIN
     -- a collector expires only its own registration's leases
     IF NOT EXISTS (SELECT 1 FROM collectors c WHERE c.collector_uuid = p_collector
-                     AND (c.db_login = session_user::text
-                          OR bf4ps_caller_holds('bf4ps_operator'))) THEN
+                     AND bf4ps_caller_owns(c.db_login)) THEN
         RAISE EXCEPTION 'a collector may expire the leases of only its own registration '
             '(collector %, login %)', p_collector, session_user
             USING ERRCODE = 'insufficient_privilege';
@@ -3729,6 +3899,15 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_jobs_expire_abandoned(uuid) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_lease_length(p_lease double precision)
+ RETURNS interval
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT make_interval(secs => LEAST(GREATEST(p_lease, 0),
+                                       GREATEST(bf4ps_policy_number('lease_max_seconds', 1800), 1)))
+$function$;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_lease_outcome(p_job_id bigint, p_lease_token uuid)
  RETURNS text
@@ -3775,7 +3954,7 @@ AS $function$
       -- a receipt of a request counted for a registration of the caller's login only
       AND (l.collector_uuid IS NULL OR bf4ps_caller_holds('bf4ps_operator')
            OR EXISTS (SELECT 1 FROM collectors c WHERE c.collector_uuid = l.collector_uuid
-                        AND (c.db_login IS NULL OR c.db_login = session_user::text)))
+                        AND bf4ps_caller_owns(c.db_login)))
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_ledger_receipt(bigint) TO bf4ps_collector;
 
@@ -4095,6 +4274,36 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_progress_flag_clear(bigint,timestamp with time zone,text,text) TO bf4ps_web;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_progress_flag_raise(p_soldier bigint, p_kind text, p_item integer, p_started_at timestamp with time zone, p_ended_at timestamp with time zone, p_reason text)
+ RETURNS TABLE(flag_id bigint)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    IF NOT (CASE WHEN p_kind = 'soldier' THEN EXISTS (
+                SELECT 1 FROM soldier_intervals i
+                WHERE i.soldier_id = p_soldier AND i.ended_at = p_ended_at
+                  AND i.started_at = p_started_at AND i.checked_at IS NULL)
+            ELSE EXISTS (
+                SELECT 1 FROM item_intervals i
+                WHERE i.soldier_id = p_soldier AND i.kind = p_kind AND i.item_id = p_item
+                  AND i.ended_at = p_ended_at AND i.started_at = p_started_at
+                  AND i.checked_at IS NULL) END) THEN
+        RETURN;  -- no such unchecked interval: nothing flagged
+    END IF;
+    RETURN QUERY
+    INSERT INTO progress_flags (soldier_id, kind, item_id, started_at, ended_at, reason,
+                                flagged_at)
+    VALUES (p_soldier, p_kind, CASE WHEN p_kind = 'soldier' THEN NULL ELSE p_item END,
+            p_started_at, p_ended_at, left(p_reason, 500), clock_timestamp())
+    ON CONFLICT (soldier_id, kind, item_id, ended_at) DO NOTHING
+    RETURNING progress_flags.flag_id;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_progress_flag_raise(bigint,text,integer,timestamp with time zone,timestamp with time zone,text) TO bf4ps_scheduler;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_reap_expired(p_limit integer)
  RETURNS TABLE(job_id bigint, old_collector uuid, old_token uuid)
  LANGUAGE plpgsql
@@ -4177,6 +4386,25 @@ AS $function$
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_request_finished_note(interactive_requests) TO PUBLIC;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_request_insert(p_request uuid, p_soldier bigint, p_lookup_name text, p_platform text, p_client_key text, p_resources text[])
+ RETURNS TABLE(created_at timestamp with time zone, now timestamp with time zone)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    INSERT INTO interactive_requests (request_id, soldier_id, lookup_name, platform,
+                                      client_key, resources, created_at)
+    SELECT p_request, p_soldier, p_lookup_name, p_platform, p_client_key,
+           ARRAY(SELECT x FROM unnest(COALESCE(p_resources, '{}')) AS x
+                 WHERE x IN ('detailed', 'profile', 'weapons', 'vehicles', 'lookup')), now()
+    RETURNING interactive_requests.created_at, clock_timestamp();
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_request_insert(uuid,bigint,text,text,text,text[]) TO bf4ps_web;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_request_job_changed()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -4237,6 +4465,28 @@ BEGIN
 END;
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_request_job_gone() TO PUBLIC;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_request_planned(p_request uuid, p_resources text[], p_eta_at timestamp with time zone, p_done boolean, p_message text)
+ RETURNS TABLE(status text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    UPDATE interactive_requests r
+    SET resources = ARRAY(SELECT x FROM unnest(COALESCE(p_resources, '{}')) AS x
+                          WHERE x IN ('detailed', 'profile', 'weapons', 'vehicles', 'lookup')),
+        eta_at = COALESCE(p_eta_at, r.eta_at),
+        status = CASE WHEN p_done THEN 'done' ELSE r.status END,
+        finished_at = CASE WHEN p_done THEN clock_timestamp() ELSE r.finished_at END,
+        message = COALESCE(p_message, r.message), updated_at = clock_timestamp()
+    WHERE r.request_id = p_request AND r.created_at = now() AND r.status = 'queued'
+    RETURNING r.status::text;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_request_planned(uuid,text[],timestamp with time zone,boolean,text) TO bf4ps_web;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_restore_check()
  RETURNS TABLE(hold_until timestamp with time zone, reason text)
@@ -4599,6 +4849,59 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_soldier_sighted(p_persona bigint, p_platform text, p_name text, p_source text, p_eligible_since timestamp with time zone, p_job bigint DEFAULT NULL::bigint, p_token uuid DEFAULT NULL::uuid)
+ RETURNS TABLE(soldier_id bigint, inserted boolean)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+DECLARE
+    t constant timestamptz := clock_timestamp();
+    confirmed boolean;
+    sid bigint;
+    ins boolean;
+BEGIN
+    IF p_source = 'manual' AND (bf4ps_caller_holds('bf4ps_web')
+                                OR bf4ps_caller_holds('bf4ps_operator')) THEN
+        confirmed := false;
+    ELSIF p_source = 'battlelog' AND (bf4ps_caller_holds('bf4ps_operator') OR EXISTS (
+            SELECT 1 FROM collection_jobs j
+            WHERE j.job_id = p_job AND j.lease_token = p_token AND j.resource = 'lookup'
+              AND j.lookup_platform = p_platform AND j.status IN ('claimed', 'running')
+              AND j.lease_expires_at > t)) THEN
+        confirmed := true;
+    ELSE
+        RAISE EXCEPTION 'a sighting of source % is the website''s (manual) or a look-up''s '
+            'under its lease (battlelog)', p_source USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    INSERT INTO soldiers AS s (persona_id, platform, current_name, first_seen_at)
+    VALUES (p_persona, p_platform, p_name, t)
+    ON CONFLICT (persona_id, platform) DO UPDATE
+    SET current_name = CASE WHEN confirmed THEN excluded.current_name ELSE s.current_name END,
+        updated_at = now()
+    RETURNING s.soldier_id, (s.xmax = 0) INTO sid, ins;
+    INSERT INTO soldier_names AS n (soldier_id, name, first_seen_at, last_seen_at)
+    VALUES (sid, p_name, t, t)
+    ON CONFLICT (soldier_id, name) DO UPDATE
+    SET first_seen_at = LEAST(n.first_seen_at, excluded.first_seen_at),
+        last_seen_at = GREATEST(n.last_seen_at, excluded.last_seen_at);
+    INSERT INTO soldier_sources AS src (soldier_id, source_type, first_seen_at, last_seen_at)
+    VALUES (sid, p_source, t, t)
+    ON CONFLICT (soldier_id, source_type) DO UPDATE
+    SET first_seen_at = LEAST(src.first_seen_at, excluded.first_seen_at),
+        last_seen_at = GREATEST(src.last_seen_at, excluded.last_seen_at);
+    -- every resource never attempted, eligible since the caller's instant within the last day
+    INSERT INTO collection_state (soldier_id, resource, eligible_since)
+    SELECT sid, r, LEAST(GREATEST(COALESCE(p_eligible_since, t), t - interval '1 day'), t)
+    FROM unnest(ARRAY['detailed', 'profile', 'weapons', 'vehicles']) AS r
+    ON CONFLICT DO NOTHING;
+    RETURN QUERY SELECT sid, ins;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_soldier_sighted(bigint,text,text,text,timestamp with time zone,bigint,uuid) TO bf4ps_collector;
+GRANT EXECUTE ON FUNCTION bf4ps_soldier_sighted(bigint,text,text,text,timestamp with time zone,bigint,uuid) TO bf4ps_web;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_state_failed(p_job bigint, p_token uuid, p_park boolean, p_now timestamp with time zone, p_next_attempt_at timestamp with time zone, p_error_class text, p_error_message text)
  RETURNS TABLE(consecutive_failures integer)
  LANGUAGE plpgsql
@@ -4627,6 +4930,74 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_state_failed(bigint,uuid,boolean,timestamp with time zone,timestamp with time zone,text,text) TO bf4ps_collector;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_state_init(p_soldier bigint, p_eligible_since timestamp with time zone)
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+    INSERT INTO collection_state (soldier_id, resource, eligible_since)
+    SELECT p_soldier, r, LEAST(GREATEST(COALESCE(p_eligible_since, clock_timestamp()),
+                                        clock_timestamp() - interval '1 day'), clock_timestamp())
+    FROM unnest(ARRAY['detailed', 'profile', 'weapons', 'vehicles']) AS r
+    ON CONFLICT DO NOTHING
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_state_init(bigint,timestamp with time zone) TO bf4ps_collector;
+GRANT EXECUTE ON FUNCTION bf4ps_state_init(bigint,timestamp with time zone) TO bf4ps_web;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_suspect_note(p_job bigint, p_token uuid, p_kind text, p_extend boolean, p_counters jsonb, p_clear boolean DEFAULT false)
+ RETURNS TABLE(answers integer)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+DECLARE
+    t constant timestamptz := clock_timestamp();
+    sid bigint;
+    res text;
+    began timestamptz;
+    old answer_suspects;
+BEGIN
+    SELECT j.soldier_id, j.resource, j.claimed_at INTO sid, res, began
+    FROM collection_jobs j
+    WHERE j.job_id = p_job AND j.lease_token = p_token AND j.status IN ('claimed', 'running')
+      AND j.lease_expires_at > t;
+    IF NOT FOUND THEN
+        SELECT e.soldier_id, e.resource, COALESCE(e.claimed_at, e.occurred_at)
+        INTO sid, res, began
+        FROM collection_events e
+        WHERE e.job_id = p_job AND e.lease_token = p_token AND e.event_type = 'failed'
+          AND e.error_class = 'implausible' AND e.occurred_at > t - interval '10 minutes'
+        ORDER BY e.occurred_at DESC LIMIT 1;
+        IF NOT FOUND OR p_clear THEN
+            RETURN;  -- no such lease: nothing written
+        END IF;
+    END IF;
+    IF sid IS NULL OR res NOT IN ('detailed', 'profile', 'weapons', 'vehicles') THEN
+        RETURN;
+    END IF;
+    IF p_clear THEN
+        DELETE FROM answer_suspects s WHERE s.soldier_id = sid AND s.resource = res;
+        RETURN;
+    END IF;
+    SELECT * INTO old FROM answer_suspects s
+    WHERE s.soldier_id = sid AND s.resource = res FOR UPDATE;
+    RETURN QUERY
+    INSERT INTO answer_suspects AS s (soldier_id, resource, kind, first_at, last_at, answers,
+                                      counters)
+    SELECT sid, res, p_kind, CASE WHEN ext THEN old.first_at ELSE t END, t,
+           CASE WHEN ext THEN old.answers + 1 ELSE 1 END, p_counters
+    FROM (SELECT COALESCE(p_extend AND old.kind = p_kind
+                          AND old.last_at < COALESCE(began, t), false) AS ext) x
+    ON CONFLICT (soldier_id, resource) DO UPDATE
+    SET kind = excluded.kind, first_at = excluded.first_at, last_at = excluded.last_at,
+        answers = excluded.answers, counters = excluded.counters
+    RETURNING s.answers;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_suspect_note(bigint,uuid,text,boolean,jsonb,boolean) TO bf4ps_collector;
 
 CREATE OR REPLACE FUNCTION public.budget_allowed_classes(n integer, used jsonb, demand text[], policy jsonb, interactive_lane boolean)
  RETURNS text[]
@@ -4775,7 +5146,7 @@ BEGIN
             collector_uuid = p_collector, lease_token = gen_random_uuid(),
             claimed_at = clock_timestamp(),
             started_at = CASE WHEN p_start THEN clock_timestamp() END,
-            lease_expires_at = clock_timestamp() + make_interval(secs => p_lease),
+            lease_expires_at = clock_timestamp() + bf4ps_lease_length(p_lease),
             attempt_count = j.attempt_count + 1, updated_at = clock_timestamp()
         WHERE j.job_id = COALESCE(old.job_id, (
                 SELECT f.job_id FROM collection_jobs f
@@ -4791,8 +5162,7 @@ BEGIN
                       WHERE me.collector_uuid = p_collector AND me.enabled AND NOT me.drained
                         AND me.retired_at IS NULL
                         -- a collector claims only for its own registration
-                        AND (me.db_login = session_user::text
-                             OR bf4ps_caller_holds('bf4ps_operator')))
+                        AND bf4ps_caller_owns(me.db_login))
         RETURNING j.*
     )
     SELECT NULL::bigint, NULL::timestamptz, c.job_id, c.soldier_id, c.resource::text,
@@ -4849,7 +5219,7 @@ BEGIN
         UPDATE collection_state cs
         SET status = 'current', last_attempt_at = clock_timestamp(),
             last_success_at = clock_timestamp(),
-            next_due_at = clock_timestamp() + make_interval(secs => p_freshness),
+            next_due_at = clock_timestamp() + bf4ps_freshness(gone.resource::text),
             next_attempt_at = NULL, consecutive_failures = 0,
             attempts_total = cs.attempts_total + 1, updated_at = clock_timestamp()
         FROM gone

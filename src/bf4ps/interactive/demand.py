@@ -61,7 +61,7 @@ async def plan(conn: Conn, target: KnownSoldier, request_id: UUID, since: dateti
     """Enqueue the stale resources of `target` as interactive work of `request_id`, ranked at
     `since` (FIFO among interactive requests). Runs in the caller's transaction."""
     await execute(conn, "state_init", {"soldier_id": target.soldier_id,
-                                       "resources": ALL_RESOURCES, "eligible_since": since})
+                                       "eligible_since": since})
     wanted = await stale_resources(conn, target.soldier_id, policy)
     created = 0
     for resource in wanted:

@@ -74,7 +74,8 @@ async def resolve_lookup(conn: Conn, job: ClaimedJob, hit: SearchHit, policy: Po
         raise ValueError(f"job {job.job_id} is not a lookup job")
     now = datetime.now(UTC)
     up = await soldiers.upsert(conn, soldiers.Sighting(
-        hit.persona_id, job.lookup_platform, hit.name, now, now, SourceType.BATTLELOG))
+        hit.persona_id, job.lookup_platform, hit.name, now, now, SourceType.BATTLELOG),
+        lease=(job.job_id, job.lease.lease_token))
     target = KnownSoldier(up.soldier_id, hit.persona_id, job.lookup_platform, hit.name)
     await demand.lock(conn, f"soldier:{target.soldier_id}")
     lease = {"job_id": job.job_id, "lease_token": job.lease.lease_token,

@@ -27,7 +27,7 @@ def checked_writer(me: CollectorRef, resource: Resource, parsed: Parsed, policy:
     async def write_stats(conn: Conn, job: ClaimedJob, now: datetime) -> None:
         if job.soldier_id is None:
             raise ValueError(f"job {job.job_id} has no soldier to store statistics for")
-        accepted = await plausible.judge(conn, job.soldier_id, resource, parsed, now, policy)
+        accepted = await plausible.judge(conn, job, resource, parsed, now, policy)
         await write(conn, job, now)
         if raw is not None:
             await archive.keep(conn, job.soldier_id, raw, archive.STORED,

@@ -22,9 +22,10 @@ from psycopg.types.json import Jsonb
 
 from bf4ps.battlelog.models import DetailedStats, Parsed, ProfileStats, VehicleItem, WeaponItem
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import all_rows, execute, mapped, one, one_row
+from bf4ps.db.queries import all_rows, execute, mapped, one
 from bf4ps.domain import Resource
 from bf4ps.policy import Policy
+from bf4ps.queue.jobs import ClaimedJob
 from bf4ps.stats.counters import COUNTERS
 
 __all__ = ["COUNTERS", "Accepted", "Implausible", "Verdict", "judge", "record_suspect"]
@@ -125,10 +126,6 @@ class _Suspect(NamedTuple):
     counters: Counters
 
 
-class _Now(NamedTuple):
-    now: datetime
-
-
 async def stored_counters(conn: Conn, resource: Resource, soldier_id: int) -> Counters | None:
     """The stored counters (None: nothing stored yet)."""
     resource = Resource(resource)
@@ -151,31 +148,37 @@ def _item_counters(fields: tuple[str, ...], row: Mapping[str, Any]) -> Counters:
     return {f"{row['guid']}:{name}": row[name] for name in fields}
 
 
-async def judge(conn: Conn, soldier_id: int, resource: Resource, parsed: Parsed,
+async def judge(conn: Conn, job: ClaimedJob, resource: Resource, parsed: Parsed,
                 now: datetime, policy: Policy) -> Accepted:
-    """Accept the answer, or raise Implausible (nothing written but the suspect's run, which
-    the caller records after the failure: record_suspect)."""
+    """Accept the answer of `job` (whose lease the caller holds), or raise Implausible
+    (nothing written but the suspect's run, which the caller records after the failure:
+    record_suspect)."""
+    assert job.soldier_id is not None
     new = counters_of(resource, parsed)
-    stored = await stored_counters(conn, resource, soldier_id)
-    key = {"soldier_id": soldier_id, "resource": Resource(resource).value}
+    stored = await stored_counters(conn, resource, job.soldier_id)
+    key = {"soldier_id": job.soldier_id, "resource": Resource(resource).value}
+    lease = {"job_id": job.job_id, "lease_token": job.lease.lease_token}
     suspect = await one(conn, _Suspect, "suspect_of", key)
     if stored is None:
         if all_zero(new):
-            await execute(conn, "suspect_set", key | {
-                "kind": UNCONFIRMED_ZERO, "now": now, "answers": 1, "first_at": now,
-                "counters": Jsonb(new)})
+            await execute(conn, "suspect_note", lease | {
+                "kind": UNCONFIRMED_ZERO, "extend": False, "counters": Jsonb(new),
+                "clear": False})
             return Accepted(unconfirmed=True)
         return Accepted()
     down = lowered(new, stored)
     if not down:
         if suspect is not None:  # a plausible answer ends a suspicion, and confirms zeros
-            await execute(conn, "suspect_clear", key)
+            await execute(conn, "suspect_note", lease | _CLEAR)
         return Accepted()
     verdict = Verdict(tuple(down), stored, new, all_zero(new))
     if suspect is not None and _confirms_reset(suspect, new, now, policy):
-        await execute(conn, "suspect_clear", key)
+        await execute(conn, "suspect_note", lease | _CLEAR)
         return Accepted(reset=verdict)
     raise Implausible(verdict)
+
+
+_CLEAR = {"kind": LOWER, "extend": False, "counters": None, "clear": True}
 
 
 def _confirms_reset(suspect: _Suspect, new: Counters, now: datetime,
@@ -189,19 +192,21 @@ def _confirms_reset(suspect: _Suspect, new: Counters, now: datetime,
             and span >= policy.reset_min_span_seconds)
 
 
-async def record_suspect(conn: Conn, soldier_id: int, resource: Resource, verdict: Verdict
-                         ) -> int:
-    """After an implausible answer's failure: extend the run of agreeing suspect answers (or
-    start a new one when this one disagrees with it); how many the run has now."""
-    key = {"soldier_id": soldier_id, "resource": Resource(resource).value}
+async def record_suspect(conn: Conn, job: ClaimedJob, verdict: Verdict) -> int:
+    """After an implausible answer's failure (of `job`'s lease, which just failed): extend the
+    run of agreeing suspect answers (or start a new one when this one disagrees with it); how
+    many the run has now (0: the database wrote nothing, the lease not the caller's). The
+    database grows a run by at most one answer a lease (bf4ps_suspect_note)."""
+    assert job.soldier_id is not None
+    key = {"soldier_id": job.soldier_id, "resource": job.resource}
     suspect = await one(conn, _Suspect, "suspect_of", key)
-    now = (await one_row(conn, _Now, "suspect_now")).now
-    if (suspect is not None and suspect.kind == LOWER
-            and agrees(verdict.counters, dict(suspect.counters))):
-        answers, first_at = suspect.answers + 1, suspect.first_at
-    else:
-        answers, first_at = 1, now
-    await execute(conn, "suspect_set", key | {
-        "kind": LOWER, "now": now, "answers": answers, "first_at": first_at,
-        "counters": Jsonb(verdict.counters)})
-    return answers
+    extend = (suspect is not None and suspect.kind == LOWER
+              and agrees(verdict.counters, dict(suspect.counters)))
+    row = await one(conn, _Answers, "suspect_note", {
+        "job_id": job.job_id, "lease_token": job.lease.lease_token, "kind": LOWER,
+        "extend": extend, "counters": Jsonb(verdict.counters), "clear": False})
+    return row.answers if row is not None else 0
+
+
+class _Answers(NamedTuple):
+    answers: int

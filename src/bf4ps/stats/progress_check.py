@@ -71,8 +71,7 @@ async def _flag(conn: Conn, row: _UncheckedSoldier | _UncheckedItem, kind: str,
     reason = "; ".join(reasons)[:500]
     made = await one(conn, _Flagged, "progress_flag_insert", {
         "soldier_id": row.soldier_id, "kind": kind, "item_id": item_id,
-        "started_at": row.started_at, "ended_at": row.ended_at, "reason": reason,
-        "now": now})
+        "started_at": row.started_at, "ended_at": row.ended_at, "reason": reason})
     if made is None:
         return False
     await events.record(

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
+from uuid import UUID
 
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import one_row, q
+from bf4ps.db.queries import one_row
 from bf4ps.domain import Platform, Resource, SourceType
 
 ALL_RESOURCES = [r.value for r in Resource]
@@ -34,20 +35,17 @@ class _Upserted(NamedTuple):
     inserted: bool
 
 
-async def upsert(conn: Conn, s: Sighting, *, eligible_since: datetime | None = None) -> Upserted:
+async def upsert(conn: Conn, s: Sighting, *, eligible_since: datetime | None = None,
+                 lease: tuple[int, UUID] | None = None) -> Upserted:
     """Record a sighting (identity, name history, provenance) and initialize its collection
-    state (never attempted, for every resource) when the soldier is new. Only a BF4SW sighting
-    is a time the soldier was seen playing (the soldier's last_seen_at)."""
-    row = await one_row(conn, _Upserted, "soldiers_upsert", {
-        "persona_ids": [s.persona_id], "platforms": [s.platform.value], "names": [s.name],
-        "first_seen": [s.first_seen],
-        "played_at": [s.last_seen if s.source is SourceType.BF4SW else None],
-        "name_confirmed": s.source is SourceType.BATTLELOG})
-    soldier_id = row.soldier_id
-    params = {"soldier_id": soldier_id, "name": s.name, "first_seen": s.first_seen,
-              "last_seen": s.last_seen, "source": s.source.value}
-    await conn.execute(q("soldier_name_upsert"), params)
-    await conn.execute(q("soldier_source_upsert"), params)
-    await conn.execute(q("state_init"), {"soldier_id": soldier_id, "resources": ALL_RESOURCES,
-                                         "eligible_since": eligible_since or s.first_seen})
-    return Upserted(soldier_id, row.inserted)
+    state (never attempted, for every resource) when the soldier is new, in one call
+    (bf4ps_soldier_sighted, db/functions/soldiers.sql). The website's sightings are `manual`;
+    a look-up's are `battlelog` and need the look-up job's (job id, lease token). BF4SW's
+    sightings (which make a soldier active) are the scheduler's intake, not this. The sighting's
+    times are the database's clock."""
+    job_id, token = lease if lease is not None else (None, None)
+    row = await one_row(conn, _Upserted, "soldier_sighted", {
+        "persona_id": s.persona_id, "platform": s.platform.value, "name": s.name,
+        "source": s.source.value, "eligible_since": eligible_since or s.first_seen,
+        "job_id": job_id, "lease_token": token})
+    return Upserted(row.soldier_id, row.inserted)

@@ -1,6 +1,7 @@
 -- The database's own rights: who the caller is and what it may do.
 -- `bf4ps_caller_holds` answers whether session_user holds a role (every function that acts for
--- a caller asks it, never an argument); `bf4ps_grant_role` is `bf4ps db grant`; the operator
+-- a caller asks it, never an argument); `bf4ps_caller_owns` whether the caller may act for a
+-- collector's registration (its login, or an operator); `bf4ps_grant_role` is `bf4ps db grant`; the operator
 -- console's login lock-out (`bf4ps_ops_login_attempt`, the web role's); `bf4ps_no_temporary`,
 -- re-run on every upgrade, revokes TEMPORARY from the runtime roles; `bf4ps_policy_number`
 -- reads a number of the policy (table scheduler_policy, else the default given: the defaults of
@@ -17,6 +18,19 @@ CREATE OR REPLACE FUNCTION bf4ps_caller_holds(role_name text)
 AS $function$
     SELECT pg_has_role(session_user, role_name, 'MEMBER')
 $function$;
+
+-- The one ownership rule: the caller may act for a registration whose recorded login
+-- (`collectors.db_login`) is `p_owner` when that login is the caller's session_user, or when
+-- the caller is an operator. A registration with no recorded login is no runtime login's (an
+-- operator's start records one). Inlined where it is used (the claim's hot path included).
+CREATE OR REPLACE FUNCTION bf4ps_caller_owns(p_owner text)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT COALESCE(p_owner = session_user::text, false) OR bf4ps_caller_holds('bf4ps_operator')
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_caller_owns(p_owner text) FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION bf4ps_policy_number(p_key text, p_default double precision)
  RETURNS double precision

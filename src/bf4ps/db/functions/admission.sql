@@ -45,8 +45,7 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'no collector %', p_collector USING ERRCODE = 'no_data_found';
     END IF;
-    IF owner IS DISTINCT FROM session_user::text AND NOT bf4ps_caller_holds('bf4ps_operator')
-    THEN
+    IF NOT bf4ps_caller_owns(owner) THEN
         RAISE EXCEPTION 'a collector is admitted for only its own registration (collector %, '
             'registered by login %, not %)', p_collector, owner, session_user
             USING ERRCODE = 'insufficient_privilege';
@@ -359,7 +358,7 @@ BEGIN
         FROM admission_caller(p_collector) c;
     ELSIF NOT bf4ps_caller_holds('bf4ps_operator') AND NOT EXISTS (
             SELECT 1 FROM collectors c WHERE c.egress_key = p_egress
-              AND c.db_login = session_user::text AND c.retired_at IS NULL) THEN
+              AND bf4ps_caller_owns(c.db_login) AND c.retired_at IS NULL) THEN
         RAISE EXCEPTION 'a request of no collector is counted only on an egress of the '
             'caller''s own collectors (login %, egress %)', session_user, p_egress
             USING ERRCODE = 'insufficient_privilege';

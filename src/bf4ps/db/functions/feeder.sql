@@ -261,3 +261,36 @@ END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_parked_recheck(p_recheck_seconds double precision, p_n integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION bf4ps_parked_recheck(p_recheck_seconds double precision, p_n integer) TO bf4ps_scheduler;
+
+-- The BF4SW intake's cursors (intake_state): 'bf4sw' the alias-id cursor, 'bf4sw_reconcile'
+-- the reconcile watermark. Each only moves forward (a cursor or a watermark passed behind the
+-- stored one changes nothing); `p_error` (NULL: a success) records a failed run, at most 500
+-- characters, and leaves the cursors as they are.
+CREATE OR REPLACE FUNCTION bf4ps_intake_mark(p_source text, p_last_alias_id bigint, p_watermark timestamp with time zone, p_error text)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+    IF p_source NOT IN ('bf4sw', 'bf4sw_reconcile') THEN
+        RAISE EXCEPTION 'no intake cursor %', p_source USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p_error IS NOT NULL THEN
+        INSERT INTO intake_state AS st (source_name, last_run_at, last_error)
+        VALUES (p_source, now(), left(p_error, 500))
+        ON CONFLICT (source_name) DO UPDATE
+        SET last_run_at = now(), last_error = excluded.last_error, updated_at = now();
+        RETURN;
+    END IF;
+    INSERT INTO intake_state AS st (source_name, last_alias_id, reconcile_watermark,
+                                    last_run_at, last_success_at)
+    VALUES (p_source, GREATEST(COALESCE(p_last_alias_id, 0), 0), p_watermark, now(), now())
+    ON CONFLICT (source_name) DO UPDATE
+    SET last_alias_id = GREATEST(st.last_alias_id, excluded.last_alias_id),
+        reconcile_watermark = GREATEST(st.reconcile_watermark, excluded.reconcile_watermark),
+        last_run_at = now(), last_success_at = now(), last_error = NULL, updated_at = now();
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_intake_mark(p_source text, p_last_alias_id bigint, p_watermark timestamp with time zone, p_error text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_intake_mark(p_source text, p_last_alias_id bigint, p_watermark timestamp with time zone, p_error text) TO bf4ps_scheduler;

@@ -131,8 +131,7 @@ DECLARE
     owner text;
 BEGIN
     SELECT x.db_login INTO owner FROM collectors x WHERE x.collector_uuid = p_collector;
-    IF owner IS NOT NULL AND owner <> session_user::text
-            AND NOT bf4ps_caller_holds('bf4ps_operator') THEN
+    IF FOUND AND NOT bf4ps_caller_owns(owner) THEN
         RAISE EXCEPTION 'a collector may % only its own registration (collector %, registered '
             'by login %, not %)', p_action, p_collector, owner, session_user
             USING ERRCODE = 'insufficient_privilege';
@@ -150,7 +149,7 @@ AS $function$
 BEGIN
     IF NOT bf4ps_caller_holds('bf4ps_operator') AND NOT EXISTS (
             SELECT 1 FROM collectors x WHERE x.egress_key = p_egress AND x.retired_at IS NULL
-              AND x.db_login = session_user::text) THEN
+              AND bf4ps_caller_owns(x.db_login)) THEN
         RAISE EXCEPTION 'a collector may % only the egress of its own registration (egress %, '
             'login %)', p_action, p_egress, session_user
             USING ERRCODE = 'insufficient_privilege';
@@ -254,12 +253,19 @@ DECLARE
     after collectors;
 BEGIN
     SELECT * INTO before FROM collectors x WHERE x.collector_uuid = p_collector FOR UPDATE;
-    IF FOUND AND before.db_login IS DISTINCT FROM session_user::text
-            AND before.db_login IS NOT NULL
-            AND EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = before.db_login)
-            AND NOT bf4ps_caller_holds('bf4ps_operator') THEN
+    -- a start records the caller's login: of its own registration; of one whose login was
+    -- dropped (a host moved to another login); of one from before logins were recorded (no
+    -- db_login: a registration of an older build) only while it is not alive, so a first
+    -- start after the upgrade adopts it but no login takes over a running collector
+    IF FOUND AND NOT bf4ps_caller_owns(before.db_login)
+            AND NOT (before.db_login IS NOT NULL
+                     AND NOT EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = before.db_login))
+            AND NOT (before.db_login IS NULL AND before.retired_at IS NULL
+                     AND NOT (before.health = 'healthy' AND before.last_heartbeat_at
+                              > clock_timestamp() - interval '30 seconds')) THEN
         RAISE EXCEPTION 'collector % was registered by login %, not %', before.collector_name,
-            before.db_login, session_user USING ERRCODE = 'insufficient_privilege';
+            COALESCE(before.db_login, '(none recorded, and it is alive)'), session_user
+            USING ERRCODE = 'insufficient_privilege';
     END IF;
     UPDATE collectors x
     SET started_at = now(), stopped_at = NULL, software_version = p_version, pid = p_pid,

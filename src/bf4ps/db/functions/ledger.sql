@@ -36,7 +36,7 @@ AS $function$
       -- a receipt of a request counted for a registration of the caller's login only
       AND (l.collector_uuid IS NULL OR bf4ps_caller_holds('bf4ps_operator')
            OR EXISTS (SELECT 1 FROM collectors c WHERE c.collector_uuid = l.collector_uuid
-                        AND (c.db_login IS NULL OR c.db_login = session_user::text)))
+                        AND bf4ps_caller_owns(c.db_login)))
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_ledger_receipt(p_request bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION bf4ps_ledger_receipt(p_request bigint) TO bf4ps_collector;

@@ -1,8 +1,9 @@
 -- Progress: the "this week" gains boards, rebuilt from the checked, unflagged intervals of the
 -- window (`bf4ps_gains_boards_refresh`: the scheduler's every refresh period, the console's
 -- after a flag is cleared), a flagged soldier taken off them at once (`bf4ps_gains_boards_drop`)
--- and an operator's clear of a flag (`bf4ps_progress_flag_clear`). No runtime role writes the
--- boards or the flags' clear directly: the window, the prior and the minimum times are the
+-- and an operator's clear of a flag (`bf4ps_progress_flag_clear`); the scheduler's check raises
+-- a flag only on an unchecked interval (`bf4ps_progress_flag_raise`). No runtime role writes the
+-- boards or the flags directly: the window, the prior and the minimum times are the
 -- policy's, read here (gains_window_seconds, gains_prior_minutes, gains_board_min_seconds,
 -- gains_board_item_min_seconds), and no caller's clock is believed more than an hour ahead.
 -- Calls the access room (`bf4ps_policy_number`).
@@ -137,3 +138,38 @@ END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_progress_flag_clear(p_flag bigint, p_now timestamp with time zone, p_by text, p_note text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION bf4ps_progress_flag_clear(p_flag bigint, p_now timestamp with time zone, p_by text, p_note text) TO bf4ps_web;
+
+-- A progress flag, raised by the scheduler's check (stats/progress_check.py) only on an interval
+-- that exists and is not yet checked (the soldier's, or the weapon's or vehicle's), once: never
+-- a flag of an interval the caller makes up or one already judged; flagged at the database's
+-- clock, the reason at most 500 characters.
+CREATE OR REPLACE FUNCTION bf4ps_progress_flag_raise(p_soldier bigint, p_kind text, p_item integer, p_started_at timestamp with time zone, p_ended_at timestamp with time zone, p_reason text)
+ RETURNS TABLE(flag_id bigint)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    IF NOT (CASE WHEN p_kind = 'soldier' THEN EXISTS (
+                SELECT 1 FROM soldier_intervals i
+                WHERE i.soldier_id = p_soldier AND i.ended_at = p_ended_at
+                  AND i.started_at = p_started_at AND i.checked_at IS NULL)
+            ELSE EXISTS (
+                SELECT 1 FROM item_intervals i
+                WHERE i.soldier_id = p_soldier AND i.kind = p_kind AND i.item_id = p_item
+                  AND i.ended_at = p_ended_at AND i.started_at = p_started_at
+                  AND i.checked_at IS NULL) END) THEN
+        RETURN;  -- no such unchecked interval: nothing flagged
+    END IF;
+    RETURN QUERY
+    INSERT INTO progress_flags (soldier_id, kind, item_id, started_at, ended_at, reason,
+                                flagged_at)
+    VALUES (p_soldier, p_kind, CASE WHEN p_kind = 'soldier' THEN NULL ELSE p_item END,
+            p_started_at, p_ended_at, left(p_reason, 500), clock_timestamp())
+    ON CONFLICT (soldier_id, kind, item_id, ended_at) DO NOTHING
+    RETURNING progress_flags.flag_id;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_progress_flag_raise(p_soldier bigint, p_kind text, p_item integer, p_started_at timestamp with time zone, p_ended_at timestamp with time zone, p_reason text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_progress_flag_raise(p_soldier bigint, p_kind text, p_item integer, p_started_at timestamp with time zone, p_ended_at timestamp with time zone, p_reason text) TO bf4ps_scheduler;

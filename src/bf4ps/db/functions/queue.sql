@@ -19,6 +19,36 @@ AS $function$
                 ELSE (CASE WHEN retrying THEN 'retry' ELSE klass END) = ANY(p_classes) END
 $function$;
 
+-- A lease's length within the policy's bounds, whatever the caller passes: never negative, at
+-- most `lease_max_seconds` (a lease of a year would keep a dead collector's job from the reaper
+-- that long; a short one only lets the caller's own job be reclaimed sooner). Inlined into the
+-- claim, start, renew and reslot.
+CREATE OR REPLACE FUNCTION bf4ps_lease_length(p_lease double precision)
+ RETURNS interval
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT make_interval(secs => LEAST(GREATEST(p_lease, 0),
+                                       GREATEST(bf4ps_policy_number('lease_max_seconds', 1800), 1)))
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_lease_length(p_lease double precision) FROM PUBLIC;
+
+-- A resource's freshness, the policy's (`freshness_<resource>_seconds`), read in the database:
+-- a success's next due time never comes from its caller.
+CREATE OR REPLACE FUNCTION bf4ps_freshness(p_resource text)
+ RETURNS interval
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT make_interval(secs => CASE p_resource
+        WHEN 'detailed' THEN bf4ps_policy_number('freshness_detailed_seconds', 604800)
+        WHEN 'profile' THEN bf4ps_policy_number('freshness_profile_seconds', 4838400)
+        WHEN 'weapons' THEN bf4ps_policy_number('freshness_weapons_seconds', 4838400)
+        WHEN 'vehicles' THEN bf4ps_policy_number('freshness_vehicles_seconds', 4838400)
+        ELSE 0 END)
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_freshness(p_resource text) FROM PUBLIC;
+
 CREATE OR REPLACE FUNCTION bf4ps_job_attach_request(p_job bigint, p_request uuid)
  RETURNS void
  LANGUAGE plpgsql
@@ -26,8 +56,23 @@ CREATE OR REPLACE FUNCTION bf4ps_job_attach_request(p_job bigint, p_request uuid
  SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
+    -- a player's open request joins a job of no request only when the job collects what the
+    -- request asks for: its soldier's (or, for a look-up, the same name and platform); a
+    -- collector attaches only the request of a look-up job whose lease it holds (the soldier
+    -- that look-up found), never another player's request to another soldier's work
     UPDATE collection_jobs j SET request_id = p_request, updated_at = now()
-    WHERE j.job_id = p_job AND j.request_id IS NULL;
+    FROM interactive_requests r
+    WHERE j.job_id = p_job AND j.request_id IS NULL AND r.request_id = p_request
+      AND r.status IN ('queued', 'collecting')
+      AND (r.soldier_id = j.soldier_id
+           OR (j.soldier_id IS NULL AND r.soldier_id IS NULL
+               AND lower(j.lookup_name) = lower(r.lookup_name)
+               AND j.lookup_platform::text = r.platform::text))
+      AND (bf4ps_caller_holds('bf4ps_web') OR EXISTS (
+            SELECT 1 FROM collection_jobs l JOIN collectors c
+                ON c.collector_uuid = l.collector_uuid
+            WHERE l.request_id = p_request AND l.lease_token IS NOT NULL
+              AND l.lease_expires_at > clock_timestamp() AND bf4ps_caller_owns(c.db_login)));
 END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_job_attach_request(p_job bigint, p_request uuid) FROM PUBLIC;
@@ -160,7 +205,7 @@ BEGIN
     RETURN QUERY
     UPDATE collection_jobs j
     SET lease_expires_at = GREATEST(j.lease_expires_at,
-                                    clock_timestamp() + make_interval(secs => p_lease))
+                                    clock_timestamp() + bf4ps_lease_length(p_lease))
     WHERE j.job_id = p_job AND j.collector_uuid = p_collector AND j.lease_token = p_token
       AND j.status IN ('claimed', 'running') AND j.lease_expires_at > clock_timestamp()
     RETURNING j.lease_expires_at;
@@ -177,9 +222,10 @@ CREATE OR REPLACE FUNCTION bf4ps_job_reslot(p_job bigint, p_collector uuid, p_to
 AS $function$
 BEGIN
     UPDATE collection_jobs j
-    SET started_at = p_sent_at,
+    SET started_at = LEAST(p_sent_at, clock_timestamp()),
         lease_expires_at = GREATEST(j.lease_expires_at,
-                                    p_sent_at + make_interval(secs => p_lease)),
+                                    LEAST(p_sent_at, clock_timestamp())
+                                    + bf4ps_lease_length(p_lease)),
         updated_at = clock_timestamp()
     WHERE j.job_id = p_job AND j.collector_uuid = p_collector AND j.lease_token = p_token
       AND j.status = 'running' AND j.lease_expires_at > clock_timestamp();
@@ -239,9 +285,12 @@ AS $function$
 BEGIN
     RETURN QUERY
     UPDATE collection_jobs j
-    SET status = 'running', started_at = GREATEST(p_started_at, j.claimed_at),
-        lease_expires_at = GREATEST(p_started_at, clock_timestamp())
-                           + make_interval(secs => p_lease),
+    SET status = 'running',
+        started_at = GREATEST(LEAST(p_started_at, clock_timestamp() + interval '60 seconds'),
+                              j.claimed_at),
+        lease_expires_at = GREATEST(LEAST(p_started_at,
+                                          clock_timestamp() + interval '60 seconds'),
+                                    clock_timestamp()) + bf4ps_lease_length(p_lease),
         updated_at = clock_timestamp()
     WHERE j.job_id = p_job AND j.collector_uuid = p_collector AND j.lease_token = p_token
       AND j.status = 'claimed' AND j.lease_expires_at > clock_timestamp()
@@ -261,8 +310,7 @@ AS $function$
 BEGIN
     -- a collector expires only its own registration's leases
     IF NOT EXISTS (SELECT 1 FROM collectors c WHERE c.collector_uuid = p_collector
-                     AND (c.db_login = session_user::text
-                          OR bf4ps_caller_holds('bf4ps_operator'))) THEN
+                     AND bf4ps_caller_owns(c.db_login)) THEN
         RAISE EXCEPTION 'a collector may expire the leases of only its own registration '
             '(collector %, login %)', p_collector, session_user
             USING ERRCODE = 'insufficient_privilege';
@@ -369,7 +417,7 @@ BEGIN
             collector_uuid = p_collector, lease_token = gen_random_uuid(),
             claimed_at = clock_timestamp(),
             started_at = CASE WHEN p_start THEN clock_timestamp() END,
-            lease_expires_at = clock_timestamp() + make_interval(secs => p_lease),
+            lease_expires_at = clock_timestamp() + bf4ps_lease_length(p_lease),
             attempt_count = j.attempt_count + 1, updated_at = clock_timestamp()
         WHERE j.job_id = COALESCE(old.job_id, (
                 SELECT f.job_id FROM collection_jobs f
@@ -385,8 +433,7 @@ BEGIN
                       WHERE me.collector_uuid = p_collector AND me.enabled AND NOT me.drained
                         AND me.retired_at IS NULL
                         -- a collector claims only for its own registration
-                        AND (me.db_login = session_user::text
-                             OR bf4ps_caller_holds('bf4ps_operator')))
+                        AND bf4ps_caller_owns(me.db_login))
         RETURNING j.*
     )
     SELECT NULL::bigint, NULL::timestamptz, c.job_id, c.soldier_id, c.resource::text,
@@ -428,7 +475,9 @@ GRANT EXECUTE ON FUNCTION queue_claim(p_collector uuid, p_lane text, p_lease dou
 -- the lease is the caller's (else nothing is written and `finished` is NULL; with `p_strict`
 -- it raises BF401 instead, so a COMMIT sent with it rolls back); with `p_next`, the collector's
 -- next claim in the same commit, of any class (no gate: the bench's cycle). A success that
--- continues behind a gate is admission_succeed's (admission room), which calls this.
+-- continues behind a gate is admission_succeed's (admission room), which calls this. The
+-- state's next due time is the policy's freshness of the resource (bf4ps_freshness):
+-- `p_freshness` is the caller's, not read (kept in the signature for the builds that pass it).
 DROP FUNCTION IF EXISTS queue_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_next boolean, p_lane text, p_lease double precision, p_soldier bigint, p_start boolean, p_gate jsonb);
 CREATE OR REPLACE FUNCTION queue_succeed(p_job bigint, p_collector uuid, p_token uuid, p_freshness double precision, p_http integer, p_duration integer, p_details jsonb, p_strict boolean DEFAULT false, p_next boolean DEFAULT false, p_lane text DEFAULT NULL::text, p_lease double precision DEFAULT NULL::double precision, p_soldier bigint DEFAULT NULL::bigint, p_start boolean DEFAULT false)
  RETURNS SETOF queue_claimed
@@ -450,7 +499,7 @@ BEGIN
         UPDATE collection_state cs
         SET status = 'current', last_attempt_at = clock_timestamp(),
             last_success_at = clock_timestamp(),
-            next_due_at = clock_timestamp() + make_interval(secs => p_freshness),
+            next_due_at = clock_timestamp() + bf4ps_freshness(gone.resource::text),
             next_attempt_at = NULL, consecutive_failures = 0,
             attempts_total = cs.attempts_total + 1, updated_at = clock_timestamp()
         FROM gone

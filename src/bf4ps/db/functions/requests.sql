@@ -1,7 +1,9 @@
 -- Player requests: triggers on `collection_jobs` that keep a website request's status in step
 -- with the job that serves it (started, failed, gone), and the note it ends with; a look-up's
 -- answer attached to its request under the look-up job's lease
--- (`bf4ps_lookup_request_resolved`: a collector writes no request directly).
+-- (`bf4ps_lookup_request_resolved`: a collector writes no request directly); the website's
+-- own request, made and planned in its submission's transaction (`bf4ps_request_insert`,
+-- `bf4ps_request_planned`: the website writes no request directly either).
 -- Calls no other room.
 --
 -- Applied by `bf4ps db upgrade` whenever this file changes (bf4ps.db.code): every statement
@@ -110,3 +112,51 @@ END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_lookup_request_resolved(p_job bigint, p_token uuid, p_soldier bigint, p_resources text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION bf4ps_lookup_request_resolved(p_job bigint, p_token uuid, p_soldier bigint, p_resources text[]) TO bf4ps_collector;
+
+-- A player's request, as the website records it: queued, made now (its created_at the
+-- transaction's), the resources only known ones. The website's alone.
+CREATE OR REPLACE FUNCTION bf4ps_request_insert(p_request uuid, p_soldier bigint, p_lookup_name text, p_platform text, p_client_key text, p_resources text[])
+ RETURNS TABLE(created_at timestamp with time zone, now timestamp with time zone)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    INSERT INTO interactive_requests (request_id, soldier_id, lookup_name, platform,
+                                      client_key, resources, created_at)
+    SELECT p_request, p_soldier, p_lookup_name, p_platform, p_client_key,
+           ARRAY(SELECT x FROM unnest(COALESCE(p_resources, '{}')) AS x
+                 WHERE x IN ('detailed', 'profile', 'weapons', 'vehicles', 'lookup')), now()
+    RETURNING interactive_requests.created_at, clock_timestamp();
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_request_insert(p_request uuid, p_soldier bigint, p_lookup_name text, p_platform text, p_client_key text, p_resources text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_request_insert(p_request uuid, p_soldier bigint, p_lookup_name text, p_platform text, p_client_key text, p_resources text[]) TO bf4ps_web;
+
+-- After its jobs were enqueued: the resources asked for, and the ETA made at submission (done
+-- at once when nothing needed collecting). Only of a queued request made in the caller's own
+-- transaction (the submission's): never another player's request, its status or its message.
+CREATE OR REPLACE FUNCTION bf4ps_request_planned(p_request uuid, p_resources text[], p_eta_at timestamp with time zone, p_done boolean, p_message text)
+ RETURNS TABLE(status text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    UPDATE interactive_requests r
+    SET resources = ARRAY(SELECT x FROM unnest(COALESCE(p_resources, '{}')) AS x
+                          WHERE x IN ('detailed', 'profile', 'weapons', 'vehicles', 'lookup')),
+        eta_at = COALESCE(p_eta_at, r.eta_at),
+        status = CASE WHEN p_done THEN 'done' ELSE r.status END,
+        finished_at = CASE WHEN p_done THEN clock_timestamp() ELSE r.finished_at END,
+        message = COALESCE(p_message, r.message), updated_at = clock_timestamp()
+    WHERE r.request_id = p_request AND r.created_at = now() AND r.status = 'queued'
+    RETURNING r.status::text;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_request_planned(p_request uuid, p_resources text[], p_eta_at timestamp with time zone, p_done boolean, p_message text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_request_planned(p_request uuid, p_resources text[], p_eta_at timestamp with time zone, p_done boolean, p_message text) TO bf4ps_web;

@@ -37,3 +37,22 @@ END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_state_failed(p_job bigint, p_token uuid, p_park boolean, p_now timestamp with time zone, p_next_attempt_at timestamp with time zone, p_error_class text, p_error_message text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION bf4ps_state_failed(p_job bigint, p_token uuid, p_park boolean, p_now timestamp with time zone, p_next_attempt_at timestamp with time zone, p_error_class text, p_error_message text) TO bf4ps_collector;
+
+-- A known soldier's missing collection-state rows (never attempted), for the website's request
+-- and a collector's look-up: existing rows are never touched, and the eligible instant is the
+-- caller's within the last day (an older one would put the soldier ahead of the backlog).
+CREATE OR REPLACE FUNCTION bf4ps_state_init(p_soldier bigint, p_eligible_since timestamp with time zone)
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+    INSERT INTO collection_state (soldier_id, resource, eligible_since)
+    SELECT p_soldier, r, LEAST(GREATEST(COALESCE(p_eligible_since, clock_timestamp()),
+                                        clock_timestamp() - interval '1 day'), clock_timestamp())
+    FROM unnest(ARRAY['detailed', 'profile', 'weapons', 'vehicles']) AS r
+    ON CONFLICT DO NOTHING
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_state_init(p_soldier bigint, p_eligible_since timestamp with time zone) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_state_init(p_soldier bigint, p_eligible_since timestamp with time zone) TO bf4ps_collector;
+GRANT EXECUTE ON FUNCTION bf4ps_state_init(p_soldier bigint, p_eligible_since timestamp with time zone) TO bf4ps_web;

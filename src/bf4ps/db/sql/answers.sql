@@ -22,19 +22,11 @@ WHERE s.soldier_id = %(soldier_id)s
 SELECT kind, first_at, last_at, answers, counters FROM answer_suspects
 WHERE soldier_id = %(soldier_id)s AND resource = %(resource)s
 
--- name: suspect_now
-SELECT clock_timestamp() AS now
-
--- name: suspect_set
-INSERT INTO answer_suspects (soldier_id, resource, kind, first_at, last_at, answers, counters)
-VALUES (%(soldier_id)s, %(resource)s, %(kind)s, %(first_at)s, %(now)s, %(answers)s,
-        %(counters)s)
-ON CONFLICT (soldier_id, resource) DO UPDATE
-SET kind = excluded.kind, first_at = excluded.first_at, last_at = excluded.last_at,
-    answers = excluded.answers, counters = excluded.counters
-
--- name: suspect_clear
-DELETE FROM answer_suspects WHERE soldier_id = %(soldier_id)s AND resource = %(resource)s
+-- name: suspect_note
+-- The run of the soldier and resource of the job whose lease the caller holds (or which just
+-- failed as implausible): started, extended by one, or ended (db/functions/stats.sql).
+SELECT * FROM bf4ps_suspect_note(%(job_id)s, %(lease_token)s, %(kind)s, %(extend)s,
+                                 %(counters)s, %(clear)s)
 
 -- name: suspects_of_soldier
 SELECT resource, kind, first_at, last_at, answers FROM answer_suspects

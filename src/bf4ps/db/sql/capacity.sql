@@ -59,11 +59,9 @@ SELECT g.egress_key, g.min_interval_seconds,
 FROM egress_gates g ORDER BY g.egress_key
 
 -- name: history_record
-INSERT INTO fleet_history (interval_seconds, soldiers, coverage, finished, requests,
-                           backlog_age, refresh_lag)
-VALUES (%(interval_seconds)s, %(soldiers)s, %(coverage)s, %(finished)s, %(requests)s,
-        %(backlog_age)s, %(refresh_lag)s)
-ON CONFLICT (recorded_at) DO NOTHING
+-- (db/functions/history.sql: recorded at the database's clock)
+SELECT bf4ps_history_record(%(interval_seconds)s, %(soldiers)s, %(coverage)s, %(finished)s,
+                            %(requests)s, %(backlog_age)s, %(refresh_lag)s)
 
 -- name: history_window
 -- The records of the window, thinned to at most about %(points)s (every k-th), oldest first.
@@ -88,19 +86,13 @@ WHERE recorded_at > clock_timestamp() - make_interval(secs => %(window_seconds)s
 ORDER BY recorded_at LIMIT 1
 
 -- name: history_delete_batch
-DELETE FROM fleet_history
-WHERE recorded_at IN (SELECT recorded_at FROM fleet_history WHERE recorded_at < %(cutoff)s
-                      LIMIT %(batch)s)
+-- Never a record younger than the policy's history_retention_days (db/functions/history.sql);
+-- one row per record deleted.
+SELECT * FROM bf4ps_history_prune(%(cutoff)s::timestamptz, %(batch)s::integer)
 
 -- name: capacity_check_set
-INSERT INTO capacity_check (check_id, checked_at, feasible, demand_per_hour,
-                            capacity_per_hour, summary)
-VALUES (1, clock_timestamp(), %(feasible)s, %(demand_per_hour)s, %(capacity_per_hour)s,
-        %(summary)s)
-ON CONFLICT (check_id) DO UPDATE
-SET checked_at = excluded.checked_at, feasible = excluded.feasible,
-    demand_per_hour = excluded.demand_per_hour, capacity_per_hour = excluded.capacity_per_hour,
-    summary = excluded.summary
+SELECT bf4ps_capacity_check_set(%(feasible)s, %(demand_per_hour)s, %(capacity_per_hour)s,
+                                %(summary)s)
 
 -- name: capacity_check_get
 SELECT checked_at, feasible, demand_per_hour, capacity_per_hour, summary FROM capacity_check

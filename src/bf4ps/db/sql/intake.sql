@@ -17,24 +17,14 @@ ANALYZE soldiers, soldier_names, soldier_sources, collection_state, collection_j
 SELECT last_alias_id, reconcile_watermark FROM intake_state WHERE source_name = %(source)s
 
 -- name: intake_cursor_advance
-INSERT INTO intake_state AS st (source_name, last_alias_id, last_run_at, last_success_at)
-VALUES (%(source)s, %(last_alias_id)s, now(), now())
-ON CONFLICT (source_name) DO UPDATE
-SET last_alias_id = GREATEST(st.last_alias_id, excluded.last_alias_id),
-    last_run_at = now(), last_success_at = now(), last_error = NULL, updated_at = now()
+-- The cursors only move forward (bf4ps_intake_mark, db/functions/feeder.sql).
+SELECT bf4ps_intake_mark(%(source)s, %(last_alias_id)s, NULL, NULL)
 
 -- name: intake_watermark_advance
-INSERT INTO intake_state AS st (source_name, reconcile_watermark, last_run_at, last_success_at)
-VALUES (%(source)s, %(watermark)s, now(), now())
-ON CONFLICT (source_name) DO UPDATE
-SET reconcile_watermark = GREATEST(st.reconcile_watermark, excluded.reconcile_watermark),
-    last_run_at = now(), last_success_at = now(), last_error = NULL, updated_at = now()
+SELECT bf4ps_intake_mark(%(source)s, NULL, %(watermark)s, NULL)
 
 -- name: intake_error
-INSERT INTO intake_state AS st (source_name, last_run_at, last_error)
-VALUES (%(source)s, now(), %(error)s)
-ON CONFLICT (source_name) DO UPDATE
-SET last_run_at = now(), last_error = excluded.last_error, updated_at = now()
+SELECT bf4ps_intake_mark(%(source)s, NULL, NULL, %(error)s)
 
 -- name: intake_upsert_names
 INSERT INTO soldier_names AS n (soldier_id, name, first_seen_at, last_seen_at)

@@ -58,22 +58,16 @@ WHERE cs.status IS DISTINCT FROM 'current' OR cs.last_success_at IS NULL
 ORDER BY r.ord
 
 -- name: interactive_request_insert
-INSERT INTO interactive_requests (request_id, soldier_id, lookup_name, platform, client_key,
-                                  resources)
-VALUES (%(request_id)s, %(soldier_id)s, %(lookup_name)s, %(platform)s, %(client_key)s,
-        %(resources)s)
-RETURNING created_at, clock_timestamp() AS now
+-- (db/functions/requests.sql: queued, made in this transaction)
+SELECT * FROM bf4ps_request_insert(%(request_id)s, %(soldier_id)s, %(lookup_name)s,
+                                   %(platform)s, %(client_key)s, %(resources)s)
 
 -- name: interactive_request_planned
 -- After its jobs were enqueued: the resources asked for, and the ETA made at submission
 -- (done at once when nothing needed collecting).
-UPDATE interactive_requests
-SET resources = %(resources)s, eta_at = COALESCE(%(eta_at)s, eta_at),
-    status = CASE WHEN %(done)s THEN 'done' ELSE status END,
-    finished_at = CASE WHEN %(done)s THEN clock_timestamp() ELSE finished_at END,
-    message = COALESCE(%(message)s, message), updated_at = clock_timestamp()
-WHERE request_id = %(request_id)s
-RETURNING status
+-- Only a queued request made in this transaction (db/functions/requests.sql).
+SELECT * FROM bf4ps_request_planned(%(request_id)s, %(resources)s, %(eta_at)s, %(done)s,
+                                    %(message)s)
 
 -- name: lookup_request_resolved
 -- A look-up's answer: the soldier and the resources planned, on the request of the look-up job

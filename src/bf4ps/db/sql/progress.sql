@@ -90,12 +90,10 @@ WHERE i.soldier_id = t.soldier_id AND i.kind = t.kind AND i.item_id = t.item_id
   AND i.ended_at = t.ended_at
 
 -- name: progress_flag_insert
--- One flag (kind 'soldier' has no item). A flag already raised for the interval is kept.
-INSERT INTO progress_flags (soldier_id, kind, item_id, started_at, ended_at, reason, flagged_at)
-VALUES (%(soldier_id)s, %(kind)s, %(item_id)s, %(started_at)s, %(ended_at)s, %(reason)s,
-        %(now)s)
-ON CONFLICT (soldier_id, kind, item_id, ended_at) DO NOTHING
-RETURNING flag_id
+-- One flag (kind 'soldier' has no item), only on an unchecked interval (db/functions/
+-- progress.sql). A flag already raised for the interval is kept.
+SELECT * FROM bf4ps_progress_flag_raise(%(soldier_id)s, %(kind)s, %(item_id)s, %(started_at)s,
+                                        %(ended_at)s, %(reason)s)
 
 -- name: gains_boards_drop_soldiers
 -- A flagged soldier leaves every gains board at once (not at the next refresh): only one

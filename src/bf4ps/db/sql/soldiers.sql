@@ -1,7 +1,7 @@
 -- Soldiers, their names and provenance.
 
 -- name: soldiers_upsert
--- One soldier (soldiers.upsert) or a whole BF4SW batch (scheduler/intake_store.py), in the
+-- A whole BF4SW batch (scheduler/intake_store.py), in the
 -- arrays' order (new soldiers get ids in discovery order). Earlier first_seen and later
 -- last_seen win. last_seen_at is when BF4SW last saw the soldier play (it drives the activity
 -- class), so only its sightings set it (%(played_at)s NULL otherwise): a soldier a player asked
@@ -24,19 +24,12 @@ SET current_name = CASE
     updated_at = now()
 RETURNING s.soldier_id, s.persona_id, s.platform, (s.xmax = 0) AS inserted
 
--- name: soldier_name_upsert
-INSERT INTO soldier_names (soldier_id, name, first_seen_at, last_seen_at)
-VALUES (%(soldier_id)s, %(name)s, %(first_seen)s, %(last_seen)s)
-ON CONFLICT (soldier_id, name) DO UPDATE
-SET first_seen_at = LEAST(soldier_names.first_seen_at, excluded.first_seen_at),
-    last_seen_at = GREATEST(soldier_names.last_seen_at, excluded.last_seen_at)
-
--- name: soldier_source_upsert
-INSERT INTO soldier_sources (soldier_id, source_type, first_seen_at, last_seen_at)
-VALUES (%(soldier_id)s, %(source)s, %(first_seen)s, %(last_seen)s)
-ON CONFLICT (soldier_id, source_type) DO UPDATE
-SET first_seen_at = LEAST(soldier_sources.first_seen_at, excluded.first_seen_at),
-    last_seen_at = GREATEST(soldier_sources.last_seen_at, excluded.last_seen_at)
+-- name: soldier_sighted
+-- One soldier seen by the website (manual) or a look-up (battlelog, under its lease): the
+-- identity, the name, the source and the never-attempted state in one call
+-- (db/functions/soldiers.sql; the database's clock is the sighting's time).
+SELECT * FROM bf4ps_soldier_sighted(%(persona_id)s, %(platform)s, %(name)s, %(source)s,
+                                    %(eligible_since)s, %(job_id)s, %(lease_token)s)
 
 -- name: soldier_by_id
 SELECT * FROM soldiers WHERE soldier_id = %(soldier_id)s

@@ -18,10 +18,8 @@ SELECT consecutive_failures FROM collection_state
 WHERE soldier_id = %(soldier_id)s AND resource = %(resource)s
 
 -- name: state_init
-INSERT INTO collection_state (soldier_id, resource, eligible_since)
-SELECT %(soldier_id)s, r, %(eligible_since)s
-FROM unnest(%(resources)s::text[]) AS r
-ON CONFLICT DO NOTHING
+-- A known soldier's missing state rows, every resource (db/functions/state.sql).
+SELECT bf4ps_state_init(%(soldier_id)s, %(eligible_since)s)
 
 -- name: parking_streak
 -- Of the soldier+resource's last %(n)s finished attempts, how many are failures of a parking
