@@ -1,5 +1,6 @@
 """The built package (the wheel) is only our own work: no file of it is byte for byte one of the
-real Battlelog captures, and the simulator builds every answer from the installed package alone."""
+real Battlelog captures, the simulator builds every answer from the installed package alone, and
+`bf4ps demo` runs from it alone (outside the repository, no captures beside it)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests import captures
+from tests import captures, load
 
 REPO = captures.REPO_ROOT
 
@@ -29,6 +30,7 @@ def test_no_file_of_the_built_package_is_a_capture(tmp_path: Path) -> None:
     assert any(name.endswith("sim/battlelog/data/weapons.csv") for name in named)
     assert captures.copies(named) == []
     _answers_from_the_wheel(wheel, tmp_path / "installed")
+    _demo_from_the_wheel(tmp_path / "installed", tmp_path / "run")
 
 
 SIMULATE = """
@@ -52,3 +54,21 @@ def _answers_from_the_wheel(wheel: Path, target: Path) -> None:
     report = orjson.loads(done.stdout)
     assert report["at"].startswith(str(target))
     assert all(size > 4_000 for size in report["sizes"])
+
+
+DEMO = "from bf4ps.cli.main import main; main()"
+
+
+def _demo_from_the_wheel(target: Path, run: Path) -> None:
+    """`bf4ps demo` from the installed package in an empty folder outside the repository (its
+    processes inherit the path, so each imports the installed package): it collects."""
+    run.mkdir()
+    env = {"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin", "HOME": str(run),
+           "BF4PS_DATA_DIR": str(run / "data"), "BF4PS_CAPTURES_DIR": str(run / "none")}
+    done = subprocess.run([sys.executable, "-c", DEMO, "demo", "--duration", "20", "--soldiers",
+                           "300", "--collectors", "2", "--port", "0", "--json"], cwd=run,
+                          capture_output=True, text=True, env=env, timeout=load.scaled(240))
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = orjson.loads(done.stdout)
+    assert sum(summary["coverage"]["collected_end"].values()) > 0, summary
+    assert summary["violations"] == {"fleet": 0, "per_ip": 0}
