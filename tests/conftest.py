@@ -69,6 +69,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(getattr(pytest.mark, tier_of(item.path)))
         marker = item.get_closest_marker("timeout")
         item.stash[BASE_TIMEOUT] = float(marker.args[0]) if marker and marker.args else default
+    items.sort(key=cost_rank)
+
+
+def cost_rank(item: pytest.Item) -> int:
+    """The longest first: `long` tests (minutes), then `slow` ones (seconds), then the rest. The
+    xdist workers take tests in this order (one at a time, a few ahead), so the short ones fill
+    the end of the run instead of one worker ending it alone on a test of minutes. A stable
+    sort: within a rank, the collection's order (every worker collects the same)."""
+    if item.get_closest_marker("long"):
+        return 0
+    return 1 if item.get_closest_marker("slow") else 2
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)

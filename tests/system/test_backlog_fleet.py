@@ -10,11 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from bf4ps.db.connect import Conn, connection
 from bf4ps.web.metrics import Metrics
 from tests import load
 from tests.db.test_capacity import gauge
 from tests.fleet import Fleet, simulator
+
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # a minute or more: run first
 
 FRESHNESS = 20
 FAST = {"BF4PS_HEARTBEAT_SECONDS": "1", "BF4PS_IDLE_POLL_SECONDS": "0.3",

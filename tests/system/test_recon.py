@@ -28,7 +28,7 @@ from tests.fleet import sim_stats, simulator
 from tests.helpers import count, make_soldier
 from tests.procs import bf4ps_env
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # minutes: run first (tests/conftest.py)
 
 PERSONA = 1_400_000_001
 

@@ -166,6 +166,7 @@ IN_PLACE = FAST | {"BF4PS_FLEET_BUDGET_WINDOW_SECONDS": "30"}
 
 
 @pytest.mark.slow
+@pytest.mark.long
 async def test_a_dump_restored_in_place_holds_the_fleet_without_any_local_state(
         db_url: str, tmp_path: Path) -> None:
     """An in-place `pg_restore --clean` keeps the cluster, its timeline and the database's oid:
@@ -263,6 +264,7 @@ UNDER_RUNNING = {"data_only": "the database was rewound",
 
 
 @pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.parametrize("kind", sorted(UNDER_RUNNING))
 async def test_a_restore_under_running_collectors_holds_them(
         kind: str, db_url: str, tmp_path: Path) -> None:
@@ -289,6 +291,7 @@ async def test_a_restore_under_running_collectors_holds_them(
 
 
 @pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.skipif(bool(os.environ.get("BF4PS_TEST_DATABASE_URL")),
                     reason="restores a private embedded server's data directory")
 async def test_a_base_backup_restored_on_the_same_timeline_holds_the_fleet(

@@ -24,7 +24,7 @@ from bf4ps.sim.battlelog.server import SimProcess
 from tests.fleet import Fleet, sim_stats, simulator
 from tests.helpers import count, seed_work, wait_for
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # minutes: run first (tests/conftest.py)
 
 FAST = {"BF4PS_HEARTBEAT_SECONDS": "1", "BF4PS_IDLE_POLL_SECONDS": "0.3",
         "BF4PS_CLAIM_HORIZON_SECONDS": "0.5", "BF4PS_EGRESS_MIN_INTERVAL_SECONDS": "0.25",
