@@ -43,6 +43,9 @@ def test_a_clean_back_off_stage_proves_only_the_spacing_it_sent() -> None:
     assert verified(rec, late) == 2.05
     # so only the stage on time proved the recommendation; recon tries a late one again
     assert proved(rec, on_time) and not proved(rec, late)
+    # a working host's sends, each 3 ms late: proved, at the spacing really sent
+    jittered = pace(sent_at(*(100 + 1.983 * i for i in range(12))), rec - 0.05, 0.05)
+    assert proved(rec, jittered) and verified(rec, jittered) == 1.983
 
 
 def test_the_report_names_a_stage_that_could_not_reach_its_pace() -> None:

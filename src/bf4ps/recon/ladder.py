@@ -238,10 +238,15 @@ def verified(recommended: float, check: Pace) -> float:
     return max(recommended, round_up(check.mean)) if check.mean is not None else recommended
 
 
+JITTER = 0.01  # a send's ordinary lateness on a working host (a few ms a send): 1 % of spacing
+
+
 def proved(recommended: float, check: Pace) -> bool:
-    """Whether a clean back-off stage proved the recommendation itself: it was sent at least
-    that fast on the wire, not slower (a host that stalled during the stage)."""
-    return check.mean is not None and check.mean <= recommended + 1e-4  # round_up's step
+    """Whether a clean back-off stage proved the recommendation: it was sent that fast on the
+    wire but for a working host's ordinary lateness (within 1 %; `verified` then keeps the
+    spacing really sent), not slower (a host that stalled during the stage is tried again)."""
+    return (check.mean is not None
+            and check.mean <= recommended * (1 + JITTER) + 1e-4)  # round_up's step
 
 
 def round_up(seconds: float) -> float:
