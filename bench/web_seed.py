@@ -28,7 +28,6 @@ from datetime import UTC, datetime, timedelta
 from bf4ps.battlelog.parse_items import parse_vehicles, parse_weapons
 from bf4ps.battlelog.parse_profile import parse_profile
 from bf4ps.db.connect import Conn, connection
-from bf4ps.policy import Policy
 from bf4ps.stats import gains_boards
 from bf4ps.stats.snapshot import write_profile
 from bf4ps.stats.store import write_vehicles, write_weapons
@@ -393,7 +392,7 @@ async def seed(url: str, n: int, sample: int) -> None:
                    "intervals, sessions, events and flags for the most active tenth")
         await _run(conn, SAMPLE_SQL, params, f"weapons and vehicles for every {every}th soldier")
         t0 = time.perf_counter()
-        rows = await gains_boards.refresh(conn, Policy(), datetime.now(UTC))
+        rows = await gains_boards.refresh(conn, datetime.now(UTC))
         print(f"{rows:,} gains-board rows in {time.perf_counter() - t0:.0f} s", flush=True)
         t0 = time.perf_counter()
         await conn.execute("VACUUM ANALYZE")
