@@ -410,7 +410,7 @@ CREATE TABLE detailed_stats_current (
     CONSTRAINT detailed_stats_current_platform_check CHECK ((platform = ANY (ARRAY['pc'::text, 'xbox360'::text, 'ps3'::text, 'ps4'::text, 'xboxone'::text]))),
     CONSTRAINT detailed_stats_current_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES soldiers(soldier_id) ON DELETE CASCADE
 );
-CREATE INDEX ix_board_kd ON public.detailed_stats_current USING btree (platform, (((kills)::double precision / (deaths)::double precision)) DESC NULLS LAST, soldier_id) WHERE ((time_played_seconds >= 36000) AND (deaths > 0));
+CREATE INDEX ix_board_kd ON public.detailed_stats_current USING btree (platform, (((kills)::double precision / (deaths)::double precision)) DESC NULLS LAST, soldier_id) INCLUDE (kills, deaths) WHERE ((time_played_seconds >= 36000) AND (deaths > 0));
 CREATE INDEX ix_board_kills ON public.detailed_stats_current USING btree (platform, kills DESC NULLS LAST, soldier_id) WHERE (time_played_seconds >= 36000);
 CREATE INDEX ix_board_skill ON public.detailed_stats_current USING btree (platform, skill DESC NULLS LAST, soldier_id) WHERE (time_played_seconds >= 36000);
 CREATE INDEX ix_board_spm ON public.detailed_stats_current USING btree (platform, score_per_minute DESC NULLS LAST, soldier_id) WHERE (time_played_seconds >= 36000);
