@@ -6,7 +6,7 @@ endpoint's requests. Prints CPU milliseconds per request by part, and what share
 machine's cores web_load's open-loop rate asks for: queueing, and so the p99, grows steeply as
 that share nears one. Prints figures, asserts nothing.
 
-Run: ``python -m bench.web_cpu [--requests 100] [--rate 100]``
+Run: ``python -m bench.web_cpu [--requests 100] [--rate 100] [--warm 200]``
 """
 
 from __future__ import annotations
@@ -69,7 +69,11 @@ async def measure(base: str, server_pid: int, postmaster: psutil.Process,
     done = 0
     every = max(1, args.soldiers // args.sample)
     await wl.drive(base, wl.soldier_paths(args.soldiers, every, 20, True), 1, None)  # warm up
-    for name, paths, auth in mix(args.soldiers, every, args.requests):
+    endpoints = mix(args.soldiers, every, args.requests)
+    if args.warm:  # every pooled connection past its queries' planning (prepared, generic)
+        for _, paths, auth in endpoints:
+            await wl.drive(base, (paths * (args.warm // len(paths) + 1))[:args.warm], 16, auth)
+    for name, paths, auth in endpoints:
         before = (tree_cpu(server), postgres_cpu(postmaster), sum(me.cpu_times()[:2]))
         sample, _ = await wl.drive(base, paths, 1, auth)
         if sample.errors:
@@ -90,6 +94,10 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=10_000)
     ap.add_argument("--requests", type=int, default=100, help="per endpoint")
     ap.add_argument("--rate", type=float, default=100.0, help="web_load's open-loop rate")
+    ap.add_argument("--warm", type=int, default=0,
+                    help="requests of each endpoint (16 at a time) before measuring: the "
+                         "server's 16 connections prepare and plan their queries in the first "
+                         "~10 uses each, which a short run otherwise measures (200: warm)")
     args = ap.parse_args()
     print(f"machine: {machine()}", flush=True)
     url = with_dbname(server_url(wl.SERVER_TUNING), wl.DB)

@@ -18,3 +18,19 @@ async def test_a_board_is_read_in_its_partial_index_order(conn: Conn, board: Boa
     plan = "\n".join(str(r["QUERY PLAN"]) for r in await cur.fetchall())
     await conn.execute("RESET enable_seqscan")
     assert f"Index Scan using ix_board_{board.value} on detailed_stats_current" in plan, plan
+
+
+@pytest.mark.parametrize("board", list(Board))
+async def test_a_soldiers_place_is_counted_in_the_boards_index_alone(
+        conn: Conn, board: Board) -> None:
+    """bf4stats' playerRankings counts the soldiers above one (up to 10,000) in each board's
+    index without reading their rows (migration 0039 gave the K/D board's index the counters
+    its key is computed from)."""
+    await conn.execute("SET enable_seqscan = off")
+    await conn.execute("SET enable_bitmapscan = off")
+    cur = await conn.execute(f"EXPLAIN (COSTS OFF) {q(f'community_rank_{board.value}')}",  # type: ignore[arg-type]
+                             {"soldier_id": 1, "platform": "pc", "cap": 10_000})
+    plan = "\n".join(str(r["QUERY PLAN"]) for r in await cur.fetchall())
+    await conn.execute("RESET enable_seqscan")
+    await conn.execute("RESET enable_bitmapscan")
+    assert f"Index Only Scan using ix_board_{board.value} on detailed_stats_current" in plan, plan

@@ -66,3 +66,21 @@ async def test_without_a_threshold_every_use_is_checked(db_url: str, conn: Conn)
             assert await _pid(c) != first
     finally:
         await pool.close()
+
+
+async def test_the_websites_pool_prepares_a_query_on_its_first_use(db_url: str) -> None:
+    """The website's connections make each named query a prepared statement the first time
+    they run it (web/app.py PREPARE_THRESHOLD): PostgreSQL parses and plans it once per
+    connection, not on each of a query's first uses on every one of the pool's connections."""
+    from bf4ps.db.queries import Record, all_rows
+    from bf4ps.web.app import PREPARE_THRESHOLD
+
+    pool = await open_pool(db_url, max_size=1, min_size=1, prepare_threshold=PREPARE_THRESHOLD)
+    try:
+        async with pool.connection() as c:
+            await all_rows(c, Record, "web_ping")
+            rows = await (await c.execute(
+                "SELECT statement FROM pg_prepared_statements", prepare=False)).fetchall()
+        assert any("SELECT 1" in str(r["statement"]) for r in rows), rows
+    finally:
+        await pool.close()

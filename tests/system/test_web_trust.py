@@ -270,3 +270,17 @@ async def test_two_web_processes_and_a_restart_share_the_lock_out(
         assert re.search(r"ops login refused: client=127\.0\.0\.1 .*failures=6 ", log_c), log_c
     finally:
         stop(procs)
+
+
+async def test_concurrent_right_logins_never_lock_the_operator_out(
+        pool: AsyncConnectionPool[Conn]) -> None:
+    """Forty requests with the right credentials at once (a console and a dashboard polling it,
+    under load): none is counted as a failure, so none is refused; a wrong one after them is
+    the account's first failure (401), and the right one still passes."""
+    app = create_app(LIMITED, pool=pool)
+    async with client_at(app, "198.51.100.20") as ops:
+        answers = await asyncio.gather(*[ops.get("/api/ops/status", auth=OPS)
+                                         for _ in range(40)])
+        assert sorted({a.status_code for a in answers}) == [200]
+        assert (await ops.get("/api/ops/status", auth=(OPS[0], "guess"))).status_code == 401
+        assert (await ops.get("/api/ops/status", auth=OPS)).status_code == 200

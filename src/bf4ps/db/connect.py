@@ -182,16 +182,20 @@ class IdleCheck:
 
 async def open_pool(url: str, *, max_size: int = 4, min_size: int = 1,
                     check_idle_after: float | None = None,
-                    wait: bool = True) -> AsyncConnectionPool[Conn]:
+                    wait: bool = True,
+                    prepare_threshold: int | None = 5) -> AsyncConnectionPool[Conn]:
     """A pool whose connections are checked before each use; with `check_idle_after`, only
     those idle that long (IdleCheck). `wait`: return once its connections are made (else at
-    once: a server that is down now is connected to when it is back)."""
+    once: a server that is down now is connected to when it is back). `prepare_threshold`:
+    the executions of a query on a connection before psycopg makes it a prepared statement
+    (psycopg's default 5; 0 at once)."""
     idle = IdleCheck(check_idle_after) if check_idle_after is not None else None
     pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
         url,
         min_size=min_size,
         max_size=max_size,
-        kwargs={"row_factory": dict_row, "autocommit": True, **_application()},
+        kwargs={"row_factory": dict_row, "autocommit": True,
+                "prepare_threshold": prepare_threshold, **_application()},
         configure=configure,
         open=False,
         reconnect_timeout=3600,

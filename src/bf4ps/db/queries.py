@@ -21,6 +21,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Generic, LiteralString, TypeAlias, TypeVar, cast
 
 import psycopg
+from psycopg.pq import ExecStatus
 from psycopg.rows import BaseRowFactory, RowMaker, no_result
 
 if TYPE_CHECKING:
@@ -197,6 +198,20 @@ def _fields_of(cls: type[Any]) -> tuple[tuple[str, ...], frozenset[str]]:
     return names, frozenset(defaults)
 
 
+_TUPLES = frozenset({ExecStatus.TUPLES_OK, ExecStatus.SINGLE_TUPLE, ExecStatus.TUPLES_CHUNK})
+
+
+def column_names(cursor: BaseCursor[Any, Any]) -> list[str] | None:
+    """The current result's column names, None when it returns no rows (as psycopg's
+    `description` says), read from the result itself: `description` makes a Column object of
+    every column each time it is read, some 440 for a soldier page."""
+    res = cursor.pgresult
+    if res is None or not (res.nfields or res.status in _TUPLES):
+        return None
+    encoding = cursor.connection.info.encoding
+    return [(res.fname(i) or b"").decode(encoding) for i in range(res.nfields)]
+
+
 def row_of(cls: RowType[R]) -> BaseRowFactory[R]:
     """psycopg's row factory for `cls`: each row as a `cls`, from the columns its fields name
     (a row factory given instead, for a row built some other way, is used as it is)."""
@@ -207,9 +222,10 @@ def row_of(cls: RowType[R]) -> BaseRowFactory[R]:
     names, optional = _fields(cls)
 
     def factory(cursor: BaseCursor[Any, Any]) -> RowMaker[R]:
-        if cursor.description is None:
+        found = column_names(cursor)
+        if found is None:
             return no_result
-        columns = {c.name: i for i, c in enumerate(cursor.description)}
+        columns = {name: i for i, name in enumerate(found)}
         missing = [n for n in names if n not in columns and n not in optional]
         if missing:
             raise KeyError(f"{cls.__name__}: the query returns no column {missing[0]!r}")
@@ -224,18 +240,18 @@ def mapped(make: Callable[[Mapping[str, Any]], R]) -> BaseRowFactory[R]:
     that nests others, a column parsed on the way)."""
 
     def factory(cursor: BaseCursor[Any, Any]) -> RowMaker[R]:
-        if cursor.description is None:
+        names = column_names(cursor)
+        if names is None:
             return no_result
-        names = [c.name for c in cursor.description]
         return lambda values: make(dict(zip(names, values, strict=True)))
 
     return factory
 
 
 def _record_row(cursor: BaseCursor[Any, Any]) -> RowMaker[Record]:
-    if cursor.description is None:
+    names = column_names(cursor)
+    if names is None:
         return no_result
-    names = [c.name for c in cursor.description]
     return lambda values: Record(zip(names, values, strict=True))
 
 

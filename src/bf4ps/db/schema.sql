@@ -418,7 +418,7 @@ CREATE TABLE detailed_stats_current (
     CONSTRAINT detailed_stats_current_platform_check CHECK ((platform = ANY (ARRAY['pc'::text, 'xbox360'::text, 'ps3'::text, 'ps4'::text, 'xboxone'::text]))),
     CONSTRAINT detailed_stats_current_soldier_id_fkey FOREIGN KEY (soldier_id) REFERENCES soldiers(soldier_id) ON DELETE CASCADE
 );
-CREATE INDEX ix_board_kd ON public.detailed_stats_current USING btree (platform, (((kills)::double precision / (deaths)::double precision)) DESC NULLS LAST, soldier_id) WHERE ((time_played_seconds >= 36000) AND (deaths > 0));
+CREATE INDEX ix_board_kd ON public.detailed_stats_current USING btree (platform, (((kills)::double precision / (deaths)::double precision)) DESC NULLS LAST, soldier_id) INCLUDE (kills, deaths) WHERE ((time_played_seconds >= 36000) AND (deaths > 0));
 CREATE INDEX ix_board_kills ON public.detailed_stats_current USING btree (platform, kills DESC NULLS LAST, soldier_id) WHERE (time_played_seconds >= 36000);
 CREATE INDEX ix_board_skill ON public.detailed_stats_current USING btree (platform, skill DESC NULLS LAST, soldier_id) WHERE (time_played_seconds >= 36000);
 CREATE INDEX ix_board_spm ON public.detailed_stats_current USING btree (platform, score_per_minute DESC NULLS LAST, soldier_id) WHERE (time_played_seconds >= 36000);
@@ -4115,11 +4115,29 @@ DECLARE
     r ops_login_failures;
     n integer;
     refused text[] := '{}';
+    verified boolean := p_outcome = 'verified';
 BEGIN
-    IF cardinality(p_keys) > 4
-            OR p_outcome NOT IN ('check', 'attempt', 'failed', 'succeeded') THEN
-        RAISE EXCEPTION 'at most four keys and an outcome of check, attempt, failed, succeeded'
-            USING ERRCODE = 'invalid_parameter_value';
+    IF cardinality(p_keys) > 4 OR p_outcome NOT IN ('check', 'attempt', 'verified', 'failed',
+                                                     'succeeded') THEN
+        RAISE EXCEPTION 'at most four keys and an outcome of check, attempt, verified, failed, '
+            'succeeded' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF verified THEN
+        -- the caller compared the credentials and they were right: nothing is counted and the
+        -- keys' records are cleared (as 'succeeded'), unless an attempt now would be refused
+        -- (a key locked, or past its free attempts with no lock yet): then it is counted as an
+        -- attempt, refused or (a lock that ended meanwhile) accepted as one. So concurrent
+        -- right logins never count against each other, and a lock-out holds for them too.
+        IF NOT EXISTS (SELECT 1 FROM ops_login_failures f
+                       WHERE f.key = ANY(p_keys)
+                         AND (f.locked_until > t
+                              OR (f.locked_until IS NULL AND f.failures >= free
+                                  AND f.last_failure_at >= t - forget))) THEN
+            DELETE FROM ops_login_failures f WHERE f.key = ANY(p_keys);
+            RETURN QUERY SELECT x, 0::double precision, 0 FROM unnest(p_keys) AS x;
+            RETURN;
+        END IF;
+        p_outcome := 'attempt';
     END IF;
     IF p_outcome = 'succeeded' THEN
         DELETE FROM ops_login_failures f WHERE f.key = ANY(p_keys);
@@ -4134,9 +4152,13 @@ BEGIN
         -- a lock-out is over, one attempt is compared and starts the next (twice as long),
         -- so concurrent guesses get no more comparisons than sequential ones
         FOR k IN SELECT DISTINCT x FROM unnest(p_keys) AS x ORDER BY x LOOP
-            INSERT INTO ops_login_failures (key, failures, last_failure_at)
-            VALUES (k, 0, t) ON CONFLICT DO NOTHING;
-            SELECT * INTO r FROM ops_login_failures f WHERE f.key = k FOR UPDATE;
+            -- the key's row, made or locked in one statement: a row another attempt's
+            -- success deleted meanwhile is made again (a separate read found none, and the
+            -- count became NULL)
+            INSERT INTO ops_login_failures AS f (key, failures, last_failure_at)
+            VALUES (k, 0, t)
+            ON CONFLICT (key) DO UPDATE SET key = f.key
+            RETURNING f.* INTO r;
             IF r.locked_until > t THEN
                 -- refused, nothing counted (also when the lock-out began after this attempt's
                 -- own clock, in the attempt it waited for)
@@ -4154,6 +4176,14 @@ BEGIN
                 refused := refused || k;  -- the first beyond the free ones: not compared
             END IF;
         END LOOP;
+        IF verified AND cardinality(refused) = 0
+                AND NOT EXISTS (SELECT 1 FROM ops_login_failures f
+                                WHERE f.key = ANY(p_keys) AND f.locked_until > t
+                                  AND f.last_failure_at < t) THEN
+            DELETE FROM ops_login_failures f WHERE f.key = ANY(p_keys);  -- accepted: cleared
+            RETURN QUERY SELECT x, 0::double precision, 0 FROM unnest(p_keys) AS x;
+            RETURN;
+        END IF;
         RETURN QUERY
         SELECT f.key, CASE WHEN f.key = ANY(refused) OR f.locked_until > t
                             AND f.last_failure_at < t

@@ -19,7 +19,7 @@ from bf4ps.battlelog.models import (
     TopItem,
 )
 from bf4ps.db.connect import Conn
-from bf4ps.db.queries import Read, all_rows, batch, mapped
+from bf4ps.db.queries import Read, all_rows, batch, column_names, mapped
 from bf4ps.domain import ErrorClass, Resource, StateStatus
 from bf4ps.stats.items import ItemKind, ItemT
 
@@ -150,9 +150,10 @@ def stored_items(kind: ItemKind[ItemT]) -> BaseRowFactory[StoredItem[ItemT]]:
     row's values by position (some 170 rows a page)."""
 
     def factory(cursor: BaseCursor[Any, Any]) -> RowMaker[StoredItem[ItemT]]:
-        if cursor.description is None:
+        names = column_names(cursor)
+        if names is None:
             return no_result
-        at = {c.name: i for i, c in enumerate(cursor.description)}
+        at = {name: i for i, name in enumerate(names)}
         item = itemgetter(*(at[f] for f in kind.fields))  # the item's fields in order
         make, key, fetched = kind.item, at[kind.id_column], at["fetched_at"]
         return lambda values: StoredItem(values[key], values[fetched], make(*item(values)))

@@ -1,13 +1,14 @@
 """Failed operator logins, limited per client network and per account with a growing delay:
-each attempt is counted before its password is compared; the first `free` within `forget_after`
-are compared, the next is refused and locks that client and that account out (from `delay`),
-and once a lock is over one attempt is compared and starts the next, twice as long (up to
-`max_delay`); while locked, /ops answers 429 with Retry-After without looking at the password,
-so guessing goes no faster than the lock allows, however many guesses arrive at once (the
-count is atomic per key). A success clears both records. The counts live in the database
-(ops_login_failures, written only through bf4ps_ops_login_attempt, db/functions/access.sql),
-so every web process and a restart share them; every failure and refusal is one log line
-(docs/operations.md gives the fail2ban filter) and counted in a metric."""
+each attempt with wrong credentials is counted before it is answered, a right one only when
+it would be refused (`verified`); the first `free` within `forget_after` are answered, the next
+is refused and locks that client and that account out (from `delay`), and once a lock is over
+one attempt is answered and starts the next, twice as long (up to `max_delay`); while locked,
+/ops answers 429 with Retry-After whatever the password, so guessing goes no faster than the
+lock allows, however many guesses arrive at once (the count is atomic per key). A success
+clears both records. The counts live in the database (ops_login_failures, written only through
+bf4ps_ops_login_attempt, db/functions/access.sql), so every web process and a restart share
+them; every failure and refusal is one log line (docs/operations.md gives the fail2ban filter)
+and counted in a metric."""
 
 from __future__ import annotations
 
@@ -64,6 +65,14 @@ class LoginLimiter:
         each key's row locked: concurrent attempts are counted one after another); a wait
         above 0 refuses it unread. A success is cleared by `succeeded`."""
         return await self._attempt(keys, "attempt")
+
+    async def verified(self, *keys: str) -> Standing:
+        """Right credentials: nothing counted and the keys' records cleared, unless an attempt
+        now would be refused (a key locked, or past its free attempts): then counted as an
+        attempt, and a wait above 0 refuses it. One round trip and, in the common case, no
+        write: concurrent right logins (a dashboard polling the console) never add up to a
+        lock-out of their own."""
+        return await self._attempt(keys, "verified")
 
     async def succeeded(self, *keys: str) -> None:
         await self._attempt(keys, "succeeded")

@@ -205,22 +205,25 @@ class OpsAuth:
         host = clients.address(request)
         keys = (f"client:{clients.network(host, self._prefix)}",
                 "account:" + user[:64].decode("utf-8", "replace"))
-        counted = await self.limiter.attempt(*keys)  # before the password is compared
+        ok_user = hmac.compare_digest(user, self._user)
+        ok_password = hmac.compare_digest(password, self._password)
+        right = ok_user and ok_password
+        # a wrong attempt is counted before it is answered; a right one clears the records,
+        # counted only when an attempt now would be refused (login_limit.py)
+        counted = await (self.limiter.verified(*keys) if right
+                         else self.limiter.attempt(*keys))
         if counted.wait > 0:
             self._log("refused", host, user, counted.failures, counted.wait)
             raise WebError(429, f"too many failed operator logins: retry in "
                                 f"{retry_header(counted.wait)} s",
                            headers={"Retry-After": retry_header(counted.wait)})
-        ok_user = hmac.compare_digest(user, self._user)
-        ok_password = hmac.compare_digest(password, self._password)
-        if not (ok_user and ok_password):
+        if not right:
             now = await self.limiter.standing(*keys)  # a lock this attempt started, if any
             self._log("failed", host, user, now.failures, now.wait)
             headers = {"WWW-Authenticate": self.REALM}
             if now.wait > 0:
                 headers["Retry-After"] = retry_header(now.wait)
             raise WebError(401, "operator credentials required", headers=headers)
-        await self.limiter.succeeded(*keys)
         return user.decode("utf-8", "replace")
 
     def _log(self, outcome: str, host: str, user: bytes, failures: int, lock: float) -> None:
