@@ -53,7 +53,7 @@ async def test_each_cool_down_names_its_signal_and_resource(
     me = await make_collector(conn, tmp_path, "why-1", egress="why-eg")
     await conn.execute(GATE_ENSURE, {"egress_key": "why-eg", "min_interval": 0.1,
                                      "window_requests": None, "window_seconds": None})
-    policy = Policy(outage_cooldown_seconds=0.01)
+    policy = Policy(outage_cooldown_seconds=0.5)  # counted from the send: the answers took 0.1 s
     for status, headers, body, resource in (
             (200, {}, WALL, Resource.WEAPONS),
             (503, {"retry-after": "1"}, b"<html></html>", Resource.PROFILE),

@@ -1,18 +1,14 @@
 """An answer that says Battlelog is not itself (classify.is_outage: 5xx, a redirect to a login
 or maintenance page, an error page, a timeout, a login wall) cools this collector's egress: for
-the answer's Retry-After when it gave one (at most ``retry_after_max_seconds``), else for
-``outage_cooldown_seconds``. A throttle's Retry-After (a 429 saying how long) is honoured the
-same way, beside the throttle's exponential cool-down (gates/throttle.py). The admission never
-opens a slot of a cooling egress, so nothing is sent from it meanwhile. The throttle streak is
-not touched here: an outage is not our rate's fault. The plain cool-down counts from the
-request's send, so a timeout (a request that waited out the client's answer deadline) has
-already rested its egress and cools it no further. The cool-down is spread by
-``outage_cooldown_jitter`` (the plain one ± half of it, a Retry-After's only upward), so
-egresses cooled by one outage resume apart instead of in lock step. The ``egress_cooled``
-event names its signal (``retry_after``, ``login_wall``, ``login_redirect``, ``http_5xx``,
-``timeout`` ...) and the resource asked for.
+the answer's Retry-After (at most ``retry_after_max_seconds``; a 429's too, beside the
+throttle's own cool-down, gates/throttle.py), else for ``outage_cooldown_seconds`` counted from
+the request's send (a timeout has already rested its egress that long). The admission opens no
+slot of a cooling egress. The throttle streak is not touched: an outage is not our rate's
+fault. ``outage_cooldown_jitter`` spreads the cool-down (the plain one ± half of it, a
+Retry-After's only upward), so egresses cooled by one outage resume apart. The
+``egress_cooled`` event names its signal (``retry_after``, ``login_wall``, ``login_redirect``,
+``http_5xx``, ``timeout`` ...) and the resource asked for.
 """
-
 from __future__ import annotations
 
 import random
