@@ -112,7 +112,15 @@ class Settings(BaseSettings):
     battlelog_user_agent: str = Field(
         "BF4PlayerStats/0.1 (+https://bf4playerstats.com)", description="User-Agent sent."
     )
-    battlelog_timeout_seconds: float = Field(30.0, gt=0, description="Per-request timeout.")
+    battlelog_timeout_seconds: float = Field(
+        30.0, gt=0, description="Per-request timeout: each phase (connect, read, write) and "
+        "the whole request, body included.")
+    battlelog_answer_timeout_seconds: float = Field(
+        5.0, gt=0, description="How long a sent request waits for its answer to begin (its "
+        "status line and headers) before it is a timeout (at most `battlelog_timeout_seconds`)"
+        ": Battlelog's slowest measured answers took 2.3 s whole (weapons, 600 KB), so one "
+        "not begun after 5 s is hung, and every second waited longer idles a one-collector "
+        "egress. Raise it if Battlelog's answers grow slow.")
     battlelog_connect_lead_seconds: float = Field(
         1.0, ge=0, le=10, description="A request is begun this long before its slot, so DNS, "
         "TCP and TLS are done by then; its headers wait for the slot.")

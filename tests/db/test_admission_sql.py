@@ -9,6 +9,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from bf4ps.collector.slots import unsent
 from bf4ps.db.connect import Conn, connection, resolve_url
 from bf4ps.domain import PriorityClass
 from bf4ps.gates import admission
@@ -150,3 +151,36 @@ async def test_the_budget_window_counts_each_class_of_the_window_once(conn: Conn
         "SELECT used, total, last_slot FROM budget_window(clock_timestamp() + interval '1 day', 1)"
     )).fetchone()
     assert empty == {"used": {}, "total": 0, "last_slot": None}
+
+
+async def test_a_slot_given_up_unsent_hands_its_place_back_only_when_it_is_the_latest(
+        conn: Conn, tmp_path: Path) -> None:
+    """A request late at its checks gives its slot up (collector/slots.py): the slot stops
+    counting, and while no later slot of the egress was counted the gate's next slot goes back
+    to it, so the next request waits for its connect lead, not a whole interval. A later slot
+    counted meanwhile keeps the gate where that one put it (its spacing is never shortened)."""
+    me = await gated_collector(conn, tmp_path)
+    await conn.execute("UPDATE egress_gates SET min_interval_seconds = 2")
+    for persona in (94, 95):
+        await add_job(conn, await make_soldier(conn, persona), "detailed", PriorityClass.RECENT)
+    first = await admission.admit(conn, me, GATE)
+    assert isinstance(first, Admitted)
+
+    async def next_slot() -> Any:
+        cur = await conn.execute("SELECT next_slot_at FROM egress_gates")
+        return (await cur.fetchone() or {})["next_slot_at"]
+
+    assert await next_slot() == first.slot.at + timedelta(seconds=2.05)
+    await unsent(conn, me, first.job, first.slot)
+    assert await next_slot() == first.slot.at  # handed back: nothing counted after it
+    await unsent(conn, me, first.job, first.slot)  # a second time changes nothing
+    assert await next_slot() == first.slot.at
+    again = await admission.extra_slot(conn, me, GATE, first.job)
+    assert isinstance(again, Slot) and again.at < first.slot.at + timedelta(seconds=2)
+    later = await admission.extra_slot(conn, me, GATE, first.job)  # counted after `again`
+    assert isinstance(later, Slot)
+    kept = await next_slot()
+    await unsent(conn, me, first.job, again)  # not the latest: the gate stays
+    assert await next_slot() == kept == later.at + timedelta(seconds=2.05)
+    cur = await conn.execute("SELECT count(*) AS n FROM counted_requests")
+    assert (await cur.fetchone() or {})["n"] == 1  # `later` alone counts

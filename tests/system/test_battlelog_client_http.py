@@ -303,6 +303,24 @@ async def test_timeout(base_url: str) -> None:
     assert len(SEEN) == 1
 
 
+async def test_an_answer_not_begun_within_the_answer_deadline_is_a_timeout(base_url: str
+                                                                        ) -> None:
+    """A request whose answer has not begun after the answer deadline is hung: it ends then, a
+    timeout that names the deadline, long before the whole request's bound."""
+    SEEN.clear()
+    async with BattlelogClient(base_url, UA, 30.0, answer_timeout=0.3) as battlelog:
+        started = time.perf_counter()
+        result = await battlelog.fetch(Resource.DETAILED, 2, Platform.PC)
+        elapsed = time.perf_counter() - started
+        fast = await battlelog.fetch(Resource.DETAILED, GOOD, Platform.PC)
+    assert result.error_class is ErrorClass.TIMEOUT and result.http_status is None
+    assert result.message == "timeout (no answer within 0.3 s)"
+    assert 0.25 < result.duration_seconds < SLOW_SECONDS and elapsed < SLOW_SECONDS
+    assert fast.ok  # an answer that begins in time is read whole
+    with pytest.raises(ValueError, match="answer_timeout"):
+        BattlelogClient(base_url, UA, 30.0, answer_timeout=0)
+
+
 async def test_connection_refused_is_timeout_class() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

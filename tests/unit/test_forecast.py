@@ -423,15 +423,22 @@ def test_the_forecast_names_what_final_refreshes_cost_and_whether_the_rest_fits(
 
 
 def test_each_resource_s_bootstrap_marks_come_from_its_own_rate() -> None:
-    """Measured first collections per hour (detailed 2,935/h, weapons 890/h as in a demo):
-    each resource's marks follow its own rate; a resource without one stays modelled."""
+    """Measured first collections per hour (detailed 935/h, weapons 290/h): each resource's
+    marks follow its own rate; a resource without one stays modelled. A rate measured above
+    what the capacity can send of the resource alone (a fleet budget's first window filled at
+    the egresses' pacing) is held to that (issue 45: +20 % first collections otherwise)."""
     source = "measured: coverage progress over the last 10 min (fleet history)"
-    rates = {"detailed": Figure(2935.0, source), "weapons": Figure(890.0, source)}
+    rates = {"detailed": Figure(935.0, source), "weapons": Figure(290.0, source)}
     fc = forecast(documented(bootstrap_rate=rates))
     by = {b.resource: b for b in fc.bootstrap}
     detailed, weapons = by["detailed"], by["weapons"]
     assert detailed.remaining == weapons.remaining == 190_000
-    assert after(detailed.marks[0.5]) == pytest.approx(0.5 * 190_000 / 2935 * 3600, rel=1e-6)
-    assert after(weapons.marks[0.1]) == pytest.approx(0.1 * 190_000 / 890 * 3600, rel=1e-6)
-    assert weapons.collections_per_hour == 890.0 and "own rate" in weapons.source
+    assert after(detailed.marks[0.5]) == pytest.approx(0.5 * 190_000 / 935 * 3600, rel=1e-6)
+    assert after(weapons.marks[0.1]) == pytest.approx(0.1 * 190_000 / 290 * 3600, rel=1e-6)
+    assert weapons.collections_per_hour == 290.0 and "own rate" in weapons.source
     assert by["profile"].source.startswith("modelled")
+    burst = forecast(documented(bootstrap_rate={"detailed": Figure(2935.0, source)}))
+    held = next(b for b in burst.bootstrap if b.resource == "detailed")
+    most = burst.capacity.per_hour - burst.inputs.interactive_per_hour.value
+    assert held.collections_per_hour == pytest.approx(most) and most < 2935
+    assert "at most the capacity's" in held.source

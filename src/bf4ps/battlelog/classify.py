@@ -198,6 +198,8 @@ def exception_class(exc: BaseException) -> tuple[ErrorClass, str]:
     name = type(exc).__name__
     if isinstance(exc, BodyTooLarge):
         return ErrorClass.MALFORMED, short(str(exc), 200)
+    if isinstance(exc, TimeoutError) and str(exc):  # the client's own deadline, which it names
+        return ErrorClass.TIMEOUT, f"timeout ({short(str(exc), 100)})"
     if isinstance(exc, httpx.TimeoutException | TimeoutError):
         return ErrorClass.TIMEOUT, f"timeout ({name})"
     if isinstance(exc, httpx.DecodingError):

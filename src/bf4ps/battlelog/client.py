@@ -66,6 +66,10 @@ def _start_page(body: bytes) -> None:
     """The start page is HTML; only its session cookie matters (checked after the request)."""
 
 
+class NoAnswer(TimeoutError):
+    """A sent request whose answer did not begin within the client's answer deadline."""
+
+
 class BattlelogClient:
     def __init__(
         self,
@@ -77,12 +81,17 @@ class BattlelogClient:
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         connect_lead: float = 0.0,
         reuse_within: float = REUSE_WITHIN_SECONDS,
+        answer_timeout: float | None = None,
     ) -> None:
         if timeout_seconds <= 0:
             raise ValueError("timeout_seconds must be positive")
+        if answer_timeout is not None and answer_timeout <= 0:
+            raise ValueError("answer_timeout must be positive")
         self.base_url = base_url.rstrip("/")
         self.local_address = local_address
         self._deadline = timeout_seconds
+        # how long a sent request may wait for its answer to begin (its status and headers)
+        self._answer_deadline = min(answer_timeout or timeout_seconds, timeout_seconds)
         self._max_body_bytes = max_body_bytes
         self._http = httpx.AsyncClient(
             base_url=self.base_url,
@@ -278,7 +287,8 @@ class BattlelogClient:
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self._deadline + hold):  # the hold is not the request's
-                status, headers, body, wire_bytes = await self._send(method, path, form, trace)
+                status, headers, body, wire_bytes = await self._send(method, path, form, trace,
+                                                                     hold)
         except SendTooLate:
             raise  # not a Battlelog outcome: nothing was sent
         except Exception as exc:  # classified, never raised: see the module docstring
@@ -302,11 +312,16 @@ class BattlelogClient:
 
     async def _send(
         self, method: str, path: str, form: Mapping[str, str] | None, trace: WindowTrace | None,
+        hold: float,
     ) -> tuple[int, httpx.Headers, bytes, int]:
         data = dict(form) if form is not None else None
         extensions = {"trace": trace} if trace is not None else None
         request = self._http.build_request(method, path, data=data, extensions=extensions)
-        response = await self._http.send(request, stream=True)
+        try:  # the answer must begin within the answer deadline (after a window's hold)
+            async with asyncio.timeout(self._answer_deadline + hold):
+                response = await self._http.send(request, stream=True)
+        except TimeoutError:
+            raise NoAnswer(f"no answer within {self._answer_deadline:g} s") from None
         try:
             body = await self._read_body(response)
         finally:

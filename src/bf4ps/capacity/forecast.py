@@ -178,13 +178,20 @@ def _marks(now: datetime, hours: dict[float, float | None]) -> dict[float, datet
             for m, h in hours.items()}
 
 
-def _measured_completion(inputs: Inputs, resource: str, remaining: int, per_hour: float,
-                         source: str) -> Completion:
+def _measured_completion(inputs: Inputs, cap: Capacity, resource: str, remaining: int,
+                         per_hour: float, source: str) -> Completion:
     """The bootstrap marks of a resource at its own measured rate of first collections (the
-    resources go at their own rates: weapons answers take longer than detailed ones)."""
+    resources go at their own rates: weapons answers take longer than detailed ones), at most
+    what the fleet's capacity can send of it alone: a window measured while a fleet budget's
+    first window filled (a start at the egresses' pacing) saw more than the budget lets pass
+    from now on."""
+    most = (max(0.0, cap.per_hour - inputs.interactive_per_hour.value)
+            / max(1.0, inputs.costs[resource].requests_per_attempt.value))
+    note = f"{source}; this resource's own rate"
+    if per_hour > most:
+        per_hour, note = most, f"{note}, at most the capacity's {most:,.0f}/h"
     marks = _marks(inputs.now, {m: m * remaining / per_hour for m in MARKS})
-    return Completion(resource, remaining, per_hour, marks[1.0],
-                      f"{source}; this resource's own rate", marks)
+    return Completion(resource, remaining, per_hour, marks[1.0], note, marks)
 
 
 def forecast(inputs: Inputs) -> Forecast:
@@ -204,7 +211,8 @@ def forecast(inputs: Inputs) -> Forecast:
         remaining = int(sum(left[c][r] for c in left))
         rate = inputs.bootstrap_rate.get(r)
         if rate is not None and rate.value > 0 and remaining > 0:  # its own measured rate
-            boot.append(_measured_completion(inputs, r, remaining, rate.value, rate.source))
+            boot.append(_measured_completion(inputs, cap, r, remaining, rate.value,
+                                             rate.source))
             continue
         marks = _marks(inputs.now, {m: stepped.marks[r].get(m) for m in MARKS})
         first = sum(n for (c, res), n in stepped.first.items()

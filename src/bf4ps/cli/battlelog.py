@@ -132,6 +132,7 @@ def fetch_command(
             settings.battlelog_timeout_seconds,
             local_address,
             connect_lead=settings.battlelog_connect_lead_seconds if metered else 0.0,
+            answer_timeout=settings.battlelog_answer_timeout_seconds,
         )
         if metered:
             assert egress is not None

@@ -108,7 +108,9 @@ async def _run(conn: Conn, settings: Settings, egress: str, source: str | None, 
     interval = gate.min_interval_seconds  # the fleet's pacing, put back afterwards
     async with BattlelogClient(settings.battlelog_base_url, settings.battlelog_user_agent,
                                settings.battlelog_timeout_seconds, source,
-                               connect_lead=settings.battlelog_connect_lead_seconds) as client:
+                               connect_lead=settings.battlelog_connect_lead_seconds,
+                               answer_timeout=settings.battlelog_answer_timeout_seconds
+                               ) as client:
         job = Recon(conn, me, SendTimings.from_settings(settings), client, plan, run_id)
         try:
             report = await reconnoitre(job, personas)

@@ -1,16 +1,14 @@
 """An answer that says Battlelog is not itself (classify.is_outage: 5xx, a redirect to a login
 or maintenance page, an error page, a timeout, a login wall) cools this collector's egress: for
-the answer's Retry-After when it gave one (at most ``retry_after_max_seconds``), else for
-``outage_cooldown_seconds``. A throttle's Retry-After (a 429 saying how long) is honoured the
-same way, beside the throttle's exponential cool-down (gates/throttle.py). The admission never
-opens a slot of a cooling egress, so nothing is sent from it meanwhile. The throttle streak is
-not touched here: an outage is not our rate's fault. The cool-down is spread by
-``outage_cooldown_jitter`` (the plain one ± half of it, a Retry-After's only upward), so
-egresses cooled by one outage resume apart instead of in lock step. The ``egress_cooled``
-event names its signal (``retry_after``, ``login_wall``, ``login_redirect``, ``http_5xx``,
-``timeout`` ...) and the resource asked for.
+the answer's Retry-After (at most ``retry_after_max_seconds``; a 429's too, beside the
+throttle's own cool-down, gates/throttle.py), else for ``outage_cooldown_seconds`` counted from
+the request's send (a timeout has already rested its egress that long). The admission opens no
+slot of a cooling egress. The throttle streak is not touched: an outage is not our rate's
+fault. ``outage_cooldown_jitter`` spreads the cool-down (the plain one ± half of it, a
+Retry-After's only upward), so egresses cooled by one outage resume apart. The
+``egress_cooled`` event names its signal (``retry_after``, ``login_wall``, ``login_redirect``,
+``http_5xx``, ``timeout`` ...) and the resource asked for.
 """
-
 from __future__ import annotations
 
 import random
@@ -33,15 +31,19 @@ class _Cooled(NamedTuple):
 
 def cool_seconds(result: FetchResult, policy: Policy, rng: random.Random | None = None
                  ) -> float:
-    """How long an outage answer cools the egress: the outage cool-down times 1 ± the jitter
-    (its mean unchanged), or the answer's Retry-After (at most the cap) plus up to the jitter
-    times the outage cool-down (a Retry-After is never cut short)."""
+    """How long from now an outage answer cools the egress: the outage cool-down times 1 ± the
+    jitter (its mean unchanged), counted from the request's send (the time the answer took is
+    part of it: a hung request's wait is its egress's rest), or the answer's Retry-After (at
+    most the cap; from the answer, which says it) plus up to the jitter times the outage
+    cool-down (a Retry-After is never cut short)."""
     spread = policy.outage_cooldown_jitter * policy.outage_cooldown_seconds
     draw = (rng or random).uniform(0, spread)
     retry_after = result.details.get("retry_after_seconds")
     if isinstance(retry_after, int | float):
         return min(float(retry_after), policy.retry_after_max_seconds) + draw
-    return policy.outage_cooldown_seconds - spread / 2 + draw
+    # counted from the send: a request that hung (a timeout) already kept its egress quiet
+    return max(0.0, policy.outage_cooldown_seconds - spread / 2 + draw
+               - result.duration_seconds)
 
 
 def cool_signal(result: FetchResult) -> str:

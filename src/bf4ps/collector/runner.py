@@ -122,7 +122,8 @@ class Collector:
                          on_change=self.wake.set)
         async with BattlelogClient(s.battlelog_base_url, s.battlelog_user_agent,
                                    s.battlelog_timeout_seconds, self.want.source_address,
-                                   connect_lead=s.battlelog_connect_lead_seconds) as c:
+                                   connect_lead=s.battlelog_connect_lead_seconds,
+                                   answer_timeout=s.battlelog_answer_timeout_seconds) as c:
             logged_in = BattlelogSession(s.battlelog_session_file, c)
             logged_in.load()
             gate = SendTimings.from_settings(s)

@@ -5,10 +5,10 @@ alike, and re-read whenever the file changes.
 A login wall (or a redirect to EA's login page) met while a session is configured is its own
 signal, ``session_expired``: the session is dead, not Battlelog down. The collector stops
 sending at once (no probing with a dead session: it claims nothing until the file changes),
-the failed job is retried later like any login wall (never parked), an ``egress_cooled``
-event with ``details.signal = session_expired`` names it (the console's cool-down table and
-the ``bf4ps_battlelog_session_expired`` gauge show it, an alert fires), and the others go on.
-A renewed file resumes it (``egress_recovered``, ``details.signal = session_renewed``).
+the failed job is retried later like any login wall (never parked), a ``session_expired``
+event names it (the console's cool-down table and the ``bf4ps_battlelog_session_expired``
+gauge show it, an alert fires), and the others go on. A renewed file resumes it
+(``session_renewed``).
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ async def expired(conn: Conn, me: CollectorRef, session: BattlelogSession,
     log.error("the Battlelog session in %s has expired (a login wall): nothing is sent from "
               "this collector until the file is renewed", session.path)
     async with conn.transaction():
-        await events.record(conn, EventType.EGRESS_COOLED, http_status=result.http_status,
+        await events.record(conn, EventType.SESSION_EXPIRED, http_status=result.http_status,
                             result=SESSION_EXPIRED, resource=resource,
                             error_class=result.error_class.value if result.error_class
                             else None, **me.event_fields(),
@@ -112,6 +112,6 @@ async def stopped(conn: Conn, me: CollectorRef, session: BattlelogSession | None
     if session.renewed() and session.expired:
         session.expired = False
         async with conn.transaction():
-            await events.record(conn, EventType.EGRESS_RECOVERED, result=SESSION_RENEWED,
+            await events.record(conn, EventType.SESSION_RENEWED, result=SESSION_RENEWED,
                                 **me.event_fields(), details={"signal": SESSION_RENEWED})
     return session.expired

@@ -3095,7 +3095,8 @@ AS $function$
         WHEN 'bf4ps_collector' THEN ARRAY[
             'heartbeat_lost', 'heartbeat_restored', 'collector_registered', 'collector_started',
             'collector_stopped', 'collector_retired', 'clock_skew', 'clock_restored',
-            'egress_throttled', 'egress_recovered', 'egress_cooled', 'circuit_opened',
+            'egress_throttled', 'egress_recovered', 'egress_cooled', 'session_expired',
+            'session_renewed', 'circuit_opened',
             'circuit_probe', 'circuit_closed', 'settings_mismatch', 'stats_reset',
             'stats_unconfirmed', 'failed', 'retry_scheduled', 'unavailable',
             'stale_finalize_rejected', 'lookup_resolved', 'created', 'promoted',
@@ -3977,9 +3978,13 @@ CREATE OR REPLACE FUNCTION public.bf4ps_ledger_unsent(p_request bigint, p_collec
  SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
+DECLARE
+    mine request_ledger;
 BEGIN
     PERFORM bf4ps_collector_own(p_collector, 'mark unsent the requests of');
-    RETURN QUERY
+    PERFORM 1 FROM egress_gates g JOIN request_ledger l ON l.egress_key = g.egress_key
+    WHERE l.request_id = p_request AND l.collector_uuid = p_collector
+    FOR UPDATE OF g;
     UPDATE request_ledger l SET unsent_at = clock_timestamp()
     WHERE l.request_id = p_request AND l.collector_uuid = p_collector AND l.unsent_at IS NULL
       AND l.slot_at > clock_timestamp() - interval '10 seconds'
@@ -3987,7 +3992,17 @@ BEGIN
            OR EXISTS (SELECT 1 FROM collection_jobs j
                       WHERE j.job_id = l.job_id AND j.collector_uuid = p_collector
                         AND j.lease_token = p_token))
-    RETURNING l.request_id;
+    RETURNING l.* INTO mine;
+    IF mine.request_id IS NULL THEN
+        RETURN;
+    END IF;
+    UPDATE egress_gates g SET next_slot_at = mine.slot_at, updated_at = now()
+    WHERE g.egress_key = mine.egress_key AND g.next_slot_at > mine.slot_at
+      AND NOT EXISTS (SELECT 1 FROM request_ledger x
+                      WHERE x.egress_key = mine.egress_key AND x.slot_at >= mine.slot_at
+                        AND x.request_id <> mine.request_id AND x.unsent_at IS NULL);
+    request_id := mine.request_id;
+    RETURN NEXT;
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_ledger_unsent(bigint,uuid,uuid) TO bf4ps_collector;

@@ -45,6 +45,10 @@ class EventType(StrEnum):
     # an outage answer (5xx, a redirect, an error page ...) cooled the egress, for its
     # Retry-After when it gave one (collector/outage.py)
     EGRESS_COOLED = "egress_cooled"
+    # a collector's logged-in Battlelog session met a login wall: it sends nothing until its
+    # session file is renewed, which resumes it (collector/session.py)
+    SESSION_EXPIRED = "session_expired"
+    SESSION_RENEWED = "session_renewed"
     # plausibility (stats/plausible.py): a confirmed Battlelog stats reset (the old values in
     # details), a first answer of all zeros stored but unconfirmed
     STATS_RESET = "stats_reset"

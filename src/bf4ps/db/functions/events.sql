@@ -272,7 +272,8 @@ AS $function$
         WHEN 'bf4ps_collector' THEN ARRAY[
             'heartbeat_lost', 'heartbeat_restored', 'collector_registered', 'collector_started',
             'collector_stopped', 'collector_retired', 'clock_skew', 'clock_restored',
-            'egress_throttled', 'egress_recovered', 'egress_cooled', 'circuit_opened',
+            'egress_throttled', 'egress_recovered', 'egress_cooled', 'session_expired',
+            'session_renewed', 'circuit_opened',
             'circuit_probe', 'circuit_closed', 'settings_mismatch', 'stats_reset',
             'stats_unconfirmed', 'failed', 'retry_scheduled', 'unavailable',
             'stale_finalize_rejected', 'lookup_resolved', 'created', 'promoted',

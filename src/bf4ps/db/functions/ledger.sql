@@ -54,6 +54,11 @@ AS $function$
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_ledger_sign(p_request bigint, p_slot_at timestamp with time zone) FROM PUBLIC;
 
+-- A collector's own slot given up before a byte was written stops counting; when it is still
+-- its egress's latest counted slot, the gate's next slot goes back to it (the slot it gave up
+-- was spaced from the one before, and a new one is never before now and the connect lead), so
+-- a request late at its checks costs the egress the delay it took to re-slot, not a whole
+-- interval. The gate row is locked first: a later slot counted meanwhile is seen, and kept.
 CREATE OR REPLACE FUNCTION bf4ps_ledger_unsent(p_request bigint, p_collector uuid, p_token uuid)
  RETURNS TABLE(request_id bigint)
  LANGUAGE plpgsql
@@ -61,9 +66,13 @@ CREATE OR REPLACE FUNCTION bf4ps_ledger_unsent(p_request bigint, p_collector uui
  SET search_path TO 'public', 'pg_temp'
 AS $function$
 #variable_conflict use_column
+DECLARE
+    mine request_ledger;
 BEGIN
     PERFORM bf4ps_collector_own(p_collector, 'mark unsent the requests of');
-    RETURN QUERY
+    PERFORM 1 FROM egress_gates g JOIN request_ledger l ON l.egress_key = g.egress_key
+    WHERE l.request_id = p_request AND l.collector_uuid = p_collector
+    FOR UPDATE OF g;
     UPDATE request_ledger l SET unsent_at = clock_timestamp()
     WHERE l.request_id = p_request AND l.collector_uuid = p_collector AND l.unsent_at IS NULL
       AND l.slot_at > clock_timestamp() - interval '10 seconds'
@@ -71,7 +80,17 @@ BEGIN
            OR EXISTS (SELECT 1 FROM collection_jobs j
                       WHERE j.job_id = l.job_id AND j.collector_uuid = p_collector
                         AND j.lease_token = p_token))
-    RETURNING l.request_id;
+    RETURNING l.* INTO mine;
+    IF mine.request_id IS NULL THEN
+        RETURN;
+    END IF;
+    UPDATE egress_gates g SET next_slot_at = mine.slot_at, updated_at = now()
+    WHERE g.egress_key = mine.egress_key AND g.next_slot_at > mine.slot_at
+      AND NOT EXISTS (SELECT 1 FROM request_ledger x
+                      WHERE x.egress_key = mine.egress_key AND x.slot_at >= mine.slot_at
+                        AND x.request_id <> mine.request_id AND x.unsent_at IS NULL);
+    request_id := mine.request_id;
+    RETURN NEXT;
 END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_ledger_unsent(p_request bigint, p_collector uuid, p_token uuid) FROM PUBLIC;

@@ -27,10 +27,11 @@ SELECT
     (SELECT count(*) FROM collection_events
      WHERE occurred_at >= %(since)s AND event_type <> 'egress_throttled'
        AND (error_class = 'throttle' OR http_status IN (403, 429))) AS throttled_answers,
-    -- every egress cool-down (a throttle's, an outage's) by what it was for (details.signal)
+    -- every egress cool-down (a throttle's, an outage's, an expired session's) by what it was
+    -- for (details.signal)
     (SELECT COALESCE(jsonb_object_agg(signal, n), '{}'::jsonb)
      FROM (SELECT COALESCE(details->>'signal', event_type) AS signal, count(*) AS n
            FROM collection_events
            WHERE occurred_at >= %(since)s
-             AND event_type IN ('egress_throttled', 'egress_cooled')
+             AND event_type IN ('egress_throttled', 'egress_cooled', 'session_expired')
            GROUP BY 1) AS c) AS cooldowns

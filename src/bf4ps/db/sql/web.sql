@@ -28,13 +28,13 @@ ORDER BY k.key
 
 -- name: web_recent_throttles
 -- Throttle answers and every egress cool-down (a throttle's, a run of soft throttles', an
--- outage's: details.signal says which), newest first (ix_events_type, ix_events_throttle; the
--- window's bound is stable: see web_budget_by_class).
+-- outage's, an expired session's: details.signal says which), newest first (ix_events_type,
+-- ix_events_throttle; the window's bound is stable: see web_budget_by_class).
 SELECT * FROM (
     (SELECT event_id, occurred_at, event_type, collector_name, egress_key, resource,
             persona_id, platform, http_status, error_class, error_message, details
      FROM collection_events
-     WHERE event_type IN ('egress_throttled', 'egress_cooled')
+     WHERE event_type IN ('egress_throttled', 'egress_cooled', 'session_expired')
        AND occurred_at > now() - make_interval(secs => %(window_seconds)s)
      ORDER BY occurred_at DESC LIMIT %(limit)s)
     UNION ALL
@@ -212,12 +212,11 @@ FROM bf4ps_ops_login_attempt(%(keys)s::text[], %(outcome)s, %(free)s, %(delay)s,
 
 -- name: web_sessions_expired
 -- Per egress, whether its newest Battlelog-session event of the week is an expiry
--- (collector/session.py: egress_cooled with signal session_expired, egress_recovered with
--- signal session_renewed); ix_events_type, the window's bound stable (see web_budget_by_class).
-SELECT DISTINCT ON (egress_key) egress_key, details->>'signal' = 'session_expired' AS expired
+-- (collector/session.py: session_expired, session_renewed); ix_events_type, the window's bound
+-- stable (see web_budget_by_class).
+SELECT DISTINCT ON (egress_key) egress_key, event_type = 'session_expired' AS expired
 FROM collection_events
-WHERE event_type IN ('egress_cooled', 'egress_recovered')
-  AND details->>'signal' IN ('session_expired', 'session_renewed')
+WHERE event_type IN ('session_expired', 'session_renewed')
   AND egress_key IS NOT NULL
   AND occurred_at > now() - make_interval(secs => %(window_seconds)s)
 ORDER BY egress_key, occurred_at DESC
