@@ -17,7 +17,6 @@ import json
 
 from bf4ps import policy as policy_mod
 from bf4ps.db.connect import Conn
-from bf4ps.domain import Resource
 
 DEFAULT_SPEED = 60.0  # an hour a minute
 PACE_SECONDS = 1.0  # each demo egress: one request a second (plus its margin)
@@ -31,9 +30,15 @@ POLICY_SCALED = (
     "freshness_vehicles_seconds", "interactive_min_age_seconds", "active_window_seconds",
     "recent_window_seconds", "session_gap_seconds", "session_refresh_seconds",
     "scheduled_profile_seconds", "gains_board_refresh_seconds")
-# the demo brackets every session (the fleet default: at most weekly, which the documented
-# budget affords); weapons and vehicles are collected once per newly active soldier
-FINAL_REFRESH = (Resource.DETAILED,)
+# the closing snapshots (simulated seconds of play, scaled like the windows): the demo brackets
+# every session with detailed and those of 20 minutes or more (most of the simulator's 15-60)
+# with weapons and vehicles too, where the fleet's defaults, chosen for the documented budget,
+# ask 2 h and 8 h, longer than any simulated session
+FINAL_MIN_PLAY = 0.0
+FINAL_ITEMS_MIN_PLAY = 20 * 60.0
+# the weekly per-weapon board: 5 minutes with a weapon within the window (the fleet's: 30),
+# as a few simulated hours hold a fraction of a week's play
+BOARD_ITEM_MIN_SECONDS = 300.0
 
 
 # a soldier's four resources fed together (no watermarks, equal weights): every soldier the
@@ -54,8 +59,9 @@ def forecast_record_seconds(speed: float) -> float:
 def policy_overrides(speed: float) -> dict[str, object]:
     shipped = policy_mod.Policy()
     out: dict[str, object] = {k: float(getattr(shipped, k)) / speed for k in POLICY_SCALED}
-    out["final_refresh_resources"] = [r.value for r in FINAL_REFRESH]
-    out["final_refresh_min_age_seconds"] = 0
+    out["final_refresh_min_play_seconds"] = FINAL_MIN_PLAY / speed
+    out["final_refresh_items_min_play_seconds"] = FINAL_ITEMS_MIN_PLAY / speed
+    out["gains_board_item_min_seconds"] = BOARD_ITEM_MIN_SECONDS
     out.update(MIX)
     return out
 
