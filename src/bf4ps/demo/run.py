@@ -234,8 +234,16 @@ class Demo:
                     budget = figures.budget_use(self.capacity, elapsed, snap.sim)
                     show.update(last, elapsed, children.dead(), happened, budget)
                 await sleep_unless_stopped(self.stop, 2.0)
-            # the summary comes from the last good readings: after Ctrl-C the simulator (in
-            # the terminal's process group) may already be gone
+            # the summary's figures are read with the collectors stopped (each finishes its
+            # job first), so the simulator's answers and the failures the fleet recorded of
+            # them are the same requests: read while collectors still ran, a failure recorded
+            # after the simulator's last reading was counted on one side only. They come from
+            # the last good readings: after Ctrl-C the simulator (in the terminal's process
+            # group) may already be gone
+            await asyncio.to_thread(children.stop, prefix="collector-")
+            final = await self._final_snapshot(conn, sim_url)
+            if final is not None:
+                first, last = first or final, final
             with contextlib.suppress(psycopg.Error):
                 happened = await figures.outcomes(conn, self.since)
                 self.progress = await figures.progress(conn)
@@ -248,6 +256,12 @@ class Demo:
             if self.stop.is_set():
                 return None
             raise
+
+    async def _final_snapshot(self, conn: Conn, sim_url: str) -> figures.Snapshot | None:
+        try:
+            return await figures.snapshot(conn, sim_url, 60)
+        except (httpx.HTTPError, psycopg.Error):
+            return None
 
     def _summary(self, first: figures.Snapshot | None, last: figures.Snapshot | None,
                  happened: figures.Outcomes | None) -> figures.Summary:
