@@ -4,10 +4,8 @@
   server; his open session is extended (same server, within the gap) or closed and a new one
   opened. A sighting read again changes nothing.
 * Close (after each reconciliation): sessions unseen for the gap end at their last sighting;
-  a soldier off every server has his ended sessions closed, making detailed due once
-  (final_refresh) when they had at least policy.final_refresh_min_play_seconds of play, and
-  weapons and vehicles when at least final_refresh_items_min_play_seconds, unless a success
-  after the last sighting already brackets them. The database reads both minimums itself.
+  a soldier off every server has them closed, each resource due once (final_refresh) after
+  the policy's minimum play for it, unless a success after the last sighting brackets it.
 * Defer: a soldier on a server is not marked due for staleness until his session closes.
 * Sweep: long sessions get an active refresh of detailed each session_refresh_seconds; stale
   known profiles become due (scheduled_profile), a bounded batch at a time.
