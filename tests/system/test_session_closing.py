@@ -154,7 +154,7 @@ async def test_a_soldier_collected_an_hour_before_his_session_gets_its_closing_s
             await until(conn, "SELECT count(*) FROM gains_boards WHERE soldier_id = %(s)s "
                         "AND board = 'weapon_kpm'", {"s": sid}, 60)
             catalog = {r["weapon_guid"]: int(r["weapon_id"]) for r in await (
-                await conn.execute("SELECT weapon_id, weapon_guid FROM weapon_catalog")
+                await conn.execute("SELECT weapon_id, guid AS weapon_guid FROM weapon_catalog")
             ).fetchall()}
             items = [int(r["item_id"]) for r in await (await conn.execute(
                 "SELECT DISTINCT item_id FROM gains_boards WHERE soldier_id = %s "

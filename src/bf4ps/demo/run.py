@@ -162,7 +162,8 @@ class Demo:
         sim = spawn(SimConfig(
             port=0, speed=self.opts.speed, min_interval=self.interval,
             penalty=60 / 5, fleet_budget=self.budget, fleet_window=BUDGET_WINDOW,
-            session_players=timescale.SESSION_PLAYERS, play_anchor=self.anchor,
+            session_players=timescale.session_players(self.opts.soldiers),
+            play_anchor=self.anchor,
             fault_missing_general=REAL_FAULTS["fault_missing_general"],
             fault_5xx=REAL_FAULTS["fault_5xx"], fault_timeout=REAL_FAULTS["fault_timeout"]))
         children = Children(self.base / "logs", self._env(db, sw, sim.base_url))
@@ -191,7 +192,7 @@ class Demo:
             "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": f"{self.margin}",
             "BF4PS_HEARTBEAT_SECONDS": "5", "BF4PS_LEASE_SECONDS": "60",
             "BF4PS_SCHEDULER_TICK_SECONDS": "1",
-            "BF4PS_BF4SW_SYNC_SECONDS": f"{timescale.SYNC_SECONDS}",
+            "BF4PS_BF4SW_SYNC_SECONDS": f"{timescale.sync_seconds(self.opts.speed):g}",
             "BF4PS_SWEEP_SECONDS": "10", "BF4PS_HISTORY_RECORD_SECONDS": "10",
             "BF4PS_OPS_USERNAME": "ops",
             "BF4PS_OPS_PASSWORD": self.password, "BF4PS_WEB_HOST": "127.0.0.1",
@@ -204,7 +205,8 @@ class Demo:
         c.start("scheduler", "scheduler", "run")
         c.start("bf4sw-live", "simulate", "bf4sw", "--live", "--rate", f"{self.opts.speed}",
                 "--soldiers", str(self.opts.soldiers), "--seed", "7", "--session-players",
-                f"{timescale.SESSION_PLAYERS}", "--play-anchor", f"{self.anchor}",
+                f"{timescale.session_players(self.opts.soldiers)}",
+                "--play-anchor", f"{self.anchor}",
                 "--activity", f"{timescale.ACTIVITY}")
         for i in range(self.opts.collectors):
             c.start(f"collector-{i + 1:02d}", "collector", "run", "--name", f"demo-{i + 1:02d}",
