@@ -41,16 +41,21 @@ class Policy(BaseModel):
     active_window_seconds: float = Field(DAY, gt=0)
     recent_window_seconds: float = Field(WEEK, gt=0)
     # play sessions (scheduler/sessions.py): a soldier unseen for the gap has ended his session;
-    # its final refresh collects these resources once when they are older than the minimum
-    # age (the freshness interval does not apply: it is the snapshot that closes the session;
-    # 0 brackets every session). A stale resource of a soldier on a server waits for his
-    # session's end instead of being collected at the sighting. A session longer than
-    # session_refresh_seconds gets an active refresh of detailed each interval; every known
-    # soldier's profile is refreshed every scheduled_profile_seconds whether active or not
-    # (0: never), at most scheduled_profile_batch made due per sweep.
+    # its final refresh collects detailed once when it had at least final_refresh_min_play
+    # seconds of play, weapons and vehicles too when it had at least the items' minimum (the
+    # freshness interval does not apply: it is the snapshot that closes the session; a chain
+    # of sessions across servers counts as one, its play summed; 0 brackets every session).
+    # Chosen with the forecast: at the documented census (25,000 seen a day, a session each,
+    # their lengths as the census's concurrency implies) the shipped minimums keep the whole
+    # demand within the documented budget; see docs/operations.md "Capacity planning".
+    # A stale resource of a soldier on a server waits for his session's end instead of being
+    # collected at the sighting. A session longer than session_refresh_seconds gets an active
+    # refresh of detailed each interval; every known soldier's profile is refreshed every
+    # scheduled_profile_seconds whether active or not (0: never), at most
+    # scheduled_profile_batch made due per sweep.
     session_gap_seconds: float = Field(1200, gt=0)
-    final_refresh_resources: tuple[Resource, ...] = (Resource.DETAILED,)
-    final_refresh_min_age_seconds: float = Field(WEEK, ge=0)
+    final_refresh_min_play_seconds: float = Field(2 * 3600, ge=0)
+    final_refresh_items_min_play_seconds: float = Field(8 * 3600, ge=0)
     session_refresh_seconds: float = Field(7200, gt=0)
     scheduled_profile_seconds: float = Field(13 * WEEK, ge=0)
     scheduled_profile_batch: int = Field(500, ge=1, le=100_000)
@@ -159,6 +164,15 @@ class Policy(BaseModel):
 
     def freshness(self, resource: Resource) -> float:
         return float(getattr(self, f"freshness_{resource.value}_seconds"))
+
+    def final_refresh_min_play(self, resource: Resource) -> float | None:
+        """The play an ended session needs for this resource's closing snapshot (None: the
+        resource is never collected at a session's end)."""
+        if resource is Resource.DETAILED:
+            return self.final_refresh_min_play_seconds
+        if resource in (Resource.WEAPONS, Resource.VEHICLES):
+            return self.final_refresh_items_min_play_seconds
+        return None
 
     def backoff_steps(self, lane: Lane) -> tuple[float, ...]:
         if lane is Lane.INTERACTIVE:

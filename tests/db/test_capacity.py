@@ -4,6 +4,7 @@ fleet-history record and its retention, the scheduler's start-up capacity check.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -64,6 +65,39 @@ def test_forecast_on_a_fresh_database_names_every_missing_input(db_url: str,
     assert all(b["remaining"] == 190000 and b["completes_at"] for b in data["bootstrap"])
     assert data["bootstrap"][0]["source"].startswith("modelled")
     assert data["fits"] is True, data  # the shipped defaults fit the documented budget
+    # ... with the closing snapshots of the census's play sessions: what they cost, and that
+    # the rest fits
+    shape = "[default: exponential session lengths, mean 2.8 h (the census)]"
+    assert (f"final refreshes (detailed after sessions of 2 h or more, 510 an hour {shape}; "
+            f"weapons and vehicles after sessions of 8 h or more, 60 an hour {shape}; of "
+            "1,042 sessions ending an hour [default: the documented deployment "
+            "(docs/operations.md), a session a day per soldier seen]): beyond the freshness "
+            "refreshes they replace ") in text, text
+    line = next(t for t in text.splitlines() if t.startswith("final refreshes"))
+    assert line.endswith(": the rest fits"), line
+    assert data["inputs"]["policy"]["final_refresh_min_play_seconds"] == 7200
+
+
+async def test_the_forecast_counts_the_fleet_s_own_sessions_at_the_policy_s_minimums(
+        conn: Conn, db_url: str, tmp_path: Path) -> None:
+    """Sessions ended within 24 h: 36 of 3 h, 12 of 10 minutes. The final refreshes' demand
+    counts those with the policy's minimum play (2 h: 36, 1.5 an hour; 8 h: none), not the
+    documented shape."""
+    now = datetime.now(UTC)
+    for i in range(48):
+        sid = await make_soldier(conn, 880_000 + i, seen=now - timedelta(hours=1))
+        played = timedelta(hours=3) if i < 36 else timedelta(minutes=10)
+        end = now - timedelta(hours=2, minutes=i)
+        await conn.execute(
+            "INSERT INTO play_sessions (soldier_id, server_guid, server_name, started_at, "
+            "last_seen_at, ended_at, final_refresh_at) VALUES (%s, 'g', 'n', %s, %s, %s, %s)",
+            [sid, end - played, end, end, end])
+    text = await asyncio.to_thread(run, Settings(database_url=db_url, data_dir=tmp_path),
+                                   "forecast")
+    measured = "[measured: play sessions ended within 24 h]"
+    assert (f"final refreshes (detailed after sessions of 2 h or more, 2 an hour {measured}; "
+            f"weapons and vehicles after sessions of 8 h or more, 0 an hour {measured}; of 2 "
+            f"sessions ending an hour {measured})") in text, text
 
 
 async def seed_waiting(conn: Conn, hours: float) -> int:

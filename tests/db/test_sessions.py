@@ -1,15 +1,17 @@
 """Play sessions in the database: a sighting extends, a new server or a gap starts anew, a read
-again changes nothing; closing makes the final refresh due once (by policy: resources, minimum
-age, already bracketed); the feeder gives the job its reason; long sessions and the slow profile
-cadence; the last-session read model around real history rows."""
+again changes nothing; closing makes the final refresh due once (by the policy the database
+holds: the minimum play per resource; not when already bracketed); the feeder gives the job its
+reason; long sessions and the slow profile cadence; the last-session read model around real
+history rows."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from bf4ps import policy as policy_mod
 from bf4ps.battlelog.models import DetailedStats
 from bf4ps.db.connect import Conn
-from bf4ps.domain import Platform, Resource
+from bf4ps.domain import Platform
 from bf4ps.policy import Policy
 from bf4ps.scheduler import feeder, sessions
 from bf4ps.scheduler.intake_source import Server
@@ -19,8 +21,9 @@ from bf4ps.views.soldier import Soldier, find
 from tests.helpers import count, make_soldier
 
 NOW = datetime.now(UTC).replace(microsecond=0)
-POLICY = Policy(session_gap_seconds=600, final_refresh_min_age_seconds=0,
-                final_refresh_resources=(Resource.DETAILED, Resource.WEAPONS))
+POLICY = Policy(session_gap_seconds=600, final_refresh_min_play_seconds=0,
+                final_refresh_items_min_play_seconds=20 * 60)
+FINAL_KEYS = ("final_refresh_min_play_seconds", "final_refresh_items_min_play_seconds")
 A = Server("guid-a", "Server A", NOW)
 B = Server("guid-b", "Server B", NOW)
 
@@ -39,6 +42,24 @@ async def soldier(conn: Conn, persona_id: int, success_ago: timedelta | None = N
             "activity_class = 'active' WHERE soldier_id = %s",
             [NOW, success_ago, NOW, success_ago, sid])
     return sid
+
+
+async def close(conn: Conn, policy: Policy = POLICY) -> int:
+    """Close the ended sessions under `policy`'s minimum play, stored first: the database reads
+    it itself, whatever the caller passes."""
+    await store(conn, policy)
+    return await sessions.close(conn, NOW, policy)
+
+
+async def store(conn: Conn, policy: Policy = POLICY) -> None:
+    for key in FINAL_KEYS:
+        await policy_mod.set_value(conn, key, str(getattr(policy, key)), by="test")
+
+
+async def due(conn: Conn) -> list[tuple[object, ...]]:
+    cur = await conn.execute("SELECT soldier_id, resource, due_reason FROM collection_state "
+                             "WHERE status = 'due' ORDER BY soldier_id, resource")
+    return [(r["soldier_id"], r["resource"], r["due_reason"]) for r in await cur.fetchall()]
 
 
 async def rows(conn: Conn, sid: int) -> list[dict[str, object]]:
@@ -73,32 +94,51 @@ async def test_closing_makes_the_final_refresh_due_once_by_policy(conn: Conn) ->
     played = await soldier(conn, 1_700_000_002, success_ago=timedelta(minutes=40))
     bracketed = await soldier(conn, 1_700_000_003, success_ago=timedelta(seconds=1))
     playing = await soldier(conn, 1_700_000_004, success_ago=timedelta(hours=1))
-    start = NOW - timedelta(minutes=30)
+    start = NOW - timedelta(minutes=35)
     await sessions.observe(conn, [(played, start, A), (bracketed, start, A),
                                   (playing, NOW - timedelta(minutes=5), A)], POLICY)
+    for minutes in (5, 10, 15, 20, 22):  # seen every few minutes (the gap is 10)
+        await sessions.observe(conn, [(played, start + timedelta(minutes=minutes), A)], POLICY)
     await sessions.observe(conn, [(playing, NOW - timedelta(minutes=1), A)], POLICY)
     # the bracketed soldier was collected after his last sighting already
-    assert await sessions.close(conn, NOW, POLICY) == 2
-    assert await sessions.close(conn, NOW, POLICY) == 0  # once
-    due = await conn.execute("SELECT soldier_id, resource, due_reason FROM collection_state "
-                             "WHERE status = 'due' ORDER BY soldier_id, resource")
-    assert [(r["soldier_id"], r["resource"], r["due_reason"]) for r in await due.fetchall()] == [
-        (played, "detailed", "final_refresh"), (played, "weapons", "final_refresh")]
+    assert await close(conn) == 2
+    assert await close(conn) == 0  # once
+    # 22 minutes of play: detailed (every session) and weapons and vehicles (20 min or more)
+    assert await due(conn) == [(played, r, "final_refresh")
+                               for r in ("detailed", "vehicles", "weapons")]
     # the feeder's jobs carry the reason, and so do their created events
     await feeder.replenish(conn, POLICY)
     assert await count(conn, "SELECT count(*) FROM collection_jobs WHERE soldier_id = %(s)s "
-                             "AND reason = 'final_refresh'", {"s": played}) == 2
+                             "AND reason = 'final_refresh'", {"s": played}) == 3
     assert await count(conn, "SELECT count(*) FROM collection_events WHERE soldier_id = %(s)s "
                              "AND event_type = 'created' AND result = 'final_refresh'",
-                       {"s": played}) == 2
+                       {"s": played}) == 3
 
 
-async def test_a_minimum_age_spares_a_soldier_collected_recently(conn: Conn) -> None:
-    sid = await soldier(conn, 1_700_000_005, success_ago=timedelta(hours=2))
-    await sessions.observe(conn, [(sid, NOW - timedelta(minutes=30), A)], POLICY)
-    weekly = POLICY.model_copy(update={"final_refresh_min_age_seconds": 7 * 86_400})
-    assert await sessions.close(conn, NOW, weekly) == 1  # closed, its refresh considered...
-    assert await count(conn, "SELECT count(*) FROM collection_state WHERE status = 'due'") == 0
+async def test_the_minimum_play_decides_each_resource_whenever_he_was_collected(
+        conn: Conn) -> None:
+    """Soldiers collected an hour before they played (within any freshness interval): a
+    session under the minimum gets nothing, one past it its closing detailed snapshot, a chain
+    across servers whose play adds up past the items' minimum weapons and vehicles too. The
+    database reads the minimums from the stored policy, not from its caller."""
+    ago = timedelta(minutes=110)
+    short, regular, chain = [await soldier(conn, 1_700_000_030 + i, success_ago=ago)
+                             for i in range(3)]
+    start = NOW - timedelta(minutes=50)
+    for minutes in range(0, 31, 5):  # seen every 5 minutes (the gap is 10)
+        at = start + timedelta(minutes=minutes)
+        await sessions.observe(conn, [(chain, at, A if minutes < 20 else B)]
+                               + ([(regular, at, A)] if minutes <= 20 else [])
+                               + ([(short, at, A)] if minutes <= 10 else []), POLICY)
+    policy = POLICY.model_copy(update={"final_refresh_min_play_seconds": 20 * 60,
+                                       "final_refresh_items_min_play_seconds": 25 * 60})
+    assert await close(conn, policy) == 4  # the chain's two sessions closed together
+    # regular: 20 min; chain: 15 min on A and 10 on B, 25 in all; short: 10 min
+    assert await due(conn) == [(regular, "detailed", "final_refresh")] + [
+        (chain, r, "final_refresh") for r in ("detailed", "vehicles", "weapons")]
+    # what the database read was the stored policy: a caller's other minimums change nothing
+    assert await sessions.close(conn, NOW, POLICY) == 0
+    assert (await policy_mod.load(conn)).final_refresh_min_play_seconds == 20 * 60
 
 
 async def test_long_sessions_and_the_slow_profile_cadence(conn: Conn) -> None:
@@ -129,7 +169,7 @@ async def test_the_last_session_between_its_snapshots(conn: Conn) -> None:
         await sessions.observe(conn, [(sid, start + timedelta(minutes=minutes), A)], POLICY)
     playing = (await view.last_session(conn, found)).session
     assert playing is not None and playing.closing == "playing" and playing.gains is None
-    await sessions.close(conn, NOW, POLICY)
+    await close(conn)
     pending = (await view.last_session(conn, found)).session
     assert pending is not None and pending.closing == "pending"
     assert pending.duration_seconds == 30 * 60 and pending.server_name == "Server A"
@@ -168,6 +208,7 @@ async def test_a_server_switch_is_refreshed_once_after_the_chain(conn: Conn) -> 
         await sessions.observe(conn, [(sid, start + timedelta(minutes=minutes), server)],
                                POLICY)
     # on server B now: server A's session is over, but nothing is made due
+    await store(conn)
     assert await sessions.close(conn, start + timedelta(minutes=25), POLICY) == 0
     assert await count(conn, "SELECT count(*) FROM collection_state WHERE soldier_id = %(s)s "
                              "AND status = 'due'", {"s": sid}) == 0
@@ -175,12 +216,14 @@ async def test_a_server_switch_is_refreshed_once_after_the_chain(conn: Conn) -> 
     assert playing is not None and playing.closing == "playing"
     assert playing.server_name == "Server B"
     # off every server: the chain's two sessions are considered, one refresh per resource
-    assert await sessions.close(conn, NOW, POLICY) == 2
-    assert await sessions.close(conn, NOW, POLICY) == 0
+    # (20 minutes of play in all: weapons and vehicles too)
+    assert await close(conn) == 2
+    assert await close(conn) == 0
     due = await conn.execute("SELECT resource, due_reason FROM collection_state "
                              "WHERE soldier_id = %s AND status = 'due' ORDER BY resource", [sid])
     assert [(r["resource"], r["due_reason"]) for r in await due.fetchall()] == [
-        ("detailed", "final_refresh"), ("weapons", "final_refresh")]
+        ("detailed", "final_refresh"), ("vehicles", "final_refresh"),
+        ("weapons", "final_refresh")]
     await write_detailed(conn, sid, DetailedStats(kills=140, deaths=95, score=66_000,
                                                   time_played_seconds=37_500), NOW)
     await conn.execute("INSERT INTO collection_events (event_type, soldier_id, resource) "
@@ -196,15 +239,15 @@ async def test_a_server_switch_is_refreshed_once_after_the_chain(conn: Conn) -> 
 
 async def test_no_page_says_the_closing_snapshot_is_pending_unless_it_is_queued(
         conn: Conn) -> None:
-    """An ended session whose final refresh the policy skipped (detailed collected within the
-    minimum age) is "unscheduled", not "pending"; one whose refresh is due is "pending"."""
+    """An ended session whose final refresh the policy skipped (shorter than the minimum
+    play) is "unscheduled", not "pending"; one whose refresh is due is "pending"."""
     sid = await soldier(conn, 1_700_000_020, success_ago=timedelta(hours=2))
     found = await find_soldier(conn, 1_700_000_020)
     start = NOW - timedelta(minutes=50)
     for minutes in range(0, 31, 5):
         await sessions.observe(conn, [(sid, start + timedelta(minutes=minutes), A)], POLICY)
-    weekly = POLICY.model_copy(update={"final_refresh_min_age_seconds": 7 * 86_400})
-    await sessions.close(conn, NOW, weekly)
+    shipped = Policy()  # the shipped minimum: 2 h of play, he played 30 min
+    await close(conn, POLICY.model_copy(update={k: getattr(shipped, k) for k in FINAL_KEYS}))
     assert await count(conn, "SELECT count(*) FROM collection_jobs WHERE soldier_id = %(s)s "
                              "AND resource = 'detailed'", {"s": sid}) == 0
     skipped = (await view.last_session(conn, found)).session

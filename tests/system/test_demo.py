@@ -1,9 +1,11 @@
-"""`bf4ps demo --duration 120 --json` as a new user would run it: all four resources collected,
-coverage rose, the simulator saw zero rate-limit violations, the summary lists the failures,
-retries and throttles that happened under the real fault rates and the fleet budget's use, the
-printed `bf4ps status` hint works as printed, `bf4ps forecast` on the running demo's database
-speaks from measured figures, and nothing is left running. A second demo on the same data
-directory and a demo on a busy port refuse in one line. One demo boot serves all of these."""
+"""`bf4ps demo --duration 120 --speed 150 --collectors 8 --json` as a new user would run it: all
+four resources collected, coverage rose, the simulator saw zero rate-limit violations, sessions
+closed by their snapshots (soldiers with three detailed snapshots, last-session reports, weapon
+gains on the weekly board of the most-boarded weapon), the summary lists the failures, retries
+and throttles that happened under the real fault rates and the fleet budget's use, the printed
+`bf4ps status` hint works as printed, `bf4ps forecast` on the running demo's database speaks
+from measured figures, and nothing is left running. A second demo on the same data directory
+and a demo on a busy port refuse in one line. One demo boot serves all of these."""
 
 from __future__ import annotations
 
@@ -25,7 +27,12 @@ import pytest
 from tests import load
 from tests.procs import bf4ps_env
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+# the demo's one boot: two minutes at 150 simulated seconds a second (five simulated hours, as
+# five minutes at the default 60: every session player plays two or three sessions) and eight
+# egresses (the requests five minutes of the default four send)
+DURATION, SPEED, COLLECTORS = 120, 150, 8
+
+pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.skipif(
     bool(os.environ.get("BF4PS_TEST_DATABASE_URL")), reason="the demo runs its own server")]
 
 
@@ -47,7 +54,8 @@ def test_demo_runs_collects_and_stops_cleanly(tmp_path: Path) -> None:
     env = bf4ps_env(BF4PS_DATA_DIR=str(data))
     demo = subprocess.Popen(
         [sys.executable, "-m", "bf4ps.cli.main", "demo", "--duration",
-         str(round(load.scaled(120))), "--json",
+         str(round(load.scaled(DURATION))), "--speed", str(SPEED),
+         "--collectors", str(COLLECTORS), "--json",
          "--port", "0", "--soldiers", "2000"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert demo.stderr is not None
@@ -79,8 +87,16 @@ def test_demo_runs_collects_and_stops_cleanly(tmp_path: Path) -> None:
     assert summary["soldiers"] >= 2000
     assert summary["violations"] == {"per_ip": 0, "fleet": 0}
     assert summary["requests"]["total"] > 100
-    # real fault rates: what failed is what the simulator broke (a timeout still held when the
-    # demo stopped is not counted yet), each failure scheduled a retry or parked the resource
+    # sessions closed by their snapshots: soldiers with three detailed snapshots or more,
+    # complete last-session reports and weapon gains on the weekly per-weapon board
+    progress = summary["progress"]
+    assert progress["soldiers_with_3_snapshots"] >= 10, progress
+    assert progress["session_reports"] >= 20, progress
+    assert progress["weapon_board_soldiers"] >= 3, progress
+    # real fault rates: what failed is what the simulator broke (the figures are read with the
+    # collectors stopped, each having finished its job: a timeout the simulator still held
+    # when a collector's grace ran out is not counted), each failure scheduled a retry or
+    # parked the resource; every malformed answer is a missing generalStats
     outcomes, answers = summary["outcomes"], summary["requests"]["by_outcome"]
     broken = sum(answers.get(k, 0) for k in ("missing_general", "server_error", "timeout"))
     failures = outcomes["failures"]
@@ -91,7 +107,7 @@ def test_demo_runs_collects_and_stops_cleanly(tmp_path: Path) -> None:
     budget = summary["budget"]
     assert budget["fleet_budget"]["requests"] > 0
     assert "demo-interactive" not in budget["egresses_with_work"]  # nobody asked: idle
-    assert len(budget["egresses_with_work"]) == 4
+    assert len(budget["egresses_with_work"]) == COLLECTORS
     # against the capacity that had work: never above it; how much of it the fleet uses is a
     # figure of the machine's speed (bench/budget_use measures it), not of this test's
     assert 0 < budget["use"] <= 1.05, budget

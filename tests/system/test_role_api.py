@@ -293,9 +293,8 @@ CASES: list[Case] = [
          check="SELECT status = 'unavailable' AS ok FROM collection_state "
                "WHERE soldier_id = %(soldier)s AND resource = 'vehicles'"),
     # --- sessions: BF4SW's clock, never one from the future
-    Case("bf4ps_close_sessions/4", "scheduler",
-         "SELECT bf4ps_close_sessions(now() + interval '100 years', -1e9, "
-         "ARRAY['detailed'], 0)", "clamped",
+    Case("bf4ps_close_sessions/2", "scheduler",
+         "SELECT bf4ps_close_sessions(now() + interval '100 years', -1e9)", "clamped",
          check="SELECT ended_at IS NULL AS ok FROM play_sessions WHERE soldier_id = %(soldier)s"),
     Case("bf4ps_observe_sessions/5", "scheduler",
          "SELECT bf4ps_observe_sessions(ARRAY[%(soldier)s]::bigint[], "

@@ -105,8 +105,8 @@ async def test_a_session_is_closed_by_a_final_refresh_and_its_page_tells_the_tru
     assert platform is not None
     async with connection(db_url) as conn:
         await migrate.upgrade(db_url)
-        for key, value in {"session_gap_seconds": "15", "final_refresh_min_age_seconds": "0",
-                           "final_refresh_resources": '["detailed"]'}.items():
+        for key, value in {"session_gap_seconds": "15",
+                           "final_refresh_min_play_seconds": "0"}.items():
             await policy_mod.set_value(conn, key, value, by="test")
     # nobody plays until the snapshot before is stored: then the schedule is anchored
     with simulator(speed=SPEED, min_interval=0.2, session_players=1.0,

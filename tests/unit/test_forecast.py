@@ -16,6 +16,7 @@ from bf4ps.capacity.inputs import (
     DAY,
     HOUR,
     RESOURCES,
+    SESSION_MEAN_SECONDS,
     Egress,
     Figure,
     Inputs,
@@ -198,24 +199,38 @@ def test_backlog_age_met_demand_waits_for_the_sweep_unmet_refresh_comes_late() -
 
 
 def test_the_session_reasons_are_counted_in_the_demand() -> None:
-    # one ended session a day per soldier seen in 24 h
+    # one ended session a day per soldier seen in 24 h, lengths of the documented shape
     pop = replace(documented().population, sessions_per_hour=Figure(25_000 / 24, M))
-    shipped = {d.reason: d for d in forecast(documented(policy=Policy(), population=pop)).demand
-               if d.reason}
-    # a final refresh at most weekly takes the place of the weekly freshness refresh: nothing
-    # more; every known profile every 13 weeks: 190,000 x 2 requests / 2,184 h
-    assert "final_refresh" not in shipped
-    assert shipped["scheduled_profile"].requests_per_hour == pytest.approx(190_000 * 2 / 2184)
-    assert shipped["scheduled_profile"].klass == "recent"
-    every = Policy(final_refresh_min_age_seconds=0, scheduled_profile_seconds=0,
-                   final_refresh_resources=("detailed", "weapons"))
+    shipped = {(d.reason, d.resource): d
+               for d in forecast(documented(policy=Policy(), population=pop)).demand if d.reason}
+    # detailed after sessions of 2 h or more, beyond the weekly refresh of the week's soldiers
+    # it takes the place of; weapons and vehicles after 8 h or more: fewer than their own
+    # refresh (the new soldiers' first collections), nothing more; every known profile every
+    # 13 weeks: 190,000 x 2 requests / 2,184 h
+    assert shipped[("final_refresh", "detailed")].requests_per_hour == pytest.approx(
+        25_000 / 24 * math.exp(-7200 / SESSION_MEAN_SECONDS) - 73_000 / 168)
+    assert not any(r != "detailed" for reason, r in shipped if reason == "final_refresh")
+    assert shipped[("scheduled_profile", "profile")].requests_per_hour == pytest.approx(
+        190_000 * 2 / 2184)
+    assert shipped[("scheduled_profile", "profile")].klass == "recent"
+    every = Policy(final_refresh_min_play_seconds=0, final_refresh_items_min_play_seconds=0,
+                   scheduled_profile_seconds=0)
     fc = forecast(documented(policy=every, population=pop))
     lines = {(d.reason, d.resource): d for d in fc.demand if d.reason}
-    # every session bracketed: beyond the weekly refresh of what was seen in the week
+    # every session bracketed: beyond the weekly refresh of what was seen in the week, and
+    # beyond the new soldiers' first weapons and vehicles
     assert lines[("final_refresh", "detailed")].requests_per_hour == pytest.approx(
         25_000 / 24 - 73_000 / 168)
-    assert lines[("final_refresh", "weapons")].klass == "active"
+    assert lines[("final_refresh", "weapons")].requests_per_hour == pytest.approx(
+        25_000 / 24 - 2_400 / 24)
+    assert lines[("final_refresh", "vehicles")].klass == "active"
     assert not any(reason == "scheduled_profile" for reason, _ in lines)
+    # the fleet's own sessions replace the shape at the policy's minimums
+    measured = replace(pop, sessions_with_play={7200.0: Figure(600, M), 28_800.0: Figure(50, M)})
+    lines = {(d.reason, d.resource): d for d in forecast(documented(
+        policy=Policy(), population=measured)).demand if d.reason}
+    assert lines[("final_refresh", "detailed")].requests_per_hour == pytest.approx(
+        600 - 73_000 / 168)
     quiet = replace(pop, sessions_per_hour=Figure(0, M))
     assert not any(d.reason == "final_refresh"
                    for d in forecast(documented(policy=every, population=quiet)).demand)
@@ -401,22 +416,30 @@ def test_a_refresh_comes_after_its_due_time_by_the_feed_and_request_not_the_swee
 
 def test_the_forecast_names_what_final_refreshes_cost_and_whether_the_rest_fits() -> None:
     """At the real population's shape (25,000 soldiers seen a day: taken as one session each,
-    1,042 ending an hour) and the shipped budget: the shipped weekly minimum age costs nothing
-    beyond the daily freshness refresh it replaces; bracketing every session costs about half
-    the capacity and the whole no longer fits, though the rest alone does."""
+    1,042 ending an hour, 2.8 h long on average as the census's concurrency implies) and the
+    shipped budget: the shipped minimums (detailed after 2 h of play, weapons and vehicles
+    after 8 h) cost 75/h beyond the refreshes they replace and the whole fits, the active
+    class too; bracketing every session with all three would cost more than the capacity,
+    though the rest alone fits."""
     base = documented()
     sessions = Figure(25_000 / 24, M)
     inputs = replace(base, population=replace(base.population, sessions_per_hour=sessions))
     shipped = forecast(inputs)
-    assert shipped.fits
+    assert shipped.fits and shipped.active_per_hour <= shipped.capacity.active_cap_per_hour
+    shape = "[default: exponential session lengths, mean 2.8 h (the census)]"
     line = final_refreshes(shipped)
-    assert line.startswith("final refreshes (detailed; at most once per 7 d a soldier; "
-                           "1,042 sessions end an hour [measured: test]): 0/h")
+    assert line.startswith(
+        f"final refreshes (detailed after sessions of 2 h or more, 510 an hour {shape}; "
+        f"weapons and vehicles after sessions of 8 h or more, 60 an hour {shape}; of 1,042 "
+        "sessions ending an hour [measured: test]): beyond the freshness refreshes they "
+        "replace 75/h, 6 % of the 1,296/h capacity; without them demand is "), line
     assert line.endswith(": the rest fits") and line in render(shipped)
-    every = forecast(replace(inputs, policy=inputs.policy.model_copy(
-        update={"final_refresh_min_age_seconds": 0})))
+    every = forecast(replace(inputs, policy=inputs.policy.model_copy(update={
+        "final_refresh_min_play_seconds": 0, "final_refresh_items_min_play_seconds": 0})))
     cost = sum(d.requests_per_hour for d in every.demand if d.reason == "final_refresh")
-    assert 500 < cost < 0.6 * every.capacity.per_hour and not every.fits
+    assert cost > every.capacity.per_hour and not every.fits
+    assert "detailed after every session, 1,042 an hour [measured: test]" in final_refreshes(
+        every)
     assert f"{cost:,.0f}/h, {100 * cost / every.capacity.per_hour:.0f} % of the 1,296/h " \
         "capacity" in final_refreshes(every)
     assert final_refreshes(every).endswith(": the rest fits")

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bf4ps.capacity.inputs import DAY, HOUR, RESOURCES, Inputs, Population
+from bf4ps.domain import Resource
 from bf4ps.policy import Policy
 
 
@@ -64,17 +65,18 @@ def _active_refresh(inputs: Inputs, pol: Policy) -> dict[str, float]:
 
 
 def _final_refresh(inputs: Inputs, pol: Policy) -> dict[str, float]:
-    """Due once when a play session ends (`final_refresh_resources`), at most once per
-    `final_refresh_min_age_seconds` a soldier (0: every session). What it adds is what exceeds
-    the resource's freshness refresh, whose place it takes: a stale resource of a soldier on a
-    server waits for his session's end."""
+    """Due once when a play session ends: detailed after a session of at least
+    `final_refresh_min_play_seconds`, weapons and vehicles after one of at least
+    `final_refresh_items_min_play_seconds` (the sessions lasting that long: measured, or the
+    documented shape). What it adds is what exceeds the resource's freshness refresh, whose
+    place it takes: a stale resource of a soldier on a server waits for his session's end."""
     pop = inputs.population
-    sessions = pop.sessions_per_hour.value
-    age = pol.final_refresh_min_age_seconds
     out: dict[str, float] = {}
-    for r in pol.final_refresh_resources:
-        rate = sessions if age <= 0 else min(
-            sessions, refresh_per_hour(age, pop, pol.active_window_seconds))
+    for r in Resource:
+        need = pol.final_refresh_min_play(r)
+        if need is None:
+            continue
+        rate = pop.sessions_lasting(need).value
         out[r.value] = max(0.0, rate - refresh_per_hour(freshness(pol, r.value), pop,
                                                         pol.active_window_seconds))
     return out

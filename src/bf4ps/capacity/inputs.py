@@ -15,6 +15,12 @@ RESOURCES = ("detailed", "profile", "weapons", "vehicles")
 CLASSES = ("active", "recent", "bootstrap", "retry")  # the feeder's classes, its order
 HOUR = 3600.0
 DAY = 86_400.0
+# The documented census's play sessions (docs/operations.md "Capacity planning"), where the
+# fleet has not measured its own: one a day per soldier seen within 24 h (24,897: 1,037 ending
+# an hour) and 3,939 seen within the last hour, i.e. the ones ending within it plus the ones on
+# a server, 1,037 x (1 h + mean length): a mean of 2.8 h; lengths taken as exponential.
+SESSION_MEAN_SECONDS = (3_939 / (24_897 / 24) - 1) * HOUR
+SESSION_SHAPE = "default: exponential session lengths, mean 2.8 h (the census)"
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,19 @@ class Population:
     seen: dict[float, Figure]  # period seconds -> soldiers seen within it
     new_per_day: Figure
     sessions_per_hour: Figure = Figure(0.0, "default: not measured (no play sessions yet)")
+    # sessions ending an hour with at least this much play (seconds -> Figure), measured at the
+    # policy's minimums; a minimum not measured follows the documented shape
+    sessions_with_play: dict[float, Figure] = field(default_factory=dict)
+
+    def sessions_lasting(self, seconds: float) -> Figure:
+        """Sessions ending an hour with at least `seconds` of play: measured, or the share of
+        `sessions_per_hour` the documented shape gives (SESSION_MEAN_SECONDS)."""
+        if seconds in self.sessions_with_play:
+            return self.sessions_with_play[seconds]
+        if seconds <= 0:
+            return self.sessions_per_hour
+        return Figure(self.sessions_per_hour.value * math.exp(-seconds / SESSION_MEAN_SECONDS),
+                      SESSION_SHAPE)
 
     def seen_within(self, seconds: float) -> float:
         """Soldiers seen within `seconds`: linear in log time between the measured points,

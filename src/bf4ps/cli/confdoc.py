@@ -86,12 +86,12 @@ POLICY_HELP = {
     "circuit_hold_seconds": "Held jobs are retried after this at the latest, open or not.",
     "session_gap_seconds": ("A soldier unseen by BF4SW this long has ended his play session "
                             "(keep it well above the reconciliation interval)."),
-    "final_refresh_resources": ("Resources an ended session makes due once (final_refresh), "
-                                "so that a snapshot closes it; e.g. [\"detailed\", "
-                                "\"weapons\"]."),
-    "final_refresh_min_age_seconds": ("... when older than this (the freshness interval does "
-                                      "not apply; 0: every session is bracketed, about 1,040 "
-                                      "requests/h more at the documented census)."),
+    "final_refresh_min_play_seconds": ("An ended session (a chain across servers: its play "
+                                       "summed) with at least this much play gets its "
+                                       "closing detailed snapshot (final_refresh); 0: every "
+                                       "session. See `bf4ps forecast` for what it costs."),
+    "final_refresh_items_min_play_seconds": ("... and its closing weapons and vehicles with "
+                                             "at least this much play."),
     "session_refresh_seconds": ("A session longer than this refreshes detailed each interval "
                                 "(active_refresh)."),
     "scheduled_profile_seconds": ("Every known soldier's profile is refreshed this often, "

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
               help="Run this many seconds, then stop and print a summary.")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535),
               help="Website port (0: any free port).")
-@click.option("--speed", default=60.0, show_default=True, type=click.FloatRange(1, 600),
+@click.option("--speed", default=90.0, show_default=True, type=click.FloatRange(1, 600),
               help="The demo's one time factor: simulated seconds per real second, for BF4SW "
                    "activity, play sessions, Battlelog's counters and BF4PS's refresh policy "
                    "alike (60: an hour a minute). Collector pacing is not scaled.")

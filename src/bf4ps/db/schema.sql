@@ -2310,7 +2310,7 @@ AS $function$
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_claim_wanted(bigint,text,boolean,bigint,text[]) TO PUBLIC;
 
-CREATE OR REPLACE FUNCTION public.bf4ps_close_sessions(source_now timestamp with time zone, gap_seconds double precision, resources text[], min_age_seconds double precision)
+CREATE OR REPLACE FUNCTION public.bf4ps_close_sessions(source_now timestamp with time zone, gap_seconds double precision)
  RETURNS integer
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -2318,6 +2318,13 @@ CREATE OR REPLACE FUNCTION public.bf4ps_close_sessions(source_now timestamp with
 AS $function$
 DECLARE
     n integer;
+    -- the closing snapshots the policy affords (policy.py): detailed after a session (or a
+    -- chain of them) of at least this much play, weapons and vehicles after one of at least
+    -- the second; read here, whatever the caller would pass
+    min_play constant double precision :=
+        bf4ps_policy_number('final_refresh_min_play_seconds', 7200);
+    items_min_play constant double precision :=
+        bf4ps_policy_number('final_refresh_items_min_play_seconds', 28800);
 BEGIN
     -- a session ends a gap after BF4SW's clock: never a clock ahead of ours, never a gap
     -- under a minute or under the policy's session_gap_seconds when that is shorter (a sped-up
@@ -2327,30 +2334,37 @@ BEGIN
       AND last_seen_at < LEAST(source_now, clock_timestamp()) - make_interval(
           secs => GREATEST(gap_seconds,
                            LEAST(60, bf4ps_policy_number('session_gap_seconds', 1200))));
+    -- a soldier off every server closes his ended sessions at once (a chain across servers
+    -- is closed once, after the last): its play is the sum of theirs
     WITH closing AS (
         UPDATE play_sessions p SET final_refresh_at = clock_timestamp()
         WHERE p.ended_at IS NOT NULL AND p.final_refresh_at IS NULL
           AND NOT EXISTS (SELECT 1 FROM play_sessions o
                           WHERE o.soldier_id = p.soldier_id AND o.ended_at IS NULL
                             AND o.final_refresh_at IS NULL)
-        RETURNING p.soldier_id, p.last_seen_at
+        RETURNING p.soldier_id, p.started_at, p.last_seen_at
+    ), played AS (
+        SELECT soldier_id, max(last_seen_at) AS last_seen_at,
+               sum(extract(epoch FROM last_seen_at - started_at)) AS seconds
+        FROM closing GROUP BY soldier_id
     ), marked AS (
         UPDATE collection_state cs
         SET status = 'due', due_reason = 'final_refresh',
             eligible_since = LEAST(c.last_seen_at, clock_timestamp()),
             updated_at = clock_timestamp()
-        FROM closing c
-        WHERE cs.soldier_id = c.soldier_id AND cs.resource = ANY(resources)
+        FROM played c
+        WHERE cs.soldier_id = c.soldier_id
+          AND ((cs.resource = 'detailed' AND c.seconds >= min_play)
+               OR (cs.resource IN ('weapons', 'vehicles') AND c.seconds >= items_min_play))
           AND cs.status IN ('current', 'due') AND cs.last_success_at < c.last_seen_at
-          AND cs.last_success_at <= clock_timestamp() - make_interval(secs => min_age_seconds)
         RETURNING cs.soldier_id
     )
     SELECT count(*) INTO n FROM closing;
     RETURN n;
 END;
 $function$;
-GRANT EXECUTE ON FUNCTION bf4ps_close_sessions(timestamp with time zone,double precision,text[],double precision) TO bf4ps_operator;
-GRANT EXECUTE ON FUNCTION bf4ps_close_sessions(timestamp with time zone,double precision,text[],double precision) TO bf4ps_scheduler;
+GRANT EXECUTE ON FUNCTION bf4ps_close_sessions(timestamp with time zone,double precision) TO bf4ps_operator;
+GRANT EXECUTE ON FUNCTION bf4ps_close_sessions(timestamp with time zone,double precision) TO bf4ps_scheduler;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_collector_clock(p_collector uuid, p_offset double precision, p_rtt double precision, p_skewed boolean)
  RETURNS TABLE(was_skewed_since timestamp with time zone)

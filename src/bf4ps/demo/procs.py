@@ -33,13 +33,15 @@ class Children:
     def dead(self) -> list[str]:
         return [name for name, p in self.procs if p.poll() is not None]
 
-    def stop(self, grace: float = 20.0) -> dict[str, int]:
-        for _, proc in reversed(self.procs):
+    def stop(self, grace: float = 20.0, prefix: str = "") -> dict[str, int]:
+        """Stop the children (those whose name starts with `prefix`): their exit codes."""
+        chosen = [(name, p) for name, p in reversed(self.procs) if name.startswith(prefix)]
+        for _, proc in chosen:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + grace
         codes = {}
-        for name, proc in reversed(self.procs):
+        for name, proc in chosen:
             try:
                 codes[name] = proc.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:

@@ -162,7 +162,8 @@ class Demo:
         sim = spawn(SimConfig(
             port=0, speed=self.opts.speed, min_interval=self.interval,
             penalty=60 / 5, fleet_budget=self.budget, fleet_window=BUDGET_WINDOW,
-            session_players=timescale.SESSION_PLAYERS, play_anchor=self.anchor,
+            session_players=timescale.session_players(self.opts.soldiers),
+            play_anchor=self.anchor,
             fault_missing_general=REAL_FAULTS["fault_missing_general"],
             fault_5xx=REAL_FAULTS["fault_5xx"], fault_timeout=REAL_FAULTS["fault_timeout"]))
         children = Children(self.base / "logs", self._env(db, sw, sim.base_url))
@@ -191,7 +192,7 @@ class Demo:
             "BF4PS_EGRESS_SAFETY_MARGIN_SECONDS": f"{self.margin}",
             "BF4PS_HEARTBEAT_SECONDS": "5", "BF4PS_LEASE_SECONDS": "60",
             "BF4PS_SCHEDULER_TICK_SECONDS": "1",
-            "BF4PS_BF4SW_SYNC_SECONDS": f"{timescale.SYNC_SECONDS}",
+            "BF4PS_BF4SW_SYNC_SECONDS": f"{timescale.sync_seconds(self.opts.speed):g}",
             "BF4PS_SWEEP_SECONDS": "10", "BF4PS_HISTORY_RECORD_SECONDS": "10",
             "BF4PS_OPS_USERNAME": "ops",
             "BF4PS_OPS_PASSWORD": self.password, "BF4PS_WEB_HOST": "127.0.0.1",
@@ -204,7 +205,8 @@ class Demo:
         c.start("scheduler", "scheduler", "run")
         c.start("bf4sw-live", "simulate", "bf4sw", "--live", "--rate", f"{self.opts.speed}",
                 "--soldiers", str(self.opts.soldiers), "--seed", "7", "--session-players",
-                f"{timescale.SESSION_PLAYERS}", "--play-anchor", f"{self.anchor}",
+                f"{timescale.session_players(self.opts.soldiers)}",
+                "--play-anchor", f"{self.anchor}",
                 "--activity", f"{timescale.ACTIVITY}")
         for i in range(self.opts.collectors):
             c.start(f"collector-{i + 1:02d}", "collector", "run", "--name", f"demo-{i + 1:02d}",
@@ -234,8 +236,16 @@ class Demo:
                     budget = figures.budget_use(self.capacity, elapsed, snap.sim)
                     show.update(last, elapsed, children.dead(), happened, budget)
                 await sleep_unless_stopped(self.stop, 2.0)
-            # the summary comes from the last good readings: after Ctrl-C the simulator (in
-            # the terminal's process group) may already be gone
+            # the summary's figures are read with the collectors stopped (each finishes its
+            # job first), so the simulator's answers and the failures the fleet recorded of
+            # them are the same requests: read while collectors still ran, a failure recorded
+            # after the simulator's last reading was counted on one side only. They come from
+            # the last good readings: after Ctrl-C the simulator (in the terminal's process
+            # group) may already be gone
+            await asyncio.to_thread(children.stop, prefix="collector-")
+            final = await self._final_snapshot(conn, sim_url)
+            if final is not None:
+                first, last = first or final, final
             with contextlib.suppress(psycopg.Error):
                 happened = await figures.outcomes(conn, self.since)
                 self.progress = await figures.progress(conn)
@@ -248,6 +258,12 @@ class Demo:
             if self.stop.is_set():
                 return None
             raise
+
+    async def _final_snapshot(self, conn: Conn, sim_url: str) -> figures.Snapshot | None:
+        try:
+            return await figures.snapshot(conn, sim_url, 60)
+        except (httpx.HTTPError, psycopg.Error):
+            return None
 
     def _summary(self, first: figures.Snapshot | None, last: figures.Snapshot | None,
                  happened: figures.Outcomes | None) -> figures.Summary:

@@ -3,9 +3,9 @@
 * Observe (each intake batch): a soldier sighted within the session gap of BF4SW's now is on a
   server; his open session is extended (same server, within the gap) or closed and a new one
   opened. A sighting read again changes nothing.
-* Close (after each reconciliation): sessions unseen for the gap end at their last sighting,
-  each making policy.final_refresh_resources due once (final_refresh) when old enough, unless
-  a success after the last sighting already brackets it.
+* Close (after each reconciliation): sessions unseen for the gap end at their last sighting;
+  a soldier off every server has them closed, each resource due once (final_refresh) after
+  the policy's minimum play for it, unless a success after the last sighting brackets it.
 * Defer: a soldier on a server is not marked due for staleness until his session closes.
 * Sweep: long sessions get an active refresh of detailed each session_refresh_seconds; stale
   known profiles become due (scheduled_profile), a bounded batch at a time.
@@ -58,9 +58,7 @@ async def observe(conn: Conn, sightings: list[tuple[int, datetime, Server | None
 async def close(conn: Conn, source_now: datetime, policy: Policy) -> int:
     """End the sessions unseen for the gap and make their final refreshes; how many."""
     return int(await scalar(conn, "sessions_close", {
-        "source_now": source_now, "gap_seconds": policy.session_gap_seconds,
-        "resources": [r.value for r in policy.final_refresh_resources],
-        "min_age_seconds": policy.final_refresh_min_age_seconds}))
+        "source_now": source_now, "gap_seconds": policy.session_gap_seconds}))
 
 
 async def sweep(conn: Conn, policy: Policy) -> tuple[int, int]:

@@ -86,7 +86,8 @@ def population(row: PopulationRow | None, total: int, policy: policy_mod.Policy
         seen = {DAY: Figure(d["d1"], DOCS), 7 * DAY: Figure(d["d7"], DOCS)}
         active = d["d1"] * min(1.0, policy.active_window_seconds / DAY)
         return (Population(Figure(d["total"], DOCS), Figure(active, DOCS), seen,
-                           Figure(d["new_per_day"], DOCS)),
+                           Figure(d["new_per_day"], DOCS),
+                           Figure(d["d1"] / 24, DOCS + ", a session a day per soldier seen")),
                 ["population and its activity (no soldiers yet)"])
     where = "measured: soldiers' last BF4SW sighting"
     seen = {policy.active_window_seconds: Figure(float(row.active), where),
@@ -98,10 +99,15 @@ def population(row: PopulationRow | None, total: int, policy: policy_mod.Policy
     sessions = (Figure(ended / 24, "measured: play sessions ended within 24 h") if ended else
                 Figure(float(row.d1) / 24,
                        "default: one session a day per soldier seen within 24 h"))
+    lasting = ({policy.final_refresh_min_play_seconds: Figure(
+                    row.sessions_d1_min_play / 24, "measured: play sessions ended within 24 h"),
+                policy.final_refresh_items_min_play_seconds: Figure(
+                    row.sessions_d1_items_min_play / 24,
+                    "measured: play sessions ended within 24 h")} if ended else {})
     return (Population(Figure(float(total), "measured: coverage counters"),
                        Figure(float(row.active), where
                               + f", active window {span(policy.active_window_seconds)}"),
-                       seen, new, sessions), [])
+                       seen, new, sessions, lasting), [])
 
 
 def egresses(rows: list[EgressRow]) -> tuple[tuple[Egress, ...], str, list[str]]:
@@ -193,7 +199,9 @@ async def load(conn: Conn, window_seconds: float = DAY, *, sweep_seconds: float 
     coverage = await figures.coverage(conn)
     total = sum(coverage.get("detailed", {}).values())
     pop_row = await one(conn, PopulationRow, "forecast_population",
-                           {"active_seconds": pol.active_window_seconds})
+                           {"active_seconds": pol.active_window_seconds,
+                            "min_play": pol.final_refresh_min_play_seconds,
+                            "items_min_play": pol.final_refresh_items_min_play_seconds})
     pop, pop_missing = population(pop_row, total, pol)
     if total == 0:  # no soldiers yet: the documented population still to bootstrap
         coverage = {r: {"never_attempted": int(pop.total.value)} for r in RESOURCES}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from bf4ps.capacity.demand import span as exact_span
 from bf4ps.capacity.forecast import Age, Forecast
 from bf4ps.capacity.gates import Capacity
 from bf4ps.capacity.inputs import Figure, Inputs
@@ -54,7 +55,8 @@ def _inputs(i: Inputs) -> InputsJson:
         "fleet_rate": _fig(i.fleet_rate), "interactive_per_hour": _fig(i.interactive_per_hour),
         "policy": {k: v for k, v in i.policy.model_dump().items()
                    if k.startswith(("freshness_", "active_window", "recent_window",
-                                    "budget_", "share_", "watermark_", "weight_"))},
+                                    "budget_", "share_", "watermark_", "weight_",
+                                    "final_refresh_"))},
     }
 
 
@@ -121,14 +123,20 @@ def final_refreshes(fc: Forecast) -> str:
     """One sentence: what the closing snapshots of play sessions cost, and what is left."""
     pol, cap = fc.inputs.policy, fc.capacity
     final = sum(d.requests_per_hour for d in fc.demand if d.reason == "final_refresh")
-    which = ", ".join(r.value for r in pol.final_refresh_resources) or "none"
-    age = pol.final_refresh_min_age_seconds
-    every = "every ended session" if age <= 0 else f"at most once per {span(age)} a soldier"
-    sessions = fc.inputs.population.sessions_per_hour
+    pop = fc.inputs.population
+    sessions = pop.sessions_per_hour
+
+    def after(what: str, seconds: float) -> str:
+        lasting = pop.sessions_lasting(seconds)
+        least = "every session" if seconds <= 0 else f"sessions of {exact_span(seconds)} or more"
+        return f"{what} after {least}, {lasting.value:,.0f} an hour [{lasting.source}]"
+
     rest = fc.demand_per_hour - final
     holds = "the rest fits" if rest <= cap.per_hour else "the rest alone does NOT fit"
-    return (f"final refreshes ({which}; {every}; {sessions.value:,.0f} sessions end an hour "
-            f"[{sessions.source}]): {final:,.0f}/h, "
+    return (f"final refreshes ({after('detailed', pol.final_refresh_min_play_seconds)}; "
+            f"{after('weapons and vehicles', pol.final_refresh_items_min_play_seconds)}; of "
+            f"{sessions.value:,.0f} sessions ending an hour [{sessions.source}]): beyond the "
+            f"freshness refreshes they replace {final:,.0f}/h, "
             f"{100 * final / max(cap.per_hour, 1e-9):.0f} % of the {cap.per_hour:,.0f}/h "
             f"capacity; without them demand is {rest:,.0f}/h: {holds}")
 

@@ -21,7 +21,8 @@ class CostRow:
 @dataclass(frozen=True)
 class PopulationRow:
     """`forecast_population`: soldiers seen within the active window, 24 h, 7 d and 30 d, new
-    within 7 d, play sessions ended within 24 h."""
+    within 7 d, play sessions ended within 24 h (all, and those with the policy's minimum
+    play for a closing detailed snapshot and for weapons and vehicles)."""
 
     active: int
     d1: int
@@ -29,6 +30,8 @@ class PopulationRow:
     d30: int
     new7: int
     sessions_d1: int = 0
+    sessions_d1_min_play: int = 0
+    sessions_d1_items_min_play: int = 0
 
 
 @dataclass(frozen=True)

@@ -126,7 +126,8 @@ WHERE slot_at > now() - make_interval(secs => %(window_seconds)s)
 -- name: forecast_population
 -- Soldiers seen within the active window, 24 h, 7 d and 30 d (ix_soldiers_last_seen), and
 -- first seen within the last 7 days (BF4SW's first sighting: new soldiers), and play sessions
--- ended within 24 h (the final refreshes' demand).
+-- ended within 24 h, all and those with at least the policy's minimum play for a closing
+-- detailed snapshot and for weapons and vehicles (the final refreshes' demand).
 SELECT count(*) FILTER (WHERE last_seen_at >= clock_timestamp()
                                              - make_interval(secs => %(active_seconds)s))
            AS active,
@@ -138,7 +139,15 @@ SELECT count(*) FILTER (WHERE last_seen_at >= clock_timestamp()
        (SELECT extract(epoch FROM clock_timestamp() - min(created_at))::float8 FROM soldiers)
            AS known_seconds,
        (SELECT count(*) FROM play_sessions WHERE ended_at >= clock_timestamp()
-                                                            - interval '1 day') AS sessions_d1
+                                                            - interval '1 day') AS sessions_d1,
+       (SELECT count(*) FROM play_sessions
+        WHERE ended_at >= clock_timestamp() - interval '1 day'
+          AND last_seen_at - started_at >= make_interval(secs => %(min_play)s))
+           AS sessions_d1_min_play,
+       (SELECT count(*) FROM play_sessions
+        WHERE ended_at >= clock_timestamp() - interval '1 day'
+          AND last_seen_at - started_at >= make_interval(secs => %(items_min_play)s))
+           AS sessions_d1_items_min_play
 FROM soldiers
 WHERE last_seen_at >= clock_timestamp() - interval '30 days'
 

@@ -5,8 +5,7 @@ SELECT bf4ps_observe_sessions(%(soldier_ids)s::bigint[], %(seen)s::timestamptz[]
                               %(guids)s::text[], %(names)s::text[], %(gap_seconds)s) AS opened
 
 -- name: sessions_close
-SELECT bf4ps_close_sessions(%(source_now)s, %(gap_seconds)s, %(resources)s::text[],
-                            %(min_age_seconds)s) AS closed
+SELECT bf4ps_close_sessions(%(source_now)s, %(gap_seconds)s) AS closed
 
 -- name: sessions_active_refresh
 -- Long sessions stay fresh: a soldier playing one session for longer than the interval whose
