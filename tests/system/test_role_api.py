@@ -141,8 +141,23 @@ CASES: list[Case] = [
     Case("bf4ps_collector_heartbeat/1", "collector",
          "SELECT * FROM bf4ps_collector_heartbeat(%(cb)s)", "denied", NOT_OWN),
     Case("bf4ps_collector_insert/7", "collector",
-         "SELECT * FROM bf4ps_collector_insert(%(cb)s, 'hijack', 'h', 'background', 'mx-b', "
+         "SELECT * FROM bf4ps_collector_insert(%(cb)s, 'hijack', 'h', 'background', 'mx-a', "
          "NULL, 'x')", "raises", "UniqueViolation"),
+    # another login's egress: registering there would put its gate in this login's reach
+    Case("bf4ps_collector_insert/7", "collector",
+         "SELECT * FROM bf4ps_collector_insert(gen_random_uuid(), 'squatter', 'h', "
+         "'background', 'mx-b', NULL, 'x')", "denied", "unclaimed or its own login's"),
+    # its own egress, and an unclaimed one: registered, under its own login
+    Case("bf4ps_collector_insert/7", "collector",
+         "SELECT * FROM bf4ps_collector_insert(gen_random_uuid(), 'second-on-a', 'h', "
+         "'background', 'mx-a', NULL, 'x')", "clamped",
+         check="SELECT db_login = %(collector_login)s AS ok FROM collectors "
+               "WHERE collector_name = 'second-on-a'"),
+    Case("bf4ps_collector_insert/7", "collector",
+         "SELECT * FROM bf4ps_collector_insert(gen_random_uuid(), 'first-on-new', 'h', "
+         "'background', 'mx-new', NULL, 'x')", "clamped",
+         check="SELECT db_login = %(collector_login)s AS ok FROM collectors "
+               "WHERE collector_name = 'first-on-new'"),
     Case("bf4ps_collector_mark_lost/1", "collector",
          "SELECT * FROM bf4ps_collector_mark_lost(%(cb)s)", "denied", NOT_OWN),
     Case("bf4ps_collector_replaced_by/2", "collector",
@@ -541,7 +556,8 @@ async def more_setup(conn: Conn, params: dict[str, Any], logins: Logins) -> dict
     return params | {"seen": seen["last_seen_at"], "job_b": b["job_id"], "tok_b": b["lease_token"],
                      "b_ledger": led["request_id"], "job_p": job_p["job_id"],
                      "request": request["request_id"], "flag": flag["flag_id"],
-                     "cn": cn["collector_uuid"], "request_s": request_s["request_id"]}
+                     "cn": cn["collector_uuid"], "request_s": request_s["request_id"],
+                     "collector_login": logins.names["collector"]}
 
 
 async def run_case(conns: dict[str, Conn], owner: Conn, case: Case,

@@ -2425,7 +2425,25 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_insert(p_collector uuid, p_nam
  SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
 AS $function$
+DECLARE
+    holder text;
 BEGIN
+    -- a login registers only on an egress that is unclaimed or already its own: one a current
+    -- registration of another (existing) login is on is that login's, so its gate (throttles,
+    -- cool-downs, seeding) stays out of this caller's reach; an operator registers anywhere.
+    -- Serialised per egress, so two logins racing for an unclaimed egress cannot both win.
+    PERFORM pg_advisory_xact_lock(hashtext('bf4ps egress claim ' || p_egress));
+    SELECT x.db_login INTO holder FROM collectors x
+    WHERE x.egress_key = p_egress AND x.retired_at IS NULL AND x.db_login IS NOT NULL
+      AND NOT bf4ps_caller_owns(x.db_login)
+      AND EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = x.db_login)
+    LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'a collector may register only on an egress that is unclaimed or its '
+            'own login''s (egress % is login %''s, not %)', p_egress, holder, session_user
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'hosts that share an egress key share one login';
+    END IF;
     RETURN QUERY
     INSERT INTO collectors (collector_uuid, collector_name, hostname, lane, egress_key,
                             source_address, software_version, db_login)
