@@ -449,6 +449,24 @@ CASES: list[Case] = [
          "SELECT f.* FROM soldier_intervals i, LATERAL bf4ps_progress_flag_raise(i.soldier_id, "
          "'soldier', NULL, i.started_at, i.ended_at, 'forged') f "
          "WHERE i.soldier_id = %(soldier)s", "rows", 0),
+    # the checks after storage: at most 10,000 a call, the mark the database's clock, and a
+    # checked interval's mark never moves (nor is an unchecked one read past the bound)
+    Case("bf4ps_soldier_intervals_unchecked/1", "scheduler",
+         "SELECT * FROM bf4ps_soldier_intervals_unchecked(2000000000)", "rows", 0),
+    Case("bf4ps_item_intervals_unchecked/1", "scheduler",
+         "SELECT * FROM bf4ps_item_intervals_unchecked(-1)", "rows", 0),
+    Case("bf4ps_soldier_intervals_checked/2", "scheduler",
+         "SELECT bf4ps_soldier_intervals_checked(ARRAY[%(soldier)s]::bigint[], "
+         "ARRAY[(SELECT ended_at FROM soldier_intervals WHERE soldier_id = %(soldier)s)])",
+         "clamped", check="SELECT checked_at = %(checked)s AS ok FROM soldier_intervals "
+                          "WHERE soldier_id = %(soldier)s"),
+    Case("bf4ps_soldier_intervals_checked/2", "scheduler",
+         "SELECT bf4ps_soldier_intervals_checked(array_fill(1::bigint, ARRAY[10001]), "
+         "array_fill(now(), ARRAY[10001]))", "raises", "InvalidParameterValue"),
+    Case("bf4ps_item_intervals_checked/4", "scheduler",
+         "SELECT bf4ps_item_intervals_checked(array_fill(1::bigint, ARRAY[10001]), "
+         "array_fill('weapon'::text, ARRAY[10001]), array_fill(1, ARRAY[10001]), "
+         "array_fill(now(), ARRAY[10001]))", "raises", "InvalidParameterValue"),
     # --- the scheduler's records: the database's clock, retention outside history_retention_days
     Case("bf4ps_history_record/7", "scheduler",
          "SELECT bf4ps_history_record(-5, -10, '{}', '{}', '{}', '{}', '{}')", "clamped",
@@ -550,6 +568,10 @@ async def more_setup(conn: Conn, params: dict[str, Any], logins: Logins) -> dict
         "SELECT request_id FROM interactive_requests WHERE lookup_name = 'Someone'"
         )).fetchone()
     assert request is not None
+    checked = await (await conn.execute(
+        "SELECT checked_at FROM soldier_intervals WHERE soldier_id = %s",
+        (params["soldier"],))).fetchone()
+    assert checked is not None
     seen = await (await conn.execute("SELECT last_seen_at FROM soldiers WHERE soldier_id = %s",
                                      (params["soldier"],))).fetchone()
     assert seen is not None
@@ -557,7 +579,8 @@ async def more_setup(conn: Conn, params: dict[str, Any], logins: Logins) -> dict
                      "b_ledger": led["request_id"], "job_p": job_p["job_id"],
                      "request": request["request_id"], "flag": flag["flag_id"],
                      "cn": cn["collector_uuid"], "request_s": request_s["request_id"],
-                     "collector_login": logins.names["collector"]}
+                     "collector_login": logins.names["collector"],
+                     "checked": checked["checked_at"]}
 
 
 async def run_case(conns: dict[str, Conn], owner: Conn, case: Case,
@@ -654,7 +677,6 @@ REMAINING_WRITES: dict[str, set[str]] = {
         "vehicle_catalog:INSERT,UPDATE", "weapon_catalog:INSERT,UPDATE"},
     "bf4ps_scheduler": {
         "collection_state:INSERT,UPDATE", "coverage_deltas:INSERT",
-        "item_intervals:DELETE,UPDATE", "soldier_intervals:DELETE,UPDATE",
         "soldier_names:INSERT,UPDATE", "soldier_sources:INSERT,UPDATE",
         "soldiers:INSERT,UPDATE"},
     "bf4ps_web": set(),  # the website writes no table directly

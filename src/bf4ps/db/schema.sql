@@ -735,7 +735,7 @@ CREATE INDEX ix_item_intervals_board ON public.item_intervals USING btree (kind,
 CREATE INDEX ix_item_intervals_unchecked ON public.item_intervals USING btree (ended_at) WHERE (checked_at IS NULL);
 GRANT INSERT, SELECT ON TABLE item_intervals TO bf4ps_collector;
 GRANT SELECT ON TABLE item_intervals TO bf4ps_operator;
-GRANT DELETE, SELECT, UPDATE ON TABLE item_intervals TO bf4ps_scheduler;
+GRANT SELECT ON TABLE item_intervals TO bf4ps_scheduler;
 GRANT SELECT ON TABLE item_intervals TO bf4ps_web;
 
 CREATE TABLE ledger_receipt_key (
@@ -1055,7 +1055,7 @@ CREATE INDEX ix_soldier_intervals_board ON public.soldier_intervals USING btree 
 CREATE INDEX ix_soldier_intervals_unchecked ON public.soldier_intervals USING btree (ended_at) WHERE (checked_at IS NULL);
 GRANT INSERT, SELECT ON TABLE soldier_intervals TO bf4ps_collector;
 GRANT SELECT ON TABLE soldier_intervals TO bf4ps_operator;
-GRANT DELETE, SELECT, UPDATE ON TABLE soldier_intervals TO bf4ps_scheduler;
+GRANT SELECT ON TABLE soldier_intervals TO bf4ps_scheduler;
 GRANT SELECT ON TABLE soldier_intervals TO bf4ps_web;
 
 CREATE TABLE soldier_names (
@@ -3653,6 +3653,48 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_intake_mark(text,bigint,timestamp with time zone,text) TO bf4ps_scheduler;
 
+CREATE OR REPLACE FUNCTION public.bf4ps_item_intervals_checked(p_soldier_id bigint[], p_kind text[], p_item_id integer[], p_ended_at timestamp with time zone[])
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    n integer;
+BEGIN
+    IF cardinality(p_soldier_id) > 10000
+            OR cardinality(p_soldier_id) IS DISTINCT FROM cardinality(p_kind)
+            OR cardinality(p_soldier_id) IS DISTINCT FROM cardinality(p_item_id)
+            OR cardinality(p_soldier_id) IS DISTINCT FROM cardinality(p_ended_at) THEN
+        RAISE EXCEPTION 'at most 10000 intervals a call, each with its kind, item and end'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE item_intervals i SET checked_at = clock_timestamp()
+    FROM unnest(p_soldier_id, p_kind, p_item_id, p_ended_at)
+         AS t(soldier_id, kind, item_id, ended_at)
+    WHERE i.soldier_id = t.soldier_id AND i.kind = t.kind AND i.item_id = t.item_id
+      AND i.ended_at = t.ended_at AND i.checked_at IS NULL;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_item_intervals_checked(bigint[],text[],integer[],timestamp with time zone[]) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_item_intervals_unchecked(p_limit integer)
+ RETURNS SETOF item_intervals
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+    RETURN QUERY
+    SELECT * FROM item_intervals i WHERE i.checked_at IS NULL ORDER BY i.ended_at
+    LIMIT LEAST(GREATEST(p_limit, 0), 10000)
+    FOR UPDATE SKIP LOCKED;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_item_intervals_unchecked(integer) TO bf4ps_scheduler;
+
 CREATE OR REPLACE FUNCTION public.bf4ps_job_attach_request(p_job bigint, p_request uuid)
  RETURNS void
  LANGUAGE plpgsql
@@ -4866,6 +4908,44 @@ BEGIN
     RETURN NEW;
 END
 $function$;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_soldier_intervals_checked(p_soldier_id bigint[], p_ended_at timestamp with time zone[])
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    n integer;
+BEGIN
+    IF cardinality(p_soldier_id) > 10000
+            OR cardinality(p_soldier_id) IS DISTINCT FROM cardinality(p_ended_at) THEN
+        RAISE EXCEPTION 'at most 10000 intervals a call, each with its end'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE soldier_intervals i SET checked_at = clock_timestamp()
+    FROM unnest(p_soldier_id, p_ended_at) AS t(soldier_id, ended_at)
+    WHERE i.soldier_id = t.soldier_id AND i.ended_at = t.ended_at AND i.checked_at IS NULL;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_soldier_intervals_checked(bigint[],timestamp with time zone[]) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_soldier_intervals_unchecked(p_limit integer)
+ RETURNS SETOF soldier_intervals
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+    RETURN QUERY
+    SELECT * FROM soldier_intervals i WHERE i.checked_at IS NULL ORDER BY i.ended_at
+    LIMIT LEAST(GREATEST(p_limit, 0), 10000)
+    FOR UPDATE SKIP LOCKED;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_soldier_intervals_unchecked(integer) TO bf4ps_scheduler;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_soldier_sighted(p_persona bigint, p_platform text, p_name text, p_source text, p_eligible_since timestamp with time zone, p_job bigint DEFAULT NULL::bigint, p_token uuid DEFAULT NULL::uuid)
  RETURNS TABLE(soldier_id bigint, inserted boolean)
