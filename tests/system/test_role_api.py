@@ -467,6 +467,30 @@ CASES: list[Case] = [
          "SELECT bf4ps_item_intervals_checked(array_fill(1::bigint, ARRAY[10001]), "
          "array_fill('weapon'::text, ARRAY[10001]), array_fill(1, ARRAY[10001]), "
          "array_fill(now(), ARRAY[10001]))", "raises", "InvalidParameterValue"),
+    # the BF4SW intake's batches: at most 10,000 soldiers (100,000 names), no sighting ahead of
+    # the database's clock, the source always bf4sw
+    Case("bf4ps_intake_soldiers/5", "scheduler",
+         "SELECT * FROM bf4ps_intake_soldiers(ARRAY[777003]::bigint[], ARRAY['pc'], "
+         "ARRAY['Future'], ARRAY[now() + interval '100 years'], "
+         "ARRAY[now() + interval '100 years'])", "clamped",
+         check="SELECT first_seen_at <= now() AND last_seen_at <= now() AS ok FROM soldiers "
+               "WHERE persona_id = 777003"),
+    Case("bf4ps_intake_soldiers/5", "scheduler",
+         "SELECT * FROM bf4ps_intake_soldiers(array_fill(1::bigint, ARRAY[10001]), "
+         "array_fill('pc'::text, ARRAY[10001]), array_fill('x'::text, ARRAY[10001]), "
+         "array_fill(now(), ARRAY[10001]), array_fill(now(), ARRAY[10001]))", "raises",
+         "InvalidParameterValue"),
+    Case("bf4ps_intake_names/4", "scheduler",
+         "SELECT bf4ps_intake_names(ARRAY[%(soldier)s]::bigint[], ARRAY['Later'], "
+         "ARRAY[now() + interval '100 years'], ARRAY[now() + interval '100 years'])",
+         "clamped", check="SELECT last_seen_at <= now() AS ok FROM soldier_names "
+                          "WHERE soldier_id = %(soldier)s AND name = 'Later'"),
+    Case("bf4ps_intake_sources/4", "scheduler",
+         "SELECT bf4ps_intake_sources(ARRAY[%(soldier)s]::bigint[], "
+         "ARRAY[now() + interval '100 years'], ARRAY[now() + interval '100 years'], "
+         "now() + interval '100 years')", "clamped",
+         check="SELECT last_seen_at <= now() AS ok FROM soldier_sources "
+               "WHERE soldier_id = %(soldier)s AND source_type = 'bf4sw'"),
     # --- the scheduler's records: the database's clock, retention outside history_retention_days
     Case("bf4ps_history_record/7", "scheduler",
          "SELECT bf4ps_history_record(-5, -10, '{}', '{}', '{}', '{}', '{}')", "clamped",
@@ -676,9 +700,7 @@ REMAINING_WRITES: dict[str, set[str]] = {
         "soldier_weapon_stats:INSERT,UPDATE", "soldiers:UPDATE",
         "vehicle_catalog:INSERT,UPDATE", "weapon_catalog:INSERT,UPDATE"},
     "bf4ps_scheduler": {
-        "collection_state:INSERT,UPDATE", "coverage_deltas:INSERT",
-        "soldier_names:INSERT,UPDATE", "soldier_sources:INSERT,UPDATE",
-        "soldiers:INSERT,UPDATE"},
+        "collection_state:UPDATE", "coverage_deltas:INSERT"},
     "bf4ps_web": set(),  # the website writes no table directly
 }
 
