@@ -32,10 +32,23 @@ class StoreResult:
     names_new: int
 
 
+SOLDIERS_A_CALL = 10_000  # the functions' bounds (db/functions/feeder.sql bf4ps_intake_*)
+NAMES_A_CALL = 100_000
+
+
 async def store(conn: Conn, identities: list[Identity], now: datetime) -> StoreResult:
-    """Upsert the identities and everything that hangs off them (caller's transaction)."""
-    if not identities:
-        return StoreResult([], 0)
+    """Upsert the identities and everything that hangs off them (caller's transaction), in
+    parts within the functions' bounds (a batch of up to 100,000 aliases is allowed)."""
+    soldiers: list[Stored] = []
+    names_new = 0
+    for at in range(0, len(identities), SOLDIERS_A_CALL):
+        part = await _store(conn, identities[at:at + SOLDIERS_A_CALL], now)
+        soldiers += part.soldiers
+        names_new += part.names_new
+    return StoreResult(soldiers, names_new)
+
+
+async def _store(conn: Conn, identities: list[Identity], now: datetime) -> StoreResult:
     stored = await _soldiers(conn, identities)
     ids = [s.soldier_id for s in stored]
     names_new = await _names(conn, stored)
@@ -79,7 +92,10 @@ async def _names(conn: Conn, stored: list[Stored]) -> int:
             names.append(name)
             firsts.append(first)
             lasts.append(last)
-    if not soldier_ids:
-        return 0
-    return int(await scalar(conn, "intake_upsert_names", {
-        "soldier_ids": soldier_ids, "names": names, "first_seen": firsts, "last_seen": lasts}))
+    added = 0
+    for at in range(0, len(soldier_ids), NAMES_A_CALL):
+        part = slice(at, at + NAMES_A_CALL)
+        added += int(await scalar(conn, "intake_upsert_names", {
+            "soldier_ids": soldier_ids[part], "names": names[part], "first_seen": firsts[part],
+            "last_seen": lasts[part]}))
+    return added
