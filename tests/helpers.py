@@ -11,13 +11,12 @@ from uuid import UUID
 from bf4ps.collector.identity import Wanted, register
 from bf4ps.db.connect import Conn
 from bf4ps.db.queries import all_rows, execute
-from bf4ps.domain import JobReason, Lane, Platform, PriorityClass, SourceType
+from bf4ps.domain import JobReason, Lane, Platform, PriorityClass
 from bf4ps.policy import Policy
 from bf4ps.queue import claim as qclaim
 from bf4ps.queue.enqueue import Demand, Enqueued, enqueue
 from bf4ps.queue.jobs import ClaimedJob, CollectorRef
 from bf4ps.queue.ranking import rank
-from bf4ps.stats import soldiers
 from tests import load
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -42,15 +41,12 @@ async def make_soldier(conn: Conn, persona_id: int, platform: Platform = Platfor
     name = name or f"Soldier{persona_id}"
     rows = await all_rows(conn, _Made, "soldiers_upsert", {
         "persona_ids": [persona_id], "platforms": [platform.value], "names": [name],
-        "first_seen": [seen], "played_at": [seen], "name_confirmed": False})
+        "first_seen": [seen], "played_at": [seen]})
     ids = [rows[0].soldier_id]
     await execute(conn, "intake_upsert_names", {"soldier_ids": ids, "names": [name],
                                                 "first_seen": [seen], "last_seen": [seen]})
-    await execute(conn, "intake_upsert_sources", {
-        "source": SourceType.BF4SW.value, "soldier_ids": ids, "first_seen": [seen],
-        "last_seen": [seen]})
-    await execute(conn, "intake_state_init", {"soldier_ids": ids, "now": seen,
-                                              "resources": soldiers.ALL_RESOURCES})
+    await execute(conn, "intake_upsert_sources", {"soldier_ids": ids, "first_seen": [seen],
+                                                  "last_seen": [seen], "now": seen})
     return ids[0]
 
 

@@ -25,12 +25,12 @@ from click.testing import CliRunner
 from bf4ps.cli.bf4sw import group as bf4sw_group
 from bf4ps.cli.bf4sw import simulate_bf4sw
 from bf4ps.db.connect import Conn, connection
-from bf4ps.domain import PriorityClass, bf4sw_platform
+from bf4ps.domain import Platform, PriorityClass, bf4sw_platform
 from bf4ps.policy import Policy
-from bf4ps.scheduler import activity, intake
+from bf4ps.scheduler import activity, intake, intake_store
 from bf4ps.scheduler.intake import sync_once
 from bf4ps.scheduler.intake_loop import scheduler_intake
-from bf4ps.scheduler.intake_source import source_connection
+from bf4ps.scheduler.intake_source import Identity, source_connection
 from bf4ps.settings import Settings
 from bf4ps.sim.battlelog.lookup import name_platforms
 from bf4ps.sim.bf4sw import live, population
@@ -595,3 +595,24 @@ def test_live_simulator_and_sync_loop_stop_cleanly_on_signals(
         for proc in (sim, loop):
             if proc.poll() is None:
                 proc.kill()
+
+
+async def test_a_batch_larger_than_the_functions_bound_is_stored_in_parts(
+        conn: Conn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The intake's functions take at most 10,000 soldiers (100,000 names) a call; the store
+    splits a larger batch (the bounds made small here) and keeps the discovery order."""
+    monkeypatch.setattr(intake_store, "SOLDIERS_A_CALL", 2)
+    monkeypatch.setattr(intake_store, "NAMES_A_CALL", 3)
+    t = datetime(2026, 11, 1, tzinfo=UTC)
+    identities = [Identity(persona_id=880000 + i, platform=Platform.PC, first_id=i,
+                           current_name=f"Part{i}", current_key=(t, i), first_seen=t,
+                           last_seen=t, names={f"Part{i}": (t, t), f"Was{i}": (t, t)})
+                  for i in range(5)]
+    result = await intake_store.store(conn, identities, t)
+    assert [s.identity.persona_id for s in result.soldiers] == [i.persona_id for i in identities]
+    assert all(s.inserted for s in result.soldiers) and result.names_new == 10
+    ids = [s.soldier_id for s in result.soldiers]
+    assert ids == sorted(ids)  # ids in discovery order across the parts
+    cur = await conn.execute(
+        "SELECT count(*) AS n FROM collection_state WHERE soldier_id = ANY(%s)", (ids,))
+    assert await cur.fetchone() == {"n": 20}

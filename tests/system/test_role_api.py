@@ -141,8 +141,23 @@ CASES: list[Case] = [
     Case("bf4ps_collector_heartbeat/1", "collector",
          "SELECT * FROM bf4ps_collector_heartbeat(%(cb)s)", "denied", NOT_OWN),
     Case("bf4ps_collector_insert/7", "collector",
-         "SELECT * FROM bf4ps_collector_insert(%(cb)s, 'hijack', 'h', 'background', 'mx-b', "
+         "SELECT * FROM bf4ps_collector_insert(%(cb)s, 'hijack', 'h', 'background', 'mx-a', "
          "NULL, 'x')", "raises", "UniqueViolation"),
+    # another login's egress: registering there would put its gate in this login's reach
+    Case("bf4ps_collector_insert/7", "collector",
+         "SELECT * FROM bf4ps_collector_insert(gen_random_uuid(), 'squatter', 'h', "
+         "'background', 'mx-b', NULL, 'x')", "denied", "unclaimed or its own login's"),
+    # its own egress, and an unclaimed one: registered, under its own login
+    Case("bf4ps_collector_insert/7", "collector",
+         "SELECT * FROM bf4ps_collector_insert(gen_random_uuid(), 'second-on-a', 'h', "
+         "'background', 'mx-a', NULL, 'x')", "clamped",
+         check="SELECT db_login = %(collector_login)s AS ok FROM collectors "
+               "WHERE collector_name = 'second-on-a'"),
+    Case("bf4ps_collector_insert/7", "collector",
+         "SELECT * FROM bf4ps_collector_insert(gen_random_uuid(), 'first-on-new', 'h', "
+         "'background', 'mx-new', NULL, 'x')", "clamped",
+         check="SELECT db_login = %(collector_login)s AS ok FROM collectors "
+               "WHERE collector_name = 'first-on-new'"),
     Case("bf4ps_collector_mark_lost/1", "collector",
          "SELECT * FROM bf4ps_collector_mark_lost(%(cb)s)", "denied", NOT_OWN),
     Case("bf4ps_collector_replaced_by/2", "collector",
@@ -433,6 +448,48 @@ CASES: list[Case] = [
          "SELECT f.* FROM soldier_intervals i, LATERAL bf4ps_progress_flag_raise(i.soldier_id, "
          "'soldier', NULL, i.started_at, i.ended_at, 'forged') f "
          "WHERE i.soldier_id = %(soldier)s", "rows", 0),
+    # the checks after storage: at most 10,000 a call, the mark the database's clock, and a
+    # checked interval's mark never moves (nor is an unchecked one read past the bound)
+    Case("bf4ps_soldier_intervals_unchecked/1", "scheduler",
+         "SELECT * FROM bf4ps_soldier_intervals_unchecked(2000000000)", "rows", 0),
+    Case("bf4ps_item_intervals_unchecked/1", "scheduler",
+         "SELECT * FROM bf4ps_item_intervals_unchecked(-1)", "rows", 0),
+    Case("bf4ps_soldier_intervals_checked/2", "scheduler",
+         "SELECT bf4ps_soldier_intervals_checked(ARRAY[%(soldier)s]::bigint[], "
+         "ARRAY[(SELECT ended_at FROM soldier_intervals WHERE soldier_id = %(soldier)s)])",
+         "clamped", check="SELECT checked_at = %(checked)s AS ok FROM soldier_intervals "
+                          "WHERE soldier_id = %(soldier)s"),
+    Case("bf4ps_soldier_intervals_checked/2", "scheduler",
+         "SELECT bf4ps_soldier_intervals_checked(array_fill(1::bigint, ARRAY[10001]), "
+         "array_fill(now(), ARRAY[10001]))", "raises", "InvalidParameterValue"),
+    Case("bf4ps_item_intervals_checked/4", "scheduler",
+         "SELECT bf4ps_item_intervals_checked(array_fill(1::bigint, ARRAY[10001]), "
+         "array_fill('weapon'::text, ARRAY[10001]), array_fill(1, ARRAY[10001]), "
+         "array_fill(now(), ARRAY[10001]))", "raises", "InvalidParameterValue"),
+    # the BF4SW intake's batches: at most 10,000 soldiers (100,000 names), no sighting ahead of
+    # the database's clock, the source always bf4sw
+    Case("bf4ps_intake_soldiers/5", "scheduler",
+         "SELECT * FROM bf4ps_intake_soldiers(ARRAY[777003]::bigint[], ARRAY['pc'], "
+         "ARRAY['Future'], ARRAY[now() + interval '100 years'], "
+         "ARRAY[now() + interval '100 years'])", "clamped",
+         check="SELECT first_seen_at <= now() AND last_seen_at <= now() AS ok FROM soldiers "
+               "WHERE persona_id = 777003"),
+    Case("bf4ps_intake_soldiers/5", "scheduler",
+         "SELECT * FROM bf4ps_intake_soldiers(array_fill(1::bigint, ARRAY[10001]), "
+         "array_fill('pc'::text, ARRAY[10001]), array_fill('x'::text, ARRAY[10001]), "
+         "array_fill(now(), ARRAY[10001]), array_fill(now(), ARRAY[10001]))", "raises",
+         "InvalidParameterValue"),
+    Case("bf4ps_intake_names/4", "scheduler",
+         "SELECT bf4ps_intake_names(ARRAY[%(soldier)s]::bigint[], ARRAY['Later'], "
+         "ARRAY[now() + interval '100 years'], ARRAY[now() + interval '100 years'])",
+         "clamped", check="SELECT last_seen_at <= now() AS ok FROM soldier_names "
+                          "WHERE soldier_id = %(soldier)s AND name = 'Later'"),
+    Case("bf4ps_intake_sources/4", "scheduler",
+         "SELECT bf4ps_intake_sources(ARRAY[%(soldier)s]::bigint[], "
+         "ARRAY[now() + interval '100 years'], ARRAY[now() + interval '100 years'], "
+         "now() + interval '100 years')", "clamped",
+         check="SELECT last_seen_at <= now() AS ok FROM soldier_sources "
+               "WHERE soldier_id = %(soldier)s AND source_type = 'bf4sw'"),
     # --- the scheduler's records: the database's clock, retention outside history_retention_days
     Case("bf4ps_history_record/7", "scheduler",
          "SELECT bf4ps_history_record(-5, -10, '{}', '{}', '{}', '{}', '{}')", "clamped",
@@ -534,13 +591,19 @@ async def more_setup(conn: Conn, params: dict[str, Any], logins: Logins) -> dict
         "SELECT request_id FROM interactive_requests WHERE lookup_name = 'Someone'"
         )).fetchone()
     assert request is not None
+    checked = await (await conn.execute(
+        "SELECT checked_at FROM soldier_intervals WHERE soldier_id = %s",
+        (params["soldier"],))).fetchone()
+    assert checked is not None
     seen = await (await conn.execute("SELECT last_seen_at FROM soldiers WHERE soldier_id = %s",
                                      (params["soldier"],))).fetchone()
     assert seen is not None
     return params | {"seen": seen["last_seen_at"], "job_b": b["job_id"], "tok_b": b["lease_token"],
                      "b_ledger": led["request_id"], "job_p": job_p["job_id"],
                      "request": request["request_id"], "flag": flag["flag_id"],
-                     "cn": cn["collector_uuid"], "request_s": request_s["request_id"]}
+                     "cn": cn["collector_uuid"], "request_s": request_s["request_id"],
+                     "collector_login": logins.names["collector"],
+                     "checked": checked["checked_at"]}
 
 
 async def run_case(conns: dict[str, Conn], owner: Conn, case: Case,
@@ -636,10 +699,7 @@ REMAINING_WRITES: dict[str, set[str]] = {
         "soldier_weapon_stats:INSERT,UPDATE", "soldiers:UPDATE",
         "vehicle_catalog:INSERT,UPDATE", "weapon_catalog:INSERT,UPDATE"},
     "bf4ps_scheduler": {
-        "collection_state:INSERT,UPDATE", "coverage_deltas:INSERT",
-        "item_intervals:DELETE,UPDATE", "soldier_intervals:DELETE,UPDATE",
-        "soldier_names:INSERT,UPDATE", "soldier_sources:INSERT,UPDATE",
-        "soldiers:INSERT,UPDATE"},
+        "collection_state:UPDATE", "coverage_deltas:INSERT"},
     "bf4ps_web": set(),  # the website writes no table directly
 }
 

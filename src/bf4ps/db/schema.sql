@@ -273,7 +273,7 @@ CREATE TRIGGER coverage_delete AFTER DELETE ON public.collection_state REFERENCI
 CREATE TRIGGER coverage_insert AFTER INSERT ON public.collection_state REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bf4ps_coverage_apply();
 GRANT SELECT ON TABLE collection_state TO bf4ps_collector;
 GRANT SELECT ON TABLE collection_state TO bf4ps_operator;
-GRANT INSERT, SELECT, UPDATE ON TABLE collection_state TO bf4ps_scheduler;
+GRANT SELECT, UPDATE ON TABLE collection_state TO bf4ps_scheduler;
 GRANT SELECT ON TABLE collection_state TO bf4ps_web;
 
 CREATE TABLE collectors (
@@ -735,7 +735,7 @@ CREATE INDEX ix_item_intervals_board ON public.item_intervals USING btree (kind,
 CREATE INDEX ix_item_intervals_unchecked ON public.item_intervals USING btree (ended_at) WHERE (checked_at IS NULL);
 GRANT INSERT, SELECT ON TABLE item_intervals TO bf4ps_collector;
 GRANT SELECT ON TABLE item_intervals TO bf4ps_operator;
-GRANT DELETE, SELECT, UPDATE ON TABLE item_intervals TO bf4ps_scheduler;
+GRANT SELECT ON TABLE item_intervals TO bf4ps_scheduler;
 GRANT SELECT ON TABLE item_intervals TO bf4ps_web;
 
 CREATE TABLE ledger_receipt_key (
@@ -1055,7 +1055,7 @@ CREATE INDEX ix_soldier_intervals_board ON public.soldier_intervals USING btree 
 CREATE INDEX ix_soldier_intervals_unchecked ON public.soldier_intervals USING btree (ended_at) WHERE (checked_at IS NULL);
 GRANT INSERT, SELECT ON TABLE soldier_intervals TO bf4ps_collector;
 GRANT SELECT ON TABLE soldier_intervals TO bf4ps_operator;
-GRANT DELETE, SELECT, UPDATE ON TABLE soldier_intervals TO bf4ps_scheduler;
+GRANT SELECT ON TABLE soldier_intervals TO bf4ps_scheduler;
 GRANT SELECT ON TABLE soldier_intervals TO bf4ps_web;
 
 CREATE TABLE soldier_names (
@@ -1071,7 +1071,7 @@ CREATE TABLE soldier_names (
 CREATE INDEX ix_soldier_names_name ON public.soldier_names USING btree (lower(name) text_pattern_ops);
 GRANT SELECT ON TABLE soldier_names TO bf4ps_collector;
 GRANT SELECT ON TABLE soldier_names TO bf4ps_operator;
-GRANT INSERT, SELECT, UPDATE ON TABLE soldier_names TO bf4ps_scheduler;
+GRANT SELECT ON TABLE soldier_names TO bf4ps_scheduler;
 GRANT SELECT ON TABLE soldier_names TO bf4ps_web;
 
 CREATE TABLE soldier_sources (
@@ -1087,7 +1087,7 @@ CREATE TABLE soldier_sources (
 CREATE INDEX ix_soldier_sources_battlelog ON public.soldier_sources USING btree (last_seen_at DESC) WHERE (source_type = 'battlelog'::text);
 GRANT SELECT ON TABLE soldier_sources TO bf4ps_collector;
 GRANT SELECT ON TABLE soldier_sources TO bf4ps_operator;
-GRANT INSERT, SELECT, UPDATE ON TABLE soldier_sources TO bf4ps_scheduler;
+GRANT SELECT ON TABLE soldier_sources TO bf4ps_scheduler;
 GRANT SELECT ON TABLE soldier_sources TO bf4ps_web;
 
 CREATE TABLE soldier_vehicle_history (
@@ -1186,7 +1186,7 @@ CREATE INDEX ix_soldiers_name ON public.soldiers USING btree (lower(current_name
 CREATE INDEX ix_soldiers_user ON public.soldiers USING btree (battlelog_user_id) WHERE (battlelog_user_id IS NOT NULL);
 GRANT SELECT, UPDATE ON TABLE soldiers TO bf4ps_collector;
 GRANT SELECT ON TABLE soldiers TO bf4ps_operator;
-GRANT INSERT, SELECT, UPDATE ON TABLE soldiers TO bf4ps_scheduler;
+GRANT SELECT ON TABLE soldiers TO bf4ps_scheduler;
 GRANT SELECT ON TABLE soldiers TO bf4ps_web;
 
 CREATE TABLE vehicle_catalog (
@@ -2439,7 +2439,25 @@ CREATE OR REPLACE FUNCTION public.bf4ps_collector_insert(p_collector uuid, p_nam
  SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
 AS $function$
+DECLARE
+    holder text;
 BEGIN
+    -- a login registers only on an egress that is unclaimed or already its own: one a current
+    -- registration of another (existing) login is on is that login's, so its gate (throttles,
+    -- cool-downs, seeding) stays out of this caller's reach; an operator registers anywhere.
+    -- Serialised per egress, so two logins racing for an unclaimed egress cannot both win.
+    PERFORM pg_advisory_xact_lock(hashtext('bf4ps egress claim ' || p_egress));
+    SELECT x.db_login INTO holder FROM collectors x
+    WHERE x.egress_key = p_egress AND x.retired_at IS NULL AND x.db_login IS NOT NULL
+      AND NOT bf4ps_caller_owns(x.db_login)
+      AND EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = x.db_login)
+    LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'a collector may register only on an egress that is unclaimed or its '
+            'own login''s (egress % is login %''s, not %)', p_egress, holder, session_user
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'hosts that share an egress key share one login';
+    END IF;
     RETURN QUERY
     INSERT INTO collectors (collector_uuid, collector_name, hostname, lane, egress_key,
                             source_address, software_version, db_login)
@@ -3649,6 +3667,156 @@ BEGIN
 END
 $function$;
 GRANT EXECUTE ON FUNCTION bf4ps_intake_mark(text,bigint,timestamp with time zone,text) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_intake_names(p_soldier_ids bigint[], p_names text[], p_first_seen timestamp with time zone[], p_last_seen timestamp with time zone[])
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    t constant timestamptz := clock_timestamp();
+    n constant integer := cardinality(p_soldier_ids);
+    added integer;
+BEGIN
+    IF n > 100000 OR n IS DISTINCT FROM cardinality(p_names)
+            OR n IS DISTINCT FROM cardinality(p_first_seen)
+            OR n IS DISTINCT FROM cardinality(p_last_seen) THEN
+        RAISE EXCEPTION 'at most 100000 names a batch, each with its soldier and times'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    WITH up AS (
+        INSERT INTO soldier_names AS x (soldier_id, name, first_seen_at, last_seen_at)
+        SELECT i.soldier_id, i.name, CASE WHEN i.first_seen > t THEN t ELSE i.first_seen END,
+               CASE WHEN i.last_seen > t THEN t ELSE i.last_seen END
+        FROM unnest(p_soldier_ids, p_names, p_first_seen, p_last_seen)
+             AS i(soldier_id, name, first_seen, last_seen)
+        ON CONFLICT (soldier_id, name) DO UPDATE
+        SET first_seen_at = LEAST(x.first_seen_at, excluded.first_seen_at),
+            last_seen_at = GREATEST(x.last_seen_at, excluded.last_seen_at)
+        WHERE excluded.first_seen_at < x.first_seen_at OR excluded.last_seen_at > x.last_seen_at
+        RETURNING (x.xmax = 0) AS inserted)
+    SELECT count(*) FILTER (WHERE up.inserted) INTO added FROM up;
+    RETURN added;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_intake_names(bigint[],text[],timestamp with time zone[],timestamp with time zone[]) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_intake_soldiers(p_persona_ids bigint[], p_platforms text[], p_names text[], p_first_seen timestamp with time zone[], p_played_at timestamp with time zone[])
+ RETURNS TABLE(soldier_id bigint, persona_id bigint, platform text, inserted boolean)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+DECLARE
+    t constant timestamptz := clock_timestamp();
+    n constant integer := cardinality(p_persona_ids);
+BEGIN
+    IF n > 10000 OR n IS DISTINCT FROM cardinality(p_platforms)
+            OR n IS DISTINCT FROM cardinality(p_names)
+            OR n IS DISTINCT FROM cardinality(p_first_seen)
+            OR n IS DISTINCT FROM cardinality(p_played_at) THEN
+        RAISE EXCEPTION 'at most 10000 soldiers a batch, each with its platform, name and times'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN QUERY
+    INSERT INTO soldiers AS s (persona_id, platform, current_name, first_seen_at, last_seen_at)
+    SELECT i.persona_id, i.platform, i.name,
+           CASE WHEN i.first_seen > t THEN t ELSE i.first_seen END,
+           CASE WHEN i.played_at > t THEN t ELSE i.played_at END  -- NULL: not a sighting
+    FROM unnest(p_persona_ids, p_platforms, p_names, p_first_seen, p_played_at)
+         WITH ORDINALITY AS i(persona_id, platform, name, first_seen, played_at, ord)
+    ORDER BY i.ord
+    ON CONFLICT (persona_id, platform) DO UPDATE
+    SET current_name = CASE
+            WHEN excluded.last_seen_at IS NOT NULL
+                 AND (s.last_seen_at IS NULL OR excluded.last_seen_at >= s.last_seen_at)
+            THEN excluded.current_name ELSE s.current_name END,
+        first_seen_at = LEAST(s.first_seen_at, excluded.first_seen_at),
+        last_seen_at = GREATEST(s.last_seen_at, excluded.last_seen_at),
+        updated_at = now()
+    RETURNING s.soldier_id, s.persona_id, s.platform::text, (s.xmax = 0);
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_intake_soldiers(bigint[],text[],text[],timestamp with time zone[],timestamp with time zone[]) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_intake_sources(p_soldier_ids bigint[], p_first_seen timestamp with time zone[], p_last_seen timestamp with time zone[], p_eligible_since timestamp with time zone)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    t constant timestamptz := clock_timestamp();
+    n constant integer := cardinality(p_soldier_ids);
+BEGIN
+    IF n > 10000 OR n IS DISTINCT FROM cardinality(p_first_seen)
+            OR n IS DISTINCT FROM cardinality(p_last_seen) THEN
+        RAISE EXCEPTION 'at most 10000 soldiers a batch, each with its times'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO soldier_sources AS src (soldier_id, source_type, first_seen_at, last_seen_at)
+    SELECT i.soldier_id, 'bf4sw', CASE WHEN i.first_seen > t THEN t ELSE i.first_seen END,
+           CASE WHEN i.last_seen > t THEN t ELSE i.last_seen END
+    FROM unnest(p_soldier_ids, p_first_seen, p_last_seen) AS i(soldier_id, first_seen, last_seen)
+    ON CONFLICT (soldier_id, source_type) DO UPDATE
+    SET first_seen_at = LEAST(src.first_seen_at, excluded.first_seen_at),
+        last_seen_at = GREATEST(src.last_seen_at, excluded.last_seen_at)
+    WHERE excluded.first_seen_at < src.first_seen_at OR excluded.last_seen_at > src.last_seen_at;
+    -- every resource never attempted, eligible since the import (FIFO by import order)
+    INSERT INTO collection_state (soldier_id, resource, eligible_since)
+    SELECT s.soldier_id, r.resource,
+           LEAST(COALESCE(p_eligible_since, t), t)
+    FROM unnest(p_soldier_ids) AS s(soldier_id)
+    CROSS JOIN unnest(ARRAY['detailed', 'profile', 'weapons', 'vehicles']) AS r(resource)
+    ORDER BY s.soldier_id, r.resource
+    ON CONFLICT DO NOTHING;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_intake_sources(bigint[],timestamp with time zone[],timestamp with time zone[],timestamp with time zone) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_item_intervals_checked(p_soldier_id bigint[], p_kind text[], p_item_id integer[], p_ended_at timestamp with time zone[])
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    n integer;
+BEGIN
+    IF cardinality(p_soldier_id) > 10000
+            OR cardinality(p_soldier_id) IS DISTINCT FROM cardinality(p_kind)
+            OR cardinality(p_soldier_id) IS DISTINCT FROM cardinality(p_item_id)
+            OR cardinality(p_soldier_id) IS DISTINCT FROM cardinality(p_ended_at) THEN
+        RAISE EXCEPTION 'at most 10000 intervals a call, each with its kind, item and end'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE item_intervals i SET checked_at = clock_timestamp()
+    FROM unnest(p_soldier_id, p_kind, p_item_id, p_ended_at)
+         AS t(soldier_id, kind, item_id, ended_at)
+    WHERE i.soldier_id = t.soldier_id AND i.kind = t.kind AND i.item_id = t.item_id
+      AND i.ended_at = t.ended_at AND i.checked_at IS NULL;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_item_intervals_checked(bigint[],text[],integer[],timestamp with time zone[]) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_item_intervals_unchecked(p_limit integer)
+ RETURNS SETOF item_intervals
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+    RETURN QUERY
+    SELECT * FROM item_intervals i WHERE i.checked_at IS NULL ORDER BY i.ended_at
+    LIMIT LEAST(GREATEST(p_limit, 0), 10000)
+    FOR UPDATE SKIP LOCKED;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_item_intervals_unchecked(integer) TO bf4ps_scheduler;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_job_attach_request(p_job bigint, p_request uuid)
  RETURNS void
@@ -4907,6 +5075,44 @@ BEGIN
     RETURN NEW;
 END
 $function$;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_soldier_intervals_checked(p_soldier_id bigint[], p_ended_at timestamp with time zone[])
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    n integer;
+BEGIN
+    IF cardinality(p_soldier_id) > 10000
+            OR cardinality(p_soldier_id) IS DISTINCT FROM cardinality(p_ended_at) THEN
+        RAISE EXCEPTION 'at most 10000 intervals a call, each with its end'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE soldier_intervals i SET checked_at = clock_timestamp()
+    FROM unnest(p_soldier_id, p_ended_at) AS t(soldier_id, ended_at)
+    WHERE i.soldier_id = t.soldier_id AND i.ended_at = t.ended_at AND i.checked_at IS NULL;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_soldier_intervals_checked(bigint[],timestamp with time zone[]) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION public.bf4ps_soldier_intervals_unchecked(p_limit integer)
+ RETURNS SETOF soldier_intervals
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+    RETURN QUERY
+    SELECT * FROM soldier_intervals i WHERE i.checked_at IS NULL ORDER BY i.ended_at
+    LIMIT LEAST(GREATEST(p_limit, 0), 10000)
+    FOR UPDATE SKIP LOCKED;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION bf4ps_soldier_intervals_unchecked(integer) TO bf4ps_scheduler;
 
 CREATE OR REPLACE FUNCTION public.bf4ps_soldier_sighted(p_persona bigint, p_platform text, p_name text, p_source text, p_eligible_since timestamp with time zone, p_job bigint DEFAULT NULL::bigint, p_token uuid DEFAULT NULL::uuid)
  RETURNS TABLE(soldier_id bigint, inserted boolean)

@@ -103,11 +103,11 @@ async def check_pending(conn: Conn, policy: Policy, now: datetime,
                 flagged.add(i.soldier_id)
         if soldiers:
             await execute(conn, "soldier_intervals_mark_checked", {
-                "now": now, "soldier_id": [r.soldier_id for r in soldiers],
+                "soldier_id": [r.soldier_id for r in soldiers],
                 "ended_at": [r.ended_at for r in soldiers]})
         if items:
             await execute(conn, "item_intervals_mark_checked", {
-                "now": now, "soldier_id": [r.soldier_id for r in items],
+                "soldier_id": [r.soldier_id for r in items],
                 "kind": [r.kind for r in items], "item_id": [r.item_id for r in items],
                 "ended_at": [r.ended_at for r in items]})
         if flagged:

@@ -294,3 +294,122 @@ END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_intake_mark(p_source text, p_last_alias_id bigint, p_watermark timestamp with time zone, p_error text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION bf4ps_intake_mark(p_source text, p_last_alias_id bigint, p_watermark timestamp with time zone, p_error text) TO bf4ps_scheduler;
+
+-- One BF4SW intake batch (scheduler/intake_store.py), the scheduler's: the soldiers, their
+-- names and their bf4sw source, and the never-attempted state of the new ones. At most 10,000
+-- soldiers (100,000 names) a call; a sighting is never believed ahead of the database's clock
+-- (so no soldier is kept active by a date to come); the source is always bf4sw; the state's
+-- eligibility is the import's time, never ahead of the database's clock (the scheduler, whose
+-- feeder orders the backlog anyway, may name an earlier one).
+-- Earlier first_seen and later last_seen win; the current name follows the newest sighting,
+-- so importing the same identity twice (or in two halves) converges to the same row.
+CREATE OR REPLACE FUNCTION bf4ps_intake_soldiers(p_persona_ids bigint[], p_platforms text[], p_names text[], p_first_seen timestamp with time zone[], p_played_at timestamp with time zone[])
+ RETURNS TABLE(soldier_id bigint, persona_id bigint, platform text, inserted boolean)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+DECLARE
+    t constant timestamptz := clock_timestamp();
+    n constant integer := cardinality(p_persona_ids);
+BEGIN
+    IF n > 10000 OR n IS DISTINCT FROM cardinality(p_platforms)
+            OR n IS DISTINCT FROM cardinality(p_names)
+            OR n IS DISTINCT FROM cardinality(p_first_seen)
+            OR n IS DISTINCT FROM cardinality(p_played_at) THEN
+        RAISE EXCEPTION 'at most 10000 soldiers a batch, each with its platform, name and times'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN QUERY
+    INSERT INTO soldiers AS s (persona_id, platform, current_name, first_seen_at, last_seen_at)
+    SELECT i.persona_id, i.platform, i.name,
+           CASE WHEN i.first_seen > t THEN t ELSE i.first_seen END,
+           CASE WHEN i.played_at > t THEN t ELSE i.played_at END  -- NULL: not a sighting
+    FROM unnest(p_persona_ids, p_platforms, p_names, p_first_seen, p_played_at)
+         WITH ORDINALITY AS i(persona_id, platform, name, first_seen, played_at, ord)
+    ORDER BY i.ord
+    ON CONFLICT (persona_id, platform) DO UPDATE
+    SET current_name = CASE
+            WHEN excluded.last_seen_at IS NOT NULL
+                 AND (s.last_seen_at IS NULL OR excluded.last_seen_at >= s.last_seen_at)
+            THEN excluded.current_name ELSE s.current_name END,
+        first_seen_at = LEAST(s.first_seen_at, excluded.first_seen_at),
+        last_seen_at = GREATEST(s.last_seen_at, excluded.last_seen_at),
+        updated_at = now()
+    RETURNING s.soldier_id, s.persona_id, s.platform::text, (s.xmax = 0);
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_intake_soldiers(p_persona_ids bigint[], p_platforms text[], p_names text[], p_first_seen timestamp with time zone[], p_played_at timestamp with time zone[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_intake_soldiers(p_persona_ids bigint[], p_platforms text[], p_names text[], p_first_seen timestamp with time zone[], p_played_at timestamp with time zone[]) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION bf4ps_intake_names(p_soldier_ids bigint[], p_names text[], p_first_seen timestamp with time zone[], p_last_seen timestamp with time zone[])
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    t constant timestamptz := clock_timestamp();
+    n constant integer := cardinality(p_soldier_ids);
+    added integer;
+BEGIN
+    IF n > 100000 OR n IS DISTINCT FROM cardinality(p_names)
+            OR n IS DISTINCT FROM cardinality(p_first_seen)
+            OR n IS DISTINCT FROM cardinality(p_last_seen) THEN
+        RAISE EXCEPTION 'at most 100000 names a batch, each with its soldier and times'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    WITH up AS (
+        INSERT INTO soldier_names AS x (soldier_id, name, first_seen_at, last_seen_at)
+        SELECT i.soldier_id, i.name, CASE WHEN i.first_seen > t THEN t ELSE i.first_seen END,
+               CASE WHEN i.last_seen > t THEN t ELSE i.last_seen END
+        FROM unnest(p_soldier_ids, p_names, p_first_seen, p_last_seen)
+             AS i(soldier_id, name, first_seen, last_seen)
+        ON CONFLICT (soldier_id, name) DO UPDATE
+        SET first_seen_at = LEAST(x.first_seen_at, excluded.first_seen_at),
+            last_seen_at = GREATEST(x.last_seen_at, excluded.last_seen_at)
+        WHERE excluded.first_seen_at < x.first_seen_at OR excluded.last_seen_at > x.last_seen_at
+        RETURNING (x.xmax = 0) AS inserted)
+    SELECT count(*) FILTER (WHERE up.inserted) INTO added FROM up;
+    RETURN added;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_intake_names(p_soldier_ids bigint[], p_names text[], p_first_seen timestamp with time zone[], p_last_seen timestamp with time zone[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_intake_names(p_soldier_ids bigint[], p_names text[], p_first_seen timestamp with time zone[], p_last_seen timestamp with time zone[]) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION bf4ps_intake_sources(p_soldier_ids bigint[], p_first_seen timestamp with time zone[], p_last_seen timestamp with time zone[], p_eligible_since timestamp with time zone)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    t constant timestamptz := clock_timestamp();
+    n constant integer := cardinality(p_soldier_ids);
+BEGIN
+    IF n > 10000 OR n IS DISTINCT FROM cardinality(p_first_seen)
+            OR n IS DISTINCT FROM cardinality(p_last_seen) THEN
+        RAISE EXCEPTION 'at most 10000 soldiers a batch, each with its times'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO soldier_sources AS src (soldier_id, source_type, first_seen_at, last_seen_at)
+    SELECT i.soldier_id, 'bf4sw', CASE WHEN i.first_seen > t THEN t ELSE i.first_seen END,
+           CASE WHEN i.last_seen > t THEN t ELSE i.last_seen END
+    FROM unnest(p_soldier_ids, p_first_seen, p_last_seen) AS i(soldier_id, first_seen, last_seen)
+    ON CONFLICT (soldier_id, source_type) DO UPDATE
+    SET first_seen_at = LEAST(src.first_seen_at, excluded.first_seen_at),
+        last_seen_at = GREATEST(src.last_seen_at, excluded.last_seen_at)
+    WHERE excluded.first_seen_at < src.first_seen_at OR excluded.last_seen_at > src.last_seen_at;
+    -- every resource never attempted, eligible since the import (FIFO by import order)
+    INSERT INTO collection_state (soldier_id, resource, eligible_since)
+    SELECT s.soldier_id, r.resource,
+           LEAST(COALESCE(p_eligible_since, t), t)
+    FROM unnest(p_soldier_ids) AS s(soldier_id)
+    CROSS JOIN unnest(ARRAY['detailed', 'profile', 'weapons', 'vehicles']) AS r(resource)
+    ORDER BY s.soldier_id, r.resource
+    ON CONFLICT DO NOTHING;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_intake_sources(p_soldier_ids bigint[], p_first_seen timestamp with time zone[], p_last_seen timestamp with time zone[], p_eligible_since timestamp with time zone) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_intake_sources(p_soldier_ids bigint[], p_first_seen timestamp with time zone[], p_last_seen timestamp with time zone[], p_eligible_since timestamp with time zone) TO bf4ps_scheduler;

@@ -1,7 +1,9 @@
 -- The collectors' registry: each collector's registration, its heartbeat and clock, start and
 -- stop, the website's drain and resume, and the operator's drain, resume, disable and retire. A
 -- collector acts for a registration whose `db_login` is its session_user (`bf4ps_collector_own`)
--- and for the egress of such a registration (`bf4ps_egress_own`); the `_any` variants are the
+-- and for the egress of such a registration (`bf4ps_egress_own`); it registers only on an
+-- egress that is unclaimed or already its own login's (`bf4ps_collector_insert`), so no
+-- registration brings another login's egress into its reach; the `_any` variants are the
 -- internal forms the owned ones call. The `collectors_kept` trigger keeps a
 -- registration that events still name. Calls the access room.
 --
@@ -85,7 +87,25 @@ CREATE OR REPLACE FUNCTION bf4ps_collector_insert(p_collector uuid, p_name text,
  SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
 AS $function$
+DECLARE
+    holder text;
 BEGIN
+    -- a login registers only on an egress that is unclaimed or already its own: one a current
+    -- registration of another (existing) login is on is that login's, so its gate (throttles,
+    -- cool-downs, seeding) stays out of this caller's reach; an operator registers anywhere.
+    -- Serialised per egress, so two logins racing for an unclaimed egress cannot both win.
+    PERFORM pg_advisory_xact_lock(hashtext('bf4ps egress claim ' || p_egress));
+    SELECT x.db_login INTO holder FROM collectors x
+    WHERE x.egress_key = p_egress AND x.retired_at IS NULL AND x.db_login IS NOT NULL
+      AND NOT bf4ps_caller_owns(x.db_login)
+      AND EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = x.db_login)
+    LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'a collector may register only on an egress that is unclaimed or its '
+            'own login''s (egress % is login %''s, not %)', p_egress, holder, session_user
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'hosts that share an egress key share one login';
+    END IF;
     RETURN QUERY
     INSERT INTO collectors (collector_uuid, collector_name, hostname, lane, egress_key,
                             source_address, software_version, db_login)

@@ -173,3 +173,91 @@ END
 $function$;
 REVOKE ALL ON FUNCTION bf4ps_progress_flag_raise(p_soldier bigint, p_kind text, p_item integer, p_started_at timestamp with time zone, p_ended_at timestamp with time zone, p_reason text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION bf4ps_progress_flag_raise(p_soldier bigint, p_kind text, p_item integer, p_started_at timestamp with time zone, p_ended_at timestamp with time zone, p_reason text) TO bf4ps_scheduler;
+
+-- The scheduler's checks after storage: the oldest unchecked intervals, locked (SKIP LOCKED) in
+-- the caller's transaction so a standby that just took over never checks the same ones, at
+-- most 10,000 a call; and their marks, at most 10,000 a call, the time the database's, only
+-- on intervals not yet checked (a checked interval's mark never moves).
+CREATE OR REPLACE FUNCTION bf4ps_soldier_intervals_unchecked(p_limit integer)
+ RETURNS SETOF soldier_intervals
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+    RETURN QUERY
+    SELECT * FROM soldier_intervals i WHERE i.checked_at IS NULL ORDER BY i.ended_at
+    LIMIT LEAST(GREATEST(p_limit, 0), 10000)
+    FOR UPDATE SKIP LOCKED;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_soldier_intervals_unchecked(p_limit integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_soldier_intervals_unchecked(p_limit integer) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION bf4ps_item_intervals_unchecked(p_limit integer)
+ RETURNS SETOF item_intervals
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+    RETURN QUERY
+    SELECT * FROM item_intervals i WHERE i.checked_at IS NULL ORDER BY i.ended_at
+    LIMIT LEAST(GREATEST(p_limit, 0), 10000)
+    FOR UPDATE SKIP LOCKED;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_item_intervals_unchecked(p_limit integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_item_intervals_unchecked(p_limit integer) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION bf4ps_soldier_intervals_checked(p_soldier_id bigint[], p_ended_at timestamp with time zone[])
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    n integer;
+BEGIN
+    IF cardinality(p_soldier_id) > 10000
+            OR cardinality(p_soldier_id) IS DISTINCT FROM cardinality(p_ended_at) THEN
+        RAISE EXCEPTION 'at most 10000 intervals a call, each with its end'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE soldier_intervals i SET checked_at = clock_timestamp()
+    FROM unnest(p_soldier_id, p_ended_at) AS t(soldier_id, ended_at)
+    WHERE i.soldier_id = t.soldier_id AND i.ended_at = t.ended_at AND i.checked_at IS NULL;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_soldier_intervals_checked(p_soldier_id bigint[], p_ended_at timestamp with time zone[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_soldier_intervals_checked(p_soldier_id bigint[], p_ended_at timestamp with time zone[]) TO bf4ps_scheduler;
+
+CREATE OR REPLACE FUNCTION bf4ps_item_intervals_checked(p_soldier_id bigint[], p_kind text[], p_item_id integer[], p_ended_at timestamp with time zone[])
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    n integer;
+BEGIN
+    IF cardinality(p_soldier_id) > 10000
+            OR cardinality(p_soldier_id) IS DISTINCT FROM cardinality(p_kind)
+            OR cardinality(p_soldier_id) IS DISTINCT FROM cardinality(p_item_id)
+            OR cardinality(p_soldier_id) IS DISTINCT FROM cardinality(p_ended_at) THEN
+        RAISE EXCEPTION 'at most 10000 intervals a call, each with its kind, item and end'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE item_intervals i SET checked_at = clock_timestamp()
+    FROM unnest(p_soldier_id, p_kind, p_item_id, p_ended_at)
+         AS t(soldier_id, kind, item_id, ended_at)
+    WHERE i.soldier_id = t.soldier_id AND i.kind = t.kind AND i.item_id = t.item_id
+      AND i.ended_at = t.ended_at AND i.checked_at IS NULL;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$function$;
+REVOKE ALL ON FUNCTION bf4ps_item_intervals_checked(p_soldier_id bigint[], p_kind text[], p_item_id integer[], p_ended_at timestamp with time zone[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bf4ps_item_intervals_checked(p_soldier_id bigint[], p_kind text[], p_item_id integer[], p_ended_at timestamp with time zone[]) TO bf4ps_scheduler;

@@ -27,33 +27,15 @@ SELECT bf4ps_intake_mark(%(source)s, NULL, %(watermark)s, NULL)
 SELECT bf4ps_intake_mark(%(source)s, NULL, NULL, %(error)s)
 
 -- name: intake_upsert_names
-INSERT INTO soldier_names AS n (soldier_id, name, first_seen_at, last_seen_at)
-SELECT * FROM unnest(%(soldier_ids)s::bigint[], %(names)s::text[],
-                     %(first_seen)s::timestamptz[], %(last_seen)s::timestamptz[])
-ON CONFLICT (soldier_id, name) DO UPDATE
-SET first_seen_at = LEAST(n.first_seen_at, excluded.first_seen_at),
-    last_seen_at = GREATEST(n.last_seen_at, excluded.last_seen_at)
-WHERE excluded.first_seen_at < n.first_seen_at OR excluded.last_seen_at > n.last_seen_at
-RETURNING (n.xmax = 0) AS inserted
+-- A batch's names (bf4ps_intake_names, db/functions/feeder.sql): how many were new.
+SELECT bf4ps_intake_names(%(soldier_ids)s::bigint[], %(names)s::text[],
+                          %(first_seen)s::timestamptz[], %(last_seen)s::timestamptz[]) AS n
 
 -- name: intake_upsert_sources
-INSERT INTO soldier_sources AS src (soldier_id, source_type, first_seen_at, last_seen_at)
-SELECT i.soldier_id, %(source)s, i.first_seen, i.last_seen
-FROM unnest(%(soldier_ids)s::bigint[], %(first_seen)s::timestamptz[],
-            %(last_seen)s::timestamptz[]) AS i(soldier_id, first_seen, last_seen)
-ON CONFLICT (soldier_id, source_type) DO UPDATE
-SET first_seen_at = LEAST(src.first_seen_at, excluded.first_seen_at),
-    last_seen_at = GREATEST(src.last_seen_at, excluded.last_seen_at)
-WHERE excluded.first_seen_at < src.first_seen_at OR excluded.last_seen_at > src.last_seen_at
-
--- name: intake_state_init
--- Every resource never attempted, eligible since the import (FIFO by import order).
-INSERT INTO collection_state (soldier_id, resource, eligible_since)
-SELECT s.soldier_id, r.resource, %(now)s
-FROM unnest(%(soldier_ids)s::bigint[]) AS s(soldier_id)
-CROSS JOIN unnest(%(resources)s::text[]) AS r(resource)
-ORDER BY s.soldier_id, r.resource
-ON CONFLICT DO NOTHING
+-- A batch's bf4sw source, and every resource of its soldiers never attempted, eligible since
+-- the import, FIFO by import order (bf4ps_intake_sources, db/functions/feeder.sql).
+SELECT bf4ps_intake_sources(%(soldier_ids)s::bigint[], %(first_seen)s::timestamptz[],
+                            %(last_seen)s::timestamptz[], %(now)s)
 
 -- name: intake_enqueue_discovered
 -- The first job of NEW soldiers (no job can exist yet), with the `created` event enqueue()

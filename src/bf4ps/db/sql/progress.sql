@@ -59,35 +59,25 @@ ON CONFLICT (soldier_id, kind, item_id, ended_at) DO NOTHING
 
 -- name: soldier_intervals_unchecked
 -- The oldest intervals the checks after storage have not seen, locked so that a standby
--- scheduler that just took over never checks the same ones at the same time.
+-- scheduler that just took over never checks the same ones at the same time (at most 10,000:
+-- db/functions/progress.sql).
 SELECT soldier_id, platform, started_at, ended_at, kills, deaths, score, seconds, headshots,
        shots_fired, shots_hit, rank_from, rank_to, reset
-FROM soldier_intervals
-WHERE checked_at IS NULL
-ORDER BY ended_at
-LIMIT %(limit)s
-FOR UPDATE SKIP LOCKED
+FROM bf4ps_soldier_intervals_unchecked(%(limit)s)
 
 -- name: item_intervals_unchecked
 SELECT soldier_id, kind, item_id, platform, started_at, ended_at, kills, seconds, headshots,
        shots_fired, shots_hit, stars_from, stars_to, reset
-FROM item_intervals
-WHERE checked_at IS NULL
-ORDER BY ended_at
-LIMIT %(limit)s
-FOR UPDATE SKIP LOCKED
+FROM bf4ps_item_intervals_unchecked(%(limit)s)
 
 -- name: soldier_intervals_mark_checked
-UPDATE soldier_intervals i SET checked_at = %(now)s
-FROM unnest(%(soldier_id)s::bigint[], %(ended_at)s::timestamptz[]) AS t(soldier_id, ended_at)
-WHERE i.soldier_id = t.soldier_id AND i.ended_at = t.ended_at
+-- Marked with the database's clock, only while unchecked (db/functions/progress.sql).
+SELECT bf4ps_soldier_intervals_checked(%(soldier_id)s::bigint[], %(ended_at)s::timestamptz[])
+    AS n
 
 -- name: item_intervals_mark_checked
-UPDATE item_intervals i SET checked_at = %(now)s
-FROM unnest(%(soldier_id)s::bigint[], %(kind)s::text[], %(item_id)s::integer[],
-            %(ended_at)s::timestamptz[]) AS t(soldier_id, kind, item_id, ended_at)
-WHERE i.soldier_id = t.soldier_id AND i.kind = t.kind AND i.item_id = t.item_id
-  AND i.ended_at = t.ended_at
+SELECT bf4ps_item_intervals_checked(%(soldier_id)s::bigint[], %(kind)s::text[],
+                                    %(item_id)s::integer[], %(ended_at)s::timestamptz[]) AS n
 
 -- name: progress_flag_insert
 -- One flag (kind 'soldier' has no item), only on an unchecked interval (db/functions/
