@@ -118,9 +118,10 @@ async def test_a_binding_budget_is_used_whole_and_forecast_from_the_start(
                       "FROM collection_events WHERE event_type IN ('succeeded', 'failed') "
                       "AND resource = 'detailed' GROUP BY soldier_id) x "
                       "WHERE at > %s AND at <= %s", [t0, t1])
-            classes = await scalar(conn, "SELECT count(DISTINCT budget_class) FILTER (WHERE "
-                                         "budget_class NOT IN ('active', 'recent')) "
-                                         "FROM counted_requests")
+            cur = await conn.execute(
+                "SELECT budget_class, resource, count(*) AS n FROM counted_requests "
+                "WHERE budget_class NOT IN ('active', 'recent', 'retry') GROUP BY 1, 2")
+            others = await cur.fetchall()
         stats = sim_stats(sim)
         codes = fleet.stop_all()
     detailed = next(c for c in fc.bootstrap if c.resource == "detailed")
@@ -131,7 +132,9 @@ async def test_a_binding_budget_is_used_whole_and_forecast_from_the_start(
           f"requests, {predicted_firsts:.1f} first collections ({detailed.source}), made "
           f"{firsts}; never attempted at the start {left0} (forecast {detailed.remaining})")
     assert set(codes.values()) == {0}, fleet.tails()
-    assert classes == 0  # only the active and recent classes had work
+    # only the active and recent classes had work (and the retry of one of their requests
+    # that failed, as a request can on a loaded machine: the same work, classed as a retry)
+    assert others == [], others
     assert left0 > sent, "the work ran out before the measured minute ended"
     used = sent / (BUDGET * MEASURED / WINDOW)
     assert used >= 0.97, (used, sent)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import orjson
+import pytest
 
 from bf4ps import policy as policy_mod
 from bf4ps.db import migrate
@@ -39,6 +40,8 @@ from tests.system.test_sessions_chain import (
     read_page,
     until,
 )
+
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # minutes: run first
 
 LEAD = 60.0  # real seconds from now to the session's start: an hour at SPEED
 MINUTE = 60.0  # simulated seconds

@@ -9,6 +9,7 @@ client bound to 127.0.0.5 is seen as 127.0.0.5 (loopback aliases stand for egres
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import subprocess
 import sys
@@ -172,7 +173,8 @@ def _healthy(url: str) -> bool:
 
 def _child(fd: str, knobs: str) -> None:
     config = SimConfig(**orjson.loads(knobs))
-    build_server(config).run(sockets=[socket.socket(fileno=int(fd))])
+    with contextlib.suppress(KeyboardInterrupt):  # a terminal's Ctrl-C: a normal stop, quietly
+        build_server(config).run(sockets=[socket.socket(fileno=int(fd))])
 
 
 if __name__ == "__main__":
